@@ -1,5 +1,33 @@
-//! Hadoop wire messages, generated from this crate's own `.proto` files.
+//! Hadoop wire messages, generated (prost) from this crate's own `.proto` files in `proto/`.
+//!
+//! Message and enum names are exactly Hadoop's; fields are snake_case as usual for prost.
+//! - [`common`]: package `hadoop.common` (RPC headers, connection context, tokens, HA state)
+//! - [`hdfs`]: package `hadoop.hdfs` (shared HDFS types, ClientProtocol, data transfer,
+//!   ClientDatanodeProtocol, ACLs, xattrs, HdfsServer types, InterDatanodeProtocol)
 
+/// Package `hadoop.common`.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod common {
     include!(concat!(env!("OUT_DIR"), "/hadoop.common.rs"));
+}
+
+/// Package `hadoop.hdfs`.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod hdfs {
+    include!(concat!(env!("OUT_DIR"), "/hadoop.hdfs.rs"));
+}
+
+/// Protocol names used as `declaringClassProtocolName` in `RequestHeaderProto` and as
+/// `protocol` in `IpcConnectionContextProto`.
+pub mod protocols {
+    /// Client to NameNode.
+    pub const CLIENT_PROTOCOL: &str = "org.apache.hadoop.hdfs.protocol.ClientProtocol";
+    /// DataNode to NameNode.
+    pub const DATANODE_PROTOCOL: &str = "org.apache.hadoop.hdfs.server.protocol.DatanodeProtocol";
+    /// Client to DataNode (IPC port).
+    pub const CLIENT_DATANODE_PROTOCOL: &str =
+        "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol";
+    /// DataNode to DataNode (block recovery).
+    pub const INTER_DATANODE_PROTOCOL: &str =
+        "org.apache.hadoop.hdfs.server.protocol.InterDatanodeProtocol";
 }
