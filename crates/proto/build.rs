@@ -15,8 +15,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     files.sort();
     println!("cargo:rerun-if-changed=proto");
     let fds = protox::compile(&files, [&dir])?;
-    prost_build::Config::new()
-        .bytes(["."])
-        .compile_fds(fds)?;
+    prost_build::Config::new().bytes(["."]).compile_fds(fds)?;
     Ok(())
 }

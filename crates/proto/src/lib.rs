@@ -4,6 +4,8 @@
 //! - [`common`]: package `hadoop.common` (RPC headers, connection context, tokens, HA state)
 //! - [`hdfs`]: package `hadoop.hdfs` (shared HDFS types, ClientProtocol, data transfer,
 //!   ClientDatanodeProtocol, ACLs, xattrs, HdfsServer types, InterDatanodeProtocol)
+//! - [`datanode`]: package `hadoop.hdfs.datanode` (DatanodeProtocol), which also re-exports
+//!   the HdfsServer and InterDatanodeProtocol messages that live in `hadoop.hdfs`
 
 /// Package `hadoop.common`.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
@@ -15,7 +17,32 @@ pub mod common {
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod hdfs {
     include!(concat!(env!("OUT_DIR"), "/hadoop.hdfs.rs"));
+
+    /// Package `hadoop.hdfs.datanode` (DatanodeProtocol messages), also at `rhdfs_proto::datanode`.
+    ///
+    /// Nested here so prost's relative paths (`super::X` = `hadoop.hdfs.X`) resolve.
+    ///
+    /// HdfsServer types and InterDatanodeProtocol messages are in package `hadoop.hdfs` (as in
+    /// Hadoop) and therefore defined in [`hdfs`](crate::hdfs); they are re-exported here.
+    #[allow(clippy::all, clippy::pedantic, missing_docs)]
+    pub mod datanode {
+        include!(concat!(env!("OUT_DIR"), "/hadoop.hdfs.datanode.rs"));
+
+        pub use super::{
+            BlockKeyProto, BlockWithLocationsProto, BlocksWithLocationsProto,
+            CheckpointCommandProto, CheckpointSignatureProto, ExportedBlockKeysProto,
+            InitReplicaRecoveryRequestProto, InitReplicaRecoveryResponseProto,
+            NamenodeCommandProto, NamenodeRegistrationProto, NamespaceInfoProto,
+            NnhaStatusHeartbeatProto, RecoveringBlockProto, RemoteEditLogManifestProto,
+            RemoteEditLogProto, ReplicaStateProto, StorageInfoProto,
+            UpdateReplicaUnderRecoveryRequestProto, UpdateReplicaUnderRecoveryResponseProto,
+            VersionRequestProto, VersionResponseProto, namenode_command_proto,
+            namenode_registration_proto, nnha_status_heartbeat_proto,
+        };
+    }
 }
+
+pub use hdfs::datanode;
 
 /// Protocol names used as `declaringClassProtocolName` in `RequestHeaderProto` and as
 /// `protocol` in `IpcConnectionContextProto`.
