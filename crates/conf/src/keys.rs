@@ -1,0 +1,1237 @@
+//! Configuration key names (`*_KEY`) and their defaults (`*_DEFAULT`), grouped by component
+//! and re-exported flat.
+//!
+//! Default types: integer counts are `u64` (`i64` where a negative value has a meaning), byte
+//! sizes are `u64` bytes (read them with [`crate::Configuration::get_size`]), ratios are `f64`,
+//! strings are `&str` (may contain `${...}`; read with [`crate::Configuration::get_str`]), and
+//! time durations are [`Duration`] with a `*_UNIT` [`TimeUnit`] naming the unit of a bare number
+//! (read with [`crate::Configuration::get_duration`]).
+
+pub use self::client::*;
+pub use self::common::*;
+pub use self::datanode::*;
+pub use self::ipc::*;
+pub use self::namenode::*;
+
+/// Largest data-transfer packet accepted (a fixed limit in Hadoop, not a configuration key).
+pub const DATA_TRANSFER_MAX_PACKET_SIZE: u64 = 16 * 1024 * 1024;
+
+/// Filesystem-wide, permission, checksum, topology and security keys.
+pub mod common {
+    use std::time::Duration;
+
+    use crate::TimeUnit;
+
+    /// `fs.defaultFS`: Default filesystem URI; `hdfs://host[:port]` for HDFS.
+    pub const FS_DEFAULT_FS_KEY: &str = "fs.defaultFS";
+    pub const FS_DEFAULT_FS_DEFAULT: &str = "file:///";
+
+    /// `hadoop.tmp.dir`: Base for other temporary directories.
+    pub const HADOOP_TMP_DIR_KEY: &str = "hadoop.tmp.dir";
+    pub const HADOOP_TMP_DIR_DEFAULT: &str = "/tmp/hadoop-${user.name}";
+
+    /// `hadoop.security.authentication`: `simple` or `kerberos`.
+    pub const HADOOP_SECURITY_AUTHENTICATION_KEY: &str = "hadoop.security.authentication";
+    pub const HADOOP_SECURITY_AUTHENTICATION_DEFAULT: &str = "simple";
+
+    /// `fs.permissions.umask-mode`: Umask for new files and directories (octal or symbolic).
+    pub const FS_PERMISSIONS_UMASK_MODE_KEY: &str = "fs.permissions.umask-mode";
+    pub const FS_PERMISSIONS_UMASK_MODE_DEFAULT: &str = "022";
+
+    /// `fs.trash.interval`: Minutes after which trash checkpoints are deleted; 0 disables trash.
+    pub const FS_TRASH_INTERVAL_KEY: &str = "fs.trash.interval";
+    pub const FS_TRASH_INTERVAL_DEFAULT: f64 = 0.0;
+
+    /// `fs.trash.checkpoint.interval`: Minutes between trash checkpoints; 0 means `fs.trash.interval`.
+    pub const FS_TRASH_CHECKPOINT_INTERVAL_KEY: &str = "fs.trash.checkpoint.interval";
+    pub const FS_TRASH_CHECKPOINT_INTERVAL_DEFAULT: f64 = 0.0;
+
+    /// `fs.df.interval`: Disk usage statistics refresh interval.
+    pub const FS_DF_INTERVAL_KEY: &str = "fs.df.interval";
+    pub const FS_DF_INTERVAL_DEFAULT: Duration = Duration::from_millis(60000);
+    /// Unit of a bare number in `fs.df.interval`.
+    pub const FS_DF_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `io.file.buffer.size`: Buffer size for sequence files and streams.
+    pub const IO_FILE_BUFFER_SIZE_KEY: &str = "io.file.buffer.size";
+    pub const IO_FILE_BUFFER_SIZE_DEFAULT: u64 = 4096;
+
+    /// `net.topology.script.file.name`: Script that maps hosts to rack paths.
+    pub const NET_TOPOLOGY_SCRIPT_FILE_NAME_KEY: &str = "net.topology.script.file.name";
+
+    /// `net.topology.table.file.name`: Two-column host/rack table for the table-based mapping.
+    pub const NET_TOPOLOGY_TABLE_FILE_NAME_KEY: &str = "net.topology.table.file.name";
+
+    /// `net.topology.node.switch.mapping.impl`: Rack-mapping implementation.
+    pub const NET_TOPOLOGY_NODE_SWITCH_MAPPING_IMPL_KEY: &str =
+        "net.topology.node.switch.mapping.impl";
+    pub const NET_TOPOLOGY_NODE_SWITCH_MAPPING_IMPL_DEFAULT: &str =
+        "org.apache.hadoop.net.ScriptBasedMapping";
+
+    /// `net.topology.script.number.args`: Max hosts passed to the topology script per call.
+    pub const NET_TOPOLOGY_SCRIPT_NUMBER_ARGS_KEY: &str = "net.topology.script.number.args";
+    pub const NET_TOPOLOGY_SCRIPT_NUMBER_ARGS_DEFAULT: u64 = 100;
+
+    /// `dfs.permissions.enabled`: Whether permission checking is enabled.
+    pub const DFS_PERMISSIONS_ENABLED_KEY: &str = "dfs.permissions.enabled";
+    pub const DFS_PERMISSIONS_ENABLED_DEFAULT: bool = true;
+
+    /// `dfs.permissions.superusergroup`: Group whose members are superusers.
+    pub const DFS_PERMISSIONS_SUPERUSERGROUP_KEY: &str = "dfs.permissions.superusergroup";
+    pub const DFS_PERMISSIONS_SUPERUSERGROUP_DEFAULT: &str = "supergroup";
+
+    /// `dfs.checksum.type`: `NULL`, `CRC32` or `CRC32C`.
+    pub const DFS_CHECKSUM_TYPE_KEY: &str = "dfs.checksum.type";
+    pub const DFS_CHECKSUM_TYPE_DEFAULT: &str = "CRC32C";
+
+    /// `dfs.bytes-per-checksum`: Bytes per checksum chunk.
+    pub const DFS_BYTES_PER_CHECKSUM_KEY: &str = "dfs.bytes-per-checksum";
+    pub const DFS_BYTES_PER_CHECKSUM_DEFAULT: u64 = 512;
+
+    /// `dfs.blocksize`: Default block size for new files (128 MiB).
+    pub const DFS_BLOCKSIZE_KEY: &str = "dfs.blocksize";
+    pub const DFS_BLOCKSIZE_DEFAULT: u64 = 134217728;
+
+    /// `dfs.replication`: Default replication for new files.
+    pub const DFS_REPLICATION_KEY: &str = "dfs.replication";
+    pub const DFS_REPLICATION_DEFAULT: u64 = 3;
+
+    /// `dfs.replication.max`: Maximal block replication.
+    pub const DFS_REPLICATION_MAX_KEY: &str = "dfs.replication.max";
+    pub const DFS_REPLICATION_MAX_DEFAULT: u64 = 512;
+
+    /// `dfs.nameservices`: Comma-separated nameservice ids (federation/HA).
+    pub const DFS_NAMESERVICES_KEY: &str = "dfs.nameservices";
+
+    /// `dfs.heartbeat.interval`: DataNode heartbeat interval.
+    pub const DFS_HEARTBEAT_INTERVAL_KEY: &str = "dfs.heartbeat.interval";
+    pub const DFS_HEARTBEAT_INTERVAL_DEFAULT: Duration = Duration::from_secs(3);
+    /// Unit of a bare number in `dfs.heartbeat.interval`.
+    pub const DFS_HEARTBEAT_INTERVAL_UNIT: TimeUnit = TimeUnit::Seconds;
+}
+
+/// Hadoop RPC client and server keys.
+pub mod ipc {
+    use std::time::Duration;
+
+    use crate::TimeUnit;
+
+    /// `ipc.maximum.data.length`: Largest RPC request the server accepts.
+    pub const IPC_MAXIMUM_DATA_LENGTH_KEY: &str = "ipc.maximum.data.length";
+    pub const IPC_MAXIMUM_DATA_LENGTH_DEFAULT: u64 = 134217728;
+
+    /// `ipc.maximum.response.length`: Largest RPC response the client accepts.
+    pub const IPC_MAXIMUM_RESPONSE_LENGTH_KEY: &str = "ipc.maximum.response.length";
+    pub const IPC_MAXIMUM_RESPONSE_LENGTH_DEFAULT: u64 = 134217728;
+
+    /// `ipc.client.connection.maxidletime`: Client closes an idle connection after this.
+    pub const IPC_CLIENT_CONNECTION_MAXIDLETIME_KEY: &str = "ipc.client.connection.maxidletime";
+    pub const IPC_CLIENT_CONNECTION_MAXIDLETIME_DEFAULT: Duration = Duration::from_millis(10000);
+    /// Unit of a bare number in `ipc.client.connection.maxidletime`.
+    pub const IPC_CLIENT_CONNECTION_MAXIDLETIME_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `ipc.client.connect.timeout`: Client connect timeout.
+    pub const IPC_CLIENT_CONNECT_TIMEOUT_KEY: &str = "ipc.client.connect.timeout";
+    pub const IPC_CLIENT_CONNECT_TIMEOUT_DEFAULT: Duration = Duration::from_millis(20000);
+    /// Unit of a bare number in `ipc.client.connect.timeout`.
+    pub const IPC_CLIENT_CONNECT_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `ipc.client.connect.max.retries`: Connect retries (non-timeout failures).
+    pub const IPC_CLIENT_CONNECT_MAX_RETRIES_KEY: &str = "ipc.client.connect.max.retries";
+    pub const IPC_CLIENT_CONNECT_MAX_RETRIES_DEFAULT: u64 = 10;
+
+    /// `ipc.client.connect.max.retries.on.timeouts`: Connect retries on timeouts.
+    pub const IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_KEY: &str =
+        "ipc.client.connect.max.retries.on.timeouts";
+    pub const IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_DEFAULT: u64 = 45;
+
+    /// `ipc.client.connect.retry.interval`: Sleep between connect retries.
+    pub const IPC_CLIENT_CONNECT_RETRY_INTERVAL_KEY: &str = "ipc.client.connect.retry.interval";
+    pub const IPC_CLIENT_CONNECT_RETRY_INTERVAL_DEFAULT: Duration = Duration::from_millis(1000);
+    /// Unit of a bare number in `ipc.client.connect.retry.interval`.
+    pub const IPC_CLIENT_CONNECT_RETRY_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `ipc.client.rpc-timeout.ms`: Client RPC timeout; 0 means none.
+    pub const IPC_CLIENT_RPC_TIMEOUT_MS_KEY: &str = "ipc.client.rpc-timeout.ms";
+    pub const IPC_CLIENT_RPC_TIMEOUT_MS_DEFAULT: Duration = Duration::from_millis(120000);
+    /// Unit of a bare number in `ipc.client.rpc-timeout.ms`.
+    pub const IPC_CLIENT_RPC_TIMEOUT_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `ipc.client.ping`: Whether the client pings idle connections awaiting a response.
+    pub const IPC_CLIENT_PING_KEY: &str = "ipc.client.ping";
+    pub const IPC_CLIENT_PING_DEFAULT: bool = true;
+
+    /// `ipc.ping.interval`: Client ping interval.
+    pub const IPC_PING_INTERVAL_KEY: &str = "ipc.ping.interval";
+    pub const IPC_PING_INTERVAL_DEFAULT: Duration = Duration::from_millis(60000);
+    /// Unit of a bare number in `ipc.ping.interval`.
+    pub const IPC_PING_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `ipc.client.tcpnodelay`: TCP_NODELAY on client sockets.
+    pub const IPC_CLIENT_TCPNODELAY_KEY: &str = "ipc.client.tcpnodelay";
+    pub const IPC_CLIENT_TCPNODELAY_DEFAULT: bool = true;
+
+    /// `ipc.client.idlethreshold`: Connections before the server starts culling idle ones.
+    pub const IPC_CLIENT_IDLETHRESHOLD_KEY: &str = "ipc.client.idlethreshold";
+    pub const IPC_CLIENT_IDLETHRESHOLD_DEFAULT: u64 = 4_000;
+
+    /// `ipc.client.kill.max`: Idle connections culled at a time.
+    pub const IPC_CLIENT_KILL_MAX_KEY: &str = "ipc.client.kill.max";
+    pub const IPC_CLIENT_KILL_MAX_DEFAULT: u64 = 10;
+
+    /// `ipc.server.listen.queue.size`: Server accept backlog.
+    pub const IPC_SERVER_LISTEN_QUEUE_SIZE_KEY: &str = "ipc.server.listen.queue.size";
+    pub const IPC_SERVER_LISTEN_QUEUE_SIZE_DEFAULT: u64 = 256;
+
+    /// `ipc.server.handler.queue.size`: Call queue length per handler.
+    pub const IPC_SERVER_HANDLER_QUEUE_SIZE_KEY: &str = "ipc.server.handler.queue.size";
+    pub const IPC_SERVER_HANDLER_QUEUE_SIZE_DEFAULT: u64 = 100;
+
+    /// `ipc.server.read.threadpool.size`: Server reader threads.
+    pub const IPC_SERVER_READ_THREADPOOL_SIZE_KEY: &str = "ipc.server.read.threadpool.size";
+    pub const IPC_SERVER_READ_THREADPOOL_SIZE_DEFAULT: u64 = 1;
+
+    /// `ipc.server.max.connections`: Max concurrent connections; 0 = unlimited.
+    pub const IPC_SERVER_MAX_CONNECTIONS_KEY: &str = "ipc.server.max.connections";
+    pub const IPC_SERVER_MAX_CONNECTIONS_DEFAULT: u64 = 0;
+
+    /// `ipc.server.tcpnodelay`: TCP_NODELAY on server sockets.
+    pub const IPC_SERVER_TCPNODELAY_KEY: &str = "ipc.server.tcpnodelay";
+    pub const IPC_SERVER_TCPNODELAY_DEFAULT: bool = true;
+}
+
+/// NameNode, namespace, block-management, safe-mode and edit-log keys.
+pub mod namenode {
+    use std::time::Duration;
+
+    use crate::TimeUnit;
+
+    /// `dfs.namenode.rpc-address`: NameNode RPC `host:port`; else taken from `fs.defaultFS`.
+    pub const DFS_NAMENODE_RPC_ADDRESS_KEY: &str = "dfs.namenode.rpc-address";
+
+    /// `dfs.namenode.rpc-bind-host`: Host the RPC server binds to, overriding the address host.
+    pub const DFS_NAMENODE_RPC_BIND_HOST_KEY: &str = "dfs.namenode.rpc-bind-host";
+
+    /// `dfs.namenode.servicerpc-address`: Separate RPC endpoint for DataNodes and other services.
+    pub const DFS_NAMENODE_SERVICE_RPC_ADDRESS_KEY: &str = "dfs.namenode.servicerpc-address";
+
+    /// `dfs.namenode.lifeline.rpc-address`: Lifeline RPC endpoint.
+    pub const DFS_NAMENODE_LIFELINE_RPC_ADDRESS_KEY: &str = "dfs.namenode.lifeline.rpc-address";
+
+    /// `dfs.namenode.http-address`: NameNode web UI address.
+    pub const DFS_NAMENODE_HTTP_ADDRESS_KEY: &str = "dfs.namenode.http-address";
+    pub const DFS_NAMENODE_HTTP_ADDRESS_DEFAULT: &str = "0.0.0.0:9870";
+
+    /// `dfs.namenode.https-address`: NameNode secure web UI address.
+    pub const DFS_NAMENODE_HTTPS_ADDRESS_KEY: &str = "dfs.namenode.https-address";
+    pub const DFS_NAMENODE_HTTPS_ADDRESS_DEFAULT: &str = "0.0.0.0:9871";
+
+    /// `dfs.namenode.name.dir`: Comma-separated fsimage directories.
+    pub const DFS_NAMENODE_NAME_DIR_KEY: &str = "dfs.namenode.name.dir";
+    pub const DFS_NAMENODE_NAME_DIR_DEFAULT: &str = "file://${hadoop.tmp.dir}/dfs/name";
+
+    /// `dfs.namenode.edits.dir`: Comma-separated edit-log directories.
+    pub const DFS_NAMENODE_EDITS_DIR_KEY: &str = "dfs.namenode.edits.dir";
+    pub const DFS_NAMENODE_EDITS_DIR_DEFAULT: &str = "${dfs.namenode.name.dir}";
+
+    /// `dfs.namenode.checkpoint.dir`: Checkpoint directory.
+    pub const DFS_NAMENODE_CHECKPOINT_DIR_KEY: &str = "dfs.namenode.checkpoint.dir";
+    pub const DFS_NAMENODE_CHECKPOINT_DIR_DEFAULT: &str =
+        "file://${hadoop.tmp.dir}/dfs/namesecondary";
+
+    /// `dfs.namenode.handler.count`: RPC handler tasks.
+    pub const DFS_NAMENODE_HANDLER_COUNT_KEY: &str = "dfs.namenode.handler.count";
+    pub const DFS_NAMENODE_HANDLER_COUNT_DEFAULT: u64 = 10;
+
+    /// `dfs.namenode.service.handler.count`: Service RPC handlers (only with servicerpc-address).
+    pub const DFS_NAMENODE_SERVICE_HANDLER_COUNT_KEY: &str = "dfs.namenode.service.handler.count";
+    pub const DFS_NAMENODE_SERVICE_HANDLER_COUNT_DEFAULT: u64 = 10;
+
+    /// `dfs.namenode.lifeline.handler.ratio`: Lifeline handlers as a fraction of handler count.
+    pub const DFS_NAMENODE_LIFELINE_HANDLER_RATIO_KEY: &str = "dfs.namenode.lifeline.handler.ratio";
+    pub const DFS_NAMENODE_LIFELINE_HANDLER_RATIO_DEFAULT: f64 = 0.10;
+
+    /// `dfs.ls.limit`: Entries per getListing batch.
+    pub const DFS_LS_LIMIT_KEY: &str = "dfs.ls.limit";
+    pub const DFS_LS_LIMIT_DEFAULT: u64 = 1_000;
+
+    /// `dfs.namenode.fs-limits.max-component-length`: Max bytes in one path component; 0 disables.
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH_KEY: &str =
+        "dfs.namenode.fs-limits.max-component-length";
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH_DEFAULT: u64 = 255;
+
+    /// `dfs.namenode.fs-limits.max-directory-items`: Max children per directory (at most 6400000).
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_KEY: &str =
+        "dfs.namenode.fs-limits.max-directory-items";
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_DEFAULT: u64 = 1_048_576;
+
+    /// `dfs.namenode.fs-limits.min-block-size`: Minimum block size accepted at create.
+    pub const DFS_NAMENODE_FS_LIMITS_MIN_BLOCK_SIZE_KEY: &str =
+        "dfs.namenode.fs-limits.min-block-size";
+    pub const DFS_NAMENODE_FS_LIMITS_MIN_BLOCK_SIZE_DEFAULT: u64 = 1048576;
+
+    /// `dfs.namenode.fs-limits.max-blocks-per-file`: Max blocks per file.
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE_KEY: &str =
+        "dfs.namenode.fs-limits.max-blocks-per-file";
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE_DEFAULT: u64 = 10_000;
+
+    /// `dfs.namenode.fs-limits.max-xattrs-per-inode`: Max extended attributes per inode.
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTRS_PER_INODE_KEY: &str =
+        "dfs.namenode.fs-limits.max-xattrs-per-inode";
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTRS_PER_INODE_DEFAULT: u64 = 32;
+
+    /// `dfs.namenode.fs-limits.max-xattr-size`: Max bytes of one xattr name+value.
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_KEY: &str =
+        "dfs.namenode.fs-limits.max-xattr-size";
+    pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_DEFAULT: u64 = 16_384;
+
+    /// `dfs.namenode.max.objects`: Max files+directories+blocks; 0 = unlimited.
+    pub const DFS_NAMENODE_MAX_OBJECTS_KEY: &str = "dfs.namenode.max.objects";
+    pub const DFS_NAMENODE_MAX_OBJECTS_DEFAULT: u64 = 0;
+
+    /// `dfs.namenode.acls.enabled`: Whether ACLs are supported.
+    pub const DFS_NAMENODE_ACLS_ENABLED_KEY: &str = "dfs.namenode.acls.enabled";
+    pub const DFS_NAMENODE_ACLS_ENABLED_DEFAULT: bool = true;
+
+    /// `dfs.namenode.xattrs.enabled`: Whether extended attributes are supported.
+    pub const DFS_NAMENODE_XATTRS_ENABLED_KEY: &str = "dfs.namenode.xattrs.enabled";
+    pub const DFS_NAMENODE_XATTRS_ENABLED_DEFAULT: bool = true;
+
+    /// `dfs.namenode.accesstime.precision`: Access-time update precision; 0 disables access times.
+    pub const DFS_NAMENODE_ACCESSTIME_PRECISION_KEY: &str = "dfs.namenode.accesstime.precision";
+    pub const DFS_NAMENODE_ACCESSTIME_PRECISION_DEFAULT: Duration = Duration::from_millis(3600000);
+    /// Unit of a bare number in `dfs.namenode.accesstime.precision`.
+    pub const DFS_NAMENODE_ACCESSTIME_PRECISION_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.content-summary.limit`: Items per content-summary lock hold.
+    pub const DFS_CONTENT_SUMMARY_LIMIT_KEY: &str = "dfs.content-summary.limit";
+    pub const DFS_CONTENT_SUMMARY_LIMIT_DEFAULT: u64 = 5_000;
+
+    /// `dfs.content-summary.sleep-microsec`: Pause between content-summary batches (µs).
+    pub const DFS_CONTENT_SUMMARY_SLEEP_MICROSEC_KEY: &str = "dfs.content-summary.sleep-microsec";
+    pub const DFS_CONTENT_SUMMARY_SLEEP_MICROSEC_DEFAULT: u64 = 500;
+
+    /// `dfs.namenode.lease-hard-limit-sec`: Lease hard limit; lease recovery starts after this.
+    pub const DFS_NAMENODE_LEASE_HARD_LIMIT_SEC_KEY: &str = "dfs.namenode.lease-hard-limit-sec";
+    pub const DFS_NAMENODE_LEASE_HARD_LIMIT_SEC_DEFAULT: Duration = Duration::from_secs(1200);
+    /// Unit of a bare number in `dfs.namenode.lease-hard-limit-sec`.
+    pub const DFS_NAMENODE_LEASE_HARD_LIMIT_SEC_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.namenode.lease-recheck-interval-ms`: Lease monitor period.
+    pub const DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_KEY: &str =
+        "dfs.namenode.lease-recheck-interval-ms";
+    pub const DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_DEFAULT: Duration =
+        Duration::from_millis(2000);
+    /// Unit of a bare number in `dfs.namenode.lease-recheck-interval-ms`.
+    pub const DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.max-lock-hold-to-release-lease-ms`: Lock budget per lease-monitor pass.
+    pub const DFS_NAMENODE_MAX_LOCK_HOLD_TO_RELEASE_LEASE_MS_KEY: &str =
+        "dfs.namenode.max-lock-hold-to-release-lease-ms";
+    pub const DFS_NAMENODE_MAX_LOCK_HOLD_TO_RELEASE_LEASE_MS_DEFAULT: Duration =
+        Duration::from_millis(25);
+    /// Unit of a bare number in `dfs.namenode.max-lock-hold-to-release-lease-ms`.
+    pub const DFS_NAMENODE_MAX_LOCK_HOLD_TO_RELEASE_LEASE_MS_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.file.close.num-committed-allowed`: Committed-but-incomplete blocks allowed at close.
+    pub const DFS_NAMENODE_FILE_CLOSE_NUM_COMMITTED_ALLOWED_KEY: &str =
+        "dfs.namenode.file.close.num-committed-allowed";
+    pub const DFS_NAMENODE_FILE_CLOSE_NUM_COMMITTED_ALLOWED_DEFAULT: u64 = 0;
+
+    /// `dfs.namenode.checkpoint.period`: Time between checkpoints.
+    pub const DFS_NAMENODE_CHECKPOINT_PERIOD_KEY: &str = "dfs.namenode.checkpoint.period";
+    pub const DFS_NAMENODE_CHECKPOINT_PERIOD_DEFAULT: Duration = Duration::from_secs(3600);
+    /// Unit of a bare number in `dfs.namenode.checkpoint.period`.
+    pub const DFS_NAMENODE_CHECKPOINT_PERIOD_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.namenode.checkpoint.txns`: Uncheckpointed transactions forcing a checkpoint.
+    pub const DFS_NAMENODE_CHECKPOINT_TXNS_KEY: &str = "dfs.namenode.checkpoint.txns";
+    pub const DFS_NAMENODE_CHECKPOINT_TXNS_DEFAULT: u64 = 1_000_000;
+
+    /// `dfs.namenode.checkpoint.check.period`: How often to test for a needed checkpoint.
+    pub const DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_KEY: &str =
+        "dfs.namenode.checkpoint.check.period";
+    pub const DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_DEFAULT: Duration = Duration::from_secs(60);
+    /// Unit of a bare number in `dfs.namenode.checkpoint.check.period`.
+    pub const DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.namenode.num.checkpoints.retained`: fsimage files kept.
+    pub const DFS_NAMENODE_NUM_CHECKPOINTS_RETAINED_KEY: &str =
+        "dfs.namenode.num.checkpoints.retained";
+    pub const DFS_NAMENODE_NUM_CHECKPOINTS_RETAINED_DEFAULT: u64 = 2;
+
+    /// `dfs.namenode.num.extra.edits.retained`: Extra transactions kept beyond the oldest image.
+    pub const DFS_NAMENODE_NUM_EXTRA_EDITS_RETAINED_KEY: &str =
+        "dfs.namenode.num.extra.edits.retained";
+    pub const DFS_NAMENODE_NUM_EXTRA_EDITS_RETAINED_DEFAULT: u64 = 1_000_000;
+
+    /// `dfs.namenode.edits.asynclogging`: Asynchronous edit logging.
+    pub const DFS_NAMENODE_EDITS_ASYNCLOGGING_KEY: &str = "dfs.namenode.edits.asynclogging";
+    pub const DFS_NAMENODE_EDITS_ASYNCLOGGING_DEFAULT: bool = true;
+
+    /// `dfs.namenode.edits.asynclogging.pending.queue.size`: Async edit-log queue length.
+    pub const DFS_NAMENODE_EDITS_ASYNCLOGGING_PENDING_QUEUE_SIZE_KEY: &str =
+        "dfs.namenode.edits.asynclogging.pending.queue.size";
+    pub const DFS_NAMENODE_EDITS_ASYNCLOGGING_PENDING_QUEUE_SIZE_DEFAULT: u64 = 4_096;
+
+    /// `dfs.namenode.edits.noeditlogchannelflush`: Skip fsync of the edit log (unsafe).
+    pub const DFS_NAMENODE_EDITS_NOEDITLOGCHANNELFLUSH_KEY: &str =
+        "dfs.namenode.edits.noeditlogchannelflush";
+    pub const DFS_NAMENODE_EDITS_NOEDITLOGCHANNELFLUSH_DEFAULT: bool = false;
+
+    /// `dfs.namenode.edit.log.autoroll.multiplier.threshold`: Roll edits at this × checkpoint.txns.
+    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_MULTIPLIER_THRESHOLD_KEY: &str =
+        "dfs.namenode.edit.log.autoroll.multiplier.threshold";
+    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_MULTIPLIER_THRESHOLD_DEFAULT: f64 = 0.5;
+
+    /// `dfs.namenode.edit.log.autoroll.check.interval.ms`: Edit-log roll check period.
+    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_CHECK_INTERVAL_MS_KEY: &str =
+        "dfs.namenode.edit.log.autoroll.check.interval.ms";
+    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_CHECK_INTERVAL_MS_DEFAULT: Duration =
+        Duration::from_millis(300000);
+    /// Unit of a bare number in `dfs.namenode.edit.log.autoroll.check.interval.ms`.
+    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_CHECK_INTERVAL_MS_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.enable.retrycache`: Retry cache for non-idempotent RPCs.
+    pub const DFS_NAMENODE_ENABLE_RETRYCACHE_KEY: &str = "dfs.namenode.enable.retrycache";
+    pub const DFS_NAMENODE_ENABLE_RETRYCACHE_DEFAULT: bool = true;
+
+    /// `dfs.namenode.retrycache.expirytime.millis`: Retry cache entry lifetime.
+    pub const DFS_NAMENODE_RETRYCACHE_EXPIRYTIME_MILLIS_KEY: &str =
+        "dfs.namenode.retrycache.expirytime.millis";
+    pub const DFS_NAMENODE_RETRYCACHE_EXPIRYTIME_MILLIS_DEFAULT: Duration =
+        Duration::from_millis(600000);
+    /// Unit of a bare number in `dfs.namenode.retrycache.expirytime.millis`.
+    pub const DFS_NAMENODE_RETRYCACHE_EXPIRYTIME_MILLIS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.retrycache.heap.percent`: Heap fraction for the retry cache.
+    pub const DFS_NAMENODE_RETRYCACHE_HEAP_PERCENT_KEY: &str =
+        "dfs.namenode.retrycache.heap.percent";
+    pub const DFS_NAMENODE_RETRYCACHE_HEAP_PERCENT_DEFAULT: f64 = 0.03;
+
+    /// `dfs.namenode.safemode.threshold-pct`: Fraction of blocks reaching min replication to leave safe mode; ≤0 no wait, >1 permanent.
+    pub const DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT_KEY: &str = "dfs.namenode.safemode.threshold-pct";
+    pub const DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT_DEFAULT: f64 = 0.999;
+
+    /// `dfs.namenode.safemode.min.datanodes`: Live DataNodes required to leave safe mode.
+    pub const DFS_NAMENODE_SAFEMODE_MIN_DATANODES_KEY: &str = "dfs.namenode.safemode.min.datanodes";
+    pub const DFS_NAMENODE_SAFEMODE_MIN_DATANODES_DEFAULT: u64 = 0;
+
+    /// `dfs.namenode.safemode.extension`: Extra time in safe mode after the threshold is reached.
+    pub const DFS_NAMENODE_SAFEMODE_EXTENSION_KEY: &str = "dfs.namenode.safemode.extension";
+    pub const DFS_NAMENODE_SAFEMODE_EXTENSION_DEFAULT: Duration = Duration::from_millis(30000);
+    /// Unit of a bare number in `dfs.namenode.safemode.extension`.
+    pub const DFS_NAMENODE_SAFEMODE_EXTENSION_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.safemode.recheck.interval`: Safe-mode monitor period.
+    pub const DFS_NAMENODE_SAFEMODE_RECHECK_INTERVAL_KEY: &str =
+        "dfs.namenode.safemode.recheck.interval";
+    pub const DFS_NAMENODE_SAFEMODE_RECHECK_INTERVAL_DEFAULT: Duration =
+        Duration::from_millis(1000);
+    /// Unit of a bare number in `dfs.namenode.safemode.recheck.interval`.
+    pub const DFS_NAMENODE_SAFEMODE_RECHECK_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.safemode.replication.min`: Replicas counted as safe; unset = `dfs.namenode.replication.min`.
+    pub const DFS_NAMENODE_SAFEMODE_REPLICATION_MIN_KEY: &str =
+        "dfs.namenode.safemode.replication.min";
+
+    /// `dfs.namenode.replqueue.threshold-pct`: Fraction at which replication queues initialise; unset = safe-mode threshold.
+    pub const DFS_NAMENODE_REPL_QUEUE_THRESHOLD_PCT_KEY: &str =
+        "dfs.namenode.replqueue.threshold-pct";
+
+    /// `dfs.namenode.resource.check.interval`: NameNode disk-space check period.
+    pub const DFS_NAMENODE_RESOURCE_CHECK_INTERVAL_KEY: &str =
+        "dfs.namenode.resource.check.interval";
+    pub const DFS_NAMENODE_RESOURCE_CHECK_INTERVAL_DEFAULT: Duration = Duration::from_millis(5000);
+    /// Unit of a bare number in `dfs.namenode.resource.check.interval`.
+    pub const DFS_NAMENODE_RESOURCE_CHECK_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.resource.du.reserved`: Free space required on name volumes.
+    pub const DFS_NAMENODE_RESOURCE_DU_RESERVED_KEY: &str = "dfs.namenode.resource.du.reserved";
+    pub const DFS_NAMENODE_RESOURCE_DU_RESERVED_DEFAULT: u64 = 104857600;
+
+    /// `dfs.namenode.resource.checked.volumes.minimum`: Redundant volumes that must be available.
+    pub const DFS_NAMENODE_RESOURCE_CHECKED_VOLUMES_MINIMUM_KEY: &str =
+        "dfs.namenode.resource.checked.volumes.minimum";
+    pub const DFS_NAMENODE_RESOURCE_CHECKED_VOLUMES_MINIMUM_DEFAULT: u64 = 1;
+
+    /// `dfs.ha.nn.not-become-active-in-safemode`: HA: stay standby while in safe mode.
+    pub const DFS_HA_NN_NOT_BECOME_ACTIVE_IN_SAFEMODE_KEY: &str =
+        "dfs.ha.nn.not-become-active-in-safemode";
+    pub const DFS_HA_NN_NOT_BECOME_ACTIVE_IN_SAFEMODE_DEFAULT: bool = false;
+
+    /// `dfs.hosts`: File of hosts allowed to connect as DataNodes.
+    pub const DFS_HOSTS_KEY: &str = "dfs.hosts";
+
+    /// `dfs.hosts.exclude`: File of hosts to decommission/exclude.
+    pub const DFS_HOSTS_EXCLUDE_KEY: &str = "dfs.hosts.exclude";
+
+    /// `dfs.namenode.heartbeat.recheck-interval`: Dead-node check; dead after 2×this + 10×heartbeat.
+    pub const DFS_NAMENODE_HEARTBEAT_RECHECK_INTERVAL_KEY: &str =
+        "dfs.namenode.heartbeat.recheck-interval";
+    pub const DFS_NAMENODE_HEARTBEAT_RECHECK_INTERVAL_DEFAULT: Duration =
+        Duration::from_millis(300000);
+    /// Unit of a bare number in `dfs.namenode.heartbeat.recheck-interval`.
+    pub const DFS_NAMENODE_HEARTBEAT_RECHECK_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.stale.datanode.interval`: No heartbeat for this long marks a DataNode stale.
+    pub const DFS_NAMENODE_STALE_DATANODE_INTERVAL_KEY: &str =
+        "dfs.namenode.stale.datanode.interval";
+    pub const DFS_NAMENODE_STALE_DATANODE_INTERVAL_DEFAULT: Duration = Duration::from_millis(30000);
+    /// Unit of a bare number in `dfs.namenode.stale.datanode.interval`.
+    pub const DFS_NAMENODE_STALE_DATANODE_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.stale.datanode.minimum.interval`: Stale interval floor, in heartbeats.
+    pub const DFS_NAMENODE_STALE_DATANODE_MINIMUM_INTERVAL_KEY: &str =
+        "dfs.namenode.stale.datanode.minimum.interval";
+    pub const DFS_NAMENODE_STALE_DATANODE_MINIMUM_INTERVAL_DEFAULT: u64 = 3;
+
+    /// `dfs.namenode.avoid.read.stale.datanode`: Order stale nodes last for reads.
+    pub const DFS_NAMENODE_AVOID_STALE_DATANODE_FOR_READ_KEY: &str =
+        "dfs.namenode.avoid.read.stale.datanode";
+    pub const DFS_NAMENODE_AVOID_STALE_DATANODE_FOR_READ_DEFAULT: bool = false;
+
+    /// `dfs.namenode.avoid.write.stale.datanode`: Avoid stale nodes as write targets.
+    pub const DFS_NAMENODE_AVOID_STALE_DATANODE_FOR_WRITE_KEY: &str =
+        "dfs.namenode.avoid.write.stale.datanode";
+    pub const DFS_NAMENODE_AVOID_STALE_DATANODE_FOR_WRITE_DEFAULT: bool = false;
+
+    /// `dfs.namenode.write.stale.datanode.ratio`: Stop avoiding stale nodes when more than this fraction is stale.
+    pub const DFS_NAMENODE_USE_STALE_DATANODE_FOR_WRITE_RATIO_KEY: &str =
+        "dfs.namenode.write.stale.datanode.ratio";
+    pub const DFS_NAMENODE_USE_STALE_DATANODE_FOR_WRITE_RATIO_DEFAULT: f64 = 0.5;
+
+    /// `dfs.namenode.remove.dead.datanode.batchnum`: Dead DataNodes removed per scan.
+    pub const DFS_NAMENODE_REMOVE_DEAD_DATANODE_BATCHNUM_KEY: &str =
+        "dfs.namenode.remove.dead.datanode.batchnum";
+    pub const DFS_NAMENODE_REMOVE_DEAD_DATANODE_BATCHNUM_DEFAULT: u64 = 10;
+
+    /// `dfs.namenode.datanode.registration.ip-hostname-check`: Reject DataNodes whose address does not resolve.
+    pub const DFS_NAMENODE_DATANODE_REGISTRATION_IP_HOSTNAME_CHECK_KEY: &str =
+        "dfs.namenode.datanode.registration.ip-hostname-check";
+    pub const DFS_NAMENODE_DATANODE_REGISTRATION_IP_HOSTNAME_CHECK_DEFAULT: bool = true;
+
+    /// `dfs.namenode.replication.min`: Minimal block replication (alias `dfs.replication.min`).
+    pub const DFS_NAMENODE_REPLICATION_MIN_KEY: &str = "dfs.namenode.replication.min";
+    pub const DFS_NAMENODE_REPLICATION_MIN_DEFAULT: u64 = 1;
+
+    /// `dfs.namenode.maintenance.replication.min`: Minimal live replicas for nodes in maintenance.
+    pub const DFS_NAMENODE_MAINTENANCE_REPLICATION_MIN_KEY: &str =
+        "dfs.namenode.maintenance.replication.min";
+    pub const DFS_NAMENODE_MAINTENANCE_REPLICATION_MIN_DEFAULT: u64 = 1;
+
+    /// `dfs.namenode.redundancy.interval.seconds`: RedundancyMonitor period (aliases `dfs.replication.interval`, `dfs.namenode.replication.interval`).
+    pub const DFS_NAMENODE_REDUNDANCY_INTERVAL_SECONDS_KEY: &str =
+        "dfs.namenode.redundancy.interval.seconds";
+    pub const DFS_NAMENODE_REDUNDANCY_INTERVAL_SECONDS_DEFAULT: Duration = Duration::from_secs(3);
+    /// Unit of a bare number in `dfs.namenode.redundancy.interval.seconds`.
+    pub const DFS_NAMENODE_REDUNDANCY_INTERVAL_SECONDS_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.namenode.replication.work.multiplier.per.iteration`: Blocks scheduled per tick = live DataNodes × this.
+    pub const DFS_NAMENODE_REPLICATION_WORK_MULTIPLIER_PER_ITERATION_KEY: &str =
+        "dfs.namenode.replication.work.multiplier.per.iteration";
+    pub const DFS_NAMENODE_REPLICATION_WORK_MULTIPLIER_PER_ITERATION_DEFAULT: u64 = 2;
+
+    /// `dfs.namenode.invalidate.work.pct.per.iteration`: Fraction of DataNodes given deletions per tick; in (0, 1].
+    pub const DFS_NAMENODE_INVALIDATE_WORK_PCT_PER_ITERATION_KEY: &str =
+        "dfs.namenode.invalidate.work.pct.per.iteration";
+    pub const DFS_NAMENODE_INVALIDATE_WORK_PCT_PER_ITERATION_DEFAULT: f64 = 0.32;
+
+    /// `dfs.block.invalidate.limit`: Deletions per DataNode per heartbeat (effective max(20×heartbeat s, this)).
+    pub const DFS_BLOCK_INVALIDATE_LIMIT_KEY: &str = "dfs.block.invalidate.limit";
+    pub const DFS_BLOCK_INVALIDATE_LIMIT_DEFAULT: u64 = 1_000;
+
+    /// `dfs.namenode.replication.max-streams`: Outgoing replication streams per DataNode (alias `dfs.max-repl-streams`).
+    pub const DFS_NAMENODE_REPLICATION_MAX_STREAMS_KEY: &str =
+        "dfs.namenode.replication.max-streams";
+    pub const DFS_NAMENODE_REPLICATION_MAX_STREAMS_DEFAULT: u64 = 2;
+
+    /// `dfs.namenode.replication.max-streams-hard-limit`: Hard limit of replication streams, all priorities.
+    pub const DFS_NAMENODE_REPLICATION_STREAMS_HARD_LIMIT_KEY: &str =
+        "dfs.namenode.replication.max-streams-hard-limit";
+    pub const DFS_NAMENODE_REPLICATION_STREAMS_HARD_LIMIT_DEFAULT: u64 = 4;
+
+    /// `dfs.namenode.reconstruction.pending.timeout-sec`: Pending reconstruction timeout in seconds; ≤0 means 5 minutes.
+    pub const DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_KEY: &str =
+        "dfs.namenode.reconstruction.pending.timeout-sec";
+    pub const DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_DEFAULT: i64 = 300;
+
+    /// `dfs.namenode.redundancy.queue.restart.iterations`: Iterations before the redundancy queue iterator resets.
+    pub const DFS_NAMENODE_REDUNDANCY_QUEUE_RESTART_ITERATIONS_KEY: &str =
+        "dfs.namenode.redundancy.queue.restart.iterations";
+    pub const DFS_NAMENODE_REDUNDANCY_QUEUE_RESTART_ITERATIONS_DEFAULT: u64 = 2_400;
+
+    /// `dfs.namenode.excess.redundancy.timeout-sec`: Excess-redundancy deletion timeout.
+    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_SEC_KEY: &str =
+        "dfs.namenode.excess.redundancy.timeout-sec";
+    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_SEC_DEFAULT: Duration =
+        Duration::from_secs(3600);
+    /// Unit of a bare number in `dfs.namenode.excess.redundancy.timeout-sec`.
+    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_SEC_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.namenode.excess.redundancy.timeout.check.limit`: Excess-redundancy entries checked per pass.
+    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_CHECK_LIMIT_KEY: &str =
+        "dfs.namenode.excess.redundancy.timeout.check.limit";
+    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_CHECK_LIMIT_DEFAULT: u64 = 1_000;
+
+    /// `dfs.namenode.blocks.per.postponedblocks.rescan`: Postponed blocks rescanned per tick.
+    pub const DFS_NAMENODE_BLOCKS_PER_POSTPONEDBLOCKS_RESCAN_KEY: &str =
+        "dfs.namenode.blocks.per.postponedblocks.rescan";
+    pub const DFS_NAMENODE_BLOCKS_PER_POSTPONEDBLOCKS_RESCAN_DEFAULT: u64 = 10_000;
+
+    /// `dfs.block.misreplication.processing.limit`: Replication-queue initialisation batch.
+    pub const DFS_BLOCK_MISREPLICATION_PROCESSING_LIMIT_KEY: &str =
+        "dfs.block.misreplication.processing.limit";
+    pub const DFS_BLOCK_MISREPLICATION_PROCESSING_LIMIT_DEFAULT: u64 = 10_000;
+
+    /// `dfs.namenode.corrupt.block.delete.immediately.enabled`: Delete corrupt replicas without waiting for full redundancy.
+    pub const DFS_NAMENODE_CORRUPT_BLOCK_DELETE_IMMEDIATELY_ENABLED_KEY: &str =
+        "dfs.namenode.corrupt.block.delete.immediately.enabled";
+    pub const DFS_NAMENODE_CORRUPT_BLOCK_DELETE_IMMEDIATELY_ENABLED_DEFAULT: bool = true;
+
+    /// `dfs.namenode.max-corrupt-file-blocks-returned`: listCorruptFileBlocks result cap.
+    pub const DFS_NAMENODE_MAX_CORRUPT_FILE_BLOCKS_RETURNED_KEY: &str =
+        "dfs.namenode.max-corrupt-file-blocks-returned";
+    pub const DFS_NAMENODE_MAX_CORRUPT_FILE_BLOCKS_RETURNED_DEFAULT: u64 = 100;
+
+    /// `dfs.namenode.startup.delay.block.deletion.sec`: Delay block deletions after startup.
+    pub const DFS_NAMENODE_STARTUP_DELAY_BLOCK_DELETION_SEC_KEY: &str =
+        "dfs.namenode.startup.delay.block.deletion.sec";
+    pub const DFS_NAMENODE_STARTUP_DELAY_BLOCK_DELETION_SEC_DEFAULT: Duration =
+        Duration::from_secs(0);
+    /// Unit of a bare number in `dfs.namenode.startup.delay.block.deletion.sec`.
+    pub const DFS_NAMENODE_STARTUP_DELAY_BLOCK_DELETION_SEC_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.namenode.block.deletion.increment`: Blocks removed per lock hold during large deletes (3.x-era key).
+    pub const DFS_NAMENODE_BLOCK_DELETION_INCREMENT_KEY: &str =
+        "dfs.namenode.block.deletion.increment";
+    pub const DFS_NAMENODE_BLOCK_DELETION_INCREMENT_DEFAULT: u64 = 1_000;
+
+    /// `dfs.namenode.block.deletion.lock.threshold.ms`: Lock budget of asynchronous block deletion.
+    pub const DFS_NAMENODE_BLOCK_DELETION_LOCK_THRESHOLD_MS_KEY: &str =
+        "dfs.namenode.block.deletion.lock.threshold.ms";
+    pub const DFS_NAMENODE_BLOCK_DELETION_LOCK_THRESHOLD_MS_DEFAULT: Duration =
+        Duration::from_millis(50);
+    /// Unit of a bare number in `dfs.namenode.block.deletion.lock.threshold.ms`.
+    pub const DFS_NAMENODE_BLOCK_DELETION_LOCK_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.block.deletion.unlock.interval.ms`: Pause between asynchronous deletion batches.
+    pub const DFS_NAMENODE_BLOCK_DELETION_UNLOCK_INTERVAL_MS_KEY: &str =
+        "dfs.namenode.block.deletion.unlock.interval.ms";
+    pub const DFS_NAMENODE_BLOCK_DELETION_UNLOCK_INTERVAL_MS_DEFAULT: Duration =
+        Duration::from_millis(10);
+    /// Unit of a bare number in `dfs.namenode.block.deletion.unlock.interval.ms`.
+    pub const DFS_NAMENODE_BLOCK_DELETION_UNLOCK_INTERVAL_MS_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.max-num-blocks-to-log`: Blocks logged per operation.
+    pub const DFS_NAMENODE_MAX_NUM_BLOCKS_TO_LOG_KEY: &str = "dfs.namenode.max-num-blocks-to-log";
+    pub const DFS_NAMENODE_MAX_NUM_BLOCKS_TO_LOG_DEFAULT: u64 = 1_000;
+
+    /// `dfs.namenode.lock.model.provider.class`: Namesystem lock model.
+    pub const DFS_NAMENODE_LOCK_MODEL_PROVIDER_CLASS_KEY: &str =
+        "dfs.namenode.lock.model.provider.class";
+    pub const DFS_NAMENODE_LOCK_MODEL_PROVIDER_CLASS_DEFAULT: &str =
+        "org.apache.hadoop.hdfs.server.namenode.fgl.GlobalFSNamesystemLock";
+
+    /// `dfs.namenode.fslock.fair`: Fair namesystem lock.
+    pub const DFS_NAMENODE_FSLOCK_FAIR_KEY: &str = "dfs.namenode.fslock.fair";
+    pub const DFS_NAMENODE_FSLOCK_FAIR_DEFAULT: bool = true;
+
+    /// `dfs.namenode.write-lock-reporting-threshold-ms`: Log write-lock holds longer than this.
+    pub const DFS_NAMENODE_WRITE_LOCK_REPORTING_THRESHOLD_MS_KEY: &str =
+        "dfs.namenode.write-lock-reporting-threshold-ms";
+    pub const DFS_NAMENODE_WRITE_LOCK_REPORTING_THRESHOLD_MS_DEFAULT: Duration =
+        Duration::from_millis(5000);
+    /// Unit of a bare number in `dfs.namenode.write-lock-reporting-threshold-ms`.
+    pub const DFS_NAMENODE_WRITE_LOCK_REPORTING_THRESHOLD_MS_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.read-lock-reporting-threshold-ms`: Log read-lock holds longer than this.
+    pub const DFS_NAMENODE_READ_LOCK_REPORTING_THRESHOLD_MS_KEY: &str =
+        "dfs.namenode.read-lock-reporting-threshold-ms";
+    pub const DFS_NAMENODE_READ_LOCK_REPORTING_THRESHOLD_MS_DEFAULT: Duration =
+        Duration::from_millis(5000);
+    /// Unit of a bare number in `dfs.namenode.read-lock-reporting-threshold-ms`.
+    pub const DFS_NAMENODE_READ_LOCK_REPORTING_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.max.full.block.report.leases`: Concurrent full block report leases.
+    pub const DFS_NAMENODE_MAX_FULL_BLOCK_REPORT_LEASES_KEY: &str =
+        "dfs.namenode.max.full.block.report.leases";
+    pub const DFS_NAMENODE_MAX_FULL_BLOCK_REPORT_LEASES_DEFAULT: u64 = 6;
+
+    /// `dfs.namenode.full.block.report.lease.length.ms`: Full block report lease length.
+    pub const DFS_NAMENODE_FULL_BLOCK_REPORT_LEASE_LENGTH_MS_KEY: &str =
+        "dfs.namenode.full.block.report.lease.length.ms";
+    pub const DFS_NAMENODE_FULL_BLOCK_REPORT_LEASE_LENGTH_MS_DEFAULT: Duration =
+        Duration::from_millis(300000);
+    /// Unit of a bare number in `dfs.namenode.full.block.report.lease.length.ms`.
+    pub const DFS_NAMENODE_FULL_BLOCK_REPORT_LEASE_LENGTH_MS_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.blockreport.queue.size`: Queued block-report processing tasks.
+    pub const DFS_NAMENODE_BLOCKREPORT_QUEUE_SIZE_KEY: &str = "dfs.namenode.blockreport.queue.size";
+    pub const DFS_NAMENODE_BLOCKREPORT_QUEUE_SIZE_DEFAULT: u64 = 1_024;
+
+    /// `dfs.namenode.blockreport.max.lock.hold.time`: Lock budget per block-report batch.
+    pub const DFS_NAMENODE_BLOCKREPORT_MAX_LOCK_HOLD_TIME_KEY: &str =
+        "dfs.namenode.blockreport.max.lock.hold.time";
+    pub const DFS_NAMENODE_BLOCKREPORT_MAX_LOCK_HOLD_TIME_DEFAULT: Duration =
+        Duration::from_millis(4);
+    /// Unit of a bare number in `dfs.namenode.blockreport.max.lock.hold.time`.
+    pub const DFS_NAMENODE_BLOCKREPORT_MAX_LOCK_HOLD_TIME_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.block.replicator.classname`: Replicated block placement policy.
+    pub const DFS_BLOCK_REPLICATOR_CLASSNAME_KEY: &str = "dfs.block.replicator.classname";
+    pub const DFS_BLOCK_REPLICATOR_CLASSNAME_DEFAULT: &str =
+        "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDefault";
+
+    /// `dfs.block.placement.ec.classname`: Erasure-coded block placement policy.
+    pub const DFS_BLOCK_PLACEMENT_EC_CLASSNAME_KEY: &str = "dfs.block.placement.ec.classname";
+    pub const DFS_BLOCK_PLACEMENT_EC_CLASSNAME_DEFAULT: &str =
+        "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyRackFaultTolerant";
+
+    /// `dfs.namenode.block-placement-policy.default.prefer-local-node`: Prefer the writer's node for the first replica.
+    pub const DFS_NAMENODE_BLOCKPLACEMENTPOLICY_DEFAULT_PREFER_LOCAL_NODE_KEY: &str =
+        "dfs.namenode.block-placement-policy.default.prefer-local-node";
+    pub const DFS_NAMENODE_BLOCKPLACEMENTPOLICY_DEFAULT_PREFER_LOCAL_NODE_DEFAULT: bool = true;
+
+    /// `dfs.namenode.redundancy.considerLoad`: Avoid overloaded DataNodes as targets.
+    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_KEY: &str =
+        "dfs.namenode.redundancy.considerLoad";
+    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_DEFAULT: bool = true;
+
+    /// `dfs.namenode.redundancy.considerLoad.factor`: Reject a target whose load exceeds this × average.
+    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_FACTOR_KEY: &str =
+        "dfs.namenode.redundancy.considerLoad.factor";
+    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_FACTOR_DEFAULT: f64 = 2.0;
+
+    /// `dfs.namenode.redundancy.considerLoadByStorageType`: Compute load per storage type.
+    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_BY_STORAGETYPE_KEY: &str =
+        "dfs.namenode.redundancy.considerLoadByStorageType";
+    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_BY_STORAGETYPE_DEFAULT: bool = false;
+
+    /// `dfs.namenode.redundancy.considerLoadByVolume`: Compute load per volume.
+    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_BY_VOLUME_KEY: &str =
+        "dfs.namenode.redundancy.considerLoadByVolume";
+    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_BY_VOLUME_DEFAULT: bool = false;
+
+    /// `dfs.namenode.read.considerLoad`: Sort read locations by load.
+    pub const DFS_NAMENODE_READ_CONSIDERLOAD_KEY: &str = "dfs.namenode.read.considerLoad";
+    pub const DFS_NAMENODE_READ_CONSIDERLOAD_DEFAULT: bool = false;
+
+    /// `dfs.namenode.read.considerStorageType`: Sort read locations by storage type.
+    pub const DFS_NAMENODE_READ_CONSIDERSTORAGETYPE_KEY: &str =
+        "dfs.namenode.read.considerStorageType";
+    pub const DFS_NAMENODE_READ_CONSIDERSTORAGETYPE_DEFAULT: bool = false;
+
+    /// `dfs.namenode.block-placement.min-blocks-for.write`: Space check = block size × this.
+    pub const DFS_NAMENODE_BLOCKPLACEMENT_MIN_BLOCKS_FOR_WRITE_KEY: &str =
+        "dfs.namenode.block-placement.min-blocks-for.write";
+    pub const DFS_NAMENODE_BLOCKPLACEMENT_MIN_BLOCKS_FOR_WRITE_DEFAULT: u64 = 1;
+
+    /// `dfs.namenode.reject-unresolved-dn-topology-mapping`: Reject DataNodes whose rack cannot be resolved (else /default-rack).
+    pub const DFS_REJECT_UNRESOLVED_DN_TOPOLOGY_MAPPING_KEY: &str =
+        "dfs.namenode.reject-unresolved-dn-topology-mapping";
+    pub const DFS_REJECT_UNRESOLVED_DN_TOPOLOGY_MAPPING_DEFAULT: bool = false;
+
+    /// `dfs.use.dfs.network.topology`: Use the storage-type-aware topology.
+    pub const DFS_USE_DFS_NETWORK_TOPOLOGY_KEY: &str = "dfs.use.dfs.network.topology";
+    pub const DFS_USE_DFS_NETWORK_TOPOLOGY_DEFAULT: bool = true;
+
+    /// `dfs.namenode.max.slowpeer.collect.nodes`: Slow peers tracked.
+    pub const DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_KEY: &str =
+        "dfs.namenode.max.slowpeer.collect.nodes";
+    pub const DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_DEFAULT: u64 = 5;
+
+    /// `dfs.namenode.slowpeer.collect.interval`: Slow-peer collection period (30m).
+    pub const DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_KEY: &str =
+        "dfs.namenode.slowpeer.collect.interval";
+    pub const DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_DEFAULT: Duration =
+        Duration::from_millis(1800000);
+    /// Unit of a bare number in `dfs.namenode.slowpeer.collect.interval`.
+    pub const DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled`: Exclude slow nodes as targets.
+    pub const DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_KEY: &str =
+        "dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled";
+    pub const DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_DEFAULT: bool = false;
+
+    /// `dfs.namenode.avoid.read.slow.datanode`: Order slow nodes last for reads.
+    pub const DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_KEY: &str =
+        "dfs.namenode.avoid.read.slow.datanode";
+    pub const DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_DEFAULT: bool = false;
+
+    /// `dfs.namenode.decommission.interval`: Decommission monitor period.
+    pub const DFS_NAMENODE_DECOMMISSION_INTERVAL_KEY: &str = "dfs.namenode.decommission.interval";
+    pub const DFS_NAMENODE_DECOMMISSION_INTERVAL_DEFAULT: Duration = Duration::from_secs(30);
+    /// Unit of a bare number in `dfs.namenode.decommission.interval`.
+    pub const DFS_NAMENODE_DECOMMISSION_INTERVAL_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.namenode.decommission.blocks.per.interval`: Blocks checked per decommission tick.
+    pub const DFS_NAMENODE_DECOMMISSION_BLOCKS_PER_INTERVAL_KEY: &str =
+        "dfs.namenode.decommission.blocks.per.interval";
+    pub const DFS_NAMENODE_DECOMMISSION_BLOCKS_PER_INTERVAL_DEFAULT: u64 = 500_000;
+
+    /// `dfs.namenode.decommission.max.concurrent.tracked.nodes`: Nodes decommissioning concurrently.
+    pub const DFS_NAMENODE_DECOMMISSION_MAX_CONCURRENT_TRACKED_NODES_KEY: &str =
+        "dfs.namenode.decommission.max.concurrent.tracked.nodes";
+    pub const DFS_NAMENODE_DECOMMISSION_MAX_CONCURRENT_TRACKED_NODES_DEFAULT: u64 = 100;
+
+    /// `dfs.namenode.quota.init-threads`: Quota initialisation threads.
+    pub const DFS_NAMENODE_QUOTA_INIT_THREADS_KEY: &str = "dfs.namenode.quota.init-threads";
+    pub const DFS_NAMENODE_QUOTA_INIT_THREADS_DEFAULT: u64 = 12;
+
+    /// `dfs.image.parallel.load`: Parallel fsimage loading.
+    pub const DFS_IMAGE_PARALLEL_LOAD_KEY: &str = "dfs.image.parallel.load";
+    pub const DFS_IMAGE_PARALLEL_LOAD_DEFAULT: bool = false;
+
+    /// `dfs.ha.tail-edits.period`: Standby edit tailing period.
+    pub const DFS_HA_TAIL_EDITS_PERIOD_KEY: &str = "dfs.ha.tail-edits.period";
+    pub const DFS_HA_TAIL_EDITS_PERIOD_DEFAULT: Duration = Duration::from_secs(60);
+    /// Unit of a bare number in `dfs.ha.tail-edits.period`.
+    pub const DFS_HA_TAIL_EDITS_PERIOD_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.ha.log-roll.period`: Standby asks the active to roll edits this often.
+    pub const DFS_HA_LOG_ROLL_PERIOD_KEY: &str = "dfs.ha.log-roll.period";
+    pub const DFS_HA_LOG_ROLL_PERIOD_DEFAULT: Duration = Duration::from_secs(120);
+    /// Unit of a bare number in `dfs.ha.log-roll.period`.
+    pub const DFS_HA_LOG_ROLL_PERIOD_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.ha.automatic-failover.enabled`: ZKFC-based failover.
+    pub const DFS_HA_AUTOMATIC_FAILOVER_ENABLED_KEY: &str = "dfs.ha.automatic-failover.enabled";
+    pub const DFS_HA_AUTOMATIC_FAILOVER_ENABLED_DEFAULT: bool = false;
+
+    /// `dfs.qjournal.write-txns.timeout.ms`: Quorum journal write timeout.
+    pub const DFS_QJOURNAL_WRITE_TXNS_TIMEOUT_KEY: &str = "dfs.qjournal.write-txns.timeout.ms";
+    pub const DFS_QJOURNAL_WRITE_TXNS_TIMEOUT_DEFAULT: Duration = Duration::from_millis(20000);
+    /// Unit of a bare number in `dfs.qjournal.write-txns.timeout.ms`.
+    pub const DFS_QJOURNAL_WRITE_TXNS_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
+}
+
+/// DataNode, storage, block report and data transfer keys.
+pub mod datanode {
+    use std::time::Duration;
+
+    use crate::TimeUnit;
+
+    /// `dfs.datanode.address`: Data transfer (streaming) address.
+    pub const DFS_DATANODE_ADDRESS_KEY: &str = "dfs.datanode.address";
+    pub const DFS_DATANODE_ADDRESS_DEFAULT: &str = "0.0.0.0:9866";
+
+    /// `dfs.datanode.http.address`: DataNode web address.
+    pub const DFS_DATANODE_HTTP_ADDRESS_KEY: &str = "dfs.datanode.http.address";
+    pub const DFS_DATANODE_HTTP_ADDRESS_DEFAULT: &str = "0.0.0.0:9864";
+
+    /// `dfs.datanode.https.address`: DataNode secure web address.
+    pub const DFS_DATANODE_HTTPS_ADDRESS_KEY: &str = "dfs.datanode.https.address";
+    pub const DFS_DATANODE_HTTPS_ADDRESS_DEFAULT: &str = "0.0.0.0:9865";
+
+    /// `dfs.datanode.ipc.address`: ClientDatanodeProtocol RPC address.
+    pub const DFS_DATANODE_IPC_ADDRESS_KEY: &str = "dfs.datanode.ipc.address";
+    pub const DFS_DATANODE_IPC_ADDRESS_DEFAULT: &str = "0.0.0.0:9867";
+
+    /// `dfs.datanode.hostname`: Hostname the DataNode reports; unset = resolved local name.
+    pub const DFS_DATANODE_HOSTNAME_KEY: &str = "dfs.datanode.hostname";
+
+    /// `dfs.datanode.use.datanode.hostname`: DataNodes connect to each other by hostname.
+    pub const DFS_DATANODE_USE_DN_HOSTNAME_KEY: &str = "dfs.datanode.use.datanode.hostname";
+    pub const DFS_DATANODE_USE_DN_HOSTNAME_DEFAULT: bool = false;
+
+    /// `dfs.datanode.data.dir`: Comma-separated volumes, optionally `[STORAGE_TYPE]`-prefixed.
+    pub const DFS_DATANODE_DATA_DIR_KEY: &str = "dfs.datanode.data.dir";
+    pub const DFS_DATANODE_DATA_DIR_DEFAULT: &str = "file://${hadoop.tmp.dir}/dfs/data";
+
+    /// `dfs.datanode.data.dir.perm`: Permission of data directories.
+    pub const DFS_DATANODE_DATA_DIR_PERMISSION_KEY: &str = "dfs.datanode.data.dir.perm";
+    pub const DFS_DATANODE_DATA_DIR_PERMISSION_DEFAULT: &str = "700";
+
+    /// `dfs.datanode.handler.count`: DataNode RPC handlers.
+    pub const DFS_DATANODE_HANDLER_COUNT_KEY: &str = "dfs.datanode.handler.count";
+    pub const DFS_DATANODE_HANDLER_COUNT_DEFAULT: u64 = 10;
+
+    /// `dfs.datanode.max.transfer.threads`: Concurrent data transfer operations.
+    pub const DFS_DATANODE_MAX_TRANSFER_THREADS_KEY: &str = "dfs.datanode.max.transfer.threads";
+    pub const DFS_DATANODE_MAX_TRANSFER_THREADS_DEFAULT: u64 = 4_096;
+
+    /// `dfs.datanode.socket.reuse.keepalive`: Wait for another op on a data connection.
+    pub const DFS_DATANODE_SOCKET_REUSE_KEEPALIVE_KEY: &str = "dfs.datanode.socket.reuse.keepalive";
+    pub const DFS_DATANODE_SOCKET_REUSE_KEEPALIVE_DEFAULT: Duration = Duration::from_millis(4000);
+    /// Unit of a bare number in `dfs.datanode.socket.reuse.keepalive`.
+    pub const DFS_DATANODE_SOCKET_REUSE_KEEPALIVE_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.datanode.socket.write.timeout`: Data socket write timeout.
+    pub const DFS_DATANODE_SOCKET_WRITE_TIMEOUT_KEY: &str = "dfs.datanode.socket.write.timeout";
+    pub const DFS_DATANODE_SOCKET_WRITE_TIMEOUT_DEFAULT: Duration = Duration::from_millis(480000);
+    /// Unit of a bare number in `dfs.datanode.socket.write.timeout`.
+    pub const DFS_DATANODE_SOCKET_WRITE_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.datanode.xceiver.stop.timeout.millis`: Wait for a writer to stop during recovery.
+    pub const DFS_DATANODE_XCEIVER_STOP_TIMEOUT_MILLIS_KEY: &str =
+        "dfs.datanode.xceiver.stop.timeout.millis";
+    pub const DFS_DATANODE_XCEIVER_STOP_TIMEOUT_MILLIS_DEFAULT: Duration =
+        Duration::from_millis(60000);
+    /// Unit of a bare number in `dfs.datanode.xceiver.stop.timeout.millis`.
+    pub const DFS_DATANODE_XCEIVER_STOP_TIMEOUT_MILLIS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.datanode.du.reserved`: Bytes per volume reserved for non-DFS use.
+    pub const DFS_DATANODE_DU_RESERVED_KEY: &str = "dfs.datanode.du.reserved";
+    pub const DFS_DATANODE_DU_RESERVED_DEFAULT: u64 = 0;
+
+    /// `dfs.datanode.du.reserved.pct`: Percent of a volume reserved for non-DFS use.
+    pub const DFS_DATANODE_DU_RESERVED_PCT_KEY: &str = "dfs.datanode.du.reserved.pct";
+    pub const DFS_DATANODE_DU_RESERVED_PCT_DEFAULT: u64 = 0;
+
+    /// `dfs.datanode.failed.volumes.tolerated`: Volume failures tolerated; -1 = at least one volume must remain.
+    pub const DFS_DATANODE_FAILED_VOLUMES_TOLERATED_KEY: &str =
+        "dfs.datanode.failed.volumes.tolerated";
+    pub const DFS_DATANODE_FAILED_VOLUMES_TOLERATED_DEFAULT: i64 = 0;
+
+    /// `dfs.datanode.synconclose`: fsync block files at finalize.
+    pub const DFS_DATANODE_SYNCONCLOSE_KEY: &str = "dfs.datanode.synconclose";
+    pub const DFS_DATANODE_SYNCONCLOSE_DEFAULT: bool = false;
+
+    /// `dfs.datanode.lock.fair`: Fair dataset lock.
+    pub const DFS_DATANODE_LOCK_FAIR_KEY: &str = "dfs.datanode.lock.fair";
+    pub const DFS_DATANODE_LOCK_FAIR_DEFAULT: bool = true;
+
+    /// `dfs.datanode.fsdatasetasyncdisk.max.threads.per.volume`: Async deletion threads per volume.
+    pub const DFS_DATANODE_FSDATASETASYNCDISK_MAX_THREADS_PER_VOLUME_KEY: &str =
+        "dfs.datanode.fsdatasetasyncdisk.max.threads.per.volume";
+    pub const DFS_DATANODE_FSDATASETASYNCDISK_MAX_THREADS_PER_VOLUME_DEFAULT: u64 = 4;
+
+    /// `dfs.datanode.processcommands.threshold`: Log command processing slower than this.
+    pub const DFS_DATANODE_PROCESSCOMMANDS_THRESHOLD_KEY: &str =
+        "dfs.datanode.processcommands.threshold";
+    pub const DFS_DATANODE_PROCESSCOMMANDS_THRESHOLD_DEFAULT: Duration =
+        Duration::from_millis(2000);
+    /// Unit of a bare number in `dfs.datanode.processcommands.threshold`.
+    pub const DFS_DATANODE_PROCESSCOMMANDS_THRESHOLD_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.datanode.bp-ready.timeout`: Wait for the block pool to be ready.
+    pub const DFS_DATANODE_BP_READY_TIMEOUT_KEY: &str = "dfs.datanode.bp-ready.timeout";
+    pub const DFS_DATANODE_BP_READY_TIMEOUT_DEFAULT: Duration = Duration::from_secs(20);
+    /// Unit of a bare number in `dfs.datanode.bp-ready.timeout`.
+    pub const DFS_DATANODE_BP_READY_TIMEOUT_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.datanode.lifeline.interval.seconds`: Lifeline period; unset = 3 × heartbeat.
+    pub const DFS_DATANODE_LIFELINE_INTERVAL_SECONDS_KEY: &str =
+        "dfs.datanode.lifeline.interval.seconds";
+
+    /// `dfs.blockreport.intervalMsec`: Full block report period (6 h).
+    pub const DFS_BLOCKREPORT_INTERVAL_MSEC_KEY: &str = "dfs.blockreport.intervalMsec";
+    pub const DFS_BLOCKREPORT_INTERVAL_MSEC_DEFAULT: Duration = Duration::from_millis(21600000);
+    /// Unit of a bare number in `dfs.blockreport.intervalMsec`.
+    pub const DFS_BLOCKREPORT_INTERVAL_MSEC_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.blockreport.initialDelay`: Random delay up to this before the first block report.
+    pub const DFS_BLOCKREPORT_INITIAL_DELAY_KEY: &str = "dfs.blockreport.initialDelay";
+    pub const DFS_BLOCKREPORT_INITIAL_DELAY_DEFAULT: Duration = Duration::from_secs(0);
+    /// Unit of a bare number in `dfs.blockreport.initialDelay`.
+    pub const DFS_BLOCKREPORT_INITIAL_DELAY_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.blockreport.split.threshold`: Blocks above which reports are sent per storage.
+    pub const DFS_BLOCKREPORT_SPLIT_THRESHOLD_KEY: &str = "dfs.blockreport.split.threshold";
+    pub const DFS_BLOCKREPORT_SPLIT_THRESHOLD_DEFAULT: u64 = 1_000_000;
+
+    /// `dfs.blockreport.incremental.intervalMsec`: Incremental block report batching; 0 = immediately.
+    pub const DFS_BLOCKREPORT_INCREMENTAL_INTERVAL_MSEC_KEY: &str =
+        "dfs.blockreport.incremental.intervalMsec";
+    pub const DFS_BLOCKREPORT_INCREMENTAL_INTERVAL_MSEC_DEFAULT: Duration =
+        Duration::from_millis(0);
+    /// Unit of a bare number in `dfs.blockreport.incremental.intervalMsec`.
+    pub const DFS_BLOCKREPORT_INCREMENTAL_INTERVAL_MSEC_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.datanode.directoryscan.interval`: Directory scanner period.
+    pub const DFS_DATANODE_DIRECTORYSCAN_INTERVAL_KEY: &str = "dfs.datanode.directoryscan.interval";
+    pub const DFS_DATANODE_DIRECTORYSCAN_INTERVAL_DEFAULT: Duration = Duration::from_secs(21600);
+    /// Unit of a bare number in `dfs.datanode.directoryscan.interval`.
+    pub const DFS_DATANODE_DIRECTORYSCAN_INTERVAL_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.datanode.directoryscan.threads`: Directory scanner threads.
+    pub const DFS_DATANODE_DIRECTORYSCAN_THREADS_KEY: &str = "dfs.datanode.directoryscan.threads";
+    pub const DFS_DATANODE_DIRECTORYSCAN_THREADS_DEFAULT: u64 = 1;
+
+    /// `dfs.datanode.directoryscan.throttle.limit.ms.per.sec`: Scanner ms per second; 1000 = unthrottled.
+    pub const DFS_DATANODE_DIRECTORYSCAN_THROTTLE_LIMIT_MS_PER_SEC_KEY: &str =
+        "dfs.datanode.directoryscan.throttle.limit.ms.per.sec";
+    pub const DFS_DATANODE_DIRECTORYSCAN_THROTTLE_LIMIT_MS_PER_SEC_DEFAULT: u64 = 1_000;
+
+    /// `dfs.datanode.scan.period.hours`: Block scanner period; negative disables.
+    pub const DFS_DATANODE_SCAN_PERIOD_HOURS_KEY: &str = "dfs.datanode.scan.period.hours";
+    pub const DFS_DATANODE_SCAN_PERIOD_HOURS_DEFAULT: i64 = 504;
+
+    /// `dfs.block.scanner.volume.bytes.per.second`: Block scanner bandwidth per volume.
+    pub const DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND_KEY: &str =
+        "dfs.block.scanner.volume.bytes.per.second";
+    pub const DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND_DEFAULT: u64 = 1048576;
+
+    /// `dfs.datanode.balance.bandwidthPerSec`: Balancer bandwidth per DataNode (100m).
+    pub const DFS_DATANODE_BALANCE_BANDWIDTHPERSEC_KEY: &str =
+        "dfs.datanode.balance.bandwidthPerSec";
+    pub const DFS_DATANODE_BALANCE_BANDWIDTHPERSEC_DEFAULT: u64 = 104857600;
+
+    /// `dfs.datanode.balance.max.concurrent.moves`: Concurrent balancer moves.
+    pub const DFS_DATANODE_BALANCE_MAX_CONCURRENT_MOVES_KEY: &str =
+        "dfs.datanode.balance.max.concurrent.moves";
+    pub const DFS_DATANODE_BALANCE_MAX_CONCURRENT_MOVES_DEFAULT: u64 = 100;
+
+    /// `dfs.datanode.transferTo.allowed`: Use zero-copy transfer for reads.
+    pub const DFS_DATANODE_TRANSFERTO_ALLOWED_KEY: &str = "dfs.datanode.transferTo.allowed";
+    pub const DFS_DATANODE_TRANSFERTO_ALLOWED_DEFAULT: bool = true;
+
+    /// `dfs.datanode.peer.stats.enabled`: Collect peer latency statistics.
+    pub const DFS_DATANODE_PEER_STATS_ENABLED_KEY: &str = "dfs.datanode.peer.stats.enabled";
+    pub const DFS_DATANODE_PEER_STATS_ENABLED_DEFAULT: bool = false;
+
+    /// `dfs.datanode.peer.metrics.min.outlier.detection.samples`: Samples before outlier detection.
+    pub const DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_KEY: &str =
+        "dfs.datanode.peer.metrics.min.outlier.detection.samples";
+    pub const DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_DEFAULT: u64 = 1_000;
+
+    /// `dfs.datanode.min.outlier.detection.nodes`: Peers needed for outlier detection.
+    pub const DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_KEY: &str =
+        "dfs.datanode.min.outlier.detection.nodes";
+    pub const DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_DEFAULT: u64 = 10;
+
+    /// `dfs.datanode.slowpeer.low.threshold.ms`: Latency below which a peer is never slow.
+    pub const DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_KEY: &str =
+        "dfs.datanode.slowpeer.low.threshold.ms";
+    pub const DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_DEFAULT: Duration = Duration::from_millis(5);
+    /// Unit of a bare number in `dfs.datanode.slowpeer.low.threshold.ms`.
+    pub const DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.datanode.max.nodes.to.report`: Slow peers reported.
+    pub const DFS_DATANODE_MAX_NODES_TO_REPORT_KEY: &str = "dfs.datanode.max.nodes.to.report";
+    pub const DFS_DATANODE_MAX_NODES_TO_REPORT_DEFAULT: u64 = 5;
+
+    /// `dfs.datanode.outliers.report.interval`: Slow peer/disk report period (30m).
+    pub const DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY: &str =
+        "dfs.datanode.outliers.report.interval";
+    pub const DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_DEFAULT: Duration =
+        Duration::from_millis(1800000);
+    /// Unit of a bare number in `dfs.datanode.outliers.report.interval`.
+    pub const DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.datanode.fileio.profiling.sampling.percentage`: File I/O profiling sample percent; 0 disables.
+    pub const DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_KEY: &str =
+        "dfs.datanode.fileio.profiling.sampling.percentage";
+    pub const DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_DEFAULT: u64 = 0;
+
+    /// `dfs.datanode.min.outlier.detection.disks`: Disks needed for outlier detection.
+    pub const DFS_DATANODE_MIN_OUTLIER_DETECTION_DISKS_KEY: &str =
+        "dfs.datanode.min.outlier.detection.disks";
+    pub const DFS_DATANODE_MIN_OUTLIER_DETECTION_DISKS_DEFAULT: u64 = 5;
+
+    /// `dfs.datanode.slowdisk.low.threshold.ms`: Latency below which a disk is never slow.
+    pub const DFS_DATANODE_SLOWDISK_LOW_THRESHOLD_MS_KEY: &str =
+        "dfs.datanode.slowdisk.low.threshold.ms";
+    pub const DFS_DATANODE_SLOWDISK_LOW_THRESHOLD_MS_DEFAULT: Duration = Duration::from_millis(20);
+    /// Unit of a bare number in `dfs.datanode.slowdisk.low.threshold.ms`.
+    pub const DFS_DATANODE_SLOWDISK_LOW_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.datanode.max.disks.to.report`: Slow disks reported.
+    pub const DFS_DATANODE_MAX_DISKS_TO_REPORT_KEY: &str = "dfs.datanode.max.disks.to.report";
+    pub const DFS_DATANODE_MAX_DISKS_TO_REPORT_DEFAULT: u64 = 5;
+
+    /// `dfs.datanode.max.slowdisks.to.exclude`: Slow disks excluded from new writes.
+    pub const DFS_DATANODE_MAX_SLOWDISKS_TO_EXCLUDE_KEY: &str =
+        "dfs.datanode.max.slowdisks.to.exclude";
+    pub const DFS_DATANODE_MAX_SLOWDISKS_TO_EXCLUDE_DEFAULT: u64 = 0;
+
+    /// `dfs.datanode.slow.io.warning.threshold.ms`: Log DataNode I/O slower than this.
+    pub const DFS_DATANODE_SLOW_IO_WARNING_THRESHOLD_MS_KEY: &str =
+        "dfs.datanode.slow.io.warning.threshold.ms";
+    pub const DFS_DATANODE_SLOW_IO_WARNING_THRESHOLD_MS_DEFAULT: Duration =
+        Duration::from_millis(300);
+    /// Unit of a bare number in `dfs.datanode.slow.io.warning.threshold.ms`.
+    pub const DFS_DATANODE_SLOW_IO_WARNING_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.pipeline.slownode`: Set the SLOW bit in pipeline acks.
+    pub const DFS_PIPELINE_SLOWNODE_KEY: &str = "dfs.pipeline.slownode";
+    pub const DFS_PIPELINE_SLOWNODE_DEFAULT: bool = false;
+
+    /// `dfs.pipeline.ecn`: Set congestion notification in pipeline acks.
+    pub const DFS_PIPELINE_ECN_KEY: &str = "dfs.pipeline.ecn";
+    pub const DFS_PIPELINE_ECN_DEFAULT: bool = false;
+
+    /// `dfs.pipeline.congestion.ratio`: Load ratio signalling congestion.
+    pub const DFS_PIPELINE_CONGESTION_RATIO_KEY: &str = "dfs.pipeline.congestion.ratio";
+    pub const DFS_PIPELINE_CONGESTION_RATIO_DEFAULT: f64 = 1.5;
+}
+
+/// DFS client keys (write pipeline, retries, timeouts).
+pub mod client {
+    use std::time::Duration;
+
+    use crate::TimeUnit;
+
+    /// `dfs.client-write-packet-size`: Packet size for writes.
+    pub const DFS_CLIENT_WRITE_PACKET_SIZE_KEY: &str = "dfs.client-write-packet-size";
+    pub const DFS_CLIENT_WRITE_PACKET_SIZE_DEFAULT: u64 = 65536;
+
+    /// `dfs.client.write.max-packets-in-flight`: Unacknowledged packets per stream.
+    pub const DFS_CLIENT_WRITE_MAX_PACKETS_IN_FLIGHT_KEY: &str =
+        "dfs.client.write.max-packets-in-flight";
+    pub const DFS_CLIENT_WRITE_MAX_PACKETS_IN_FLIGHT_DEFAULT: u64 = 80;
+
+    /// `dfs.client.block.write.retries`: Pipeline setup retries.
+    pub const DFS_CLIENT_BLOCK_WRITE_RETRIES_KEY: &str = "dfs.client.block.write.retries";
+    pub const DFS_CLIENT_BLOCK_WRITE_RETRIES_DEFAULT: u64 = 3;
+
+    /// `dfs.client.block.write.locateFollowingBlock.retries`: addBlock/complete retries while blocks are not yet replicated.
+    pub const DFS_CLIENT_BLOCK_WRITE_LOCATEFOLLOWINGBLOCK_RETRIES_KEY: &str =
+        "dfs.client.block.write.locateFollowingBlock.retries";
+    pub const DFS_CLIENT_BLOCK_WRITE_LOCATEFOLLOWINGBLOCK_RETRIES_DEFAULT: u64 = 5;
+
+    /// `dfs.client.block.write.locateFollowingBlock.initial.delay.ms`: First retry delay; doubles per retry.
+    pub const DFS_CLIENT_BLOCK_WRITE_LOCATEFOLLOWINGBLOCK_INITIAL_DELAY_MS_KEY: &str =
+        "dfs.client.block.write.locateFollowingBlock.initial.delay.ms";
+    pub const DFS_CLIENT_BLOCK_WRITE_LOCATEFOLLOWINGBLOCK_INITIAL_DELAY_MS_DEFAULT: Duration =
+        Duration::from_millis(400);
+    /// Unit of a bare number in `dfs.client.block.write.locateFollowingBlock.initial.delay.ms`.
+    pub const DFS_CLIENT_BLOCK_WRITE_LOCATEFOLLOWINGBLOCK_INITIAL_DELAY_MS_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.client.block.write.locateFollowingBlock.max.delay.ms`: Retry delay cap.
+    pub const DFS_CLIENT_BLOCK_WRITE_LOCATEFOLLOWINGBLOCK_MAX_DELAY_MS_KEY: &str =
+        "dfs.client.block.write.locateFollowingBlock.max.delay.ms";
+    pub const DFS_CLIENT_BLOCK_WRITE_LOCATEFOLLOWINGBLOCK_MAX_DELAY_MS_DEFAULT: Duration =
+        Duration::from_millis(60000);
+    /// Unit of a bare number in `dfs.client.block.write.locateFollowingBlock.max.delay.ms`.
+    pub const DFS_CLIENT_BLOCK_WRITE_LOCATEFOLLOWINGBLOCK_MAX_DELAY_MS_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.client.block.write.replace-datanode-on-failure.enable`: Replace failed pipeline nodes.
+    pub const DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_ENABLE_KEY: &str =
+        "dfs.client.block.write.replace-datanode-on-failure.enable";
+    pub const DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_ENABLE_DEFAULT: bool = true;
+
+    /// `dfs.client.block.write.replace-datanode-on-failure.policy`: `NEVER`, `DEFAULT` or `ALWAYS`.
+    pub const DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_POLICY_KEY: &str =
+        "dfs.client.block.write.replace-datanode-on-failure.policy";
+    pub const DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_POLICY_DEFAULT: &str = "DEFAULT";
+
+    /// `dfs.client.block.write.replace-datanode-on-failure.best-effort`: Continue writing if replacement fails.
+    pub const DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_BEST_EFFORT_KEY: &str =
+        "dfs.client.block.write.replace-datanode-on-failure.best-effort";
+    pub const DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_BEST_EFFORT_DEFAULT: bool = false;
+
+    /// `dfs.client.block.write.replace-datanode-on-failure.min-replication`: Minimum pipeline size when replacement fails.
+    pub const DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_MIN_REPLICATION_KEY: &str =
+        "dfs.client.block.write.replace-datanode-on-failure.min-replication";
+    pub const DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_MIN_REPLICATION_DEFAULT: u64 = 0;
+
+    /// `dfs.client.pipeline.recovery.max-retries`: Pipeline recoveries per packet.
+    pub const DFS_CLIENT_PIPELINE_RECOVERY_MAX_RETRIES_KEY: &str =
+        "dfs.client.pipeline.recovery.max-retries";
+    pub const DFS_CLIENT_PIPELINE_RECOVERY_MAX_RETRIES_DEFAULT: u64 = 5;
+
+    /// `dfs.client.write.exclude.nodes.cache.expiry.interval.millis`: How long failed nodes stay excluded.
+    pub const DFS_CLIENT_WRITE_EXCLUDE_NODES_CACHE_EXPIRY_INTERVAL_KEY: &str =
+        "dfs.client.write.exclude.nodes.cache.expiry.interval.millis";
+    pub const DFS_CLIENT_WRITE_EXCLUDE_NODES_CACHE_EXPIRY_INTERVAL_DEFAULT: Duration =
+        Duration::from_millis(600000);
+    /// Unit of a bare number in `dfs.client.write.exclude.nodes.cache.expiry.interval.millis`.
+    pub const DFS_CLIENT_WRITE_EXCLUDE_NODES_CACHE_EXPIRY_INTERVAL_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.client.write.recover.lease.on.close.exception`: Recover the lease when close fails.
+    pub const DFS_CLIENT_WRITE_RECOVER_LEASE_ON_CLOSE_EXCEPTION_KEY: &str =
+        "dfs.client.write.recover.lease.on.close.exception";
+    pub const DFS_CLIENT_WRITE_RECOVER_LEASE_ON_CLOSE_EXCEPTION_DEFAULT: bool = false;
+
+    /// `dfs.client.socket-timeout`: Client data-socket read timeout.
+    pub const DFS_CLIENT_SOCKET_TIMEOUT_KEY: &str = "dfs.client.socket-timeout";
+    pub const DFS_CLIENT_SOCKET_TIMEOUT_DEFAULT: Duration = Duration::from_millis(60000);
+    /// Unit of a bare number in `dfs.client.socket-timeout`.
+    pub const DFS_CLIENT_SOCKET_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.client.failover.max.attempts`: Failover attempts.
+    pub const DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_KEY: &str = "dfs.client.failover.max.attempts";
+    pub const DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_DEFAULT: u64 = 15;
+
+    /// `dfs.client.failover.sleep.base.millis`: Failover backoff base.
+    pub const DFS_CLIENT_FAILOVER_SLEEPTIME_BASE_KEY: &str =
+        "dfs.client.failover.sleep.base.millis";
+    pub const DFS_CLIENT_FAILOVER_SLEEPTIME_BASE_DEFAULT: Duration = Duration::from_millis(500);
+    /// Unit of a bare number in `dfs.client.failover.sleep.base.millis`.
+    pub const DFS_CLIENT_FAILOVER_SLEEPTIME_BASE_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.client.failover.sleep.max.millis`: Failover backoff cap.
+    pub const DFS_CLIENT_FAILOVER_SLEEPTIME_MAX_KEY: &str = "dfs.client.failover.sleep.max.millis";
+    pub const DFS_CLIENT_FAILOVER_SLEEPTIME_MAX_DEFAULT: Duration = Duration::from_millis(15000);
+    /// Unit of a bare number in `dfs.client.failover.sleep.max.millis`.
+    pub const DFS_CLIENT_FAILOVER_SLEEPTIME_MAX_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.client.failover.random.order`: Try NameNodes in random order.
+    pub const DFS_CLIENT_FAILOVER_RANDOM_ORDER_KEY: &str = "dfs.client.failover.random.order";
+    pub const DFS_CLIENT_FAILOVER_RANDOM_ORDER_DEFAULT: bool = true;
+
+    /// `dfs.client.deadnode.detection.enabled`: Shared dead-node detection.
+    pub const DFS_CLIENT_DEADNODE_DETECTION_ENABLED_KEY: &str =
+        "dfs.client.deadnode.detection.enabled";
+    pub const DFS_CLIENT_DEADNODE_DETECTION_ENABLED_DEFAULT: bool = false;
+
+    /// `dfs.client.hedged.read.threadpool.size`: Hedged read threads; 0 disables.
+    pub const DFS_CLIENT_HEDGED_READ_THREADPOOL_SIZE_KEY: &str =
+        "dfs.client.hedged.read.threadpool.size";
+    pub const DFS_CLIENT_HEDGED_READ_THREADPOOL_SIZE_DEFAULT: u64 = 0;
+
+    /// `dfs.client.hedged.read.threshold.millis`: Start a hedged read after this.
+    pub const DFS_CLIENT_HEDGED_READ_THRESHOLD_MILLIS_KEY: &str =
+        "dfs.client.hedged.read.threshold.millis";
+    pub const DFS_CLIENT_HEDGED_READ_THRESHOLD_MILLIS_DEFAULT: Duration =
+        Duration::from_millis(500);
+    /// Unit of a bare number in `dfs.client.hedged.read.threshold.millis`.
+    pub const DFS_CLIENT_HEDGED_READ_THRESHOLD_MILLIS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.client.mark.slownode.as.badnode.threshold`: Consecutive SLOW acks before a node is bad.
+    pub const DFS_CLIENT_MARK_SLOWNODE_AS_BADNODE_THRESHOLD_KEY: &str =
+        "dfs.client.mark.slownode.as.badnode.threshold";
+    pub const DFS_CLIENT_MARK_SLOWNODE_AS_BADNODE_THRESHOLD_DEFAULT: u64 = 10;
+
+    /// `dfs.client.slow.io.warning.threshold.ms`: Log client I/O slower than this.
+    pub const DFS_CLIENT_SLOW_IO_WARNING_THRESHOLD_MS_KEY: &str =
+        "dfs.client.slow.io.warning.threshold.ms";
+    pub const DFS_CLIENT_SLOW_IO_WARNING_THRESHOLD_MS_DEFAULT: Duration =
+        Duration::from_millis(30000);
+    /// Unit of a bare number in `dfs.client.slow.io.warning.threshold.ms`.
+    pub const DFS_CLIENT_SLOW_IO_WARNING_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.client.read.prefetch.size`: Bytes of block locations prefetched; unset = 10 × block size.
+    pub const DFS_CLIENT_READ_PREFETCH_SIZE_KEY: &str = "dfs.client.read.prefetch.size";
+
+    /// `dfs.client.max.block.acquire.failures`: Read attempts per block before failing.
+    pub const DFS_CLIENT_MAX_BLOCK_ACQUIRE_FAILURES_KEY: &str =
+        "dfs.client.max.block.acquire.failures";
+    pub const DFS_CLIENT_MAX_BLOCK_ACQUIRE_FAILURES_DEFAULT: u64 = 3;
+
+    /// `dfs.client.retry.window.base`: Base of the read retry backoff window.
+    pub const DFS_CLIENT_RETRY_WINDOW_BASE_KEY: &str = "dfs.client.retry.window.base";
+    pub const DFS_CLIENT_RETRY_WINDOW_BASE_DEFAULT: Duration = Duration::from_millis(3000);
+    /// Unit of a bare number in `dfs.client.retry.window.base`.
+    pub const DFS_CLIENT_RETRY_WINDOW_BASE_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.client.use.datanode.hostname`: Connect to DataNodes by hostname.
+    pub const DFS_CLIENT_USE_DN_HOSTNAME_KEY: &str = "dfs.client.use.datanode.hostname";
+    pub const DFS_CLIENT_USE_DN_HOSTNAME_DEFAULT: bool = false;
+
+    /// `dfs.client.read.shortcircuit`: Short-circuit local reads.
+    pub const DFS_CLIENT_READ_SHORTCIRCUIT_KEY: &str = "dfs.client.read.shortcircuit";
+    pub const DFS_CLIENT_READ_SHORTCIRCUIT_DEFAULT: bool = false;
+
+    /// `dfs.client.fsck.connect.timeout`: fsck connect timeout.
+    pub const DFS_CLIENT_FSCK_CONNECT_TIMEOUT_KEY: &str = "dfs.client.fsck.connect.timeout";
+    pub const DFS_CLIENT_FSCK_CONNECT_TIMEOUT_DEFAULT: Duration = Duration::from_millis(60000);
+    /// Unit of a bare number in `dfs.client.fsck.connect.timeout`.
+    pub const DFS_CLIENT_FSCK_CONNECT_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.client.fsck.read.timeout`: fsck read timeout.
+    pub const DFS_CLIENT_FSCK_READ_TIMEOUT_KEY: &str = "dfs.client.fsck.read.timeout";
+    pub const DFS_CLIENT_FSCK_READ_TIMEOUT_DEFAULT: Duration = Duration::from_millis(60000);
+    /// Unit of a bare number in `dfs.client.fsck.read.timeout`.
+    pub const DFS_CLIENT_FSCK_READ_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
+}
