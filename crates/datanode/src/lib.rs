@@ -1,1 +1,20 @@
-//! rhdfs-datanode
+//! rhdfs-datanode: the DataNode — volumes and replicas on disk, the data transfer server, and the
+//! actor that registers with the NameNode, heartbeats and reports blocks.
+
+pub mod checksum;
+pub mod dataset;
+pub mod error;
+pub mod meta;
+pub mod reader;
+pub mod replica;
+pub mod scan;
+pub mod volume;
+pub mod writer;
+
+pub use checksum::{ChecksumSpec, ChecksumType};
+pub use dataset::Dataset;
+pub use error::{DataNodeError, StorageError};
+pub use replica::{ReplicaInfo, ReplicaState};
+
+#[cfg(test)]
+mod storage_tests;

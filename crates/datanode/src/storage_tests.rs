@@ -1,0 +1,165 @@
+//! Unit tests of the storage layer: meta files, unaligned overwrites, scan after restart.
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::checksum::{ChecksumSpec, ChecksumType};
+use crate::dataset::{Dataset, delete_files};
+use crate::reader::ReplicaReader;
+use crate::replica::ReplicaState;
+
+const BP: &str = "BP-1-127.0.0.1-1";
+
+fn spec() -> ChecksumSpec {
+    ChecksumSpec::new(ChecksumType::Crc32c, 512)
+}
+
+fn meta_crcs(path: &PathBuf) -> Vec<u32> {
+    let bytes = fs::read(path).unwrap();
+    assert_eq!(&bytes[..7], &[0, 1, 2, 0, 0, 2, 0]);
+    bytes[7..]
+        .chunks(4)
+        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn expected_crcs(data: &[u8]) -> Vec<u32> {
+    data.chunks(512).map(crc32c::crc32c).collect()
+}
+
+#[test]
+fn write_finalize_layout_and_meta() {
+    let d = tempfile::tempdir().unwrap();
+    let ds = Dataset::open(&[d.path().to_path_buf()], 0).unwrap();
+    let data: Vec<u8> = (0..1300u32).map(|i| (i * 7) as u8).collect();
+    let mut w = ds.create_rbw(BP, 1073741825, 1001, spec(), 0).unwrap();
+    let rbw = d
+        .path()
+        .join("current")
+        .join(BP)
+        .join("current")
+        .join("rbw");
+    assert!(rbw.join("blk_1073741825").exists());
+    w.write_at(0, &data).unwrap();
+    let info = w.finalize().unwrap();
+    assert_eq!(info.state, ReplicaState::Finalized);
+    assert_eq!(info.num_bytes, 1300);
+    let fin = d
+        .path()
+        .join("current")
+        .join(BP)
+        .join("current")
+        .join("finalized");
+    assert_eq!(fs::read(fin.join("blk_1073741825")).unwrap(), data);
+    let m = fin.join("blk_1073741825_1001.meta");
+    assert_eq!(meta_crcs(&m), expected_crcs(&data));
+    assert!(!rbw.join("blk_1073741825").exists());
+}
+
+#[test]
+fn unaligned_and_overlapping_writes_recompute_crc() {
+    let d = tempfile::tempdir().unwrap();
+    let ds = Dataset::open(&[d.path().to_path_buf()], 0).unwrap();
+    let full: Vec<u8> = (0..2000u32).map(|i| (i % 251) as u8).collect();
+    let mut w = ds.create_rbw(BP, 5, 1001, spec(), 0).unwrap();
+    // hflush pattern: 3 bytes, then the same chunk re-sent with more bytes.
+    w.write_at(0, &full[..3]).unwrap();
+    w.write_at(0, &full[..6]).unwrap();
+    w.write_at(0, &full[..9]).unwrap();
+    // append pattern: mid-chunk start, never crossing the boundary.
+    w.write_at(9, &full[9..512]).unwrap();
+    w.write_at(512, &full[512..1000]).unwrap();
+    w.write_at(1000, &full[1000..1024]).unwrap();
+    // a packet starting mid-chunk and crossing chunk boundaries.
+    w.write_at(1024, &full[1024..1030]).unwrap();
+    w.write_at(1030, &full[1030..1700]).unwrap();
+    // overwrite inside existing data, ending mid-chunk with old bytes after it.
+    w.write_at(1100, &full[1100..1200]).unwrap();
+    w.write_at(1700, &full[1700..]).unwrap();
+    assert_eq!(w.len(), 2000);
+    let meta = ds.meta_path(BP, &ds.get(BP, 5).unwrap());
+    assert_eq!(meta_crcs(&meta), expected_crcs(&full));
+    // a gap is refused
+    assert!(w.write_at(2500, b"x").is_err());
+    // truncation recomputes the last partial chunk
+    w.truncate(1500).unwrap();
+    assert_eq!(meta_crcs(&meta), expected_crcs(&full[..1500]));
+    let info = w.finalize().unwrap();
+    let r = ReplicaReader::open(&ds, BP, 5, 1001).unwrap();
+    let (data, sums) = r.read(512, 1500).unwrap();
+    assert_eq!(data, &full[512..1500]);
+    assert_eq!(sums, spec().compute(&full[512..1500]));
+    // BLOCK_CHECKSUM over a shorter length recomputes the last partial chunk
+    let crcs = r.block_crcs(700).unwrap();
+    assert_eq!(crcs, spec().compute(&full[..700]));
+    assert_eq!(info.num_bytes, 1500);
+}
+
+#[test]
+fn append_moves_to_rbw_with_new_gs() {
+    let d = tempfile::tempdir().unwrap();
+    let ds = Dataset::open(&[d.path().to_path_buf()], 0).unwrap();
+    let mut w = ds.create_rbw(BP, 9, 1001, spec(), 0).unwrap();
+    w.write_at(0, &[1u8; 1000]).unwrap();
+    w.finalize().unwrap();
+    assert!(ds.append(BP, 9, 1001, 1002, 999).is_err());
+    let mut w = ds.append(BP, 9, 1001, 1002, 1000).unwrap();
+    let r = ds.get(BP, 9).unwrap();
+    assert_eq!((r.state, r.gs), (ReplicaState::Rbw, 1002));
+    w.write_at(1000, &[2u8; 6]).unwrap();
+    let info = w.finalize().unwrap();
+    assert_eq!((info.gs, info.num_bytes), (1002, 1006));
+    let mut all = vec![1u8; 1000];
+    all.extend_from_slice(&[2u8; 6]);
+    assert_eq!(meta_crcs(&ds.meta_path(BP, &info)), expected_crcs(&all));
+}
+
+#[test]
+fn scan_rebuilds_map_after_restart() {
+    let d1 = tempfile::tempdir().unwrap();
+    let d2 = tempfile::tempdir().unwrap();
+    let dirs = vec![d1.path().to_path_buf(), d2.path().join("sub")];
+    let (uuid, ids) = {
+        let ds = Dataset::open(&dirs, 0).unwrap();
+        for id in 1..=4u64 {
+            let mut w = ds.create_rbw(BP, id, 1000 + id, spec(), 0).unwrap();
+            w.write_at(0, &vec![id as u8; 100 * id as usize]).unwrap();
+            if id % 2 == 0 {
+                w.finalize().unwrap();
+            }
+        }
+        let mut t = ds.create_temporary(BP, 77, 1001, spec(), 0).unwrap();
+        t.write_at(0, b"tmp").unwrap();
+        let vols: Vec<usize> = (1..=4).map(|id| ds.get(BP, id).unwrap().volume).collect();
+        assert!(
+            vols.contains(&0) && vols.contains(&1),
+            "round robin over volumes"
+        );
+        (ds.datanode_uuid().to_string(), ds.storage_ids())
+    };
+    let ds = Dataset::open(&dirs, 0).unwrap();
+    assert_eq!(ds.datanode_uuid(), uuid);
+    assert_eq!(ds.storage_ids(), ids);
+    let mut reps = ds.replicas(BP);
+    reps.sort_by_key(|r| r.id);
+    let got: Vec<_> = reps
+        .iter()
+        .map(|r| (r.id, r.gs, r.state, r.num_bytes))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, 1001, ReplicaState::Rwr, 100),
+            (2, 1002, ReplicaState::Finalized, 200),
+            (3, 1003, ReplicaState::Rwr, 300),
+            (4, 1004, ReplicaState::Finalized, 400),
+        ]
+    );
+    // invalidate removes from the map, the caller deletes the files
+    let del = ds.remove_for_delete(BP, 2, 1002).unwrap();
+    assert!(del.block_file.exists());
+    delete_files(&del).unwrap();
+    assert!(!del.block_file.exists() && !del.meta_file.exists());
+    assert!(ds.get(BP, 2).is_none());
+    assert!(ds.remove_for_delete(BP, 4, 1003).is_none(), "newer GS kept");
+}

@@ -1,0 +1,220 @@
+//! Writing one replica: data at any offset not beyond its end, with the stored CRC of every
+//! touched aligned chunk recomputed over old + new bytes. Blocking I/O.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::checksum::ChecksumSpec;
+use crate::dataset::Dataset;
+use crate::error::StorageError;
+use crate::meta;
+use crate::replica::{ReplicaInfo, ReplicaState};
+
+/// An open replica being written (RBW or TEMPORARY).
+#[derive(Debug)]
+pub struct ReplicaWriter {
+    ds: Arc<Dataset>,
+    bpid: String,
+    id: u64,
+    gs: u64,
+    epoch: u64,
+    state: ReplicaState,
+    spec: ChecksumSpec,
+    block: File,
+    meta: File,
+    len: u64,
+}
+
+impl ReplicaWriter {
+    pub(crate) fn create(
+        ds: Arc<Dataset>,
+        bpid: &str,
+        info: &ReplicaInfo,
+        block: &Path,
+        metap: &Path,
+    ) -> Result<Self, StorageError> {
+        let b = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(block)?;
+        let m = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(metap)?;
+        m.write_all_at(&meta::encode_header(&info.checksum), 0)?;
+        Ok(Self::new(ds, bpid, info, b, m, 0))
+    }
+
+    pub(crate) fn open(
+        ds: Arc<Dataset>,
+        bpid: &str,
+        info: &ReplicaInfo,
+        block: &Path,
+        metap: &Path,
+    ) -> Result<Self, StorageError> {
+        let b = OpenOptions::new().read(true).write(true).open(block)?;
+        let m = OpenOptions::new().read(true).write(true).open(metap)?;
+        let mut h = [0u8; 7];
+        m.read_exact_at(&mut h, 0)?;
+        let spec = meta::decode_header(&h)?;
+        let mut info = info.clone();
+        info.checksum = spec;
+        let len = info.num_bytes.min(b.metadata()?.len());
+        Ok(Self::new(ds, bpid, &info, b, m, len))
+    }
+
+    fn new(
+        ds: Arc<Dataset>,
+        bpid: &str,
+        info: &ReplicaInfo,
+        block: File,
+        meta: File,
+        len: u64,
+    ) -> Self {
+        ReplicaWriter {
+            ds,
+            bpid: bpid.to_string(),
+            id: info.id,
+            gs: info.gs,
+            epoch: info.writer_epoch,
+            state: info.state,
+            spec: info.checksum,
+            block,
+            meta,
+            len,
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub fn gs(&self) -> u64 {
+        self.gs
+    }
+
+    pub fn state(&self) -> ReplicaState {
+        self.state
+    }
+
+    pub fn bpid(&self) -> &str {
+        &self.bpid
+    }
+
+    /// Bytes in the replica.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Checksum the replica is stored with.
+    pub fn checksum(&self) -> ChecksumSpec {
+        self.spec
+    }
+
+    /// Writes `data` at `offset` (≤ current length; overlapping bytes are overwritten) and
+    /// recomputes the stored CRC of each aligned chunk it touches.
+    pub fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<(), StorageError> {
+        if offset > self.len {
+            return Err(StorageError::Gap {
+                id: self.id,
+                offset,
+                len: self.len,
+            });
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let bpc = self.spec.bpc();
+        let end = offset + data.len() as u64;
+        let first_chunk = offset / bpc;
+        let chunk_start = first_chunk * bpc;
+        let head_len = (offset - chunk_start) as usize;
+        let tail_end = end.div_ceil(bpc).saturating_mul(bpc).min(self.len).max(end);
+        let tail_len = (tail_end - end) as usize;
+        let sums = if self.spec.kind.size() == 0 {
+            Vec::new()
+        } else if head_len == 0 && tail_len == 0 {
+            self.spec.compute(data)
+        } else {
+            let mut buf = vec![0u8; head_len + data.len() + tail_len];
+            self.block
+                .read_exact_at(&mut buf[..head_len], chunk_start)?;
+            buf[head_len..head_len + data.len()].copy_from_slice(data);
+            self.block
+                .read_exact_at(&mut buf[head_len + data.len()..], end)?;
+            self.spec.compute(&buf)
+        };
+        self.block.write_all_at(data, offset)?;
+        if !sums.is_empty() {
+            self.meta
+                .write_all_at(&sums, meta::crc_offset(&self.spec, first_chunk))?;
+        }
+        self.len = self.len.max(end);
+        self.ds
+            .update_len(&self.bpid, self.id, self.epoch, self.len)
+    }
+
+    /// Cuts the replica to `len` bytes, recomputing the CRC of a now partial last chunk.
+    pub fn truncate(&mut self, len: u64) -> Result<(), StorageError> {
+        if len >= self.len {
+            return Ok(());
+        }
+        self.block.set_len(len)?;
+        let chunks = self.spec.chunks(len);
+        self.meta.set_len(meta::crc_offset(&self.spec, chunks))?;
+        let bpc = self.spec.bpc();
+        if len % bpc != 0 && self.spec.kind.size() > 0 {
+            let start = (len / bpc) * bpc;
+            let mut buf = vec![0u8; (len - start) as usize];
+            self.block.read_exact_at(&mut buf, start)?;
+            let crc = self.spec.crc(&buf).to_be_bytes();
+            self.meta
+                .write_all_at(&crc, meta::crc_offset(&self.spec, len / bpc))?;
+        }
+        self.len = len;
+        self.ds.update_len(&self.bpid, self.id, self.epoch, len)
+    }
+
+    /// fsync of data and meta (syncBlock).
+    pub fn sync(&self) -> Result<(), StorageError> {
+        self.block.sync_data()?;
+        self.meta.sync_data()?;
+        Ok(())
+    }
+
+    /// Moves the replica to finalized.
+    pub fn finalize(self) -> Result<ReplicaInfo, StorageError> {
+        self.finish(ReplicaState::Finalized)
+    }
+
+    /// TRANSFER_RBW target: the temporary replica becomes RBW.
+    pub fn into_rbw(self) -> Result<ReplicaInfo, StorageError> {
+        self.finish(ReplicaState::Rbw)
+    }
+
+    fn finish(self, to: ReplicaState) -> Result<ReplicaInfo, StorageError> {
+        let ReplicaWriter {
+            ds,
+            bpid,
+            id,
+            epoch,
+            len,
+            block,
+            meta,
+            ..
+        } = self;
+        drop(block);
+        drop(meta);
+        ds.finish(&bpid, id, epoch, len, to)
+    }
+}
