@@ -1,0 +1,123 @@
+//! Namespace mutations as records. Every change to the namespace is expressed as one
+//! [`EditOp`], applied by `Namespace::log_and_apply` and handed to the [`Journal`]:
+//! the single place where the edit log (issue 4) hooks in. Ops carry resolved inode
+//! ids, block ids and generation stamps, so replaying them needs no path resolution
+//! and no id allocation.
+
+use crate::error::FsResult;
+use crate::fsdir::{BlockInfo, PermissionStatus};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditOp {
+    Mkdir {
+        id: u64,
+        parent: u64,
+        name: Vec<u8>,
+        perm: PermissionStatus,
+        mtime: u64,
+    },
+    /// A new file, open for write by `client_name`; `replaced` is an existing file removed
+    /// by OVERWRITE in the same step.
+    AddFile {
+        id: u64,
+        parent: u64,
+        name: Vec<u8>,
+        perm: PermissionStatus,
+        mtime: u64,
+        replication: u16,
+        block_size: u64,
+        client_name: String,
+        client_machine: String,
+        replaced: Option<u64>,
+    },
+    /// A new block at the end of an open file (its id and GS are new).
+    AddBlock {
+        file: u64,
+        block: BlockInfo,
+    },
+    /// New length and/or GS of the file's last block (commit, fsync, pipeline update).
+    UpdateLastBlock {
+        file: u64,
+        block: BlockInfo,
+    },
+    /// Removes the file's last block.
+    AbandonBlock {
+        file: u64,
+        block_id: u64,
+    },
+    /// Closes an open file and releases its lease.
+    CloseFile {
+        file: u64,
+        mtime: u64,
+        atime: u64,
+    },
+    /// Re-opens a closed file for append.
+    ReopenFile {
+        file: u64,
+        client_name: String,
+        client_machine: String,
+    },
+    /// A generation stamp handed out outside AddBlock (updateBlockForPipeline).
+    SetGenstamp {
+        gs: u64,
+    },
+    Delete {
+        id: u64,
+        mtime: u64,
+    },
+    /// Moves `id` to `dst_parent/dst_name`, removing `replaced` first when set.
+    Rename {
+        id: u64,
+        dst_parent: u64,
+        dst_name: Vec<u8>,
+        replaced: Option<u64>,
+        mtime: u64,
+    },
+    SetReplication {
+        id: u64,
+        replication: u16,
+    },
+    SetPermission {
+        id: u64,
+        mode: u16,
+    },
+    SetOwner {
+        id: u64,
+        owner: Option<String>,
+        group: Option<String>,
+    },
+    SetTimes {
+        id: u64,
+        mtime: Option<u64>,
+        atime: Option<u64>,
+    },
+}
+
+/// Receives every applied op, in order. The durable edit log implements this; a
+/// mutation must not be acknowledged to a client before its record is durable.
+pub trait Journal: Send + Sync + std::fmt::Debug {
+    fn record(&mut self, op: &EditOp) -> FsResult<()>;
+}
+
+/// A journal that keeps nothing (no edit log yet).
+#[derive(Debug, Default)]
+pub struct NoJournal;
+
+impl Journal for NoJournal {
+    fn record(&mut self, _op: &EditOp) -> FsResult<()> {
+        Ok(())
+    }
+}
+
+/// A journal that remembers ops in memory, shared with whoever holds a clone (tests).
+#[derive(Debug, Default, Clone)]
+pub struct MemoryJournal {
+    pub ops: std::sync::Arc<parking_lot::Mutex<Vec<EditOp>>>,
+}
+
+impl Journal for MemoryJournal {
+    fn record(&mut self, op: &EditOp) -> FsResult<()> {
+        self.ops.lock().push(op.clone());
+        Ok(())
+    }
+}

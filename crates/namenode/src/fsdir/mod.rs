@@ -1,0 +1,343 @@
+//! The inode tree: directories and files, lookup by path, subtree walks.
+//!
+//! This is plain data. Every change to it goes through [`crate::edit::EditOp`] applied by
+//! [`crate::namespace::Namespace::log_and_apply`]; the methods here that mutate are the
+//! primitive steps that application uses.
+
+pub mod path;
+pub mod permission;
+pub mod summary;
+
+use std::collections::{BTreeMap, HashMap};
+
+pub use path::FsPath;
+
+/// Inode id of `/`, as in HDFS.
+pub const ROOT_INODE_ID: u64 = 16385;
+/// "Not set" for quotas.
+pub const QUOTA_UNSET: i64 = -1;
+
+/// Owner, group and mode (including the sticky bit 0o1000).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionStatus {
+    pub owner: String,
+    pub group: String,
+    pub mode: u16,
+}
+
+/// A block of a file as the namespace knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockInfo {
+    pub id: u64,
+    pub gs: u64,
+    pub num_bytes: u64,
+}
+
+/// Who is writing a file that is open for write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnderConstruction {
+    pub client_name: String,
+    pub client_machine: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct FileInode {
+    pub replication: u16,
+    pub block_size: u64,
+    pub blocks: Vec<BlockInfo>,
+    pub uc: Option<UnderConstruction>,
+}
+
+impl FileInode {
+    /// Sum of the block lengths (for an open file this includes the fsync'd length of
+    /// the last block).
+    pub fn length(&self) -> u64 {
+        self.blocks.iter().map(|b| b.num_bytes).sum()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct DirInode {
+    /// Children by name; a `BTreeMap` of raw bytes gives HDFS's byte-order listing.
+    pub children: BTreeMap<Vec<u8>, u64>,
+    pub ns_quota: i64,
+    pub ds_quota: i64,
+}
+
+#[derive(Debug, Clone)]
+pub enum InodeKind {
+    Dir(DirInode),
+    File(FileInode),
+}
+
+#[derive(Debug, Clone)]
+pub struct Inode {
+    pub id: u64,
+    pub parent: u64,
+    pub name: Vec<u8>,
+    pub perm: PermissionStatus,
+    pub mtime: u64,
+    pub atime: u64,
+    pub kind: InodeKind,
+}
+
+impl Inode {
+    pub fn is_dir(&self) -> bool {
+        matches!(self.kind, InodeKind::Dir(_))
+    }
+    pub fn as_dir(&self) -> Option<&DirInode> {
+        match &self.kind {
+            InodeKind::Dir(d) => Some(d),
+            InodeKind::File(_) => None,
+        }
+    }
+    pub fn as_dir_mut(&mut self) -> Option<&mut DirInode> {
+        match &mut self.kind {
+            InodeKind::Dir(d) => Some(d),
+            InodeKind::File(_) => None,
+        }
+    }
+    pub fn as_file(&self) -> Option<&FileInode> {
+        match &self.kind {
+            InodeKind::File(f) => Some(f),
+            InodeKind::Dir(_) => None,
+        }
+    }
+    pub fn as_file_mut(&mut self) -> Option<&mut FileInode> {
+        match &mut self.kind {
+            InodeKind::File(f) => Some(f),
+            InodeKind::Dir(_) => None,
+        }
+    }
+}
+
+/// The inodes met while resolving a path: `ids[0]` is the root, `ids[i]` the inode of
+/// component `i` (None from the first missing one on).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub ids: Vec<Option<u64>>,
+    /// Index of an existing non-directory met before the last component, if any.
+    pub not_dir_at: Option<usize>,
+}
+
+impl Resolved {
+    /// The inode of the whole path.
+    pub fn last(&self) -> Option<u64> {
+        self.ids.last().copied().flatten()
+    }
+    /// The inode of the parent of the path (None for the root or a missing parent).
+    pub fn parent(&self) -> Option<u64> {
+        if self.ids.len() < 2 {
+            return None;
+        }
+        self.ids[self.ids.len() - 2]
+    }
+    /// Index of the deepest existing ancestor of the last component.
+    pub fn last_existing_ancestor(&self) -> usize {
+        let n = self.ids.len().saturating_sub(1);
+        (0..n).rev().find(|&i| self.ids[i].is_some()).unwrap_or(0)
+    }
+}
+
+/// What a subtree removal detached from the namespace.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Removed {
+    pub blocks: Vec<u64>,
+    /// Files that were open for write: (inode id, lease holder).
+    pub open_files: Vec<(u64, String)>,
+    pub inodes: usize,
+}
+
+/// The inode tree.
+#[derive(Debug, Clone)]
+pub struct FsDirectory {
+    inodes: HashMap<u64, Inode>,
+}
+
+impl FsDirectory {
+    /// A namespace holding only `/` (owner `owner`, group `group`, 0755).
+    pub fn new(owner: &str, group: &str, now: u64) -> Self {
+        let root = Inode {
+            id: ROOT_INODE_ID,
+            parent: ROOT_INODE_ID,
+            name: Vec::new(),
+            perm: PermissionStatus {
+                owner: owner.to_string(),
+                group: group.to_string(),
+                mode: 0o755,
+            },
+            mtime: now,
+            atime: now,
+            kind: InodeKind::Dir(DirInode {
+                children: BTreeMap::new(),
+                ns_quota: QUOTA_UNSET,
+                ds_quota: QUOTA_UNSET,
+            }),
+        };
+        let mut inodes = HashMap::new();
+        inodes.insert(ROOT_INODE_ID, root);
+        FsDirectory { inodes }
+    }
+
+    pub fn get(&self, id: u64) -> Option<&Inode> {
+        self.inodes.get(&id)
+    }
+
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut Inode> {
+        self.inodes.get_mut(&id)
+    }
+
+    pub fn contains(&self, id: u64) -> bool {
+        self.inodes.contains_key(&id)
+    }
+
+    pub fn inode_count(&self) -> usize {
+        self.inodes.len()
+    }
+
+    pub fn child(&self, dir: u64, name: &[u8]) -> Option<u64> {
+        self.get(dir)?.as_dir()?.children.get(name).copied()
+    }
+
+    /// Walks `path` from the root.
+    pub fn resolve(&self, path: &FsPath) -> Resolved {
+        let comps = path.components();
+        let mut ids = Vec::with_capacity(comps.len() + 1);
+        ids.push(Some(ROOT_INODE_ID));
+        let mut cur = Some(ROOT_INODE_ID);
+        let mut not_dir_at = None;
+        for (i, name) in comps.iter().enumerate() {
+            let next = match cur.and_then(|c| self.get(c)) {
+                Some(inode) => match inode.as_dir() {
+                    Some(d) => d.children.get(name).copied(),
+                    None => {
+                        not_dir_at.get_or_insert(i);
+                        None
+                    }
+                },
+                None => None,
+            };
+            ids.push(next);
+            cur = next;
+        }
+        Resolved { ids, not_dir_at }
+    }
+
+    /// The absolute path of an inode ("/" for the root).
+    pub fn path_of(&self, mut id: u64) -> String {
+        let mut names: Vec<&[u8]> = Vec::new();
+        while id != ROOT_INODE_ID {
+            match self.get(id) {
+                Some(inode) => {
+                    names.push(&inode.name);
+                    id = inode.parent;
+                }
+                None => break,
+            }
+        }
+        if names.is_empty() {
+            return "/".to_string();
+        }
+        let mut s = String::new();
+        for n in names.iter().rev() {
+            s.push('/');
+            s.push_str(&String::from_utf8_lossy(n));
+        }
+        s
+    }
+
+    /// True when `id` is `ancestor` or lies below it.
+    pub fn is_descendant(&self, mut id: u64, ancestor: u64) -> bool {
+        loop {
+            if id == ancestor {
+                return true;
+            }
+            if id == ROOT_INODE_ID {
+                return false;
+            }
+            match self.get(id) {
+                Some(i) => id = i.parent,
+                None => return false,
+            }
+        }
+    }
+
+    /// Adds `inode` under its `parent` (which must be a directory). Returns false if
+    /// the parent is missing, not a directory, or already has a child of that name.
+    pub fn attach(&mut self, inode: Inode) -> bool {
+        let parent = inode.parent;
+        let name = inode.name.clone();
+        let id = inode.id;
+        let Some(dir) = self.inodes.get_mut(&parent).and_then(Inode::as_dir_mut) else {
+            return false;
+        };
+        if dir.children.contains_key(&name) {
+            return false;
+        }
+        dir.children.insert(name, id);
+        self.inodes.insert(id, inode);
+        true
+    }
+
+    /// Unlinks `id` from its parent's children; the inode and its subtree stay in the map.
+    pub fn detach(&mut self, id: u64) -> Option<Inode> {
+        let inode = self.inodes.remove(&id)?;
+        if let Some(dir) = self
+            .inodes
+            .get_mut(&inode.parent)
+            .and_then(Inode::as_dir_mut)
+        {
+            dir.children.remove(&inode.name);
+        }
+        Some(inode)
+    }
+
+    /// Re-links a detached inode under `parent` as `name`.
+    pub fn reattach(&mut self, mut inode: Inode, parent: u64, name: Vec<u8>) -> bool {
+        inode.parent = parent;
+        inode.name = name;
+        self.attach(inode)
+    }
+
+    /// Unlinks `id` and drops its whole subtree, collecting the blocks and open files.
+    pub fn remove_subtree(&mut self, id: u64) -> Removed {
+        let mut out = Removed::default();
+        let Some(top) = self.detach(id) else {
+            return out;
+        };
+        let mut stack = vec![top];
+        while let Some(inode) = stack.pop() {
+            out.inodes += 1;
+            match inode.kind {
+                InodeKind::Dir(d) => {
+                    for child in d.children.values() {
+                        if let Some(c) = self.inodes.remove(child) {
+                            stack.push(c);
+                        }
+                    }
+                }
+                InodeKind::File(f) => {
+                    out.blocks.extend(f.blocks.iter().map(|b| b.id));
+                    if let Some(uc) = f.uc {
+                        out.open_files.push((inode.id, uc.client_name));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Ids of every inode in the subtree of `id` (itself first), depth-first.
+    pub fn subtree(&self, id: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut stack = vec![id];
+        while let Some(cur) = stack.pop() {
+            let Some(inode) = self.get(cur) else { continue };
+            out.push(cur);
+            if let Some(d) = inode.as_dir() {
+                stack.extend(d.children.values().rev().copied());
+            }
+        }
+        out
+    }
+}

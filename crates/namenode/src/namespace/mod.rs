@@ -1,0 +1,461 @@
+//! The namespace state behind the namesystem lock: the inode tree, leases, id and
+//! generation-stamp counters and the manual safe-mode flag.
+//!
+//! Operations (in the submodules) validate a request against the state, turn it into
+//! [`EditOp`]s and pass each to [`Namespace::log_and_apply`], the one place that
+//! changes the state and feeds the journal.
+
+mod attrs;
+mod create;
+mod delete;
+mod mkdir;
+mod read;
+mod rename;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+pub use create::{AppendResult, CreateArgs, flags};
+pub use read::{FileBlocks, FileStatus, Listing};
+pub use write::{AddBlockPlan, CompletePlan, FileRef, OpenFile};
+
+use crate::edit::{EditOp, Journal, NoJournal};
+use crate::error::{FsError, FsResult};
+use crate::fsdir::permission::{Caller, PermissionChecker};
+use crate::fsdir::{
+    DirInode, FileInode, FsDirectory, FsPath, Inode, InodeKind, QUOTA_UNSET, ROOT_INODE_ID,
+    Removed, Resolved, UnderConstruction,
+};
+use crate::leases::LeaseManager;
+
+/// First contiguous block id handed out (2^30 + 1).
+pub const FIRST_BLOCK_ID: u64 = (1 << 30) + 1;
+/// First generation stamp handed out.
+pub const FIRST_GENERATION_STAMP: u64 = 1001;
+
+/// Settings the namespace needs (read from the configuration by the namesystem).
+#[derive(Debug, Clone)]
+pub struct NamespaceConfig {
+    pub permissions_enabled: bool,
+    /// The user who formatted/started the NameNode.
+    pub superuser: String,
+    /// `dfs.permissions.superusergroup`.
+    pub supergroup: String,
+    /// `dfs.ls.limit`.
+    pub ls_limit: usize,
+    pub max_component_length: usize,
+    pub max_directory_items: usize,
+    pub min_block_size: u64,
+    pub max_blocks_per_file: usize,
+    pub min_replication: u16,
+    pub max_replication: u16,
+    pub soft_limit: Duration,
+    pub hard_limit: Duration,
+    /// `dfs.namenode.accesstime.precision` in ms (0 = access times off).
+    pub access_time_precision: u64,
+}
+
+impl Default for NamespaceConfig {
+    fn default() -> Self {
+        NamespaceConfig {
+            permissions_enabled: true,
+            superuser: "hdfs".into(),
+            supergroup: "supergroup".into(),
+            ls_limit: 1000,
+            max_component_length: 255,
+            max_directory_items: 1_048_576,
+            min_block_size: 1_048_576,
+            max_blocks_per_file: 10_000,
+            min_replication: 1,
+            max_replication: 512,
+            soft_limit: crate::leases::SOFT_LIMIT,
+            hard_limit: Duration::from_secs(1200),
+            access_time_precision: 3_600_000,
+        }
+    }
+}
+
+/// The current time as the namespace uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    /// Wall clock, ms since the epoch (inode times).
+    pub wall_ms: u64,
+    /// Monotonic reading (leases).
+    pub mono: Duration,
+}
+
+/// The namespace.
+#[derive(Debug)]
+pub struct Namespace {
+    dir: FsDirectory,
+    leases: LeaseManager,
+    block_owner: HashMap<u64, u64>,
+    last_inode_id: u64,
+    last_block_id: u64,
+    last_gs: u64,
+    cfg: NamespaceConfig,
+    journal: Box<dyn Journal>,
+    manual_safe_mode: bool,
+}
+
+impl Namespace {
+    /// A fresh namespace holding only `/`, owned by the superuser.
+    pub fn new(cfg: NamespaceConfig, now: Now) -> Self {
+        let dir = FsDirectory::new(&cfg.superuser, &cfg.supergroup, now.wall_ms);
+        Namespace {
+            dir,
+            leases: LeaseManager::default(),
+            block_owner: HashMap::new(),
+            last_inode_id: ROOT_INODE_ID,
+            last_block_id: FIRST_BLOCK_ID - 1,
+            last_gs: FIRST_GENERATION_STAMP - 1,
+            cfg,
+            journal: Box::new(NoJournal),
+            manual_safe_mode: false,
+        }
+    }
+
+    /// Replaces the journal that receives applied ops.
+    pub fn set_journal(&mut self, journal: Box<dyn Journal>) {
+        self.journal = journal;
+    }
+
+    pub fn config(&self) -> &NamespaceConfig {
+        &self.cfg
+    }
+
+    pub fn dir(&self) -> &FsDirectory {
+        &self.dir
+    }
+
+    pub fn leases(&self) -> &LeaseManager {
+        &self.leases
+    }
+
+    /// The caller as the namespace sees them (superuser = the NN's user or a member of
+    /// the supergroup).
+    pub fn caller(&self, user: &str, groups: Vec<String>) -> Caller {
+        let superuser =
+            user == self.cfg.superuser || groups.iter().any(|g| *g == self.cfg.supergroup);
+        Caller::new(user, groups, superuser)
+    }
+
+    pub fn last_generation_stamp(&self) -> u64 {
+        self.last_gs
+    }
+
+    pub fn last_block_id(&self) -> u64 {
+        self.last_block_id
+    }
+
+    /// The file inode a block belongs to.
+    pub fn block_owner(&self, block_id: u64) -> Option<u64> {
+        self.block_owner.get(&block_id).copied()
+    }
+
+    pub fn total_files_and_dirs(&self) -> usize {
+        self.dir.inode_count()
+    }
+
+    pub fn total_blocks(&self) -> usize {
+        self.block_owner.len()
+    }
+
+    // ---- safe mode (manual only; full safe mode is issue 4) ----
+
+    pub fn in_safe_mode(&self) -> bool {
+        self.manual_safe_mode
+    }
+
+    pub fn set_manual_safe_mode(&mut self, on: bool) {
+        self.manual_safe_mode = on;
+    }
+
+    /// Fails with SafeModeException when mutations are not allowed.
+    pub fn check_safe_mode(&self, what: &str) -> FsResult<()> {
+        if self.manual_safe_mode {
+            return Err(FsError::SafeMode(format!(
+                "{what}. Name node is in safe mode. It was turned on manually. \
+                 Use \"hdfs dfsadmin -safemode leave\" to turn safe mode off."
+            )));
+        }
+        Ok(())
+    }
+
+    // ---- allocation ----
+
+    pub(crate) fn next_inode_id(&self) -> u64 {
+        self.last_inode_id + 1
+    }
+
+    pub(crate) fn next_block_id(&self) -> u64 {
+        self.last_block_id + 1
+    }
+
+    pub(crate) fn next_generation_stamp(&self) -> u64 {
+        self.last_gs + 1
+    }
+
+    // ---- helpers for operations ----
+
+    pub(crate) fn checker<'a>(&'a self, caller: &'a Caller) -> PermissionChecker<'a> {
+        PermissionChecker {
+            dir: &self.dir,
+            caller,
+            enabled: self.cfg.permissions_enabled,
+        }
+    }
+
+    pub(crate) fn resolve(&self, path: &FsPath) -> Resolved {
+        self.dir.resolve(path)
+    }
+
+    /// Checks a new name against dfs.namenode.fs-limits.*.
+    pub(crate) fn check_new_child(&self, parent: u64, name: &[u8]) -> FsResult<()> {
+        if name.len() > self.cfg.max_component_length {
+            return Err(FsError::PathComponentTooLong(format!(
+                "The maximum path component name limit of {} in directory {} is exceeded: limit={} length={}",
+                String::from_utf8_lossy(name),
+                self.dir.path_of(parent),
+                self.cfg.max_component_length,
+                name.len()
+            )));
+        }
+        let items = self
+            .dir
+            .get(parent)
+            .and_then(Inode::as_dir)
+            .map(|d| d.children.len())
+            .unwrap_or(0);
+        if items >= self.cfg.max_directory_items {
+            return Err(FsError::MaxDirectoryItemsExceeded(format!(
+                "The directory item limit of {} is exceeded: limit={} items={}",
+                self.dir.path_of(parent),
+                self.cfg.max_directory_items,
+                items
+            )));
+        }
+        Ok(())
+    }
+
+    /// The one place the namespace changes: applies `op` and hands it to the journal.
+    /// Returns what the op removed from the tree (blocks go to the block manager after
+    /// the namespace lock is released).
+    pub fn log_and_apply(&mut self, op: EditOp, mono: Duration) -> FsResult<Removed> {
+        let removed = self.apply(&op, mono)?;
+        self.journal.record(&op)?;
+        Ok(removed)
+    }
+
+    /// Applies one op to the state (also what replay will call).
+    pub fn apply(&mut self, op: &EditOp, mono: Duration) -> FsResult<Removed> {
+        let mut removed = Removed::default();
+        match op {
+            EditOp::Mkdir {
+                id,
+                parent,
+                name,
+                perm,
+                mtime,
+            } => {
+                let inode = Inode {
+                    id: *id,
+                    parent: *parent,
+                    name: name.clone(),
+                    perm: perm.clone(),
+                    mtime: *mtime,
+                    atime: *mtime,
+                    kind: InodeKind::Dir(DirInode {
+                        children: Default::default(),
+                        ns_quota: QUOTA_UNSET,
+                        ds_quota: QUOTA_UNSET,
+                    }),
+                };
+                self.attach(inode, *mtime)?;
+            }
+            EditOp::AddFile {
+                id,
+                parent,
+                name,
+                perm,
+                mtime,
+                replication,
+                block_size,
+                client_name,
+                client_machine,
+                replaced,
+            } => {
+                if let Some(old) = replaced {
+                    removed = self.remove(*old);
+                }
+                let inode = Inode {
+                    id: *id,
+                    parent: *parent,
+                    name: name.clone(),
+                    perm: perm.clone(),
+                    mtime: *mtime,
+                    atime: *mtime,
+                    kind: InodeKind::File(FileInode {
+                        replication: *replication,
+                        block_size: *block_size,
+                        blocks: Vec::new(),
+                        uc: Some(UnderConstruction {
+                            client_name: client_name.clone(),
+                            client_machine: client_machine.clone(),
+                        }),
+                    }),
+                };
+                self.attach(inode, *mtime)?;
+                self.leases.add(client_name, *id, mono);
+            }
+            EditOp::AddBlock { file, block } => {
+                let f = self.file_mut(*file)?;
+                f.blocks.push(*block);
+                self.block_owner.insert(block.id, *file);
+                self.last_block_id = self.last_block_id.max(block.id);
+                self.last_gs = self.last_gs.max(block.gs);
+            }
+            EditOp::UpdateLastBlock { file, block } => {
+                let f = self.file_mut(*file)?;
+                match f.blocks.last_mut() {
+                    Some(last) if last.id == block.id => *last = *block,
+                    _ => return Err(inconsistent(op)),
+                }
+                self.last_gs = self.last_gs.max(block.gs);
+            }
+            EditOp::AbandonBlock { file, block_id } => {
+                let f = self.file_mut(*file)?;
+                match f.blocks.last() {
+                    Some(last) if last.id == *block_id => {
+                        f.blocks.pop();
+                    }
+                    _ => return Err(inconsistent(op)),
+                }
+                self.block_owner.remove(block_id);
+            }
+            EditOp::CloseFile { file, mtime, atime } => {
+                let inode = self.dir.get_mut(*file).ok_or_else(|| inconsistent(op))?;
+                inode.mtime = *mtime;
+                inode.atime = *atime;
+                let f = inode.as_file_mut().ok_or_else(|| inconsistent(op))?;
+                if let Some(uc) = f.uc.take() {
+                    self.leases.remove(&uc.client_name, *file);
+                }
+            }
+            EditOp::ReopenFile {
+                file,
+                client_name,
+                client_machine,
+            } => {
+                let f = self.file_mut(*file)?;
+                f.uc = Some(UnderConstruction {
+                    client_name: client_name.clone(),
+                    client_machine: client_machine.clone(),
+                });
+                self.leases.add(client_name, *file, mono);
+            }
+            EditOp::SetGenstamp { gs } => self.last_gs = self.last_gs.max(*gs),
+            EditOp::Delete { id, mtime } => {
+                let parent = self
+                    .dir
+                    .get(*id)
+                    .map(|i| i.parent)
+                    .ok_or_else(|| inconsistent(op))?;
+                removed = self.remove(*id);
+                if let Some(p) = self.dir.get_mut(parent) {
+                    p.mtime = *mtime;
+                }
+            }
+            EditOp::Rename {
+                id,
+                dst_parent,
+                dst_name,
+                replaced,
+                mtime,
+            } => {
+                if let Some(old) = replaced {
+                    removed = self.remove(*old);
+                }
+                let inode = self.dir.detach(*id).ok_or_else(|| inconsistent(op))?;
+                let src_parent = inode.parent;
+                if !self.dir.reattach(inode, *dst_parent, dst_name.clone()) {
+                    return Err(inconsistent(op));
+                }
+                for p in [src_parent, *dst_parent] {
+                    if let Some(p) = self.dir.get_mut(p) {
+                        p.mtime = *mtime;
+                    }
+                }
+            }
+            EditOp::SetReplication { id, replication } => {
+                self.file_mut(*id)?.replication = *replication;
+            }
+            EditOp::SetPermission { id, mode } => {
+                self.dir
+                    .get_mut(*id)
+                    .ok_or_else(|| inconsistent(op))?
+                    .perm
+                    .mode = *mode;
+            }
+            EditOp::SetOwner { id, owner, group } => {
+                let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;
+                if let Some(o) = owner {
+                    inode.perm.owner = o.clone();
+                }
+                if let Some(g) = group {
+                    inode.perm.group = g.clone();
+                }
+            }
+            EditOp::SetTimes { id, mtime, atime } => {
+                let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;
+                if let Some(m) = mtime {
+                    inode.mtime = *m;
+                }
+                if let Some(a) = atime {
+                    inode.atime = *a;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    fn attach(&mut self, inode: Inode, mtime: u64) -> FsResult<()> {
+        let (id, parent) = (inode.id, inode.parent);
+        if !self.dir.attach(inode) {
+            return Err(FsError::Io(format!(
+                "inconsistent namespace: cannot add inode {id} under {parent}"
+            )));
+        }
+        self.last_inode_id = self.last_inode_id.max(id);
+        if let Some(p) = self.dir.get_mut(parent) {
+            p.mtime = mtime;
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, id: u64) -> Removed {
+        let removed = self.dir.remove_subtree(id);
+        for b in &removed.blocks {
+            self.block_owner.remove(b);
+        }
+        for (file, holder) in &removed.open_files {
+            self.leases.remove(holder, *file);
+        }
+        removed
+    }
+
+    fn file_mut(&mut self, id: u64) -> FsResult<&mut FileInode> {
+        self.dir
+            .get_mut(id)
+            .and_then(Inode::as_file_mut)
+            .ok_or_else(|| FsError::Io(format!("inconsistent namespace: inode {id} is not a file")))
+    }
+}
+
+fn inconsistent(op: &EditOp) -> FsError {
+    FsError::Io(format!("inconsistent namespace: cannot apply {op:?}"))
+}
