@@ -1,6 +1,7 @@
 //! Per-chunk data checksums (CRC32 / CRC32C / none) and the 7-byte meta file header.
 
 use bytes::BufMut;
+use rhdfs_proto::hdfs::{ChecksumProto, ChecksumTypeProto};
 
 use crate::error::{Result, TransferError};
 
@@ -68,6 +69,26 @@ impl ChecksumKind {
     }
 }
 
+impl From<ChecksumKind> for ChecksumTypeProto {
+    fn from(k: ChecksumKind) -> Self {
+        match k {
+            ChecksumKind::Null => ChecksumTypeProto::ChecksumNull,
+            ChecksumKind::Crc32 => ChecksumTypeProto::ChecksumCrc32,
+            ChecksumKind::Crc32c => ChecksumTypeProto::ChecksumCrc32c,
+        }
+    }
+}
+
+impl From<ChecksumTypeProto> for ChecksumKind {
+    fn from(t: ChecksumTypeProto) -> Self {
+        match t {
+            ChecksumTypeProto::ChecksumNull => ChecksumKind::Null,
+            ChecksumTypeProto::ChecksumCrc32 => ChecksumKind::Crc32,
+            ChecksumTypeProto::ChecksumCrc32c => ChecksumKind::Crc32c,
+        }
+    }
+}
+
 /// Checksum algorithm plus chunk size, as negotiated per block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DataChecksum {
@@ -90,6 +111,21 @@ impl DataChecksum {
         DataChecksum {
             kind,
             bytes_per_checksum,
+        }
+    }
+
+    /// From `ChecksumProto{type, bytesPerChecksum}`.
+    pub fn from_proto(p: &ChecksumProto) -> Result<Self> {
+        let c = DataChecksum::new(ChecksumKind::from_proto(p.r#type)?, p.bytes_per_checksum);
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// To `ChecksumProto`.
+    pub fn to_proto(&self) -> ChecksumProto {
+        ChecksumProto {
+            r#type: self.kind.to_proto(),
+            bytes_per_checksum: self.bytes_per_checksum,
         }
     }
 

@@ -17,3 +17,5 @@ pub use md5crc::FileChecksum;
 pub use op::{Op, read_delimited, read_op, write_delimited, write_op};
 pub mod packet;
 pub use packet::{Packet, PacketHeader, read_packet, read_packet_raw, write_packet};
+pub mod ack;
+pub use ack::PipelineAck;
