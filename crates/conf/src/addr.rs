@@ -118,10 +118,10 @@ pub fn namenode_rpc_address(conf: &Configuration) -> Result<(String, u16), ConfE
             keys::FS_DEFAULT_FS_KEY
         )));
     }
-    if !authority.contains(':') {
-        if let Some(a) = nameservice_address(conf, authority) {
-            return parse_host_port(&a, DEFAULT_NAMENODE_RPC_PORT);
-        }
+    if !authority.contains(':')
+        && let Some(a) = nameservice_address(conf, authority)
+    {
+        return parse_host_port(&a, DEFAULT_NAMENODE_RPC_PORT);
     }
     parse_host_port(authority, DEFAULT_NAMENODE_RPC_PORT)
 }

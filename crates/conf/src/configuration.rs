@@ -662,10 +662,11 @@ fn parse_xml(xml: &str, source: &str) -> Result<Vec<RawProperty>, ConfError> {
                     if let Some(p) = p.finish() {
                         out.push(p);
                     }
-                } else if let Some(c) = cur.as_mut() {
-                    if tag == "value" && field == Field::None {
-                        c.value = Some(String::new());
-                    }
+                } else if let Some(c) = cur.as_mut()
+                    && tag == "value"
+                    && field == Field::None
+                {
+                    c.value = Some(String::new());
                 }
             }
             Event::End(e) => {
@@ -686,22 +687,19 @@ fn parse_xml(xml: &str, source: &str) -> Result<Vec<RawProperty>, ConfError> {
                         }
                     }
                     field = Field::None;
-                } else if tag == "property" && field == Field::None {
-                    if let Some(p) = cur.take().and_then(PropBuilder::finish) {
-                        out.push(p);
-                    }
+                } else if tag == "property"
+                    && field == Field::None
+                    && let Some(p) = cur.take().and_then(PropBuilder::finish)
+                {
+                    out.push(p);
                 }
             }
-            Event::Text(t) => {
-                if field != Field::None {
-                    let s = t.unescape().map_err(|err| xml_err(source, err))?;
-                    text.push_str(&s);
-                }
+            Event::Text(t) if field != Field::None => {
+                let s = t.unescape().map_err(|err| xml_err(source, err))?;
+                text.push_str(&s);
             }
-            Event::CData(t) => {
-                if field != Field::None {
-                    text.push_str(&utf8(t.as_ref(), source)?);
-                }
+            Event::CData(t) if field != Field::None => {
+                text.push_str(&utf8(t.as_ref(), source)?);
             }
             Event::Eof => break,
             _ => {}

@@ -9,9 +9,7 @@ pub const SEED_ENV: &str = "RHDFS_SEED";
 /// A `StdRng` seeded from `seed`, else from `$RHDFS_SEED` (decimal or `0x` hex), else from
 /// entropy. The seed is logged at debug level so a run can be reproduced.
 pub fn seeded_rng(seed: Option<u64>) -> StdRng {
-    let seed = seed
-        .or_else(env_seed)
-        .unwrap_or_else(|| rand::random::<u64>());
+    let seed = seed.or_else(env_seed).unwrap_or_else(rand::random::<u64>);
     tracing::debug!(seed, "seeded random number generator ({SEED_ENV}={seed})");
     StdRng::seed_from_u64(seed)
 }
