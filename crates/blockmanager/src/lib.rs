@@ -1,1 +1,40 @@
-//! rhdfs-blockmanager
+//! rhdfs-blockmanager: the NameNode's block side — DataNodes, the blocks map, placement,
+//! block reports, and the delete path — behind its own locks, separate from the
+//! namespace's. Plain synchronous logic with an injectable clock; `start()` adds the
+//! heartbeat checker and the RedundancyMonitor as tokio tasks.
+//!
+//! Map: `manager` (API, write path, locations, stats), `reports` (registration,
+//! heartbeats, incremental/full reports, dead nodes), `deletion` (remove_blocks,
+//! invalidation scheduling), `monitor` (tasks), `service` (DatanodeProtocol RPC),
+//! `state` (the locked state and its operations), `report` (BlockListAsLongs and
+//! reportDiff classification), `placement`, `datanodes`, `invalidate`, `blocks_map`,
+//! `locks` (hold-time statistics), `render` (DatanodeInfoProto), `leases`, `config`.
+
+pub mod block;
+pub mod blocks_map;
+pub mod config;
+pub mod datanodes;
+mod deletion;
+pub mod error;
+pub mod invalidate;
+pub mod leases;
+pub mod locks;
+mod manager;
+mod monitor;
+pub mod placement;
+pub mod render;
+pub mod report;
+mod reports;
+pub mod service;
+pub mod state;
+
+pub use block::{Block, BlockInfo, BlockUcState, CorruptReason, ReplicaState};
+pub use config::BlockManagerConfig;
+pub use datanodes::{DatanodeId, Liveness, StorageReport};
+pub use error::BlockManagerError;
+pub use locks::LockStat;
+pub use manager::{BlockLocations, BlockManager, FsStats, Location, NamespaceInfo};
+pub use placement::{PlacementPolicy, SimplePlacement};
+pub use report::{ReportedReplica, decode_buffers, decode_longs, encode_buffer, encode_longs};
+pub use reports::{FullReportSummary, HeartbeatOutcome, IncrementalItem};
+pub use service::DatanodeProtocolService;

@@ -1,0 +1,175 @@
+//! Blocks, their states, and the replicas the block manager knows of.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A block as the namespace and the DataNodes name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Block {
+    pub id: u64,
+    pub gs: u64,
+    pub num_bytes: u64,
+}
+
+impl Block {
+    pub fn new(id: u64, gs: u64, num_bytes: u64) -> Self {
+        Block { id, gs, num_bytes }
+    }
+}
+
+impl fmt::Display for Block {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "blk_{}_{}", self.id, self.gs)
+    }
+}
+
+/// Block state on the NameNode (Hadoop's BlockUCState).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockUcState {
+    UnderConstruction,
+    UnderRecovery,
+    Committed,
+    Complete,
+}
+
+impl fmt::Display for BlockUcState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BlockUcState::UnderConstruction => "UNDER_CONSTRUCTION",
+            BlockUcState::UnderRecovery => "UNDER_RECOVERY",
+            BlockUcState::Committed => "COMMITTED",
+            BlockUcState::Complete => "COMPLETE",
+        })
+    }
+}
+
+/// Replica state on a DataNode (Hadoop's ReplicaState / ReplicaStateProto values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReplicaState {
+    Finalized = 0,
+    Rbw = 1,
+    Rwr = 2,
+    Rur = 3,
+    Temporary = 4,
+}
+
+impl ReplicaState {
+    pub fn from_value(v: u64) -> Option<Self> {
+        Some(match v {
+            0 => ReplicaState::Finalized,
+            1 => ReplicaState::Rbw,
+            2 => ReplicaState::Rwr,
+            3 => ReplicaState::Rur,
+            4 => ReplicaState::Temporary,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for ReplicaState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ReplicaState::Finalized => "FINALIZED",
+            ReplicaState::Rbw => "RBW",
+            ReplicaState::Rwr => "RWR",
+            ReplicaState::Rur => "RUR",
+            ReplicaState::Temporary => "TEMPORARY",
+        })
+    }
+}
+
+/// Why a replica is considered corrupt (Hadoop's CorruptReplicasMap.Reason).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CorruptReason {
+    GenstampMismatch,
+    SizeMismatch,
+    InvalidState,
+    /// Reported by a client or DataNode through reportBadBlocks.
+    CorruptionReported,
+}
+
+/// One replica of a block on one storage of one DataNode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replica {
+    pub dn_uuid: Arc<str>,
+    pub storage_id: Arc<str>,
+    pub state: ReplicaState,
+    /// Generation stamp and length as last reported.
+    pub gs: u64,
+    pub num_bytes: u64,
+    pub corrupt: Option<CorruptReason>,
+}
+
+impl Replica {
+    /// A finalized, non-corrupt replica: what counts towards minimum replication.
+    pub fn is_good_finalized(&self) -> bool {
+        self.state == ReplicaState::Finalized && self.corrupt.is_none()
+    }
+}
+
+/// Where a block under construction is expected to be written (the pipeline).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpectedLocation {
+    pub dn_uuid: Arc<str>,
+    pub storage_id: Arc<str>,
+}
+
+/// Everything the block manager knows about one block.
+#[derive(Clone, Debug)]
+pub struct BlockInfo {
+    pub block: Block,
+    pub state: BlockUcState,
+    pub replication: u16,
+    pub inode_id: u64,
+    pub replicas: Vec<Replica>,
+    /// The pipeline while the block is not COMPLETE.
+    pub expected: Vec<ExpectedLocation>,
+}
+
+impl BlockInfo {
+    pub fn new_under_construction(
+        block: Block,
+        inode_id: u64,
+        replication: u16,
+        expected: Vec<ExpectedLocation>,
+    ) -> Self {
+        BlockInfo {
+            block,
+            state: BlockUcState::UnderConstruction,
+            replication,
+            inode_id,
+            replicas: Vec::new(),
+            expected,
+        }
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.state == BlockUcState::Complete
+    }
+
+    pub fn replica_on(&self, storage_id: &str) -> Option<&Replica> {
+        self.replicas.iter().find(|r| &*r.storage_id == storage_id)
+    }
+
+    pub fn replica_on_mut(&mut self, storage_id: &str) -> Option<&mut Replica> {
+        self.replicas
+            .iter_mut()
+            .find(|r| &*r.storage_id == storage_id)
+    }
+
+    pub fn has_replica_on_node(&self, dn_uuid: &str) -> bool {
+        self.replicas.iter().any(|r| &*r.dn_uuid == dn_uuid)
+    }
+
+    /// Finalized, non-corrupt replicas whose generation stamp matches the block's.
+    pub fn good_finalized(&self) -> usize {
+        self.replicas
+            .iter()
+            .filter(|r| r.is_good_finalized() && r.gs == self.block.gs)
+            .count()
+    }
+
+    pub fn corrupt_replicas(&self) -> usize {
+        self.replicas.iter().filter(|r| r.corrupt.is_some()).count()
+    }
+}

@@ -1,0 +1,430 @@
+//! DataNode registry: registration, heartbeats with storage reports, and liveness
+//! (stale / dead) decided against an injected clock.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::placement::NodeView;
+
+/// Default rack of every node until the topology of seed 003 exists.
+pub const DEFAULT_RACK: &str = "/default-rack";
+
+/// A DataNode's identity and ports, as in DatanodeIDProto.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DatanodeId {
+    pub uuid: String,
+    pub ip_addr: String,
+    pub host_name: String,
+    pub xfer_port: u32,
+    pub info_port: u32,
+    pub info_secure_port: u32,
+    pub ipc_port: u32,
+}
+
+impl DatanodeId {
+    pub fn xfer_addr(&self) -> String {
+        format!("{}:{}", self.ip_addr, self.xfer_port)
+    }
+}
+
+/// One storage (volume) of a DataNode, from its heartbeat.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StorageReport {
+    pub storage_id: String,
+    /// StorageTypeProto value (DISK = 1).
+    pub storage_type: i32,
+    pub failed: bool,
+    pub capacity: u64,
+    pub dfs_used: u64,
+    pub remaining: u64,
+    pub block_pool_used: u64,
+}
+
+/// Liveness of a DataNode at some instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    Live,
+    Stale,
+    Dead,
+}
+
+#[derive(Clone, Debug)]
+pub struct DatanodeDescriptor {
+    pub id: DatanodeId,
+    pub uuid: Arc<str>,
+    pub software_version: String,
+    pub storages: Vec<StorageReport>,
+    pub xceiver_count: u32,
+    pub xmits_in_progress: u32,
+    /// Wall-clock ms of the last heartbeat (or registration).
+    pub last_update_ms: u64,
+    /// Monotonic time of the last heartbeat (or registration).
+    pub last_update_mono: Duration,
+    /// Set by the heartbeat checker; cleared by re-registration.
+    pub dead: bool,
+}
+
+impl DatanodeDescriptor {
+    pub fn capacity(&self) -> u64 {
+        self.live_storages().map(|s| s.capacity).sum()
+    }
+    pub fn dfs_used(&self) -> u64 {
+        self.live_storages().map(|s| s.dfs_used).sum()
+    }
+    pub fn remaining(&self) -> u64 {
+        self.live_storages().map(|s| s.remaining).sum()
+    }
+    pub fn block_pool_used(&self) -> u64 {
+        self.live_storages().map(|s| s.block_pool_used).sum()
+    }
+    fn live_storages(&self) -> impl Iterator<Item = &StorageReport> {
+        self.storages.iter().filter(|s| !s.failed)
+    }
+
+    /// The storage a new replica goes to: the non-failed one with most room.
+    pub fn best_storage(&self) -> Option<&StorageReport> {
+        self.live_storages().max_by_key(|s| s.remaining)
+    }
+
+    pub fn storage(&self, storage_id: &str) -> Option<&StorageReport> {
+        self.storages.iter().find(|s| s.storage_id == storage_id)
+    }
+}
+
+/// Liveness thresholds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LivenessConfig {
+    pub stale_after: Duration,
+    pub dead_after: Duration,
+}
+
+impl LivenessConfig {
+    /// Hadoop's rules: stale interval floored at `stale_min_heartbeats × heartbeat`;
+    /// dead after `2 × recheck + 10 × heartbeat`.
+    pub fn from_intervals(
+        heartbeat: Duration,
+        recheck: Duration,
+        stale: Duration,
+        stale_min_heartbeats: u32,
+    ) -> Self {
+        LivenessConfig {
+            stale_after: stale.max(heartbeat * stale_min_heartbeats),
+            dead_after: recheck * 2 + heartbeat * 10,
+        }
+    }
+}
+
+/// What a registration changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegisterOutcome {
+    pub new_node: bool,
+    pub was_dead: bool,
+    /// Another uuid that had the same transfer address and was dropped (a re-formatted node).
+    pub replaced: Option<Arc<str>>,
+}
+
+#[derive(Debug)]
+pub struct DatanodeManager {
+    nodes: HashMap<Arc<str>, DatanodeDescriptor>,
+    liveness: LivenessConfig,
+}
+
+impl DatanodeManager {
+    pub fn new(liveness: LivenessConfig) -> Self {
+        DatanodeManager {
+            nodes: HashMap::new(),
+            liveness,
+        }
+    }
+
+    pub fn liveness_config(&self) -> LivenessConfig {
+        self.liveness
+    }
+
+    /// Records a registration; a known uuid is updated in place and counts as alive again.
+    pub fn register(
+        &mut self,
+        id: DatanodeId,
+        software_version: &str,
+        now_ms: u64,
+        now_mono: Duration,
+    ) -> RegisterOutcome {
+        let mut outcome = RegisterOutcome::default();
+        let same_addr: Option<Arc<str>> = self
+            .nodes
+            .values()
+            .find(|d| {
+                *d.uuid != *id.uuid && d.id.ip_addr == id.ip_addr && d.id.xfer_port == id.xfer_port
+            })
+            .map(|d| d.uuid.clone());
+        if let Some(old) = same_addr {
+            self.nodes.remove(&old);
+            outcome.replaced = Some(old);
+        }
+        match self.nodes.get_mut(id.uuid.as_str()) {
+            Some(d) => {
+                outcome.was_dead = d.dead;
+                d.id = id;
+                d.software_version = software_version.to_string();
+                d.dead = false;
+                d.last_update_ms = now_ms;
+                d.last_update_mono = now_mono;
+            }
+            None => {
+                outcome.new_node = true;
+                let uuid: Arc<str> = Arc::from(id.uuid.as_str());
+                self.nodes.insert(
+                    uuid.clone(),
+                    DatanodeDescriptor {
+                        id,
+                        uuid,
+                        software_version: software_version.to_string(),
+                        storages: Vec::new(),
+                        xceiver_count: 0,
+                        xmits_in_progress: 0,
+                        last_update_ms: now_ms,
+                        last_update_mono: now_mono,
+                        dead: false,
+                    },
+                );
+            }
+        }
+        outcome
+    }
+
+    /// Records a heartbeat. False if the node is unknown or was declared dead: it must
+    /// register again (DNA_REGISTER).
+    pub fn heartbeat(
+        &mut self,
+        uuid: &str,
+        reports: Vec<StorageReport>,
+        xceiver_count: u32,
+        xmits_in_progress: u32,
+        now_ms: u64,
+        now_mono: Duration,
+    ) -> bool {
+        let Some(d) = self.nodes.get_mut(uuid) else {
+            return false;
+        };
+        if d.dead {
+            return false;
+        }
+        // Storages not in this report keep their last values (a report lists them all).
+        for r in reports {
+            match d.storages.iter_mut().find(|s| s.storage_id == r.storage_id) {
+                Some(s) => *s = r,
+                None => d.storages.push(r),
+            }
+        }
+        d.xceiver_count = xceiver_count;
+        d.xmits_in_progress = xmits_in_progress;
+        d.last_update_ms = now_ms;
+        d.last_update_mono = now_mono;
+        true
+    }
+
+    /// Makes sure a storage named in a report is known, so its blocks can be attributed.
+    pub fn ensure_storage(&mut self, uuid: &str, storage_id: &str, storage_type: i32) {
+        if let Some(d) = self.nodes.get_mut(uuid)
+            && d.storage(storage_id).is_none()
+        {
+            d.storages.push(StorageReport {
+                storage_id: storage_id.to_string(),
+                storage_type,
+                ..StorageReport::default()
+            });
+        }
+    }
+
+    pub fn liveness_of(&self, d: &DatanodeDescriptor, now_mono: Duration) -> Liveness {
+        let since = now_mono.saturating_sub(d.last_update_mono);
+        if d.dead || since > self.liveness.dead_after {
+            Liveness::Dead
+        } else if since > self.liveness.stale_after {
+            Liveness::Stale
+        } else {
+            Liveness::Live
+        }
+    }
+
+    /// Marks nodes whose last heartbeat is older than the dead interval; returns those
+    /// newly declared dead.
+    pub fn check_dead(&mut self, now_mono: Duration) -> Vec<Arc<str>> {
+        let dead_after = self.liveness.dead_after;
+        let mut out = Vec::new();
+        for d in self.nodes.values_mut() {
+            if !d.dead && now_mono.saturating_sub(d.last_update_mono) > dead_after {
+                d.dead = true;
+                out.push(d.uuid.clone());
+            }
+        }
+        out.sort();
+        out
+    }
+
+    pub fn get(&self, uuid: &str) -> Option<&DatanodeDescriptor> {
+        self.nodes.get(uuid)
+    }
+
+    pub fn is_alive(&self, uuid: &str, now_mono: Duration) -> bool {
+        self.nodes
+            .get(uuid)
+            .is_some_and(|d| self.liveness_of(d, now_mono) != Liveness::Dead)
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &DatanodeDescriptor> {
+        self.nodes.values()
+    }
+
+    /// Nodes not dead, sorted by uuid (a stable order for seeded choices).
+    pub fn live(&self, now_mono: Duration) -> Vec<&DatanodeDescriptor> {
+        let mut v: Vec<&DatanodeDescriptor> = self
+            .nodes
+            .values()
+            .filter(|d| self.liveness_of(d, now_mono) != Liveness::Dead)
+            .collect();
+        v.sort_by(|a, b| a.uuid.cmp(&b.uuid));
+        v
+    }
+
+    pub fn live_count(&self, now_mono: Duration) -> usize {
+        self.nodes
+            .values()
+            .filter(|d| self.liveness_of(d, now_mono) != Liveness::Dead)
+            .count()
+    }
+
+    /// What placement sees: live nodes with their free space.
+    pub fn placement_view(&self, now_mono: Duration) -> Vec<NodeView> {
+        self.live(now_mono)
+            .into_iter()
+            .map(|d| NodeView {
+                uuid: d.id.uuid.clone(),
+                ip_addr: d.id.ip_addr.clone(),
+                host_name: d.id.host_name.clone(),
+                xfer_port: d.id.xfer_port,
+                remaining: d.best_storage().map_or(0, |s| s.remaining),
+                rack: DEFAULT_RACK.to_string(),
+                stale: self.liveness_of(d, now_mono) == Liveness::Stale,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u32) -> DatanodeId {
+        DatanodeId {
+            uuid: format!("uuid-{n}"),
+            ip_addr: "127.0.0.1".into(),
+            host_name: "localhost".into(),
+            xfer_port: 9000 + n,
+            info_port: 1,
+            info_secure_port: 0,
+            ipc_port: 2,
+        }
+    }
+
+    fn cfg() -> LivenessConfig {
+        LivenessConfig::from_intervals(
+            Duration::from_secs(3),
+            Duration::from_secs(300),
+            Duration::from_secs(30),
+            3,
+        )
+    }
+
+    #[test]
+    fn thresholds_follow_hadoop() {
+        let c = cfg();
+        assert_eq!(c.stale_after, Duration::from_secs(30));
+        assert_eq!(c.dead_after, Duration::from_secs(630));
+        // stale floor: 3 heartbeats
+        let c = LivenessConfig::from_intervals(
+            Duration::from_secs(3),
+            Duration::from_secs(300),
+            Duration::from_secs(1),
+            3,
+        );
+        assert_eq!(c.stale_after, Duration::from_secs(9));
+    }
+
+    #[test]
+    fn live_stale_dead_with_manual_time() {
+        let mut m = DatanodeManager::new(cfg());
+        let t0 = Duration::from_secs(100);
+        assert!(m.register(id(1), "3.5.0", 0, t0).new_node);
+        let d = m
+            .get("uuid-1")
+            .cloned()
+            .unwrap_or_else(|| panic!("registered"));
+        assert_eq!(
+            m.liveness_of(&d, t0 + Duration::from_secs(30)),
+            Liveness::Live
+        );
+        assert_eq!(
+            m.liveness_of(&d, t0 + Duration::from_secs(31)),
+            Liveness::Stale
+        );
+        assert!(m.check_dead(t0 + Duration::from_secs(630)).is_empty());
+        assert_eq!(
+            m.check_dead(t0 + Duration::from_secs(631)),
+            vec![Arc::from("uuid-1")]
+        );
+        assert!(m.check_dead(t0 + Duration::from_secs(700)).is_empty());
+        assert_eq!(m.live_count(t0 + Duration::from_secs(700)), 0);
+        // a dead node's heartbeat is refused until it registers again
+        assert!(!m.heartbeat("uuid-1", vec![], 0, 0, 0, t0 + Duration::from_secs(701)));
+        let o = m.register(id(1), "3.5.0", 0, t0 + Duration::from_secs(702));
+        assert!(o.was_dead && !o.new_node);
+        assert!(m.heartbeat("uuid-1", vec![], 0, 0, 0, t0 + Duration::from_secs(703)));
+        assert!(!m.heartbeat("nobody", vec![], 0, 0, 0, t0));
+    }
+
+    #[test]
+    fn heartbeat_updates_storages() {
+        let mut m = DatanodeManager::new(cfg());
+        m.register(id(1), "3.5.0", 0, Duration::ZERO);
+        let r = |id: &str, cap| StorageReport {
+            storage_id: id.into(),
+            storage_type: 1,
+            capacity: cap,
+            remaining: cap / 2,
+            dfs_used: 1,
+            ..Default::default()
+        };
+        assert!(m.heartbeat(
+            "uuid-1",
+            vec![r("DS-a", 100), r("DS-b", 50)],
+            4,
+            0,
+            5,
+            Duration::from_secs(1)
+        ));
+        let d = m
+            .get("uuid-1")
+            .cloned()
+            .unwrap_or_else(|| panic!("registered"));
+        assert_eq!(d.capacity(), 150);
+        assert_eq!(d.remaining(), 75);
+        assert_eq!(d.xceiver_count, 4);
+        assert_eq!(
+            d.best_storage().map(|s| s.storage_id.as_str()),
+            Some("DS-a")
+        );
+    }
+
+    #[test]
+    fn reformatted_node_replaces_old_uuid() {
+        let mut m = DatanodeManager::new(cfg());
+        m.register(id(1), "3.5.0", 0, Duration::ZERO);
+        let mut again = id(1);
+        again.uuid = "uuid-new".into();
+        let o = m.register(again, "3.5.0", 0, Duration::ZERO);
+        assert_eq!(o.replaced, Some(Arc::from("uuid-1")));
+        assert!(m.get("uuid-1").is_none());
+    }
+}

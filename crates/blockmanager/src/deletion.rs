@@ -1,0 +1,102 @@
+//! The delete path (seeds 000/001): blocks leave the map in bounded batches off the
+//! caller's path, their replicas go to InvalidateBlocks, and the RedundancyMonitor hands
+//! each chosen DataNode a bounded portion for its next heartbeat.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use rand::seq::SliceRandom;
+
+use crate::invalidate::{invalidation_delay, nodes_to_process};
+use crate::manager::BlockManager;
+
+impl BlockManager {
+    /// Removes blocks of deleted files: batches of `dfs.namenode.block.deletion.increment`
+    /// with the lock released between batches, on a background task when a tokio runtime is
+    /// running (the delete RPC does not wait), otherwise right here.
+    pub fn remove_blocks(self: &Arc<Self>, ids: Vec<u64>) {
+        if ids.is_empty() {
+            return;
+        }
+        self.pending_removal
+            .fetch_add(ids.len() as u64, Ordering::Relaxed);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                let bm = Arc::clone(self);
+                handle.spawn(async move {
+                    let batch = bm.cfg.deletion_increment;
+                    for chunk in ids.chunks(batch) {
+                        bm.remove_batch(chunk);
+                        tokio::task::yield_now().await;
+                    }
+                });
+            }
+            Err(_) => self.remove_blocks_now(&ids),
+        }
+    }
+
+    /// Synchronous form of `remove_blocks` (same batching).
+    pub fn remove_blocks_now(&self, ids: &[u64]) {
+        for chunk in ids.chunks(self.cfg.deletion_increment) {
+            self.remove_batch(chunk);
+        }
+    }
+
+    fn remove_batch(&self, chunk: &[u64]) {
+        {
+            let mut st = self.blocks.lock("remove_blocks");
+            for id in chunk {
+                st.remove_block(*id);
+            }
+        }
+        self.pending_removal
+            .fetch_sub(chunk.len() as u64, Ordering::Relaxed);
+    }
+
+    /// One RedundancyMonitor pass of invalidation work (Hadoop's computeInvalidateWork):
+    /// `ceil(live × pct)` nodes, shuffled, each given at most `dfs.block.invalidate.limit`
+    /// replicas. Nothing is handed out before the startup delay has passed. Returns the
+    /// number of replicas scheduled.
+    pub fn compute_invalidate_work(&self) -> usize {
+        let since_start = self.now_mono().saturating_sub(self.started);
+        let delay = invalidation_delay(self.cfg.startup_delay_deletion, since_start);
+        if !delay.is_zero() {
+            tracing::debug!(
+                "Block deletion is delayed during NameNode startup. The deletion will start after {} ms.",
+                delay.as_millis()
+            );
+            return 0;
+        }
+        let live = self.live_datanodes();
+        let mut remaining_nodes = nodes_to_process(live, self.cfg.invalidate_work_pct);
+        let mut nodes = self.blocks.lock("invalidate_work").invalidate.datanodes();
+        nodes.sort();
+        nodes.shuffle(&mut *self.rng.lock());
+        remaining_nodes = remaining_nodes.min(nodes.len());
+        let mut scheduled = 0;
+        for dn in nodes {
+            if remaining_nodes == 0 {
+                break;
+            }
+            let now = self.now_mono();
+            if !self.datanodes.lock("invalidate_work").is_alive(&dn, now) {
+                continue;
+            }
+            let mut st = self.blocks.lock("invalidate_work");
+            let blocks = st.invalidate.poll(&dn, self.cfg.block_invalidate_limit);
+            if blocks.is_empty() {
+                continue;
+            }
+            scheduled += blocks.len();
+            st.pending.add(&dn, blocks);
+            remaining_nodes -= 1;
+        }
+        scheduled
+    }
+
+    /// One full RedundancyMonitor pass. Reconstruction of under-replicated blocks is not
+    /// implemented yet; invalidation is.
+    pub fn redundancy_monitor_pass(&self) -> usize {
+        self.compute_invalidate_work()
+    }
+}

@@ -1,0 +1,36 @@
+//! The block manager's error type.
+
+use thiserror::Error;
+
+/// Errors returned by the block manager. `java_class()` names the Java exception a
+/// client should see for each kind.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum BlockManagerError {
+    /// Placement could not reach `dfs.namenode.replication.min` targets. The message is
+    /// Hadoop's, word for word.
+    #[error("{0}")]
+    NotEnoughReplicas(String),
+    /// The block id is not in the blocks map.
+    #[error("Block blk_{0} does not exist")]
+    UnknownBlock(u64),
+    /// The operation does not fit the block's current state (e.g. commit of a COMPLETE block).
+    #[error("{0}")]
+    InvalidState(String),
+    /// A DataNode that is not (or no longer) registered sent a report; the message is
+    /// Hadoop's for that report kind.
+    #[error("{0}")]
+    UnregisteredNode(String),
+    /// A block report could not be decoded.
+    #[error("Malformed block report: {0}")]
+    MalformedReport(String),
+    /// A configuration key held a value that cannot be used.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+impl BlockManagerError {
+    /// The Java exception class a client should receive for this error.
+    pub fn java_class(&self) -> &'static str {
+        "java.io.IOException"
+    }
+}

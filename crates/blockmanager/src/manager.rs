@@ -1,0 +1,527 @@
+//! `BlockManager`: the NameNode's block side behind its own locks (separate from the
+//! namespace lock). Write path, locations and statistics live here; DataNode traffic in
+//! `reports.rs`, deletion in `deletion.rs`, background tasks in `monitor.rs`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rand::rngs::StdRng;
+use rhdfs_conf::Configuration;
+use rhdfs_conf::clock::SharedClock;
+use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use crate::block::{Block, BlockUcState, ExpectedLocation};
+use crate::config::BlockManagerConfig;
+use crate::datanodes::{DatanodeManager, Liveness};
+use crate::error::BlockManagerError;
+use crate::leases::ReportLeases;
+use crate::locks::{LockStat, TimedMutex};
+use crate::placement::{
+    ExcludedNode, PlacementPolicy, PlacementRequest, SimplePlacement, not_enough_replicas_message,
+};
+use crate::render;
+use crate::state::BlockState;
+
+/// A replica location handed to clients: the node, and the storage on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Location {
+    pub info: DatanodeInfoProto,
+    pub storage_id: String,
+    /// StorageTypeProto value (DISK = 1).
+    pub storage_type: i32,
+}
+
+/// The namespace identity DataNodes learn from versionRequest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NamespaceInfo {
+    pub namespace_id: u32,
+    pub cluster_id: String,
+    pub block_pool_id: String,
+    pub ctime: u64,
+}
+
+/// Cluster-wide figures for getStats / getFsStats / dfsadmin -report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FsStats {
+    pub capacity: u64,
+    pub used: u64,
+    pub remaining: u64,
+    pub block_pool_used: u64,
+    pub under_replicated: u64,
+    pub corrupt_blocks: u64,
+    pub missing_blocks: u64,
+    pub missing_repl_one: u64,
+    /// Replicas waiting in InvalidateBlocks (not yet handed to a DataNode).
+    pub pending_deletion: u64,
+    /// Replicas handed to DataNodes and waiting for their next heartbeat.
+    pub pending_deletion_commands: u64,
+    /// Blocks whose removal from the map (remove_blocks) has not run yet.
+    pub pending_removal: u64,
+    pub blocks_total: u64,
+    pub live_datanodes: u64,
+    pub dead_datanodes: u64,
+}
+
+/// A block with its locations, as getBlockLocations needs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockLocations {
+    pub block: Block,
+    pub state: BlockUcState,
+    pub locations: Vec<Location>,
+    /// Every known replica is corrupt (the locations are the corrupt ones).
+    pub corrupt: bool,
+}
+
+pub struct BlockManager {
+    pub(crate) cfg: BlockManagerConfig,
+    pub(crate) clock: SharedClock,
+    pub(crate) ns: NamespaceInfo,
+    pub(crate) started: Duration,
+    pub(crate) datanodes: TimedMutex<DatanodeManager>,
+    pub(crate) blocks: TimedMutex<BlockState>,
+    pub(crate) placement: Box<dyn PlacementPolicy>,
+    pub(crate) rng: Mutex<StdRng>,
+    pub(crate) replica_event: Notify,
+    pub(crate) last_txid: AtomicU64,
+    pub(crate) pending_removal: AtomicU64,
+    pub(crate) leases: Mutex<ReportLeases>,
+    pub(crate) tasks: Mutex<Vec<JoinHandle<()>>>,
+    pub(crate) stopped: AtomicBool,
+}
+
+impl std::fmt::Debug for BlockManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockManager")
+            .field("block_pool_id", &self.ns.block_pool_id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn excluded_of(ids: &[DatanodeIdProto]) -> Vec<ExcludedNode> {
+    ids.iter()
+        .map(|d| ExcludedNode {
+            uuid: d.datanode_uuid.clone(),
+            ip_addr: d.ip_addr.clone(),
+            xfer_port: d.xfer_port,
+        })
+        .collect()
+}
+
+impl BlockManager {
+    pub fn new(
+        conf: &Configuration,
+        clock: SharedClock,
+        ns: NamespaceInfo,
+    ) -> Result<Arc<Self>, BlockManagerError> {
+        Ok(Self::with_config(
+            BlockManagerConfig::from_conf(conf)?,
+            clock,
+            ns,
+        ))
+    }
+
+    /// Builds from explicit settings (tests pick a seed here).
+    pub fn with_config(
+        cfg: BlockManagerConfig,
+        clock: SharedClock,
+        ns: NamespaceInfo,
+    ) -> Arc<Self> {
+        let started = clock.monotonic();
+        let rng = rhdfs_conf::rng::seeded_rng(cfg.seed);
+        Arc::new(BlockManager {
+            datanodes: TimedMutex::new("datanodes", DatanodeManager::new(cfg.liveness)),
+            blocks: TimedMutex::new("blocks", BlockState::new(cfg.min_replication)),
+            placement: Box::new(SimplePlacement),
+            rng: Mutex::new(rng),
+            replica_event: Notify::new(),
+            last_txid: AtomicU64::new(0),
+            pending_removal: AtomicU64::new(0),
+            leases: Mutex::new(ReportLeases::new(
+                cfg.max_report_leases,
+                cfg.report_lease_length,
+            )),
+            tasks: Mutex::new(Vec::new()),
+            stopped: AtomicBool::new(false),
+            started,
+            cfg,
+            clock,
+            ns,
+        })
+    }
+
+    pub fn config(&self) -> &BlockManagerConfig {
+        &self.cfg
+    }
+
+    pub fn namespace_info(&self) -> &NamespaceInfo {
+        &self.ns
+    }
+
+    pub fn block_pool_id(&self) -> &str {
+        &self.ns.block_pool_id
+    }
+
+    /// The namespace's last transaction id, reported in heartbeat responses.
+    pub fn set_last_txid(&self, txid: u64) {
+        self.last_txid.store(txid, Ordering::Relaxed);
+    }
+
+    pub(crate) fn now_mono(&self) -> Duration {
+        self.clock.monotonic()
+    }
+
+    /// Longest lock holds and waits, per lock and operation kind.
+    pub fn lock_stats(&self) -> Vec<LockStat> {
+        let mut v = self.blocks.stats();
+        v.extend(self.datanodes.stats());
+        v
+    }
+
+    pub fn reset_lock_stats(&self) {
+        self.blocks.reset_stats();
+        self.datanodes.reset_stats();
+    }
+
+    // ---- placement ----
+
+    /// Chooses up to `replication` targets for a new block of file `src`.
+    pub fn choose_targets(
+        &self,
+        src: &str,
+        replication: usize,
+        writer_host: Option<&str>,
+        excluded: &[DatanodeIdProto],
+        favored: &[String],
+        block_size: u64,
+    ) -> Result<Vec<Location>, BlockManagerError> {
+        let excluded = excluded_of(excluded);
+        let req = PlacementRequest {
+            count: replication,
+            writer_host,
+            excluded: &excluded,
+            favored,
+            existing: &[],
+            block_size,
+        };
+        let chosen = self.place(&req);
+        let min = self.cfg.min_replication.min(replication.max(1));
+        if chosen.len() < min {
+            let running = self.live_datanodes();
+            return Err(BlockManagerError::NotEnoughReplicas(
+                not_enough_replicas_message(
+                    src,
+                    chosen.len(),
+                    self.cfg.min_replication,
+                    running,
+                    excluded.len(),
+                ),
+            ));
+        }
+        Ok(chosen)
+    }
+
+    /// Chooses `n` more nodes for an existing pipeline (getAdditionalDatanode). Returns only
+    /// the new nodes; fewer than `n` (even none) when the cluster has no more.
+    pub fn additional_datanodes(
+        &self,
+        _src: &str,
+        existing: &[String],
+        excluded: &[DatanodeIdProto],
+        n: usize,
+        block_size: u64,
+    ) -> Result<Vec<Location>, BlockManagerError> {
+        let excluded = excluded_of(excluded);
+        let req = PlacementRequest {
+            count: n,
+            writer_host: None,
+            excluded: &excluded,
+            favored: &[],
+            existing,
+            block_size,
+        };
+        Ok(self.place(&req))
+    }
+
+    fn place(&self, req: &PlacementRequest<'_>) -> Vec<Location> {
+        let dns = self.datanodes.lock("choose_targets");
+        let now = self.now_mono();
+        let view = dns.placement_view(now);
+        let picks = {
+            let mut rng = self.rng.lock();
+            self.placement.choose(req, &view, &mut rng)
+        };
+        picks
+            .into_iter()
+            .filter_map(|i| {
+                let d = dns.get(&view[i].uuid)?;
+                let storage = d.best_storage();
+                Some(Location {
+                    info: render::datanode_info(d, dns.liveness_of(d, now)),
+                    storage_id: storage.map(|s| s.storage_id.clone()).unwrap_or_default(),
+                    storage_type: storage.map_or(1, |s| s.storage_type),
+                })
+            })
+            .collect()
+    }
+
+    // ---- write path ----
+
+    pub fn add_block_under_construction(
+        &self,
+        block: Block,
+        inode_id: u64,
+        replication: u16,
+        targets: &[Location],
+    ) {
+        let expected = targets
+            .iter()
+            .map(|l| ExpectedLocation {
+                dn_uuid: Arc::from(l.info.id.datanode_uuid.as_str()),
+                storage_id: Arc::from(l.storage_id.as_str()),
+            })
+            .collect();
+        self.blocks.lock("add_block").add_under_construction(
+            block,
+            inode_id,
+            replication,
+            expected,
+        );
+    }
+
+    /// UC -> COMMITTED with the client's length and generation stamp (COMPLETE at once if
+    /// enough replicas were already reported).
+    pub fn commit_block(&self, block: Block) -> Result<(), BlockManagerError> {
+        let completed = self.blocks.lock("commit").commit(block)?;
+        if completed {
+            self.replica_event.notify_waiters();
+        }
+        Ok(())
+    }
+
+    /// COMMITTED -> COMPLETE when >= dfs.namenode.replication.min finalized replicas; true
+    /// if the block is COMPLETE.
+    pub fn try_complete_block(&self, id: u64) -> bool {
+        self.blocks.lock("complete").try_complete(id)
+    }
+
+    /// Waits up to `timeout` for the block to be COMPLETE or to have minReplication
+    /// finalized replicas. True if it does.
+    pub async fn wait_for_min_replication(&self, id: u64, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.replica_event.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.blocks.lock("wait_min").has_min_replicas(id) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.blocks.lock("wait_min").has_min_replicas(id);
+            }
+        }
+    }
+
+    pub fn get_block(&self, id: u64) -> Option<(Block, BlockUcState)> {
+        self.blocks
+            .lock("get_block")
+            .map
+            .get(id)
+            .map(|i| (i.block, i.state))
+    }
+
+    /// Live locations: the expected pipeline for blocks not yet COMPLETE, otherwise the
+    /// good replicas; stale nodes last.
+    pub fn locations(&self, id: u64) -> Vec<Location> {
+        self.block_locations(id)
+            .map(|b| b.locations)
+            .unwrap_or_default()
+    }
+
+    /// The block, its state and its locations (corrupt=true when only corrupt replicas exist).
+    pub fn block_locations(&self, id: u64) -> Option<BlockLocations> {
+        let (block, state, picks, corrupt) = {
+            let st = self.blocks.lock("locations");
+            let info = st.map.get(id)?;
+            let mut picks: Vec<(Arc<str>, Arc<str>)> = Vec::new();
+            let mut corrupt = false;
+            if !info.is_complete() && !info.expected.is_empty() {
+                picks.extend(
+                    info.expected
+                        .iter()
+                        .map(|e| (e.dn_uuid.clone(), e.storage_id.clone())),
+                );
+            } else {
+                picks.extend(
+                    info.replicas
+                        .iter()
+                        .filter(|r| {
+                            r.corrupt.is_none() && (r.is_good_finalized() || !info.is_complete())
+                        })
+                        .map(|r| (r.dn_uuid.clone(), r.storage_id.clone())),
+                );
+                if picks.is_empty() && info.corrupt_replicas() > 0 {
+                    corrupt = true;
+                    picks.extend(
+                        info.replicas
+                            .iter()
+                            .filter(|r| r.corrupt.is_some())
+                            .map(|r| (r.dn_uuid.clone(), r.storage_id.clone())),
+                    );
+                }
+            }
+            (info.block, info.state, picks, corrupt)
+        };
+        let dns = self.datanodes.lock("locations");
+        let now = self.now_mono();
+        let mut locs: Vec<(bool, Location)> = picks
+            .into_iter()
+            .filter_map(|(dn, storage)| {
+                let d = dns.get(&dn)?;
+                let live = dns.liveness_of(d, now);
+                if live == Liveness::Dead {
+                    return None;
+                }
+                Some((
+                    live == Liveness::Stale,
+                    Location {
+                        info: render::datanode_info(d, live),
+                        storage_type: d.storage(&storage).map_or(1, |s| s.storage_type),
+                        storage_id: storage.to_string(),
+                    },
+                ))
+            })
+            .collect();
+        locs.sort_by_key(|(stale, _)| *stale);
+        Some(BlockLocations {
+            block,
+            state,
+            locations: locs.into_iter().map(|(_, l)| l).collect(),
+            corrupt,
+        })
+    }
+
+    /// Records a pipeline recovery: new GS/length and the new pipeline members.
+    pub fn update_pipeline(
+        &self,
+        old: Block,
+        new: Block,
+        new_nodes: &[String],
+        storage_ids: &[String],
+    ) {
+        if old.id != new.id {
+            tracing::warn!(%old, %new, "updatePipeline with different block ids ignored");
+            return;
+        }
+        let expected: Vec<ExpectedLocation> = {
+            let dns = self.datanodes.lock("update_pipeline");
+            new_nodes
+                .iter()
+                .enumerate()
+                .map(|(i, uuid)| {
+                    let storage = storage_ids
+                        .get(i)
+                        .filter(|s| !s.is_empty())
+                        .cloned()
+                        .or_else(|| {
+                            dns.get(uuid)
+                                .and_then(|d| d.best_storage())
+                                .map(|s| s.storage_id.clone())
+                        })
+                        .unwrap_or_default();
+                    ExpectedLocation {
+                        dn_uuid: Arc::from(uuid.as_str()),
+                        storage_id: Arc::from(storage.as_str()),
+                    }
+                })
+                .collect()
+        };
+        self.blocks
+            .lock("update_pipeline")
+            .update_pipeline(new, expected);
+    }
+
+    /// Drops a block the client abandoned; any replica written goes to InvalidateBlocks.
+    pub fn abandon_block(&self, id: u64) {
+        self.blocks.lock("abandon_block").remove_block(id);
+    }
+
+    /// New expected replication; surplus replicas of COMPLETE blocks are deleted.
+    /// Raising replication does not copy replicas yet (no reconstruction work).
+    pub fn set_replication(&self, ids: &[u64], replication: u16) {
+        for chunk in ids.chunks(self.cfg.deletion_increment) {
+            let mut st = self.blocks.lock("set_replication");
+            for id in chunk {
+                st.set_replication(*id, replication);
+            }
+        }
+    }
+
+    // ---- reports for clients and operators ----
+
+    pub fn fs_stats(&self) -> FsStats {
+        let (counts, pending_deletion, pending_cmds) = {
+            let st = self.blocks.lock("stats");
+            (
+                st.counts(),
+                st.invalidate.num_blocks() as u64,
+                st.pending.len() as u64,
+            )
+        };
+        let dns = self.datanodes.lock("stats");
+        let now = self.now_mono();
+        let mut s = FsStats {
+            under_replicated: counts.under_replicated,
+            corrupt_blocks: counts.corrupt_blocks,
+            missing_blocks: counts.missing_blocks,
+            missing_repl_one: counts.missing_repl_one,
+            blocks_total: counts.blocks_total,
+            pending_deletion,
+            pending_deletion_commands: pending_cmds,
+            pending_removal: self.pending_removal.load(Ordering::Relaxed),
+            ..FsStats::default()
+        };
+        for d in dns.all() {
+            if dns.liveness_of(d, now) == Liveness::Dead {
+                s.dead_datanodes += 1;
+                continue;
+            }
+            s.live_datanodes += 1;
+            s.capacity += d.capacity();
+            s.used += d.dfs_used();
+            s.remaining += d.remaining();
+            s.block_pool_used += d.block_pool_used();
+        }
+        s
+    }
+
+    /// DatanodeReportTypeProto: ALL 1, LIVE 2, DEAD 3 (others: none, as no node is
+    /// decommissioning or in maintenance).
+    pub fn datanode_report(&self, kind: i32) -> Vec<DatanodeInfoProto> {
+        let dns = self.datanodes.lock("datanode_report");
+        let now = self.now_mono();
+        let mut v: Vec<(String, DatanodeInfoProto)> = dns
+            .all()
+            .filter_map(|d| {
+                let live = dns.liveness_of(d, now);
+                let keep = match kind {
+                    1 => true,
+                    2 => live != Liveness::Dead,
+                    3 => live == Liveness::Dead,
+                    _ => false,
+                };
+                keep.then(|| (d.id.xfer_addr(), render::datanode_info(d, live)))
+            })
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.into_iter().map(|(_, i)| i).collect()
+    }
+
+    pub fn live_datanodes(&self) -> usize {
+        let now = self.now_mono();
+        self.datanodes.lock("live_count").live_count(now)
+    }
+}

@@ -1,0 +1,52 @@
+//! DatanodeInfoProto rendering of a DataNode descriptor.
+
+use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto, datanode_info_proto::AdminState};
+
+use crate::datanodes::{DEFAULT_RACK, DatanodeDescriptor, DatanodeId, Liveness};
+
+pub fn datanode_id(id: &DatanodeId) -> DatanodeIdProto {
+    DatanodeIdProto {
+        ip_addr: id.ip_addr.clone(),
+        host_name: id.host_name.clone(),
+        datanode_uuid: id.uuid.clone(),
+        xfer_port: id.xfer_port,
+        info_port: id.info_port,
+        ipc_port: id.ipc_port,
+        info_secure_port: Some(id.info_secure_port),
+    }
+}
+
+pub fn datanode_id_from_proto(p: &DatanodeIdProto) -> DatanodeId {
+    DatanodeId {
+        uuid: p.datanode_uuid.clone(),
+        ip_addr: p.ip_addr.clone(),
+        host_name: p.host_name.clone(),
+        xfer_port: p.xfer_port,
+        info_port: p.info_port,
+        info_secure_port: p.info_secure_port.unwrap_or(0),
+        ipc_port: p.ipc_port,
+    }
+}
+
+/// Hadoop's DatanodeInfo as clients and dfsadmin see it. A dead node reports zero
+/// capacity and usage, as Hadoop's does once its storages are gone.
+pub fn datanode_info(d: &DatanodeDescriptor, liveness: Liveness) -> DatanodeInfoProto {
+    let dead = liveness == Liveness::Dead;
+    let num = |v: u64| Some(if dead { 0 } else { v });
+    DatanodeInfoProto {
+        id: datanode_id(&d.id),
+        capacity: num(d.capacity()),
+        dfs_used: num(d.dfs_used()),
+        remaining: num(d.remaining()),
+        block_pool_used: num(d.block_pool_used()),
+        last_update: Some(d.last_update_ms),
+        xceiver_count: Some(if dead { 0 } else { d.xceiver_count }),
+        location: Some(DEFAULT_RACK.to_string()),
+        non_dfs_used: Some(0),
+        admin_state: Some(AdminState::Normal as i32),
+        cache_capacity: Some(0),
+        cache_used: Some(0),
+        last_update_monotonic: Some(d.last_update_mono.as_millis() as u64),
+        ..DatanodeInfoProto::default()
+    }
+}

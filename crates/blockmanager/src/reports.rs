@@ -1,0 +1,318 @@
+//! DataNode traffic: registration, heartbeats, incremental and full block reports, bad
+//! block reports, and the removal of dead nodes' replicas. Every lock hold is bounded:
+//! full reports and dead-node removal work in chunks with the lock released between them.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::block::{Block, CorruptReason, ReplicaState};
+use crate::config::REPORT_CHUNK;
+use crate::datanodes::{DatanodeId, RegisterOutcome, StorageReport};
+use crate::error::BlockManagerError;
+use crate::manager::BlockManager;
+use crate::report::ReportedReplica;
+
+/// One entry of an incremental block report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IncrementalItem {
+    /// RECEIVING_BLOCK: an RBW replica exists.
+    Receiving(Block),
+    /// RECEIVED_BLOCK: a finalized replica exists.
+    Received(Block),
+    /// DELETED_BLOCK: the replica is gone.
+    Deleted(Block),
+}
+
+/// What a heartbeat produced for its response.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeartbeatOutcome {
+    /// False: unknown or dead node; answer DNA_REGISTER.
+    pub registered: bool,
+    /// Replicas to delete (one DNA_INVALIDATE command).
+    pub invalidate: Vec<Block>,
+    /// Full block report lease (0 = none).
+    pub full_report_lease: u64,
+}
+
+/// What processing one storage's full report did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FullReportSummary {
+    pub reported: usize,
+    pub added: usize,
+    pub removed: usize,
+    pub invalidated: usize,
+    pub corrupt: usize,
+    pub chunks: usize,
+}
+
+impl BlockManager {
+    /// Records a registration. A DataNode coming back from the dead starts with no replicas
+    /// until its next full report; a node replaced at the same address loses its replicas.
+    pub fn register_datanode(&self, id: DatanodeId, software_version: &str) -> RegisterOutcome {
+        let now_ms = self.clock.now_millis();
+        let now = self.now_mono();
+        let outcome = self
+            .datanodes
+            .lock("register")
+            .register(id, software_version, now_ms, now);
+        if let Some(old) = &outcome.replaced {
+            tracing::info!(uuid = %old, "DataNode replaced by a new uuid at the same address");
+            self.forget_node(old);
+        }
+        outcome
+    }
+
+    /// Records a heartbeat and collects the commands for its response.
+    pub fn heartbeat(
+        &self,
+        uuid: &str,
+        reports: Vec<StorageReport>,
+        xceiver_count: u32,
+        xmits_in_progress: u32,
+        request_full_report_lease: bool,
+    ) -> HeartbeatOutcome {
+        let now_ms = self.clock.now_millis();
+        let now = self.now_mono();
+        let registered = self.datanodes.lock("heartbeat").heartbeat(
+            uuid,
+            reports,
+            xceiver_count,
+            xmits_in_progress,
+            now_ms,
+            now,
+        );
+        if !registered {
+            return HeartbeatOutcome::default();
+        }
+        let invalidate = self
+            .blocks
+            .lock("heartbeat")
+            .pending
+            .take(uuid, self.cfg.block_invalidate_limit);
+        let full_report_lease = if request_full_report_lease {
+            let seed = self.now_mono().as_nanos() as u64 ^ self.clock.now_millis();
+            self.leases.lock().request(uuid, now, seed)
+        } else {
+            0
+        };
+        HeartbeatOutcome {
+            registered: true,
+            invalidate,
+            full_report_lease,
+        }
+    }
+
+    fn live_node_uuid(&self, uuid: &str) -> Option<Arc<str>> {
+        let now = self.now_mono();
+        let dns = self.datanodes.lock("report_check");
+        let d = dns.get(uuid)?;
+        (!d.dead && dns.is_alive(uuid, now)).then(|| d.uuid.clone())
+    }
+
+    /// Applies an incremental block report for one storage of a DataNode.
+    pub fn incremental_report(
+        &self,
+        uuid: &str,
+        storage_id: &str,
+        storage_type: i32,
+        items: &[IncrementalItem],
+    ) -> Result<(), BlockManagerError> {
+        let dn = self.live_node_uuid(uuid).ok_or_else(|| {
+            BlockManagerError::UnregisteredNode(
+                "Got incremental block report from unregistered or dead node".to_string(),
+            )
+        })?;
+        self.datanodes
+            .lock("ibr")
+            .ensure_storage(uuid, storage_id, storage_type);
+        let storage: Arc<str> = Arc::from(storage_id);
+        let mut wake = false;
+        for chunk in items.chunks(REPORT_CHUNK) {
+            let mut st = self.blocks.lock("ibr");
+            for item in chunk {
+                match *item {
+                    IncrementalItem::Receiving(b) => {
+                        let r = ReportedReplica {
+                            block: b,
+                            state: ReplicaState::Rbw,
+                        };
+                        st.process_replica(&dn, &storage, &r);
+                    }
+                    IncrementalItem::Received(b) => {
+                        let r = ReportedReplica {
+                            block: b,
+                            state: ReplicaState::Finalized,
+                        };
+                        let o = st.process_replica(&dn, &storage, &r);
+                        wake |= o.finalized_added || o.completed;
+                    }
+                    IncrementalItem::Deleted(b) => {
+                        st.replica_deleted(&dn, &storage, b.id);
+                    }
+                }
+            }
+        }
+        if wake {
+            self.replica_event.notify_waiters();
+        }
+        Ok(())
+    }
+
+    /// Applies one storage's full block report: every reported replica is classified
+    /// (add / under construction / invalidate / corrupt), then replicas known on the storage
+    /// but not reported (and recorded before this report began) are removed. Work is done in
+    /// chunks of at most `REPORT_CHUNK` replicas or `dfs.namenode.blockreport.max.lock.hold.time`.
+    pub fn full_report(
+        &self,
+        uuid: &str,
+        storage_id: &str,
+        storage_type: i32,
+        replicas: &[ReportedReplica],
+    ) -> Result<FullReportSummary, BlockManagerError> {
+        let dn = self.live_node_uuid(uuid).ok_or_else(|| {
+            BlockManagerError::UnregisteredNode(format!(
+                "ProcessReport from dead or unregistered node: {uuid}"
+            ))
+        })?;
+        self.datanodes
+            .lock("full_report")
+            .ensure_storage(uuid, storage_id, storage_type);
+        let storage: Arc<str> = Arc::from(storage_id);
+        let mut sum = FullReportSummary {
+            reported: replicas.len(),
+            ..FullReportSummary::default()
+        };
+        let start_seq = self.blocks.lock("full_report").map.seq();
+        let mut seen: HashSet<u64> = HashSet::with_capacity(replicas.len());
+        let mut wake = false;
+        let mut i = 0;
+        while i < replicas.len() {
+            let mut st = self.blocks.lock("full_report");
+            let t0 = Instant::now();
+            let end = (i + REPORT_CHUNK).min(replicas.len());
+            while i < end {
+                let r = &replicas[i];
+                i += 1;
+                seen.insert(r.block.id);
+                let o = st.process_replica(&dn, &storage, r);
+                sum.added += usize::from(o.finalized_added);
+                sum.invalidated += usize::from(o.invalidated);
+                sum.corrupt += usize::from(o.corrupt);
+                wake |= o.finalized_added || o.completed;
+                if t0.elapsed() >= self.cfg.report_max_lock_hold {
+                    break;
+                }
+            }
+            sum.chunks += 1;
+        }
+        let unreported: Vec<u64> = self
+            .blocks
+            .lock("full_report")
+            .map
+            .storage_blocks(storage_id)
+            .into_iter()
+            .filter(|(id, seq)| *seq <= start_seq && !seen.contains(id))
+            .map(|(id, _)| id)
+            .collect();
+        for chunk in unreported.chunks(REPORT_CHUNK) {
+            let mut st = self.blocks.lock("full_report");
+            for id in chunk {
+                if st.map.remove_replica(*id, storage_id).is_some() {
+                    sum.removed += 1;
+                }
+            }
+            sum.chunks += 1;
+        }
+        if wake {
+            self.replica_event.notify_waiters();
+        }
+        Ok(sum)
+    }
+
+    /// Releases the node's full block report lease (after the last RPC of a report).
+    pub fn full_report_done(&self, uuid: &str) {
+        self.leases.lock().release(uuid);
+    }
+
+    /// A client or DataNode found a replica corrupt: it is no longer served, and is deleted
+    /// once enough good replicas exist. `storage_id` None: whichever storage of that node.
+    pub fn report_bad_block(&self, block: Block, dn_uuid: &str, storage_id: Option<&str>) {
+        let dn: Arc<str> = Arc::from(dn_uuid);
+        let mut st = self.blocks.lock("report_bad_blocks");
+        let Some(info) = st.map.get(block.id) else {
+            tracing::info!(%block, dn = dn_uuid, "reportBadBlocks for a block not in the blocks map");
+            return;
+        };
+        let found = info
+            .replicas
+            .iter()
+            .find(|r| &*r.dn_uuid == dn_uuid && storage_id.is_none_or(|s| &*r.storage_id == s))
+            .map(|r| (r.storage_id.clone(), r.state, r.gs, r.num_bytes));
+        let (storage, state, gs, len) = match found {
+            Some(f) => f,
+            None => match storage_id {
+                Some(s) => (
+                    Arc::from(s),
+                    ReplicaState::Finalized,
+                    block.gs,
+                    block.num_bytes,
+                ),
+                None => {
+                    tracing::info!(%block, dn = dn_uuid, "reportBadBlocks: no replica on that node");
+                    return;
+                }
+            },
+        };
+        st.mark_corrupt(
+            &dn,
+            &storage,
+            Block::new(block.id, gs, len),
+            state,
+            CorruptReason::CorruptionReported,
+        );
+    }
+
+    /// Declares DataNodes dead whose last heartbeat is older than the dead interval and
+    /// drops their replicas from the blocks map. Returns the uuids declared dead.
+    pub fn check_heartbeats(&self) -> Vec<Arc<str>> {
+        let now = self.now_mono();
+        let dead = self.datanodes.lock("heartbeat_check").check_dead(now);
+        for uuid in &dead {
+            tracing::info!(uuid = %uuid, "BLOCK* removeDeadDatanode: lost heartbeat");
+            self.forget_node(uuid);
+        }
+        dead
+    }
+
+    /// Removes every replica of a node from the blocks map (in chunks) and drops its
+    /// pending deletions.
+    pub(crate) fn forget_node(&self, uuid: &str) {
+        let storages = self.blocks.lock("remove_node").map.storages_of_node(uuid);
+        for storage in storages {
+            let ids: Vec<u64> = self
+                .blocks
+                .lock("remove_node")
+                .map
+                .storage_blocks(&storage)
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            for chunk in ids.chunks(self.cfg.deletion_increment) {
+                let mut st = self.blocks.lock("remove_node");
+                for id in chunk {
+                    st.map.remove_replica(*id, &storage);
+                }
+            }
+            self.blocks
+                .lock("remove_node")
+                .map
+                .forget_storage_if_empty(&storage);
+        }
+        let mut st = self.blocks.lock("remove_node");
+        st.invalidate.remove_node(uuid);
+        st.pending.remove_node(uuid);
+        drop(st);
+        self.leases.lock().release(uuid);
+    }
+}

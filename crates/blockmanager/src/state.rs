@@ -1,0 +1,339 @@
+//! The block side's state under one lock: the blocks map, InvalidateBlocks and the
+//! per-node queues of deletions waiting for a heartbeat. Plain synchronous logic; the
+//! `BlockManager` decides how long the lock is held around each call.
+
+use std::sync::Arc;
+
+use crate::block::{Block, BlockInfo, BlockUcState, CorruptReason, ExpectedLocation, ReplicaState};
+use crate::blocks_map::BlocksMap;
+use crate::error::BlockManagerError;
+use crate::invalidate::{InvalidateBlocks, PendingCommands};
+use crate::report::{ReportAction, ReportedReplica, classify};
+
+/// `numBytes` of a block deleted from the namespace in a DNA_INVALIDATE command: the
+/// DataNode need not acknowledge its deletion (Hadoop's BlockCommand.NO_ACK).
+pub const NO_ACK: u64 = i64::MAX as u64;
+
+/// What processing one reported replica did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplicaOutcome {
+    /// A finalized replica was recorded (wake waiters of minimum replication).
+    pub finalized_added: bool,
+    /// The block went COMMITTED -> COMPLETE.
+    pub completed: bool,
+    pub invalidated: bool,
+    pub corrupt: bool,
+}
+
+/// Counts for fsStats / dfsadmin -report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockCounts {
+    pub blocks_total: u64,
+    pub under_replicated: u64,
+    pub corrupt_blocks: u64,
+    pub missing_blocks: u64,
+    pub missing_repl_one: u64,
+}
+
+#[derive(Debug)]
+pub struct BlockState {
+    pub map: BlocksMap,
+    pub invalidate: InvalidateBlocks,
+    pub pending: PendingCommands,
+    min_replication: usize,
+}
+
+impl BlockState {
+    pub fn new(min_replication: usize) -> Self {
+        BlockState {
+            map: BlocksMap::new(),
+            invalidate: InvalidateBlocks::new(),
+            pending: PendingCommands::default(),
+            min_replication: min_replication.max(1),
+        }
+    }
+
+    pub fn min_replication(&self) -> usize {
+        self.min_replication
+    }
+
+    pub fn add_under_construction(
+        &mut self,
+        block: Block,
+        inode_id: u64,
+        replication: u16,
+        expected: Vec<ExpectedLocation>,
+    ) {
+        self.map.insert(BlockInfo::new_under_construction(
+            block,
+            inode_id,
+            replication,
+            expected,
+        ));
+    }
+
+    /// UC -> COMMITTED with the client's length and generation stamp, then COMPLETE at once
+    /// if enough finalized replicas are already there. Ok(true) if the block is COMPLETE.
+    pub fn commit(&mut self, commit: Block) -> Result<bool, BlockManagerError> {
+        let info = self
+            .map
+            .get_mut(commit.id)
+            .ok_or(BlockManagerError::UnknownBlock(commit.id))?;
+        match info.state {
+            BlockUcState::Complete => return Ok(true),
+            BlockUcState::Committed => {
+                if info.block.gs != commit.gs || info.block.num_bytes != commit.num_bytes {
+                    return Err(BlockManagerError::InvalidState(format!(
+                        "Trying to commit block {} of length {} but it is already committed as {} of length {}",
+                        commit, commit.num_bytes, info.block, info.block.num_bytes
+                    )));
+                }
+            }
+            BlockUcState::UnderConstruction | BlockUcState::UnderRecovery => {
+                if info.block.gs != commit.gs {
+                    return Err(BlockManagerError::InvalidState(format!(
+                        "Commit block with mismatching GS. NN has {}, client submits {}",
+                        info.block, commit
+                    )));
+                }
+                info.block.num_bytes = commit.num_bytes;
+                info.state = BlockUcState::Committed;
+            }
+        }
+        Ok(self.try_complete(commit.id))
+    }
+
+    /// COMMITTED -> COMPLETE when at least minReplication good finalized replicas exist.
+    pub fn try_complete(&mut self, id: u64) -> bool {
+        let min = self.min_replication;
+        let Some(info) = self.map.get_mut(id) else {
+            return false;
+        };
+        match info.state {
+            BlockUcState::Complete => true,
+            BlockUcState::Committed if info.good_finalized() >= min => {
+                info.state = BlockUcState::Complete;
+                info.expected.clear();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// True when the block is COMPLETE or has minReplication good finalized replicas of its
+    /// current generation stamp and length (for COMMITTED blocks).
+    pub fn has_min_replicas(&self, id: u64) -> bool {
+        let Some(info) = self.map.get(id) else {
+            return false;
+        };
+        info.is_complete() || info.good_finalized() >= self.min_replication
+    }
+
+    /// Records a pipeline change: new generation stamp and length, new expected locations;
+    /// replicas of older generation stamps no longer count.
+    pub fn update_pipeline(&mut self, new: Block, expected: Vec<ExpectedLocation>) {
+        let Some(info) = self.map.get_mut(new.id) else {
+            return;
+        };
+        info.block.gs = new.gs;
+        info.block.num_bytes = new.num_bytes;
+        if !expected.is_empty() {
+            info.expected = expected;
+        }
+        let stale: Vec<Arc<str>> = info
+            .replicas
+            .iter()
+            .filter(|r| r.gs != new.gs)
+            .map(|r| r.storage_id.clone())
+            .collect();
+        for s in stale {
+            self.map.remove_replica(new.id, &s);
+        }
+    }
+
+    /// Removes a block from the map; every replica (and every expected pipeline node that
+    /// never reported one) is queued for deletion. Returns the number queued.
+    pub fn remove_block(&mut self, id: u64) -> usize {
+        let Some(info) = self.map.remove(id) else {
+            return 0;
+        };
+        let mut n = 0;
+        for r in &info.replicas {
+            if self
+                .invalidate
+                .add(&r.dn_uuid, Block::new(id, r.gs, NO_ACK))
+            {
+                n += 1;
+            }
+        }
+        for e in &info.expected {
+            if !info.replicas.iter().any(|r| r.dn_uuid == e.dn_uuid)
+                && self
+                    .invalidate
+                    .add(&e.dn_uuid, Block::new(id, info.block.gs, NO_ACK))
+            {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Classifies and applies one replica from a full or incremental report.
+    pub fn process_replica(
+        &mut self,
+        dn: &Arc<str>,
+        storage: &Arc<str>,
+        reported: &ReportedReplica,
+    ) -> ReplicaOutcome {
+        let id = reported.block.id;
+        let scheduled = self.invalidate.contains(dn, id);
+        let action = classify(reported, self.map.get(id), dn, scheduled);
+        let mut out = ReplicaOutcome::default();
+        match action {
+            ReportAction::Keep => {}
+            ReportAction::Invalidate => {
+                out.invalidated = self.invalidate.add(dn, reported.block);
+            }
+            ReportAction::Corrupt(reason, msg) => {
+                tracing::info!(
+                    block = %reported.block, dn = %dn, "BLOCK* markBlockAsCorrupt: {msg}"
+                );
+                out.corrupt = true;
+                out.invalidated =
+                    self.mark_corrupt(dn, storage, reported.block, reported.state, reason);
+            }
+            ReportAction::UnderConstruction => {
+                self.map
+                    .add_replica(dn, storage, reported.block, reported.state);
+                if let Some(info) = self.map.get_mut(id)
+                    && !info.expected.iter().any(|e| e.dn_uuid == *dn)
+                {
+                    info.expected.push(ExpectedLocation {
+                        dn_uuid: dn.clone(),
+                        storage_id: storage.clone(),
+                    });
+                }
+                out.finalized_added = reported.state == ReplicaState::Finalized;
+            }
+            ReportAction::Add => {
+                self.map
+                    .add_replica(dn, storage, reported.block, ReplicaState::Finalized);
+                out.finalized_added = true;
+                let committed = self
+                    .map
+                    .get(id)
+                    .is_some_and(|i| i.state == BlockUcState::Committed);
+                out.completed = committed && self.try_complete(id);
+            }
+        }
+        out
+    }
+
+    /// A DataNode deleted its replica (DELETED_BLOCK).
+    pub fn replica_deleted(&mut self, dn: &str, storage: &str, id: u64) -> bool {
+        if self.map.remove_replica(id, storage).is_some() {
+            return true;
+        }
+        self.map.remove_replica_of_node(id, dn).is_some()
+    }
+
+    /// Hadoop's markBlockAsCorrupt: the replica stays recorded as corrupt (never served),
+    /// and is queued for deletion when enough good replicas exist. True if invalidated.
+    pub fn mark_corrupt(
+        &mut self,
+        dn: &Arc<str>,
+        storage: &Arc<str>,
+        reported: Block,
+        state: ReplicaState,
+        reason: CorruptReason,
+    ) -> bool {
+        let id = reported.id;
+        if !self.map.contains(id) {
+            return false;
+        }
+        self.map.add_replica(dn, storage, reported, state);
+        let min = self.min_replication;
+        let Some(info) = self.map.get_mut(id) else {
+            return false;
+        };
+        if let Some(r) = info.replica_on_mut(storage) {
+            r.corrupt = Some(reason);
+        }
+        let live = info.good_finalized();
+        let corrupt = info.corrupt_replicas();
+        let expected = usize::from(info.replication);
+        let min_ok = live >= min;
+        let older_write = reported.gs < info.block.gs;
+        if live >= expected.max(1) || (min_ok && (live + corrupt > expected || older_write)) {
+            self.map.remove_replica(id, storage);
+            self.invalidate.add(dn, reported);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Changes the expected replication; surplus good replicas of a COMPLETE block are
+    /// removed and queued for deletion. Returns the number queued.
+    pub fn set_replication(&mut self, id: u64, replication: u16) -> usize {
+        let Some(info) = self.map.get_mut(id) else {
+            return 0;
+        };
+        info.replication = replication;
+        if !info.is_complete() {
+            return 0;
+        }
+        let gs = info.block.gs;
+        let good: Vec<(Arc<str>, Arc<str>, Block)> = info
+            .replicas
+            .iter()
+            .filter(|r| r.is_good_finalized() && r.gs == gs)
+            .map(|r| {
+                (
+                    r.dn_uuid.clone(),
+                    r.storage_id.clone(),
+                    Block::new(id, r.gs, r.num_bytes),
+                )
+            })
+            .collect();
+        let keep = usize::from(replication).max(1);
+        let mut n = 0;
+        for (dn, storage, b) in good.into_iter().skip(keep) {
+            self.map.remove_replica(id, &storage);
+            if self.invalidate.add(&dn, b) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Counts for fsStats (a scan of the whole map).
+    pub fn counts(&self) -> BlockCounts {
+        let mut c = BlockCounts {
+            blocks_total: self.map.len() as u64,
+            ..BlockCounts::default()
+        };
+        for info in self.map.iter() {
+            if info.corrupt_replicas() > 0 {
+                c.corrupt_blocks += 1;
+            }
+            if !info.is_complete() {
+                continue;
+            }
+            let live = info.good_finalized();
+            if live == 0 {
+                c.missing_blocks += 1;
+                if info.replication == 1 {
+                    c.missing_repl_one += 1;
+                }
+            } else if live < usize::from(info.replication) {
+                c.under_replicated += 1;
+            }
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;
