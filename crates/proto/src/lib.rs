@@ -6,6 +6,18 @@
 //!   ClientDatanodeProtocol, ACLs, xattrs, HdfsServer types, InterDatanodeProtocol)
 //! - [`datanode`]: package `hadoop.hdfs.datanode` (DatanodeProtocol), which also re-exports
 //!   the HdfsServer and InterDatanodeProtocol messages that live in `hadoop.hdfs`
+//!
+//! prost conventions worth knowing:
+//! - type names are UpperCamelCase-normalised: `DatanodeIDProto` is `DatanodeIdProto`,
+//!   `NNHAStatusHeartbeatProto` is `NnhaStatusHeartbeatProto`, `RPCTraceInfoProto` is
+//!   `RpcTraceInfoProto`, `HAServiceStateProto` is `HaServiceStateProto`,
+//!   `GetEZForPathRequestProto` is `GetEzForPathRequestProto`;
+//! - nested types live in a snake_case module named after the message
+//!   (`datanode_info_proto::AdminState`, `datanode_command_proto::Type`);
+//! - `required` fields are plain values, `optional` scalars are `Option<_>` with a getter that
+//!   applies the proto2 default (e.g. `RpcRequestHeaderProto::retry_count()` is -1 when unset);
+//! - enum-typed fields are `i32` (use `Enum::X as i32`, `Enum::try_from(v)`);
+//! - `bytes` fields are `bytes::Bytes`.
 
 /// Package `hadoop.common`.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
