@@ -158,6 +158,14 @@ impl<'a> Iterator for Iter<'a> {
     }
 }
 
+impl<'a> IntoIterator for &'a Configuration {
+    type Item = (&'a str, &'a str);
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
 impl Configuration {
     /// An empty configuration (no resources; every getter returns its default).
     pub fn new() -> Self {

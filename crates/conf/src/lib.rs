@@ -1,5 +1,13 @@
 //! rhdfs-conf: Hadoop-compatible configuration, well-known keys, clocks, addresses, users
 //! and seeded randomness shared by every rhdfs crate.
+//!
+//! - [`Configuration`]: Hadoop XML resources (`core-site.xml`, `hdfs-site.xml`, `-conf` files,
+//!   `-D k=v`), finals, `${var}` / `${env.VAR}` expansion, deprecated key aliases, typed getters
+//!   with Hadoop's parsing rules, [`Configuration::write_xml`].
+//! - [`keys`]: `*_KEY` names and `*_DEFAULT` values (`*_UNIT` for durations).
+//! - [`clock`]: [`clock::Clock`], [`clock::SystemClock`], [`clock::ManualClock`].
+//! - [`addr`]: `host:port` parsing and the NameNode RPC address.
+//! - [`user`]: current user and groups; [`rng`]: seedable randomness (`RHDFS_SEED`).
 
 pub mod addr;
 pub mod clock;

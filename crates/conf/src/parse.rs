@@ -160,3 +160,40 @@ pub fn parse_f64(value: &str) -> Result<f64, String> {
     v.parse::<f64>()
         .map_err(|_| "not a floating-point number".to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_i64("0x10"), Ok(16));
+        assert_eq!(parse_i64("-0x10"), Ok(-16));
+        assert_eq!(parse_i64("+5"), Ok(5));
+        assert!(parse_i64("0x-1").is_err());
+        assert!(parse_i64("").is_err());
+        assert!(parse_i64("1_000").is_err());
+    }
+
+    #[test]
+    fn time_units_round_trip() {
+        for u in SUFFIX_ORDER {
+            let d = u.duration(5).expect("in range");
+            assert_eq!(u.count(d), 5);
+            assert_eq!(
+                parse_duration(&format!("5{}", u.suffix()), TimeUnit::Days),
+                Ok(d)
+            );
+        }
+        assert!(TimeUnit::Days.duration(u64::MAX).is_none());
+    }
+
+    #[test]
+    fn floats_and_bools() {
+        assert_eq!(parse_f64("0.32f"), Ok(0.32));
+        assert_eq!(parse_f64("1.5D"), Ok(1.5));
+        assert!(parse_f64("f").is_err());
+        assert_eq!(parse_bool("True"), Ok(true));
+        assert!(parse_bool("1").is_err());
+    }
+}
