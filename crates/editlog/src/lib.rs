@@ -1,0 +1,1 @@
+//! rhdfs-editlog
