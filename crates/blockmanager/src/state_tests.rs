@@ -1,1 +1,275 @@
+//! reportDiff rows and block state transitions, on the bare state (no locks, no clock).
 
+use std::sync::Arc;
+
+use super::*;
+use crate::block::{BlockUcState, CorruptReason, ExpectedLocation, ReplicaState};
+use crate::report::{ReportAction, ReportedReplica, classify};
+
+fn a(s: &str) -> Arc<str> {
+    Arc::from(s)
+}
+
+fn rep(id: u64, gs: u64, len: u64, state: ReplicaState) -> ReportedReplica {
+    ReportedReplica {
+        block: Block::new(id, gs, len),
+        state,
+    }
+}
+
+/// A COMPLETE block 1 (gs 1001, 100 bytes, replication 3) with finalized replicas on dn1..dn{n}.
+fn complete_block(n: usize) -> BlockState {
+    let mut st = BlockState::new(1);
+    st.add_under_construction(Block::new(1, 1001, 0), 10, 3, vec![]);
+    for i in 1..=n {
+        st.process_replica(
+            &a(&format!("dn{i}")),
+            &a(&format!("DS-{i}")),
+            &rep(1, 1001, 100, ReplicaState::Finalized),
+        );
+    }
+    assert_eq!(st.commit(Block::new(1, 1001, 100)), Ok(n >= 1));
+    st
+}
+
+#[test]
+fn known_good_replica_is_kept() {
+    let mut st = complete_block(1);
+    let info = st.map.get(1).cloned();
+    let r = rep(1, 1001, 100, ReplicaState::Finalized);
+    assert_eq!(
+        classify(&r, info.as_ref(), "dn1", false),
+        ReportAction::Keep
+    );
+    let o = st.process_replica(&a("dn1"), &a("DS-1"), &r);
+    assert_eq!(o, ReplicaOutcome::default());
+    assert_eq!(st.map.get(1).map(|i| i.good_finalized()), Some(1));
+}
+
+#[test]
+fn unknown_block_is_invalidated() {
+    let mut st = complete_block(1);
+    let o = st.process_replica(
+        &a("dn1"),
+        &a("DS-1"),
+        &rep(77, 1001, 5, ReplicaState::Finalized),
+    );
+    assert!(o.invalidated);
+    assert!(st.invalidate.contains("dn1", 77));
+    assert!(!st.map.contains(77));
+}
+
+#[test]
+fn smaller_generation_stamp_is_corrupt() {
+    let mut st = complete_block(3);
+    let r = rep(1, 1000, 100, ReplicaState::Finalized);
+    match classify(&r, st.map.get(1), "dn4", false) {
+        ReportAction::Corrupt(CorruptReason::GenstampMismatch, msg) => assert_eq!(
+            msg,
+            "block is COMPLETE and reported genstamp 1000 does not match genstamp in block map 1001"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // three good replicas = replication: the corrupt one is deleted at once
+    let o = st.process_replica(&a("dn4"), &a("DS-4"), &r);
+    assert!(o.corrupt && o.invalidated);
+    assert!(st.invalidate.contains("dn4", 1));
+    assert_eq!(st.map.get(1).map(|i| i.replicas.len()), Some(3));
+}
+
+#[test]
+fn wrong_length_is_corrupt_and_kept_when_it_is_needed() {
+    let mut st = complete_block(1);
+    let r = rep(1, 1001, 99, ReplicaState::Finalized);
+    assert!(matches!(
+        classify(&r, st.map.get(1), "dn2", false),
+        ReportAction::Corrupt(CorruptReason::SizeMismatch, _)
+    ));
+    // one good replica of three expected: the corrupt one stays recorded (not served), not deleted
+    let o = st.process_replica(&a("dn2"), &a("DS-2"), &r);
+    assert!(o.corrupt && !o.invalidated);
+    let info = st.map.get(1).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(info.corrupt_replicas(), 1);
+    assert_eq!(info.good_finalized(), 1);
+    assert_eq!(st.counts().corrupt_blocks, 1);
+    // the DataNode later reports a good copy: no longer corrupt
+    st.process_replica(
+        &a("dn2"),
+        &a("DS-2"),
+        &rep(1, 1001, 100, ReplicaState::Finalized),
+    );
+    assert_eq!(st.map.get(1).map(|i| i.corrupt_replicas()), Some(0));
+    assert_eq!(st.map.get(1).map(|i| i.good_finalized()), Some(2));
+}
+
+#[test]
+fn rbw_of_under_construction_block() {
+    let mut st = BlockState::new(1);
+    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    let r = rep(5, 1001, 10, ReplicaState::Rbw);
+    assert_eq!(
+        classify(&r, st.map.get(5), "dn1", false),
+        ReportAction::UnderConstruction
+    );
+    let o = st.process_replica(&a("dn1"), &a("DS-1"), &r);
+    assert!(!o.finalized_added);
+    let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(info.replicas[0].state, ReplicaState::Rbw);
+    assert_eq!(info.expected.len(), 1);
+    assert!(!st.has_min_replicas(5));
+}
+
+#[test]
+fn finalized_of_under_construction_block_then_commit_completes() {
+    let mut st = BlockState::new(1);
+    let exp = vec![ExpectedLocation {
+        dn_uuid: a("dn1"),
+        storage_id: a("DS-1"),
+    }];
+    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, exp);
+    let r = rep(5, 1001, 10, ReplicaState::Finalized);
+    assert_eq!(
+        classify(&r, st.map.get(5), "dn1", false),
+        ReportAction::UnderConstruction
+    );
+    assert!(
+        st.process_replica(&a("dn1"), &a("DS-1"), &r)
+            .finalized_added
+    );
+    assert_eq!(st.map.get(5).map(|i| i.expected.len()), Some(1));
+    assert_eq!(st.commit(Block::new(5, 1001, 10)), Ok(true));
+    assert_eq!(st.map.get(5).map(|i| i.state), Some(BlockUcState::Complete));
+}
+
+#[test]
+fn committed_block_completes_on_received() {
+    let mut st = BlockState::new(1);
+    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    assert_eq!(st.commit(Block::new(5, 1001, 10)), Ok(false));
+    assert!(!st.try_complete(5));
+    // an RBW report of a committed block is recorded but does not count
+    st.process_replica(&a("dn1"), &a("DS-1"), &rep(5, 1001, 10, ReplicaState::Rbw));
+    assert!(!st.has_min_replicas(5));
+    let o = st.process_replica(
+        &a("dn1"),
+        &a("DS-1"),
+        &rep(5, 1001, 10, ReplicaState::Finalized),
+    );
+    assert!(o.finalized_added && o.completed);
+    assert!(st.try_complete(5));
+}
+
+#[test]
+fn finalized_with_older_gs_of_under_construction_block_is_corrupt() {
+    let mut st = BlockState::new(1);
+    st.add_under_construction(Block::new(5, 1002, 0), 10, 3, vec![]);
+    let r = rep(5, 1001, 10, ReplicaState::Finalized);
+    assert!(matches!(
+        classify(&r, st.map.get(5), "dn1", false),
+        ReportAction::Corrupt(CorruptReason::GenstampMismatch, _)
+    ));
+}
+
+#[test]
+fn late_rbw_of_complete_block_is_ignored_but_rwr_is_corrupt() {
+    let st = complete_block(1);
+    let rbw = rep(1, 1001, 50, ReplicaState::Rbw);
+    assert_eq!(
+        classify(&rbw, st.map.get(1), "dn2", false),
+        ReportAction::Keep
+    );
+    let rwr = rep(1, 1001, 50, ReplicaState::Rwr);
+    assert!(matches!(
+        classify(&rwr, st.map.get(1), "dn2", false),
+        ReportAction::Corrupt(CorruptReason::InvalidState, _)
+    ));
+    let old_rbw = rep(1, 999, 50, ReplicaState::Rbw);
+    assert!(matches!(
+        classify(&old_rbw, st.map.get(1), "dn2", false),
+        ReportAction::Corrupt(CorruptReason::GenstampMismatch, _)
+    ));
+}
+
+#[test]
+fn replica_scheduled_for_deletion_is_left_alone() {
+    let st = complete_block(1);
+    let r = rep(1, 1000, 1, ReplicaState::Finalized);
+    assert_eq!(classify(&r, st.map.get(1), "dn2", true), ReportAction::Keep);
+}
+
+#[test]
+fn commit_checks_generation_stamp() {
+    let mut st = BlockState::new(1);
+    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    let err = st.commit(Block::new(5, 1002, 10));
+    assert!(
+        matches!(err, Err(BlockManagerError::InvalidState(ref m)) if m.starts_with("Commit block with mismatching GS"))
+    );
+    assert!(matches!(
+        st.commit(Block::new(9, 1, 1)),
+        Err(BlockManagerError::UnknownBlock(9))
+    ));
+}
+
+#[test]
+fn pipeline_update_drops_stale_replicas() {
+    let mut st = BlockState::new(1);
+    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    st.process_replica(&a("dn1"), &a("DS-1"), &rep(5, 1001, 10, ReplicaState::Rbw));
+    st.process_replica(&a("dn2"), &a("DS-2"), &rep(5, 1002, 10, ReplicaState::Rbw));
+    let exp = vec![ExpectedLocation {
+        dn_uuid: a("dn2"),
+        storage_id: a("DS-2"),
+    }];
+    st.update_pipeline(Block::new(5, 1002, 10), exp);
+    let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(info.block.gs, 1002);
+    assert_eq!(info.replicas.len(), 1);
+    assert_eq!(&*info.replicas[0].dn_uuid, "dn2");
+    assert_eq!(st.map.storage_block_count("DS-1"), 0);
+}
+
+#[test]
+fn removed_block_replicas_go_to_invalidate_without_ack() {
+    let mut st = complete_block(2);
+    // plus a pipeline node that never reported
+    st.add_under_construction(
+        Block::new(2, 1001, 0),
+        10,
+        3,
+        vec![ExpectedLocation {
+            dn_uuid: a("dn9"),
+            storage_id: a("DS-9"),
+        }],
+    );
+    assert_eq!(st.remove_block(1), 2);
+    assert_eq!(st.remove_block(2), 1);
+    assert_eq!(st.remove_block(1), 0);
+    assert!(st.map.is_empty());
+    assert_eq!(st.invalidate.num_blocks(), 3);
+    let polled = st.invalidate.poll("dn1", 10);
+    assert_eq!(polled, vec![Block::new(1, 1001, NO_ACK)]);
+}
+
+#[test]
+fn lowering_replication_deletes_surplus() {
+    let mut st = complete_block(3);
+    assert_eq!(st.set_replication(1, 2), 1);
+    assert_eq!(st.map.get(1).map(|i| i.good_finalized()), Some(2));
+    assert_eq!(st.invalidate.num_blocks(), 1);
+    assert_eq!(st.counts().under_replicated, 0);
+    assert_eq!(st.set_replication(1, 3), 0);
+    assert_eq!(st.counts().under_replicated, 1);
+}
+
+#[test]
+fn missing_blocks_are_counted() {
+    let mut st = complete_block(1);
+    st.replica_deleted("dn1", "DS-1", 1);
+    st.set_replication(1, 1);
+    let c = st.counts();
+    assert_eq!(
+        (c.blocks_total, c.missing_blocks, c.missing_repl_one),
+        (1, 1, 1)
+    );
+}
