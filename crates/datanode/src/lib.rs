@@ -4,12 +4,15 @@
 pub mod checksum;
 pub mod dataset;
 pub mod error;
+pub mod faults;
 pub mod meta;
+pub mod notify;
 pub mod reader;
 pub mod replica;
 pub mod scan;
 pub mod volume;
 pub mod writer;
+pub mod xceiver;
 
 pub use checksum::{ChecksumSpec, ChecksumType};
 pub use dataset::Dataset;

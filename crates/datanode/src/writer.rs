@@ -20,6 +20,7 @@ pub struct ReplicaWriter {
     id: u64,
     gs: u64,
     epoch: u64,
+    volume: usize,
     state: ReplicaState,
     spec: ChecksumSpec,
     block: File,
@@ -83,6 +84,7 @@ impl ReplicaWriter {
             id: info.id,
             gs: info.gs,
             epoch: info.writer_epoch,
+            volume: info.volume,
             state: info.state,
             spec: info.checksum,
             block,
@@ -97,6 +99,11 @@ impl ReplicaWriter {
 
     pub fn gs(&self) -> u64 {
         self.gs
+    }
+
+    /// Index of the volume holding the replica.
+    pub fn volume(&self) -> usize {
+        self.volume
     }
 
     pub fn state(&self) -> ReplicaState {

@@ -1,0 +1,84 @@
+//! Fault hooks for tests: slow deletes, slow incremental reports, refused transfer connections,
+//! failing acks, and a way to find a replica's files.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use crate::dataset::Dataset;
+
+/// Files of one replica on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaFiles {
+    pub bpid: String,
+    pub block_file: PathBuf,
+    pub meta_file: PathBuf,
+}
+
+/// Switches tests flip on a running DataNode. All default to off.
+#[derive(Debug, Default)]
+pub struct FaultHooks {
+    delete_delay_ms: AtomicU64,
+    ibr_delay_ms: AtomicU64,
+    reject_transfers: AtomicBool,
+    ack_error: AtomicBool,
+    dataset: OnceLock<Arc<Dataset>>,
+}
+
+impl FaultHooks {
+    pub(crate) fn attach(&self, ds: Arc<Dataset>) {
+        let _ = self.dataset.set(ds);
+    }
+
+    /// Each replica deletion sleeps this long first (on the deleter thread).
+    pub fn set_delete_delay(&self, d: Duration) {
+        self.delete_delay_ms
+            .store(d.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    pub fn delete_delay(&self) -> Duration {
+        Duration::from_millis(self.delete_delay_ms.load(Ordering::Relaxed))
+    }
+
+    /// Each incremental block report waits this long before it is sent.
+    pub fn set_ibr_delay(&self, d: Duration) {
+        self.ibr_delay_ms
+            .store(d.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    pub fn ibr_delay(&self) -> Duration {
+        Duration::from_millis(self.ibr_delay_ms.load(Ordering::Relaxed))
+    }
+
+    /// When on, new data-transfer connections are closed without reading anything.
+    pub fn set_reject_transfers(&self, on: bool) {
+        self.reject_transfers.store(on, Ordering::Relaxed);
+    }
+
+    pub fn reject_transfers(&self) -> bool {
+        self.reject_transfers.load(Ordering::Relaxed)
+    }
+
+    /// When on, this node reports ERROR for itself in every pipeline ack.
+    pub fn set_ack_error(&self, on: bool) {
+        self.ack_error.store(on, Ordering::Relaxed);
+    }
+
+    pub fn ack_error(&self) -> bool {
+        self.ack_error.load(Ordering::Relaxed)
+    }
+
+    /// Block and meta file of replica `block_id` in any block pool (for corruption tests).
+    pub fn replica_files(&self, block_id: u64) -> Option<ReplicaFiles> {
+        let ds = self.dataset.get()?;
+        ds.pools().into_iter().find_map(|bpid| {
+            let r = ds.get(&bpid, block_id)?;
+            Some(ReplicaFiles {
+                block_file: ds.block_path(&bpid, &r),
+                meta_file: ds.meta_path(&bpid, &r),
+                bpid,
+            })
+        })
+    }
+}

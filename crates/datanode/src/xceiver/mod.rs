@@ -1,0 +1,313 @@
+//! The data transfer server (dfs.datanode.address): accepts connections and runs the op loop
+//! of each (WRITE_BLOCK, READ_BLOCK, BLOCK_CHECKSUM, TRANSFER_BLOCK) on a reused connection.
+
+mod read_block;
+mod send;
+mod write_block;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rhdfs_proto::hdfs::{
+    BlockOpResponseProto, DatanodeInfoProto, OpBlockChecksumProto, OpReadBlockProto,
+    OpTransferBlockProto, OpWriteBlockProto, Status,
+};
+use rhdfs_transfer::op::{DEFAULT_MAX_MESSAGE_LEN, read_delimited};
+use rhdfs_transfer::{ChecksumKind, DataChecksum, Op, TransferError, read_op, write_delimited};
+use tokio::io::BufReader;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::checksum::{ChecksumSpec, ChecksumType};
+use crate::dataset::Dataset;
+use crate::error::StorageError;
+use crate::faults::FaultHooks;
+use crate::notify::BlockNotifier;
+
+pub use send::{SendRequest, send_replica};
+
+/// Timeouts and limits of the transfer server.
+#[derive(Debug, Clone)]
+pub struct XceiverConfig {
+    /// Wait for the next op on a reused connection (dfs.datanode.socket.reuse.keepalive).
+    pub keepalive: Duration,
+    /// Read timeout for ops, packets and acks (dfs.client.socket-timeout).
+    pub socket_timeout: Duration,
+    /// Largest packet accepted (PLEN + HLEN).
+    pub max_packet_size: usize,
+}
+
+impl Default for XceiverConfig {
+    fn default() -> Self {
+        XceiverConfig {
+            keepalive: Duration::from_millis(4000),
+            socket_timeout: Duration::from_secs(60),
+            max_packet_size: rhdfs_transfer::packet::MAX_PACKET_SIZE,
+        }
+    }
+}
+
+/// Everything a connection handler needs.
+#[derive(Debug, Clone)]
+pub struct XceiverContext {
+    pub dataset: Arc<Dataset>,
+    pub notifier: Arc<dyn BlockNotifier>,
+    pub faults: Arc<FaultHooks>,
+    pub config: XceiverConfig,
+}
+
+/// Errors that end one connection.
+#[derive(Debug, thiserror::Error)]
+pub enum XceiverError {
+    #[error(transparent)]
+    Transfer(#[from] TransferError),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("timed out: {0}")]
+    Timeout(&'static str),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl XceiverError {
+    fn is_eof(&self) -> bool {
+        match self {
+            XceiverError::Transfer(t) => t.is_eof(),
+            XceiverError::Io(e) => e.kind() == std::io::ErrorKind::UnexpectedEof,
+            _ => false,
+        }
+    }
+}
+
+/// What the op loop does after an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    Continue,
+    Close,
+}
+
+/// One client connection, split so acks can be written while packets are read.
+pub(crate) struct Conn {
+    pub rd: BufReader<OwnedReadHalf>,
+    pub wr: OwnedWriteHalf,
+    pub peer: SocketAddr,
+}
+
+/// A running transfer server.
+#[derive(Debug)]
+pub struct XceiverServer {
+    local_addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl XceiverServer {
+    /// Binds `addr` and starts accepting connections.
+    pub async fn bind(addr: SocketAddr, ctx: XceiverContext) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
+        let local_addr = listener.local_addr()?;
+        let (stop, stop_rx) = watch::channel(false);
+        let ctx = Arc::new(ctx);
+        let task = tokio::spawn(accept_loop(listener, ctx, stop_rx));
+        tracing::info!(%local_addr, "data transfer server listening");
+        Ok(XceiverServer {
+            local_addr,
+            stop,
+            task,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Stops accepting and closes every connection.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    ctx: Arc<XceiverContext>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            acc = listener.accept() => match acc {
+                Ok((sock, peer)) => {
+                    if ctx.faults.reject_transfers() {
+                        tracing::info!(%peer, "fault hook: transfer connection rejected");
+                        drop(sock);
+                        continue;
+                    }
+                    let _ = sock.set_nodelay(true);
+                    conns.spawn(serve_connection(ctx.clone(), sock, peer));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+    conns.abort_all();
+    while conns.join_next().await.is_some() {}
+}
+
+async fn serve_connection(ctx: Arc<XceiverContext>, sock: TcpStream, peer: SocketAddr) {
+    let (rd, wr) = sock.into_split();
+    let mut conn = Conn {
+        rd: BufReader::with_capacity(128 * 1024, rd),
+        wr,
+        peer,
+    };
+    let mut first = true;
+    loop {
+        let wait = if first {
+            ctx.config.socket_timeout
+        } else {
+            ctx.config.keepalive
+        };
+        first = false;
+        let op = match tokio::time::timeout(wait, read_op(&mut conn.rd)).await {
+            Err(_) => break,
+            Ok(Ok(None)) => break,
+            Ok(Ok(Some(op))) => op,
+            Ok(Err(e)) => {
+                if !e.is_eof() {
+                    tracing::warn!(%peer, error = %e, "bad data transfer op; closing connection");
+                }
+                break;
+            }
+        };
+        match handle_op(&ctx, &mut conn, op).await {
+            Ok(Next::Continue) => {}
+            Ok(Next::Close) => break,
+            Err(e) => {
+                if e.is_eof() {
+                    tracing::debug!(%peer, ?op, error = %e, "peer closed during op");
+                } else {
+                    tracing::warn!(%peer, ?op, error = %e, "data transfer op failed; closing connection");
+                }
+                break;
+            }
+        }
+    }
+}
+
+async fn handle_op(
+    ctx: &Arc<XceiverContext>,
+    conn: &mut Conn,
+    op: Op,
+) -> Result<Next, XceiverError> {
+    let max = DEFAULT_MAX_MESSAGE_LEN;
+    let t = ctx.config.socket_timeout;
+    match op {
+        Op::WriteBlock => {
+            let req: OpWriteBlockProto = timed(t, read_delimited(&mut conn.rd, max)).await?;
+            write_block::write_block(ctx, conn, req).await
+        }
+        Op::ReadBlock => {
+            let req: OpReadBlockProto = timed(t, read_delimited(&mut conn.rd, max)).await?;
+            read_block::read_block(ctx, conn, req).await
+        }
+        Op::BlockChecksum => {
+            let req: OpBlockChecksumProto = timed(t, read_delimited(&mut conn.rd, max)).await?;
+            read_block::block_checksum(ctx, conn, req).await
+        }
+        Op::TransferBlock => {
+            let req: OpTransferBlockProto = timed(t, read_delimited(&mut conn.rd, max)).await?;
+            send::transfer_block(ctx, conn, req).await
+        }
+        other => {
+            tracing::warn!(peer = %conn.peer, op = ?other, "unsupported data transfer op");
+            let resp = BlockOpResponseProto {
+                status: Status::ErrorUnsupported as i32,
+                message: Some(format!("op {other:?} is not supported")),
+                ..Default::default()
+            };
+            write_delimited(&mut conn.wr, &resp).await?;
+            Ok(Next::Close)
+        }
+    }
+}
+
+pub(crate) async fn timed<T, E: Into<XceiverError>>(
+    d: Duration,
+    f: impl Future<Output = Result<T, E>>,
+) -> Result<T, XceiverError> {
+    match tokio::time::timeout(d, f).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(_) => Err(XceiverError::Timeout("waiting for the peer")),
+    }
+}
+
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, XceiverError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| XceiverError::Other(format!("blocking task failed: {e}")))
+}
+
+pub(crate) async fn respond(
+    conn: &mut Conn,
+    status: Status,
+    message: Option<String>,
+) -> Result<(), XceiverError> {
+    let resp = BlockOpResponseProto {
+        status: status as i32,
+        message,
+        ..Default::default()
+    };
+    write_delimited(&mut conn.wr, &resp).await?;
+    Ok(())
+}
+
+/// "ip:xferPort" of a target.
+pub(crate) fn xfer_addr(dn: &DatanodeInfoProto) -> String {
+    format!("{}:{}", dn.id.ip_addr, dn.id.xfer_port)
+}
+
+pub(crate) fn spec_to_wire(spec: ChecksumSpec) -> DataChecksum {
+    let kind = match spec.kind {
+        ChecksumType::Null => ChecksumKind::Null,
+        ChecksumType::Crc32 => ChecksumKind::Crc32,
+        ChecksumType::Crc32c => ChecksumKind::Crc32c,
+    };
+    DataChecksum::new(kind, spec.bytes_per_checksum)
+}
+
+pub(crate) fn spec_from_proto(
+    p: Option<&rhdfs_proto::hdfs::ChecksumProto>,
+) -> Result<ChecksumSpec, XceiverError> {
+    let Some(p) = p else {
+        return Ok(ChecksumSpec::default());
+    };
+    let kind = ChecksumType::from_code(p.r#type)
+        .ok_or_else(|| XceiverError::Other(format!("unknown checksum type {}", p.r#type)))?;
+    if p.bytes_per_checksum == 0 {
+        return Err(XceiverError::Other("bytesPerChecksum is 0".into()));
+    }
+    Ok(ChecksumSpec::new(kind, p.bytes_per_checksum))
+}
+
+pub(crate) fn spec_to_proto(spec: ChecksumSpec) -> rhdfs_proto::hdfs::ChecksumProto {
+    rhdfs_proto::hdfs::ChecksumProto {
+        r#type: i32::from(spec.kind.code()),
+        bytes_per_checksum: spec.bytes_per_checksum,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,487 @@
+//! WRITE_BLOCK: open the replica for the stage, connect the mirror (targets[0]), answer the
+//! connect ack, then receive packets (forward, verify, write) while a responder sends acks in
+//! seqno order with this node's status first and the mirror's replies after it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
+use rhdfs_proto::hdfs::{BlockOpResponseProto, OpWriteBlockProto, PipelineAckProto, Status};
+use rhdfs_transfer::op::{DEFAULT_MAX_MESSAGE_LEN, read_delimited};
+use rhdfs_transfer::{read_packet_raw, write_delimited, write_op};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
+
+use super::{
+    Conn, Next, XceiverContext, XceiverError, blocking, spec_from_proto, spec_to_wire, timed,
+    xfer_addr,
+};
+use crate::dataset::delete_files;
+use crate::notify::{BlockEvent, BlockStatus};
+use crate::replica::ReplicaInfo;
+use crate::writer::ReplicaWriter;
+
+/// An ack the responder owes upstream.
+#[derive(Debug, Clone, Copy)]
+struct PendingAck {
+    seqno: i64,
+    status: Status,
+    /// Last packet or a fatal error: the responder stops after this ack.
+    end: bool,
+}
+
+pub(crate) async fn write_block(
+    ctx: &Arc<XceiverContext>,
+    conn: &mut Conn,
+    req: OpWriteBlockProto,
+) -> Result<Next, XceiverError> {
+    let client_name = req.header.client_name.clone();
+    let block = req.header.base_header.block.clone();
+    let stage = Stage::try_from(req.stage)
+        .map_err(|_| XceiverError::Other(format!("unknown stage {}", req.stage)))?;
+    let is_client = !client_name.is_empty();
+    let is_datanode = !is_client;
+    let is_transfer = matches!(stage, Stage::TransferRbw | Stage::TransferFinalized);
+    let acks = is_client && !is_transfer;
+    let requested = spec_from_proto(Some(&req.requested_checksum))?;
+    let bpid = block.pool_id.clone();
+    tracing::debug!(peer = %conn.peer, id = block.block_id, gs = block.generation_stamp,
+        ?stage, client = %client_name, targets = req.targets.len(), "WRITE_BLOCK");
+
+    // 1. Open the replica for this stage.
+    let new_gs = req.latest_generation_stamp.max(block.generation_stamp);
+    let ds = ctx.dataset.clone();
+    let (b, min, max) = (block.clone(), req.min_bytes_rcvd, req.max_bytes_rcvd);
+    let expected = block.num_bytes.unwrap_or(0);
+    let opened = blocking(move || -> Result<Opened, crate::error::StorageError> {
+        let (id, gs) = (b.block_id, b.generation_stamp);
+        Ok(if is_datanode || is_transfer {
+            Opened::Writer(ds.create_temporary(&b.pool_id, id, gs, requested, expected)?)
+        } else {
+            match stage {
+                Stage::PipelineSetupCreate => {
+                    Opened::Writer(ds.create_rbw(&b.pool_id, id, gs, requested, expected)?)
+                }
+                Stage::PipelineSetupAppend => {
+                    Opened::Writer(ds.append(&b.pool_id, id, gs, new_gs, min)?)
+                }
+                Stage::PipelineSetupAppendRecovery => {
+                    Opened::Writer(ds.recover_append(&b.pool_id, id, gs, new_gs, min)?)
+                }
+                Stage::PipelineSetupStreamingRecovery => {
+                    Opened::Writer(ds.recover_rbw(&b.pool_id, id, gs, new_gs, min, max)?)
+                }
+                Stage::PipelineCloseRecovery => {
+                    Opened::Closed(ds.recover_close(&b.pool_id, id, gs, new_gs, min)?)
+                }
+                other => {
+                    return Err(crate::error::StorageError::BadReplicaState {
+                        id,
+                        msg: format!("stage {other:?} is not a DataNode stage"),
+                    });
+                }
+            }
+        })
+    })
+    .await?;
+    let opened = match opened {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!(peer = %conn.peer, id = block.block_id, ?stage, error = %e, "cannot open replica for writing");
+            if acks {
+                let resp = BlockOpResponseProto {
+                    status: Status::Error as i32,
+                    message: Some(e.to_string()),
+                    ..Default::default()
+                };
+                write_delimited(&mut conn.wr, &resp).await?;
+            }
+            return Ok(Next::Close);
+        }
+    };
+    let (mut writer, closed) = match opened {
+        Opened::Writer(w) => (Some(w), None),
+        Opened::Closed(info) => (None, Some(info)),
+    };
+    let storage_id = ctx
+        .dataset
+        .volume(
+            writer
+                .as_ref()
+                .map(|w| w.volume())
+                .or(closed.as_ref().map(|i| i.volume))
+                .unwrap_or(0),
+        )
+        .map(|v| v.storage_id.clone())
+        .unwrap_or_default();
+
+    // 2. Mirror: forward the op to targets[0] and (for client writes) read its connect ack.
+    let mut mirror: Option<(BufReader<OwnedReadHalf>, OwnedWriteHalf)> = None;
+    let mut mirror_status = Status::Success;
+    let mut first_bad_link = String::new();
+    if let Some(target) = req.targets.first() {
+        let addr = xfer_addr(target);
+        match connect_mirror(ctx, &addr, &req, acks).await {
+            Ok((m, st, link)) => {
+                mirror = Some(m);
+                mirror_status = st;
+                first_bad_link = link;
+            }
+            Err(e) => {
+                tracing::warn!(peer = %conn.peer, mirror = %addr, error = %e, "cannot set up the pipeline to the mirror");
+                discard_new(ctx, &bpid, stage, writer).await;
+                if acks {
+                    let resp = BlockOpResponseProto {
+                        status: Status::Error as i32,
+                        first_bad_link: Some(addr),
+                        message: Some(format!("cannot connect to the mirror: {e}")),
+                        ..Default::default()
+                    };
+                    write_delimited(&mut conn.wr, &resp).await?;
+                }
+                return Ok(Next::Close);
+            }
+        }
+    }
+
+    // 3. Connect ack, only after the whole downstream answered.
+    if acks {
+        let resp = BlockOpResponseProto {
+            status: mirror_status as i32,
+            first_bad_link: Some(first_bad_link.clone()),
+            ..Default::default()
+        };
+        write_delimited(&mut conn.wr, &resp).await?;
+        if mirror_status != Status::Success {
+            tracing::warn!(peer = %conn.peer, id = block.block_id, link = %first_bad_link, "downstream refused the pipeline");
+            discard_new(ctx, &bpid, stage, writer).await;
+            return Ok(Next::Close);
+        }
+        if let Some(w) = &writer {
+            ctx.notifier.notify(BlockEvent {
+                bpid: bpid.clone(),
+                storage_id: storage_id.clone(),
+                block_id: w.id(),
+                gs: w.gs(),
+                num_bytes: w.len(),
+                status: BlockStatus::Receiving,
+            });
+        }
+    }
+
+    // 4. Packets and acks.
+    let verify = req.targets.is_empty() || is_datanode || is_transfer;
+    let (mirror_rd, mirror_wr) = match mirror {
+        Some((r, w)) => (Some(r), Some(w)),
+        None => (None, None),
+    };
+    let has_mirror = mirror_rd.is_some();
+    let mirror_dead = AtomicBool::new(false);
+    let (tx, rx) = mpsc::unbounded_channel::<PendingAck>();
+    let recv = Receiver {
+        ctx,
+        bpid: &bpid,
+        storage_id: &storage_id,
+        stage,
+        verify,
+        acks,
+        packet_checksum: spec_to_wire(requested),
+        mirror_dead: &mirror_dead,
+        tx,
+    };
+    let Conn { rd, wr, peer } = conn;
+    let (received, responded) = tokio::join!(
+        recv.run(rd, mirror_wr, &mut writer, closed.clone()),
+        respond_acks(ctx, wr, mirror_rd, has_mirror, &mirror_dead, rx),
+    );
+    if let Err(e) = &responded {
+        tracing::debug!(peer = %peer, error = %e, "ack responder stopped");
+    }
+    let info = match received {
+        Ok(info) => info,
+        Err(e) => {
+            if is_transfer && is_client {
+                let resp = BlockOpResponseProto {
+                    status: Status::Error as i32,
+                    message: Some(e.to_string()),
+                    ..Default::default()
+                };
+                let _ = write_delimited(wr, &resp).await;
+            }
+            return Err(e);
+        }
+    };
+    tracing::info!(peer = %peer, id = info.id, gs = info.gs, len = info.num_bytes,
+        state = %info.state, ?stage, "received block");
+    // 5. Transfers with a client name get one close ack.
+    if is_transfer && is_client {
+        let resp = BlockOpResponseProto {
+            status: Status::Success as i32,
+            ..Default::default()
+        };
+        write_delimited(wr, &resp).await?;
+    }
+    Ok(Next::Continue)
+}
+
+enum Opened {
+    Writer(ReplicaWriter),
+    Closed(ReplicaInfo),
+}
+
+/// Removes a replica that was created for this op and never received data.
+async fn discard_new(
+    ctx: &Arc<XceiverContext>,
+    bpid: &str,
+    stage: Stage,
+    writer: Option<ReplicaWriter>,
+) {
+    let Some(w) = writer else { return };
+    if !matches!(
+        stage,
+        Stage::PipelineSetupCreate | Stage::TransferRbw | Stage::TransferFinalized
+    ) || !w.is_empty()
+    {
+        return;
+    }
+    let (ds, bpid, id, gs) = (ctx.dataset.clone(), bpid.to_string(), w.id(), w.gs());
+    drop(w);
+    let _ = blocking(move || {
+        if let Some(d) = ds.remove_for_delete(&bpid, id, gs)
+            && let Err(e) = delete_files(&d)
+        {
+            tracing::warn!(id, error = %e, "cannot remove abandoned replica");
+        }
+    })
+    .await;
+}
+
+async fn connect_mirror(
+    ctx: &Arc<XceiverContext>,
+    addr: &str,
+    req: &OpWriteBlockProto,
+    acks: bool,
+) -> Result<((BufReader<OwnedReadHalf>, OwnedWriteHalf), Status, String), XceiverError> {
+    let t = ctx.config.socket_timeout;
+    let sock = timed(t, TcpStream::connect(addr)).await?;
+    let _ = sock.set_nodelay(true);
+    let (r, mut w) = sock.into_split();
+    let mut r = BufReader::with_capacity(64 * 1024, r);
+    let mut down = req.clone();
+    down.targets = req.targets.iter().skip(1).cloned().collect();
+    down.storage_type = req.target_storage_types.first().copied();
+    down.target_storage_types = req.target_storage_types.iter().skip(1).copied().collect();
+    down.storage_id = req.target_storage_ids.first().cloned();
+    down.target_storage_ids = req.target_storage_ids.iter().skip(1).cloned().collect();
+    if !req.target_pinnings.is_empty() {
+        down.pinning = req.target_pinnings.first().copied();
+        down.target_pinnings = req.target_pinnings.iter().skip(1).copied().collect();
+    }
+    timed(t, write_op(&mut w, rhdfs_transfer::Op::WriteBlock, &down)).await?;
+    if !acks {
+        return Ok(((r, w), Status::Success, String::new()));
+    }
+    let resp: BlockOpResponseProto =
+        timed(t, read_delimited(&mut r, DEFAULT_MAX_MESSAGE_LEN)).await?;
+    let status = Status::try_from(resp.status).unwrap_or(Status::Error);
+    let mut link = resp.first_bad_link.unwrap_or_default();
+    if status != Status::Success && link.is_empty() {
+        link = addr.to_string();
+    }
+    Ok(((r, w), status, link))
+}
+
+struct Receiver<'a> {
+    ctx: &'a Arc<XceiverContext>,
+    bpid: &'a str,
+    storage_id: &'a str,
+    stage: Stage,
+    verify: bool,
+    acks: bool,
+    packet_checksum: rhdfs_transfer::DataChecksum,
+    mirror_dead: &'a AtomicBool,
+    tx: mpsc::UnboundedSender<PendingAck>,
+}
+
+impl Receiver<'_> {
+    fn ack(&self, seqno: i64, status: Status, end: bool) {
+        if self.acks {
+            let _ = self.tx.send(PendingAck { seqno, status, end });
+        }
+    }
+
+    fn own_status(&self) -> Status {
+        if self.ctx.faults.ack_error() {
+            Status::Error
+        } else {
+            Status::Success
+        }
+    }
+
+    async fn run(
+        self,
+        rd: &mut BufReader<OwnedReadHalf>,
+        mut mirror: Option<OwnedWriteHalf>,
+        writer: &mut Option<ReplicaWriter>,
+        closed: Option<ReplicaInfo>,
+    ) -> Result<ReplicaInfo, XceiverError> {
+        let cfg = &self.ctx.config;
+        loop {
+            let (pkt, raw) =
+                timed(cfg.socket_timeout, read_packet_raw(rd, cfg.max_packet_size)).await?;
+            if let Some(m) = mirror.as_mut()
+                && !self.mirror_dead.load(Ordering::Relaxed)
+                && let Err(e) = m.write_all(&raw).await
+            {
+                tracing::warn!(error = %e, "forwarding a packet to the mirror failed");
+                self.mirror_dead.store(true, Ordering::Relaxed);
+            }
+            let h = pkt.header;
+            if h.is_heartbeat() {
+                self.ack(h.seqno, self.own_status(), false);
+                continue;
+            }
+            if let Err(e) = pkt.validate(&self.packet_checksum) {
+                self.ack(h.seqno, Status::Error, true);
+                return Err(e.into());
+            }
+            if h.offset_in_block < 0 {
+                self.ack(h.seqno, Status::Error, true);
+                return Err(XceiverError::Other(format!(
+                    "negative packet offset {}",
+                    h.offset_in_block
+                )));
+            }
+            if self.verify
+                && !pkt.data.is_empty()
+                && let Err(e) = pkt.verify(&self.packet_checksum)
+            {
+                tracing::warn!(error = %e, offset = h.offset_in_block, "checksum error in received packet");
+                self.ack(h.seqno, Status::ErrorChecksum, true);
+                return Err(e.into());
+            }
+            if let Some(w) = writer.take() {
+                let (data, off, sync) = (pkt.data.clone(), h.offset_in_block as u64, h.sync_block);
+                let (w, res) = blocking(move || {
+                    let mut w = w;
+                    let mut r = w.write_at(off, &data);
+                    if r.is_ok() && sync {
+                        r = w.sync();
+                    }
+                    (w, r)
+                })
+                .await?;
+                *writer = Some(w);
+                if let Err(e) = res {
+                    self.ack(h.seqno, Status::Error, true);
+                    return Err(e.into());
+                }
+            }
+            if h.last_packet_in_block {
+                let info = match (writer.take(), &closed) {
+                    (Some(w), _) => {
+                        let to_rbw = self.stage == Stage::TransferRbw;
+                        let res =
+                            blocking(move || if to_rbw { w.into_rbw() } else { w.finalize() })
+                                .await?;
+                        match res {
+                            Ok(i) => i,
+                            Err(e) => {
+                                self.ack(h.seqno, Status::Error, true);
+                                return Err(e.into());
+                            }
+                        }
+                    }
+                    (None, Some(c)) => c.clone(),
+                    (None, None) => {
+                        return Err(XceiverError::Other("no replica to close".into()));
+                    }
+                };
+                if info.state == crate::replica::ReplicaState::Finalized {
+                    self.ctx.notifier.notify(BlockEvent {
+                        bpid: self.bpid.to_string(),
+                        storage_id: self.storage_id.to_string(),
+                        block_id: info.id,
+                        gs: info.gs,
+                        num_bytes: info.num_bytes,
+                        status: BlockStatus::Received,
+                    });
+                }
+                self.ack(h.seqno, self.own_status(), true);
+                if let Some(mut m) = mirror {
+                    let _ = m.flush().await;
+                }
+                return Ok(info);
+            }
+            self.ack(h.seqno, self.own_status(), false);
+        }
+    }
+}
+
+async fn respond_acks(
+    ctx: &Arc<XceiverContext>,
+    wr: &mut OwnedWriteHalf,
+    mut mirror: Option<BufReader<OwnedReadHalf>>,
+    has_mirror: bool,
+    mirror_dead: &AtomicBool,
+    mut rx: mpsc::UnboundedReceiver<PendingAck>,
+) -> Result<(), XceiverError> {
+    let t = ctx.config.socket_timeout;
+    while let Some(p) = rx.recv().await {
+        let mut reply = vec![p.status as i32];
+        let mut flag = vec![p.status as u32];
+        let started = Instant::now();
+        let mut waited = 0u64;
+        if has_mirror {
+            let mut got = None;
+            if let Some(m) = mirror.as_mut()
+                && !mirror_dead.load(Ordering::Relaxed)
+                && p.status != Status::ErrorChecksum
+            {
+                match timed(
+                    t,
+                    read_delimited::<PipelineAckProto, _>(m, DEFAULT_MAX_MESSAGE_LEN),
+                )
+                .await
+                {
+                    Ok(a) if a.seqno == p.seqno => got = Some(a),
+                    Ok(a) => {
+                        tracing::warn!(want = p.seqno, got = a.seqno, "mirror acked out of order");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "reading the mirror's ack failed"),
+                }
+                waited = started.elapsed().as_nanos() as u64;
+            }
+            match got {
+                Some(a) => {
+                    let flags = if a.flag.len() == a.reply.len() {
+                        a.flag.clone()
+                    } else {
+                        a.reply.iter().map(|r| *r as u32).collect()
+                    };
+                    reply.extend(a.reply);
+                    flag.extend(flags);
+                }
+                None => {
+                    mirror_dead.store(true, Ordering::Relaxed);
+                    reply.push(Status::Error as i32);
+                    flag.push(Status::Error as u32);
+                }
+            }
+        }
+        let ack = PipelineAckProto {
+            seqno: p.seqno,
+            reply,
+            downstream_ack_time_nanos: Some(waited),
+            flag,
+        };
+        write_delimited(wr, &ack).await?;
+        if p.end {
+            break;
+        }
+    }
+    Ok(())
+}
