@@ -305,7 +305,10 @@ impl RpcService for DatanodeProtocolService {
                 let req: ReportBadBlocksRequestProto = decode_request(&body)?;
                 Ok(encode_response(&self.report_bad_blocks(req)))
             }
-            other => Err(RpcError::no_such_method(other)),
+            other => Err(RpcError::no_such_method_on(
+                other,
+                rhdfs_proto::protocols::DATANODE_PROTOCOL,
+            )),
         }
     }
 }
