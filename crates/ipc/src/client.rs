@@ -1,0 +1,475 @@
+//! The RPC client: one TCP connection per `RpcClient` (re-opened lazily if it dies), many
+//! concurrent calls matched to responses by call id.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use prost::Message;
+use rhdfs_proto::common::RpcResponseHeaderProto;
+use tokio::io::{AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedReadHalf;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tracing::{debug, trace};
+
+use crate::error::IpcError;
+use crate::frame::{
+    AUTH_NONE, FrameError, STATUS_ERROR, STATUS_FATAL, STATUS_SUCCESS, decode_delimited, preamble,
+    read_frame, take_delimited,
+};
+use crate::headers::{call_frame, context_frame};
+
+/// Default of `ipc.maximum.response.length` (128 MiB).
+pub const MAX_RESPONSE_LENGTH_DEFAULT: usize = 128 * 1024 * 1024;
+/// Default connect timeout (`ipc.client.connect.timeout`, 20 s).
+pub const CONNECT_TIMEOUT_DEFAULT: Duration = Duration::from_secs(20);
+
+/// Client limits and timeouts.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Fail a call with `ErrorKind::TimedOut` if no response arrives in time (`None`: wait).
+    pub call_timeout: Option<Duration>,
+    /// Responses longer than this close the connection.
+    pub max_response_length: usize,
+    /// Limit on establishing the TCP connection.
+    pub connect_timeout: Duration,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            call_timeout: None,
+            max_response_length: MAX_RESPONSE_LENGTH_DEFAULT,
+            connect_timeout: CONNECT_TIMEOUT_DEFAULT,
+        }
+    }
+}
+
+/// A Hadoop RPC client for one protocol on one server. Cheap to clone; clones share the
+/// connection, call-id counter and client id. `call` takes `&self` and may run concurrently.
+#[derive(Clone, Debug)]
+pub struct RpcClient {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    addr: String,
+    protocol: String,
+    user: String,
+    client_id: Bytes,
+    cfg: ClientConfig,
+    next_call_id: AtomicI32,
+    closed: AtomicBool,
+    conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
+}
+
+impl RpcClient {
+    /// Connects to `addr` (`host:port`) and sends the preamble and connection context.
+    pub async fn connect(addr: &str, protocol: &str, user: &str) -> Result<Self, IpcError> {
+        Self::connect_with(addr, protocol, user, ClientConfig::default()).await
+    }
+
+    /// [`RpcClient::connect`] with explicit limits.
+    pub async fn connect_with(
+        addr: &str,
+        protocol: &str,
+        user: &str,
+        cfg: ClientConfig,
+    ) -> Result<Self, IpcError> {
+        let shared = Shared {
+            addr: addr.to_owned(),
+            protocol: protocol.to_owned(),
+            user: user.to_owned(),
+            client_id: Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes()),
+            cfg,
+            next_call_id: AtomicI32::new(0),
+            closed: AtomicBool::new(false),
+            conn: tokio::sync::Mutex::new(None),
+        };
+        let conn = Conn::open(&shared).await?;
+        *shared.conn.lock().await = Some(Arc::new(conn));
+        Ok(Self {
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// Calls `method` with `req` and decodes the response as `Resp`.
+    pub async fn call<Req: Message, Resp: Message + Default>(
+        &self,
+        method: &str,
+        req: &Req,
+    ) -> Result<Resp, IpcError> {
+        let body = self.call_raw(method, &req.encode_to_vec()).await?;
+        Resp::decode(body)
+            .map_err(|e| IpcError::Protocol(format!("cannot decode the {method} response: {e}")))
+    }
+
+    /// Calls `method` with an already encoded request; returns the encoded response message.
+    pub async fn call_raw(&self, method: &str, body: &[u8]) -> Result<Bytes, IpcError> {
+        let shared = &self.shared;
+        // A connection found dead before anything was sent on it is replaced once.
+        let mut attempts = 0;
+        let (conn, call_id, rx) = loop {
+            attempts += 1;
+            let conn = self.connection().await?;
+            let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
+            match conn.table.register(call_id) {
+                Ok(rx) => break (conn, call_id, rx),
+                Err(e) if attempts >= 2 => return Err(e),
+                Err(_) => continue,
+            }
+        };
+        let _pending = PendingGuard {
+            table: &conn.table,
+            call_id,
+        };
+        let frame = call_frame(call_id, &shared.client_id, method, &shared.protocol, body);
+        trace!("IPC client {}: call {call_id} {method}", shared.addr);
+        if conn.tx.send(frame).await.is_err() {
+            return Err(conn.table.failure());
+        }
+        let reply = match shared.cfg.call_timeout {
+            None => rx.await,
+            Some(limit) => match tokio::time::timeout(limit, rx).await {
+                Ok(reply) => reply,
+                Err(_) => {
+                    return Err(IpcError::Io(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "call {call_id} {method} to {} timed out after {limit:?}",
+                            shared.addr
+                        ),
+                    )));
+                }
+            },
+        };
+        reply.unwrap_or_else(|_| Err(conn.table.failure()))
+    }
+
+    /// The live connection, re-opened if the previous one died.
+    async fn connection(&self) -> Result<Arc<Conn>, IpcError> {
+        let shared = &self.shared;
+        if shared.closed.load(Ordering::Acquire) {
+            return Err(IpcError::Closed);
+        }
+        let mut slot = shared.conn.lock().await;
+        if let Some(conn) = slot.as_ref()
+            && !conn.table.is_closed()
+        {
+            return Ok(Arc::clone(conn));
+        }
+        if let Some(old) = slot.take() {
+            old.shutdown();
+        }
+        debug!("IPC client: reconnecting to {}", shared.addr);
+        let conn = Arc::new(Conn::open(shared).await?);
+        *slot = Some(Arc::clone(&conn));
+        Ok(conn)
+    }
+
+    /// Closes the connection; pending and later calls fail with [`IpcError::Closed`].
+    pub async fn close(&self) {
+        self.shared.closed.store(true, Ordering::Release);
+        if let Some(conn) = self.shared.conn.lock().await.take() {
+            conn.shutdown();
+        }
+    }
+
+    /// The 16-byte client id sent in every request header.
+    pub fn client_id(&self) -> &Bytes {
+        &self.shared.client_id
+    }
+
+    /// The server address as given to `connect`.
+    pub fn addr(&self) -> &str {
+        &self.shared.addr
+    }
+
+    /// The protocol name sent in the context and every request header.
+    pub fn protocol(&self) -> &str {
+        &self.shared.protocol
+    }
+
+    /// The effective user sent in the connection context.
+    pub fn user(&self) -> &str {
+        &self.shared.user
+    }
+}
+
+/// Why a connection stopped; turned into an `IpcError` for every call it fails.
+#[derive(Debug, Clone)]
+enum Failure {
+    Closed,
+    Io(io::ErrorKind, String),
+    Remote { class_name: String, message: String },
+    Protocol(String),
+}
+
+impl Failure {
+    fn to_error(&self) -> IpcError {
+        match self {
+            Failure::Closed => IpcError::Closed,
+            Failure::Io(kind, msg) => IpcError::Io(io::Error::new(*kind, msg.clone())),
+            Failure::Remote {
+                class_name,
+                message,
+            } => IpcError::Remote {
+                class_name: class_name.clone(),
+                message: message.clone(),
+            },
+            Failure::Protocol(msg) => IpcError::Protocol(msg.clone()),
+        }
+    }
+}
+
+type Reply = Result<Bytes, IpcError>;
+
+/// Calls awaiting a response on one connection.
+#[derive(Debug, Default)]
+struct CallTable {
+    state: Mutex<TableState>,
+}
+
+#[derive(Debug, Default)]
+struct TableState {
+    calls: HashMap<i32, oneshot::Sender<Reply>>,
+    failure: Option<Failure>,
+}
+
+impl CallTable {
+    fn register(&self, call_id: i32) -> Result<oneshot::Receiver<Reply>, IpcError> {
+        let mut state = self.state.lock();
+        if let Some(failure) = &state.failure {
+            return Err(failure.to_error());
+        }
+        let (tx, rx) = oneshot::channel();
+        state.calls.insert(call_id, tx);
+        Ok(rx)
+    }
+
+    fn complete(&self, call_id: i32, reply: Reply) {
+        match self.state.lock().calls.remove(&call_id) {
+            // The caller may have given up (timeout, cancellation); that is fine.
+            Some(tx) => {
+                let _ = tx.send(reply);
+            }
+            None => debug!("IPC client: response for unknown call id {call_id}"),
+        }
+    }
+
+    fn remove(&self, call_id: i32) {
+        self.state.lock().calls.remove(&call_id);
+    }
+
+    /// Marks the connection dead and fails every pending call. The first failure wins.
+    fn fail_all(&self, failure: Failure) {
+        let calls = {
+            let mut state = self.state.lock();
+            if state.failure.is_none() {
+                state.failure = Some(failure);
+            }
+            std::mem::take(&mut state.calls)
+        };
+        let failure = self.failure();
+        for (_, tx) in calls {
+            let _ = tx.send(Err(clone_error(&failure)));
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.state.lock().failure.is_some()
+    }
+
+    fn failure(&self) -> IpcError {
+        self.state
+            .lock()
+            .failure
+            .as_ref()
+            .map_or(IpcError::Closed, Failure::to_error)
+    }
+}
+
+fn clone_error(e: &IpcError) -> IpcError {
+    match e {
+        IpcError::Io(err) => IpcError::Io(io::Error::new(err.kind(), err.to_string())),
+        IpcError::Remote {
+            class_name,
+            message,
+        } => IpcError::Remote {
+            class_name: class_name.clone(),
+            message: message.clone(),
+        },
+        IpcError::Protocol(msg) => IpcError::Protocol(msg.clone()),
+        IpcError::Closed => IpcError::Closed,
+    }
+}
+
+/// Removes a call's table entry when the call finishes or is cancelled.
+struct PendingGuard<'a> {
+    table: &'a CallTable,
+    call_id: i32,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        self.table.remove(self.call_id);
+    }
+}
+
+/// One TCP connection: a writer task fed by a channel and a reader task filling the table.
+#[derive(Debug)]
+struct Conn {
+    tx: mpsc::Sender<Bytes>,
+    table: Arc<CallTable>,
+    reader: JoinHandle<()>,
+    writer: JoinHandle<()>,
+}
+
+impl Conn {
+    async fn open(shared: &Shared) -> Result<Self, IpcError> {
+        let stream =
+            tokio::time::timeout(shared.cfg.connect_timeout, TcpStream::connect(&shared.addr))
+                .await
+                .map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "connect to {} timed out after {:?}",
+                            shared.addr, shared.cfg.connect_timeout
+                        ),
+                    )
+                })??;
+        stream.set_nodelay(true)?;
+        let (rd, wr) = stream.into_split();
+        let mut wr = BufWriter::new(wr);
+        wr.write_all(&preamble(AUTH_NONE)).await?;
+        wr.write_all(&context_frame(
+            &shared.client_id,
+            &shared.user,
+            &shared.protocol,
+        ))
+        .await?;
+        wr.flush().await?;
+        let table = Arc::new(CallTable::default());
+        let (tx, rx) = mpsc::channel(256);
+        let reader = tokio::spawn(read_loop(
+            BufReader::new(rd),
+            Arc::clone(&table),
+            shared.client_id.clone(),
+            shared.cfg.max_response_length,
+        ));
+        let writer = tokio::spawn(write_loop(wr, rx, Arc::clone(&table)));
+        Ok(Self {
+            tx,
+            table,
+            reader,
+            writer,
+        })
+    }
+
+    fn shutdown(&self) {
+        self.table.fail_all(Failure::Closed);
+        self.reader.abort();
+        self.writer.abort();
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut wr: W,
+    mut rx: mpsc::Receiver<Bytes>,
+    table: Arc<CallTable>,
+) {
+    let res: io::Result<()> = async {
+        while let Some(frame) = rx.recv().await {
+            wr.write_all(&frame).await?;
+            while let Ok(frame) = rx.try_recv() {
+                wr.write_all(&frame).await?;
+            }
+            wr.flush().await?;
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = res {
+        table.fail_all(Failure::Io(e.kind(), format!("write failed: {e}")));
+    }
+}
+
+async fn read_loop(
+    mut rd: BufReader<OwnedReadHalf>,
+    table: Arc<CallTable>,
+    client_id: Bytes,
+    max_len: usize,
+) {
+    let failure = loop {
+        match read_frame(&mut rd, max_len).await {
+            Ok(Some(frame)) => {
+                if let Err(failure) = dispatch_response(frame, &table, &client_id) {
+                    break failure;
+                }
+            }
+            Ok(None) => break Failure::Closed,
+            Err(FrameError::Io(e)) => break Failure::Io(e.kind(), format!("read failed: {e}")),
+            Err(e) => break Failure::Protocol(e.to_string()),
+        }
+    };
+    debug!("IPC client connection ended: {failure:?}");
+    table.fail_all(failure);
+}
+
+/// Hands one response to its caller; `Err` ends the connection.
+fn dispatch_response(
+    mut frame: Bytes,
+    table: &CallTable,
+    client_id: &Bytes,
+) -> Result<(), Failure> {
+    let header: RpcResponseHeaderProto = decode_delimited(&mut frame, "RpcResponseHeaderProto")
+        .map_err(|e| Failure::Protocol(e.to_string()))?;
+    // The field is uint32; call ids are i32 reinterpreted.
+    let call_id = header.call_id as i32;
+    if let Some(id) = &header.client_id
+        && !id.is_empty()
+        && id != client_id
+    {
+        return Err(Failure::Protocol(format!(
+            "client ids do not match in the response to call {call_id}"
+        )));
+    }
+    let remote = || Failure::Remote {
+        class_name: header.exception_class_name.clone().unwrap_or_default(),
+        message: header.error_msg.clone().unwrap_or_default(),
+    };
+    match header.status {
+        STATUS_SUCCESS => {
+            let body = if frame.is_empty() {
+                Bytes::new()
+            } else {
+                take_delimited(&mut frame, "response body")
+                    .map_err(|e| Failure::Protocol(e.to_string()))?
+            };
+            table.complete(call_id, Ok(body));
+            Ok(())
+        }
+        STATUS_ERROR => {
+            table.complete(call_id, Err(remote().to_error()));
+            Ok(())
+        }
+        STATUS_FATAL => Err(remote()),
+        other => Err(Failure::Protocol(format!(
+            "unknown response status {other} for call {call_id}"
+        ))),
+    }
+}

@@ -1,0 +1,413 @@
+//! One server-side IPC connection: preamble, optional SASL negotiate, connection context, then
+//! a read loop that runs each call as its own task and a single writer for the responses.
+
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::FutureExt;
+use rhdfs_proto::common::{
+    IpcConnectionContextProto, RequestHeaderProto, RpcRequestHeaderProto, RpcSaslProto,
+};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::task::JoinSet;
+use tracing::{debug, error, trace, warn};
+
+use crate::error::{IPC_EXCEPTION, RpcError, VERSION_MISMATCH_EXCEPTION};
+use crate::frame::{
+    AUTH_NONE, AUTH_SASL, CONNECTION_CONTEXT_CALL_ID, FATAL_INVALID_RPC_HEADER, FATAL_UNAUTHORIZED,
+    FATAL_VERSION_MISMATCH, FrameError, IPC_VERSION, PING_CALL_ID, PREAMBLE_LEN,
+    RPC_KIND_PROTOCOL_BUFFER, RPC_MAGIC, RPC_OP_CLOSE_CONNECTION, SASL_CALL_ID,
+    SASL_STATE_NEGOTIATE, decode_delimited, read_frame, take_delimited,
+};
+use crate::headers::{ReplyTo, error_frame, fatal_frame, sasl_success_frame, success_frame};
+use crate::server::{ServerConfig, shutdown_signalled};
+use crate::service::{CallContext, RpcService};
+
+/// Why a connection ended.
+#[derive(Debug, thiserror::Error)]
+enum Close {
+    /// Orderly: EOF, RPC_CLOSE_CONNECTION, idle timeout.
+    #[error("{0}")]
+    Normal(&'static str),
+    /// The peer broke the protocol; logged as a warning.
+    #[error("{0}")]
+    Violation(String),
+    /// Socket failure (reset, broken pipe).
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl From<FrameError> for Close {
+    fn from(e: FrameError) -> Self {
+        match e {
+            FrameError::Io(e) => Close::Io(e),
+            other => Close::Violation(other.to_string()),
+        }
+    }
+}
+
+/// Serves one accepted connection until it ends or the server shuts down.
+pub(crate) async fn serve(
+    stream: TcpStream,
+    peer: SocketAddr,
+    svc: Arc<dyn RpcService>,
+    cfg: Arc<ServerConfig>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    if let Err(e) = stream.set_nodelay(true) {
+        debug!("IPC {peer}: set_nodelay failed: {e}");
+    }
+    let (rd, wr) = stream.into_split();
+    let conn = Connection {
+        peer,
+        svc,
+        cfg,
+        rd: BufReader::new(rd),
+    };
+    tokio::select! {
+        res = conn.run(BufWriter::new(wr)) => match res {
+            Close::Normal(why) => debug!("IPC connection from {peer} closed: {why}"),
+            Close::Violation(why) => warn!("IPC connection from {peer} closed: {why}"),
+            Close::Io(e) => debug!("IPC connection from {peer} closed: I/O error: {e}"),
+        },
+        () = shutdown_signalled(&mut shutdown) => debug!("IPC connection from {peer} closed: server shutdown"),
+    }
+}
+
+struct Connection<R> {
+    peer: SocketAddr,
+    svc: Arc<dyn RpcService>,
+    cfg: Arc<ServerConfig>,
+    rd: R,
+}
+
+/// Identity established by the connection context.
+struct Session {
+    user: String,
+    protocol: String,
+}
+
+impl<R: AsyncRead + Unpin> Connection<R> {
+    async fn run<W: AsyncWrite + Unpin + Send + 'static>(mut self, mut wr: W) -> Close {
+        let session = match self.handshake(&mut wr).await {
+            Ok(Some(session)) => session,
+            Ok(None) => return Close::Normal("EOF before the connection context"),
+            Err(close) => return close,
+        };
+        let (tx, rx) = mpsc::channel(self.cfg.max_in_flight_per_connection.max(1));
+        let mut writer = AbortOnDrop(tokio::spawn(write_loop(wr, rx)));
+        let close = self.call_loop(&session, tx).await;
+        // The writer drains every response already queued, then ends once the last call
+        // task (if any is still running) drops its sender.
+        match (&mut writer.0).await {
+            Ok(Ok(())) | Err(_) => close,
+            Ok(Err(e)) => match close {
+                Close::Normal(_) => Close::Io(e),
+                other => other,
+            },
+        }
+    }
+
+    /// Reads the preamble and the frames up to and including the connection context.
+    async fn handshake<W: AsyncWrite + Unpin>(
+        &mut self,
+        wr: &mut W,
+    ) -> Result<Option<Session>, Close> {
+        let mut pre = [0u8; PREAMBLE_LEN];
+        match tokio::time::timeout(self.cfg.idle_timeout, self.rd.read_exact(&mut pre)).await {
+            Err(_) => return Err(Close::Normal("no preamble before the idle timeout")),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(Close::Violation(
+                    "connection closed inside the preamble".into(),
+                ));
+            }
+            Ok(Err(e)) => return Err(Close::Io(e)),
+            Ok(Ok(_)) => {}
+        }
+        if pre[..4] != RPC_MAGIC {
+            return Err(Close::Violation(format!(
+                "bad preamble: magic {:02x?} is not \"hrpc\"",
+                &pre[..4]
+            )));
+        }
+        if pre[4] != IPC_VERSION {
+            let msg = format!(
+                "Server IPC version {IPC_VERSION} cannot communicate with client version {}",
+                pre[4]
+            );
+            let frame = fatal_frame(
+                &ReplyTo::connection(),
+                VERSION_MISMATCH_EXCEPTION,
+                &msg,
+                FATAL_VERSION_MISMATCH,
+            );
+            send_fatal(wr, &frame).await;
+            return Err(Close::Violation(format!("bad preamble: {msg}")));
+        }
+        let mut sasl_pending = match pre[6] {
+            AUTH_NONE => false,
+            AUTH_SASL => true,
+            other => {
+                let msg = format!("Unsupported auth protocol {other:#04x}");
+                let frame = fatal_frame(
+                    &ReplyTo::connection(),
+                    IPC_EXCEPTION,
+                    &msg,
+                    FATAL_UNAUTHORIZED,
+                );
+                send_fatal(wr, &frame).await;
+                return Err(Close::Violation(format!("bad preamble: {msg}")));
+            }
+        };
+        loop {
+            let Some(mut frame) = self.next_frame(|| true).await? else {
+                return Ok(None);
+            };
+            let header: RpcRequestHeaderProto =
+                decode_delimited(&mut frame, "RpcRequestHeaderProto")?;
+            match header.call_id {
+                PING_CALL_ID => continue,
+                SASL_CALL_ID if sasl_pending => {
+                    let sasl: RpcSaslProto = decode_delimited(&mut frame, "RpcSaslProto")?;
+                    if sasl.state != SASL_STATE_NEGOTIATE {
+                        return Err(self
+                            .fatal_header(wr, &header, "SASL is not supported beyond NEGOTIATE")
+                            .await);
+                    }
+                    // SIMPLE-only server: SUCCESS makes the client fall back to SIMPLE.
+                    let frame = sasl_success_frame(&ReplyTo::from_request(&header));
+                    wr.write_all(&frame).await?;
+                    wr.flush().await?;
+                    sasl_pending = false;
+                }
+                CONNECTION_CONTEXT_CALL_ID if !sasl_pending => {
+                    let ctx: IpcConnectionContextProto =
+                        decode_delimited(&mut frame, "IpcConnectionContextProto")?;
+                    let user = ctx
+                        .user_info
+                        .and_then(|u| u.effective_user)
+                        .unwrap_or_default();
+                    let protocol = ctx.protocol.unwrap_or_default();
+                    debug!(
+                        "IPC connection from {}: user {user:?}, protocol {protocol:?}",
+                        self.peer
+                    );
+                    return Ok(Some(Session { user, protocol }));
+                }
+                other => {
+                    let reason = if sasl_pending {
+                        format!("expected a SASL negotiation, got call id {other}")
+                    } else {
+                        format!("connection context not established (call id {other})")
+                    };
+                    return Err(self.fatal_header(wr, &header, &reason).await);
+                }
+            }
+        }
+    }
+
+    /// Sends a FATAL invalid-header response and returns the violation to close with.
+    async fn fatal_header<W: AsyncWrite + Unpin>(
+        &self,
+        wr: &mut W,
+        header: &RpcRequestHeaderProto,
+        reason: &str,
+    ) -> Close {
+        let frame = fatal_frame(
+            &ReplyTo::from_request(header),
+            IPC_EXCEPTION,
+            reason,
+            FATAL_INVALID_RPC_HEADER,
+        );
+        send_fatal(wr, &frame).await;
+        Close::Violation(reason.to_owned())
+    }
+
+    /// Reads the next frame. On idle timeout the connection closes if `idle()` says nothing is
+    /// in flight; otherwise the wait goes on with the same partially read frame.
+    async fn next_frame(&mut self, idle: impl Fn() -> bool) -> Result<Option<Bytes>, Close> {
+        let read = read_frame(&mut self.rd, self.cfg.max_data_length);
+        tokio::pin!(read);
+        loop {
+            match tokio::time::timeout(self.cfg.idle_timeout, &mut read).await {
+                Ok(res) => return res.map_err(Close::from),
+                Err(_) if idle() => return Err(Close::Normal("idle timeout")),
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Reads calls until EOF, close or a protocol violation, spawning one task per call.
+    async fn call_loop(&mut self, session: &Session, tx: mpsc::Sender<Bytes>) -> Close {
+        let limit = self.cfg.max_in_flight_per_connection.max(1);
+        let permits = Arc::new(Semaphore::new(limit));
+        let mut calls = JoinSet::new();
+        let close = loop {
+            let idle = || permits.available_permits() == limit;
+            let mut frame = match self.next_frame(idle).await {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break Close::Normal("EOF"),
+                Err(close) => break close,
+            };
+            let header: RpcRequestHeaderProto =
+                match decode_delimited(&mut frame, "RpcRequestHeaderProto") {
+                    Ok(h) => h,
+                    Err(e) => break e.into(),
+                };
+            if header.rpc_op.unwrap_or_default() == RPC_OP_CLOSE_CONNECTION {
+                break Close::Normal("client sent RPC_CLOSE_CONNECTION");
+            }
+            match header.call_id {
+                PING_CALL_ID => {
+                    trace!("IPC {}: ping", self.peer);
+                    continue;
+                }
+                id if id < 0 => {
+                    let reason = format!("unexpected call id {id} after the connection context");
+                    let _ = tx.send(fatal_for(&header, &reason)).await;
+                    break Close::Violation(reason);
+                }
+                _ => {}
+            }
+            if let Some(kind) = header.rpc_kind
+                && kind != RPC_KIND_PROTOCOL_BUFFER
+            {
+                let reason = format!("unsupported rpc kind {kind}");
+                let _ = tx.send(fatal_for(&header, &reason)).await;
+                break Close::Violation(reason);
+            }
+            let request = match decode_request_frame(&mut frame) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(fatal_for(&header, &e.to_string())).await;
+                    break e.into();
+                }
+            };
+            let (request_header, body) = request;
+            let protocol = if request_header.declaring_class_protocol_name.is_empty() {
+                session.protocol.clone()
+            } else {
+                request_header.declaring_class_protocol_name
+            };
+            let ctx = CallContext {
+                user: session.user.clone(),
+                protocol,
+                method: request_header.method_name,
+                client_id: header.client_id.clone(),
+                call_id: header.call_id,
+                retry_count: header.retry_count(),
+                peer: self.peer,
+            };
+            trace!(
+                "IPC {}: call {} {}.{}",
+                self.peer, ctx.call_id, ctx.protocol, ctx.method
+            );
+            // Backpressure: stop reading while the connection has `limit` calls running.
+            let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+                break Close::Normal("call limiter closed");
+            };
+            let reply_to = ReplyTo::from_request(&header);
+            calls.spawn(run_call(
+                Arc::clone(&self.svc),
+                ctx,
+                body,
+                reply_to,
+                tx.clone(),
+                permit,
+            ));
+            while calls.try_join_next().is_some() {}
+        };
+        // Calls already started finish on their own (their responses are still written if the
+        // socket is usable); aborting them midway could leave service state half-updated.
+        calls.detach_all();
+        close
+    }
+}
+
+/// Aborts the task when dropped (server shutdown drops the whole connection future).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Splits `RequestHeaderProto` and the request body off a call frame.
+fn decode_request_frame(frame: &mut Bytes) -> Result<(RequestHeaderProto, Bytes), FrameError> {
+    let header: RequestHeaderProto = decode_delimited(frame, "RequestHeaderProto")?;
+    if header.method_name.is_empty() {
+        return Err(FrameError::Malformed(
+            "RequestHeaderProto: empty methodName".into(),
+        ));
+    }
+    let body = if frame.is_empty() {
+        Bytes::new()
+    } else {
+        take_delimited(frame, "request body")?
+    };
+    Ok((header, body))
+}
+
+fn fatal_for(header: &RpcRequestHeaderProto, reason: &str) -> Bytes {
+    fatal_frame(
+        &ReplyTo::from_request(header),
+        IPC_EXCEPTION,
+        reason,
+        FATAL_INVALID_RPC_HEADER,
+    )
+}
+
+async fn send_fatal<W: AsyncWrite + Unpin>(wr: &mut W, frame: &[u8]) {
+    // Best effort: the connection is closed right after either way.
+    if wr.write_all(frame).await.is_ok() {
+        let _ = wr.flush().await;
+    }
+}
+
+async fn run_call(
+    svc: Arc<dyn RpcService>,
+    ctx: CallContext,
+    body: Bytes,
+    reply_to: ReplyTo,
+    tx: mpsc::Sender<Bytes>,
+    _permit: OwnedSemaphorePermit,
+) {
+    let method = ctx.method.clone();
+    let peer = ctx.peer;
+    let frame = match AssertUnwindSafe(svc.call(ctx, body)).catch_unwind().await {
+        Ok(Ok(resp)) => success_frame(&reply_to, &resp),
+        Ok(Err(e)) => {
+            debug!("IPC {peer}: call {} {method} failed: {e}", reply_to.call_id);
+            error_frame(&reply_to, &e)
+        }
+        Err(_) => {
+            error!("IPC {peer}: handler for {method} panicked");
+            error_frame(
+                &reply_to,
+                &RpcError::io(format!("Server error while handling {method}")),
+            )
+        }
+    };
+    // The writer is gone only if the socket failed; nothing left to do then.
+    let _ = tx.send(frame).await;
+}
+
+/// The single writer: writes queued frames in order, flushing whenever the queue runs dry.
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut wr: W,
+    mut rx: mpsc::Receiver<Bytes>,
+) -> std::io::Result<()> {
+    while let Some(frame) = rx.recv().await {
+        wr.write_all(&frame).await?;
+        while let Ok(frame) = rx.try_recv() {
+            wr.write_all(&frame).await?;
+        }
+        wr.flush().await?;
+    }
+    wr.shutdown().await
+}
