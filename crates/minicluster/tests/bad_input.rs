@@ -349,24 +349,7 @@ async fn garbage_rpc_and_unknown_method() -> anyhow::Result<()> {
         "same connection after an unknown method"
     );
 
-    // ---- not Hadoop RPC at all (an HTTP request) ----------------------------------------------
-    let mut s = TcpStream::connect(&addr).await?;
-    s.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        .await?;
-    read_until_closed(&mut s, CLOSE_LIMIT)
-        .await
-        .context("HTTP request on the RPC port")?;
-
-    // ---- wrong IPC version -----------------------------------------------------------------
-    let mut s = TcpStream::connect(&addr).await?;
-    s.write_all(&[b'h', b'r', b'p', b'c', 4, 0, 0]).await?;
-    s.write_all(&[0, 0, 0, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
-        .await?;
-    read_until_closed(&mut s, CLOSE_LIMIT)
-        .await
-        .context("bad IPC version")?;
-
-    // ---- valid preamble and context, then a frame of garbage -------------------------------------
+    // ---- malformed connections: each must be closed by the server ----------------------------
     let client_id = [7u8; 16];
     let ctx = common::rpc::IpcConnectionContextProto {
         user_info: Some(common::rpc::UserInformationProto {
@@ -375,52 +358,76 @@ async fn garbage_rpc_and_unknown_method() -> anyhow::Result<()> {
         }),
         protocol: Some(CLIENT_PROTOCOL.into()),
     };
-    let mut hello = PREAMBLE.to_vec();
-    hello.extend(frame(&[&request_header(-3, &client_id), &ctx]));
-
-    let mut s = TcpStream::connect(&addr).await?;
-    s.write_all(&hello).await?;
+    // A valid preamble and connection context, after which the bad frame follows.
+    let hello = [
+        PREAMBLE.to_vec(),
+        frame(&[&request_header(-3, &client_id), &ctx]),
+    ]
+    .concat();
     let garbage = common::random_bytes(64, 77);
-    s.write_all(&(garbage.len() as u32).to_be_bytes()).await?;
-    s.write_all(&garbage).await?;
-    read_until_closed(&mut s, CLOSE_LIMIT)
-        .await
-        .context("garbage frame")?;
-
-    // ---- a frame whose header claims more than its length -------------------------------------
-    let mut s = TcpStream::connect(&addr).await?;
-    s.write_all(&hello).await?;
-    s.write_all(&[0, 0, 0, 3, 0x7f, 0x08, 0x02]).await?; // header varint says 127 bytes; frame has 2
-    read_until_closed(&mut s, CLOSE_LIMIT)
-        .await
-        .context("inconsistent frame")?;
-
-    // ---- an oversized frame (> ipc.maximum.data.length) ---------------------------------------
-    let mut s = TcpStream::connect(&addr).await?;
-    s.write_all(&hello).await?;
-    s.write_all(&0x7fff_fff0u32.to_be_bytes()).await?;
-    s.write_all(&[0u8; 1024]).await?;
-    read_until_closed(&mut s, CLOSE_LIMIT)
-        .await
-        .context("oversized frame")?;
-
-    // ---- a garbage context ----------------------------------------------------------------------
-    let mut s = TcpStream::connect(&addr).await?;
-    s.write_all(&PREAMBLE).await?;
-    s.write_all(&[0, 0, 0, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])
-        .await?;
-    read_until_closed(&mut s, CLOSE_LIMIT)
-        .await
-        .context("garbage connection context")?;
-
-    // ---- truncated: preamble, then the connection goes away mid-frame --------------------------
-    let mut s = TcpStream::connect(&addr).await?;
-    s.write_all(&hello).await?;
-    s.write_all(&[0, 0, 1, 0, 1, 2, 3]).await?;
-    s.shutdown().await?;
-    read_until_closed(&mut s, CLOSE_LIMIT)
-        .await
-        .context("truncated frame")?;
+    let cases: Vec<(&str, Vec<u8>, bool)> = vec![
+        (
+            "an HTTP request",
+            b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            false,
+        ),
+        (
+            "a wrong IPC version",
+            [
+                &[b'h', b'r', b'p', b'c', 4, 0, 0][..],
+                &[0, 0, 0, 4, 1, 2, 3, 4],
+            ]
+            .concat(),
+            false,
+        ),
+        (
+            "a garbage connection context",
+            [&PREAMBLE[..], &[0, 0, 0, 8], &[0xff; 8]].concat(),
+            false,
+        ),
+        (
+            "a frame of garbage",
+            [&hello[..], &(garbage.len() as u32).to_be_bytes(), &garbage].concat(),
+            false,
+        ),
+        (
+            // the header's varint length says 127 bytes, the frame holds 2
+            "a frame whose header overruns it",
+            [&hello[..], &[0, 0, 0, 3, 0x7f, 0x08, 0x02]].concat(),
+            false,
+        ),
+        (
+            "an oversized frame (> ipc.maximum.data.length)",
+            [&hello[..], &0x7fff_fff0u32.to_be_bytes(), &[0u8; 1024]].concat(),
+            false,
+        ),
+        (
+            "a negative frame length",
+            [&hello[..], &[0xff, 0xff, 0xff, 0xf0], &[0u8; 16]].concat(),
+            false,
+        ),
+        (
+            "a frame cut short by EOF",
+            [&hello[..], &[0, 0, 1, 0, 1, 2, 3]].concat(),
+            true,
+        ),
+    ];
+    for (what, bytes, half_close) in cases {
+        let mut s = TcpStream::connect(&addr).await?;
+        // One write into a fresh socket; the server may close as soon as it has seen enough.
+        s.write_all(&bytes).await?;
+        if half_close {
+            let _ = s.shutdown().await;
+        }
+        read_until_closed(&mut s, CLOSE_LIMIT)
+            .await
+            .with_context(|| format!("RPC port: {what}"))?;
+        // Only that connection closed: the healthy one still works.
+        assert!(
+            healthy.get_file_info_exists("/").await?,
+            "the healthy connection after {what}"
+        );
+    }
 
     // Only those connections closed: the healthy one still works, and so does everyone else.
     assert!(
@@ -503,7 +510,7 @@ async fn garbage_data_transfer_ops() -> anyhow::Result<()> {
         let mut s = TcpStream::connect(&xfer).await?;
         s.write_all(&bytes).await?;
         if half_close {
-            s.shutdown().await?;
+            let _ = s.shutdown().await;
         }
         read_until_closed(&mut s, CLOSE_LIMIT)
             .await

@@ -34,10 +34,26 @@ async fn harness_works_against_the_python_probe() -> anyhow::Result<()> {
         return Ok(());
     }
     let work = tempfile::tempdir()?;
+    // The probe hard-codes its DataNode IPC ports (9867 + i); move them to free ports so the
+    // test does not collide with another probe on the machine.
+    let ipc_base = (0..50)
+        .map(|_| free_port())
+        .find(|p| {
+            *p < 65000 && (1..3).all(|i| std::net::TcpListener::bind(("127.0.0.1", p + i)).is_ok())
+        })
+        .context("no three consecutive free ports")?;
+    let patched = std::fs::read_to_string(&script)?.replace("9867 + i", &format!("{ipc_base} + i"));
+    let patched_path = work.path().join("mockhdfs.py");
+    std::fs::write(&patched_path, patched)?;
+    let probe_dir = std::path::Path::new(&script)
+        .parent()
+        .unwrap()
+        .to_path_buf();
     let nn_port = free_port();
     let dn_ports: Vec<String> = (0..3).map(|_| free_port().to_string()).collect();
     let mut probe = tokio::process::Command::new("python3")
-        .arg(&script)
+        .arg(&patched_path)
+        .env("PYTHONPATH", &probe_dir)
         .env("NN_PORT", nn_port.to_string())
         .env("DN_PORTS", dn_ports.join(","))
         .env("DN_DIR", work.path().join("dn"))
@@ -45,7 +61,7 @@ async fn harness_works_against_the_python_probe() -> anyhow::Result<()> {
         .env("VERBOSE", "0")
         .current_dir(work.path())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(work.path().join("probe.err"))?)
         .kill_on_drop(true)
         .spawn()
         .context("starting the probe")?;
@@ -56,7 +72,8 @@ async fn harness_works_against_the_python_probe() -> anyhow::Result<()> {
             .map(|_| ())
             .map_err(|e| e.to_string())
     })
-    .await?;
+    .await
+    .with_context(|| std::fs::read_to_string(work.path().join("probe.err")).unwrap_or_default())?;
 
     let result = exercise(&uri, work.path()).await;
     let _ = probe.kill().await;
@@ -113,6 +130,27 @@ async fn exercise(uri: &str, work: &std::path::Path) -> anyhow::Result<()> {
     let out = sh.run(&["-checksum", "/p/q/small"]).await?.ok();
     let (_, algo, value) = parse_checksum_line(&out.lines()[0]).context("checksum line")?;
     assert_eq!((algo, value), file_checksum(small, 1048576));
+
+    // Ten and three blocks: the final MD5 is over 160 (padded to 256) and 48 (to 64) bytes.
+    for (nblocks, name) in [(10usize, "/p/q/ten"), (3, "/p/q/three")] {
+        let bs = 131072usize;
+        let d = &data[..(nblocks - 1) * bs + 1000];
+        std::fs::write(work.join("part.bin"), d)?;
+        let out = sh
+            .run(&[
+                "-D",
+                "dfs.blocksize=131072",
+                "-put",
+                work.join("part.bin").to_str().unwrap(),
+                name,
+            ])
+            .await?
+            .ok();
+        assert!(out.stdout.is_empty());
+        let out = sh.run(&["-checksum", name]).await?.ok();
+        let (_, algo, value) = parse_checksum_line(&out.lines()[0]).context("checksum line")?;
+        assert_eq!((algo, value), file_checksum(d, bs), "{name}");
+    }
 
     // -put from stdin.
     let mut put = sh.spawn_with_stdin(&["-put", "-", "/p/q/stdin"])?;

@@ -455,7 +455,8 @@ pub async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> anyho
             }
         }
     };
-    match tokio::time::timeout(limit, fut).await {
+    let outcome = tokio::time::timeout(limit, fut).await;
+    match outcome {
         Ok(()) => Ok(got),
         Err(_) => bail!(
             "the server did not close the connection within {limit:?} ({} bytes received)",
