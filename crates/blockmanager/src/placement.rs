@@ -93,7 +93,7 @@ impl PlacementPolicy for SimplePlacement {
             let n = &nodes[i];
             n.remaining >= req.block_size
                 && !req.excluded.iter().any(|e| e.matches(n))
-                && !req.existing.iter().any(|u| *u == n.uuid)
+                && !req.existing.contains(&n.uuid)
         };
         let mut chosen: Vec<usize> = Vec::with_capacity(req.count);
         for f in req.favored {

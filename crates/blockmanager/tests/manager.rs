@@ -273,7 +273,7 @@ fn invalidation_respects_limit_percentage_and_startup_delay() {
     let mut given = 0;
     for i in 1..=10 {
         let out = bm.heartbeat(&uuid(i), vec![report(i, GB)], 0, 0, false);
-        assert!(out.invalidate.len() == 0 || out.invalidate.len() == 20);
+        assert!(out.invalidate.is_empty() || out.invalidate.len() == 20);
         given += out.invalidate.len();
     }
     assert_eq!(given, 80);
