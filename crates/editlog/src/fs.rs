@@ -1,0 +1,232 @@
+//! The small file-system interface the log and image store write through, so tests can
+//! inject failures into one directory. [`LocalFs`] is the real thing;
+//! [`FaultInjectingFs`] wraps it and fails every mutating call under chosen directories.
+//!
+//! All calls block; they are only made from the crate's synchronous API.
+
+use std::collections::HashSet;
+use std::fmt::Debug;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+/// A file opened for appending.
+pub trait WritableFile: Send + Debug {
+    /// Writes all of `buf` at the end of the file.
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()>;
+    /// Makes everything written so far durable (fdatasync).
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+/// The file operations the crate needs.
+pub trait FileSystem: Send + Sync + Debug {
+    /// Creates (or truncates) `path` for writing.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Opens an existing `path` for appending.
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>>;
+    /// Reads the whole file.
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    /// Atomically renames `from` to `to` (same directory).
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Removes a file.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// Cuts `path` to `len` bytes and syncs it.
+    fn truncate(&self, path: &Path, len: u64) -> io::Result<()>;
+    /// Syncs a directory, making renames and creations in it durable.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// Names of the entries of `dir`.
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>>;
+    /// Creates `dir` and its parents.
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Whether `path` exists.
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// The local file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalFs;
+
+#[derive(Debug)]
+struct LocalFile(File);
+
+impl WritableFile for LocalFile {
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+}
+
+impl FileSystem for LocalFs {
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Box::new(LocalFile(f)))
+    }
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        let f = OpenOptions::new().append(true).open(path)?;
+        Ok(Box::new(LocalFile(f)))
+    }
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        fs::read(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
+    fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
+        let f = OpenOptions::new().write(true).open(path)?;
+        f.set_len(len)?;
+        f.sync_all()
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        File::open(dir)?.sync_all()
+    }
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in fs::read_dir(dir)? {
+            names.push(entry?.file_name().to_string_lossy().into_owned());
+        }
+        Ok(names)
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        fs::create_dir_all(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+}
+
+/// Wraps [`LocalFs`] and fails every write, sync, create, rename, truncate and removal under
+/// the directories passed to [`FaultInjectingFs::fail_dir`], including through files opened
+/// before the fault was switched on. Reads keep working. Counts file syncs.
+#[derive(Debug, Default, Clone)]
+pub struct FaultInjectingFs {
+    inner: Arc<FaultState>,
+}
+
+#[derive(Debug, Default)]
+struct FaultState {
+    failing: Mutex<HashSet<PathBuf>>,
+    file_syncs: AtomicU64,
+}
+
+impl FaultState {
+    fn check(&self, path: &Path) -> io::Result<()> {
+        let failing = self.failing.lock();
+        if failing.iter().any(|d| path.starts_with(d)) {
+            return Err(io::Error::other(format!(
+                "injected fault for {}",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl FaultInjectingFs {
+    /// A wrapper with no faults yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Makes every mutating call under `dir` fail from now on.
+    pub fn fail_dir(&self, dir: impl Into<PathBuf>) {
+        self.inner.failing.lock().insert(dir.into());
+    }
+
+    /// Lifts all faults.
+    pub fn heal_all(&self) {
+        self.inner.failing.lock().clear();
+    }
+
+    /// Number of successful file syncs so far.
+    pub fn file_syncs(&self) -> u64 {
+        self.inner.file_syncs.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Debug)]
+struct FaultFile {
+    path: PathBuf,
+    file: LocalFile,
+    state: Arc<FaultState>,
+}
+
+impl WritableFile for FaultFile {
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.state.check(&self.path)?;
+        self.file.write_all(buf)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.state.check(&self.path)?;
+        self.file.sync()?;
+        self.state.file_syncs.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+impl FileSystem for FaultInjectingFs {
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.inner.check(path)?;
+        let f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Box::new(FaultFile {
+            path: path.to_path_buf(),
+            file: LocalFile(f),
+            state: self.inner.clone(),
+        }))
+    }
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+        self.inner.check(path)?;
+        let f = OpenOptions::new().append(true).open(path)?;
+        Ok(Box::new(FaultFile {
+            path: path.to_path_buf(),
+            file: LocalFile(f),
+            state: self.inner.clone(),
+        }))
+    }
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        LocalFs.read(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.inner.check(from)?;
+        self.inner.check(to)?;
+        LocalFs.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.inner.check(path)?;
+        LocalFs.remove_file(path)
+    }
+    fn truncate(&self, path: &Path, len: u64) -> io::Result<()> {
+        self.inner.check(path)?;
+        LocalFs.truncate(path, len)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.inner.check(dir)?;
+        LocalFs.sync_dir(dir)
+    }
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+        LocalFs.list_dir(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        self.inner.check(dir)?;
+        LocalFs.create_dir_all(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        LocalFs.exists(path)
+    }
+}

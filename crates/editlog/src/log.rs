@@ -1,0 +1,414 @@
+//! The edit log writer: txids, buffering, group commit, segment rolls and purging.
+//!
+//! [`EditLog::append`] frames a record into an in-memory buffer under a short lock and
+//! returns its txid. [`EditLog::sync`] blocks until that txid is durable: the first waiter
+//! to find no flush in progress becomes the leader, takes the whole buffer, writes and
+//! fsyncs it in every directory with the lock released, then wakes everyone; appends made
+//! meanwhile go to a fresh buffer for the next leader. So concurrent callers share fsyncs,
+//! and no txid is reported durable before its bytes are synced in every working directory.
+//!
+//! All methods except [`EditLog::sync_async`] block on disk I/O or on other threads' I/O:
+//! async callers must use `sync_async` (or `tokio::task::spawn_blocking`) for `sync`,
+//! `roll`, `purge_before`, `close` and `open`; `append` only takes a short lock.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::error::{EditLogError, Result};
+use crate::fs::WritableFile;
+use crate::layout::{finalized_name, inprogress_name};
+use crate::record::{EditRecord, MAX_PAYLOAD, SEGMENT_MAGIC, encode_record};
+use crate::recovery::{RecoveryMode, list_segments, recover};
+use crate::storage::StorageDirs;
+
+/// The durable write-ahead log. Cheap to clone; all clones share one log.
+#[derive(Clone)]
+pub struct EditLog {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    dirs: StorageDirs,
+    state: Mutex<State>,
+    cond: Condvar,
+    /// Open in-progress segment files; only the current leader touches them.
+    streams: Mutex<Vec<Stream>>,
+    group_syncs: AtomicU64,
+}
+
+struct State {
+    next_txid: u64,
+    buf: Vec<u8>,
+    synced: u64,
+    leader: bool,
+    segment_first: u64,
+    closed: bool,
+    fatal: Option<String>,
+}
+
+#[derive(Debug)]
+struct Stream {
+    dir: PathBuf,
+    file: Box<dyn WritableFile>,
+}
+
+impl fmt::Debug for EditLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.inner.state.lock();
+        f.debug_struct("EditLog")
+            .field("segment_first", &st.segment_first)
+            .field("last_txid", &(st.next_txid - 1))
+            .field("synced_txid", &st.synced)
+            .field("dirs", &self.inner.dirs)
+            .finish()
+    }
+}
+
+/// Creates `edits_inprogress_<first>` with its header in every active directory.
+fn start_segment(dirs: &StorageDirs, first: u64) -> Result<Vec<Stream>> {
+    let fs = dirs.fs().clone();
+    let name = inprogress_name(first);
+    let mut streams = Vec::new();
+    dirs.for_each_active("start edit segment", |dir| {
+        let path = dir.join(&name);
+        let mut file = fs
+            .create(&path)
+            .map_err(|e| EditLogError::io("create", &path, e))?;
+        file.write_all(&SEGMENT_MAGIC)
+            .map_err(|e| EditLogError::io("write", &path, e))?;
+        file.sync()
+            .map_err(|e| EditLogError::io("sync", &path, e))?;
+        fs.sync_dir(dir)
+            .map_err(|e| EditLogError::io("sync directory", dir, e))?;
+        streams.push(Stream {
+            dir: dir.to_path_buf(),
+            file,
+        });
+        Ok(())
+    })?;
+    Ok(streams)
+}
+
+impl EditLog {
+    /// Recovers the log in `dirs` (see [`RecoveryMode`]) and opens it for writing.
+    ///
+    /// Returns the records after `after_txid` (the txid of the image just loaded), in
+    /// order, for replay. Every surviving segment is finalized and a new in-progress
+    /// segment starts at the txid after the last one found (or after `after_txid`).
+    /// Blocking.
+    pub fn open(
+        dirs: StorageDirs,
+        after_txid: u64,
+        mode: RecoveryMode,
+    ) -> Result<(EditLog, Vec<EditRecord>)> {
+        let (records, last) = recover(&dirs, after_txid, mode)?;
+        let first = last + 1;
+        let streams = start_segment(&dirs, first)?;
+        dirs.write_seen_txid(first)?;
+        tracing::info!(first_txid = first, "edit log open for writing");
+        let log = EditLog {
+            inner: Arc::new(Inner {
+                dirs,
+                state: Mutex::new(State {
+                    next_txid: first,
+                    buf: Vec::new(),
+                    synced: last,
+                    leader: false,
+                    segment_first: first,
+                    closed: false,
+                    fatal: None,
+                }),
+                cond: Condvar::new(),
+                streams: Mutex::new(streams),
+                group_syncs: AtomicU64::new(0),
+            }),
+        };
+        Ok((log, records))
+    }
+
+    /// The storage directories this log writes to.
+    pub fn dirs(&self) -> &StorageDirs {
+        &self.inner.dirs
+    }
+
+    /// Buffers one record and returns its txid (the next one). Does no I/O; the record is
+    /// not durable until [`EditLog::sync`] for this txid returns. Txids are handed out in
+    /// call order, so callers that need log order to match their own order append under
+    /// their own lock.
+    pub fn append(&self, payload: &[u8]) -> Result<u64> {
+        if payload.len() > MAX_PAYLOAD {
+            return Err(EditLogError::RecordTooLarge {
+                len: payload.len(),
+                max: MAX_PAYLOAD,
+            });
+        }
+        let mut st = self.inner.state.lock();
+        if let Some(detail) = &st.fatal {
+            return Err(EditLogError::NoDirectoriesLeft {
+                detail: detail.clone(),
+            });
+        }
+        if st.closed {
+            return Err(EditLogError::Closed);
+        }
+        let txid = st.next_txid;
+        st.next_txid += 1;
+        encode_record(txid, payload, &mut st.buf);
+        Ok(txid)
+    }
+
+    /// Blocks until every record up to `txid` is written and fsynced in all working
+    /// directories, sharing the fsync with concurrent callers. Errors when no directory is
+    /// left (then nothing more will ever be durable).
+    pub fn sync(&self, txid: u64) -> Result<()> {
+        let inner = &*self.inner;
+        let mut st = inner.state.lock();
+        if txid >= st.next_txid {
+            return Err(EditLogError::NotAppended {
+                txid,
+                last: st.next_txid - 1,
+            });
+        }
+        loop {
+            if st.synced >= txid {
+                return Ok(());
+            }
+            if let Some(detail) = &st.fatal {
+                return Err(EditLogError::NoDirectoriesLeft {
+                    detail: detail.clone(),
+                });
+            }
+            if st.leader {
+                inner.cond.wait(&mut st);
+                continue;
+            }
+            st.leader = true;
+            let mut buf = std::mem::take(&mut st.buf);
+            let upto = st.next_txid - 1;
+            let res = MutexGuard::unlocked(&mut st, || self.write_out(&buf));
+            st.leader = false;
+            match res {
+                Ok(()) => st.synced = st.synced.max(upto),
+                Err(e) => st.fatal = Some(e.to_string()),
+            }
+            if st.buf.is_empty() {
+                buf.clear();
+                st.buf = buf;
+            }
+            inner.cond.notify_all();
+        }
+    }
+
+    /// Syncs everything appended so far; returns the last txid.
+    pub fn sync_all(&self) -> Result<u64> {
+        let last = self.last_txid();
+        self.sync(last)?;
+        Ok(last)
+    }
+
+    /// [`EditLog::sync`] for async callers: returns at once when `txid` is already durable,
+    /// otherwise waits on a blocking-pool thread so no executor thread is blocked.
+    /// Needs a tokio runtime.
+    pub async fn sync_async(&self, txid: u64) -> Result<()> {
+        if self.synced_txid() >= txid {
+            return Ok(());
+        }
+        let log = self.clone();
+        tokio::task::spawn_blocking(move || log.sync(txid))
+            .await
+            .map_err(|e| EditLogError::TaskFailed(e.to_string()))?
+    }
+
+    /// Writes and syncs `buf` in every stream whose directory is still in service; a
+    /// stream that fails is dropped and its directory taken out of service.
+    fn write_out(&self, buf: &[u8]) -> Result<()> {
+        let mut streams = self.inner.streams.lock();
+        self.write_streams(&mut streams, buf)
+    }
+
+    fn write_streams(&self, streams: &mut Vec<Stream>, buf: &[u8]) -> Result<()> {
+        let dirs = &self.inner.dirs;
+        let active = dirs.active();
+        streams.retain(|s| active.contains(&s.dir));
+        if !buf.is_empty() {
+            streams.retain_mut(
+                |s| match s.file.write_all(buf).and_then(|()| s.file.sync()) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        dirs.mark_failed(&s.dir, &format!("writing edit log: {e}"));
+                        false
+                    }
+                },
+            );
+            self.inner.group_syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        if streams.is_empty() {
+            return Err(dirs.none_left());
+        }
+        Ok(())
+    }
+
+    /// Takes leadership (waiting for a flush in progress), runs `io` on the buffered bytes
+    /// and the segment's first and last txids, and publishes the result.
+    fn exclusive<T>(&self, io: impl FnOnce(&[u8], u64, u64) -> Result<(T, u64)>) -> Result<T> {
+        let inner = &*self.inner;
+        let mut st = inner.state.lock();
+        while st.leader {
+            inner.cond.wait(&mut st);
+        }
+        if let Some(detail) = &st.fatal {
+            return Err(EditLogError::NoDirectoriesLeft {
+                detail: detail.clone(),
+            });
+        }
+        if st.closed {
+            return Err(EditLogError::Closed);
+        }
+        st.leader = true;
+        let buf = std::mem::take(&mut st.buf);
+        let last = st.next_txid - 1;
+        let first = st.segment_first;
+        let res = MutexGuard::unlocked(&mut st, || io(&buf, first, last));
+        st.leader = false;
+        let out = match res {
+            Ok((v, new_first)) => {
+                st.synced = st.synced.max(last);
+                st.segment_first = new_first;
+                Ok(v)
+            }
+            Err(e) => {
+                if self.inner.dirs.active().is_empty() {
+                    st.fatal = Some(e.to_string());
+                }
+                Err(e)
+            }
+        };
+        inner.cond.notify_all();
+        out
+    }
+
+    /// Flushes the buffer and renames the in-progress segment of every stream to
+    /// `edits_<first>-<last>` (or removes it when empty).
+    fn finalize_streams(
+        &self,
+        streams: &mut Vec<Stream>,
+        buf: &[u8],
+        first: u64,
+        last: u64,
+    ) -> Result<()> {
+        self.write_streams(streams, buf)?;
+        let dirs = &self.inner.dirs;
+        let fs = dirs.fs();
+        let from = inprogress_name(first);
+        for s in std::mem::take(streams) {
+            let Stream { dir, file } = s;
+            drop(file);
+            let src = dir.join(&from);
+            let res = if last >= first {
+                let dst = dir.join(finalized_name(first, last));
+                fs.rename(&src, &dst)
+                    .map_err(|e| EditLogError::io("rename", &src, e))
+            } else {
+                fs.remove_file(&src)
+                    .map_err(|e| EditLogError::io("remove", &src, e))
+            }
+            .and_then(|()| {
+                fs.sync_dir(&dir)
+                    .map_err(|e| EditLogError::io("sync directory", &dir, e))
+            });
+            if let Err(e) = res {
+                dirs.mark_failed(&dir, &format!("finalizing edit segment: {e}"));
+            }
+        }
+        dirs.active_or_err().map(|_| ())
+    }
+
+    /// Finalizes the current segment and starts `edits_inprogress_<last+1>`; returns the new
+    /// segment's first txid. Everything appended before the roll is synced by it. A roll of
+    /// an empty segment changes nothing and returns its first txid. Blocking.
+    pub fn roll(&self) -> Result<u64> {
+        self.exclusive(|buf, first, last| {
+            let mut streams = self.inner.streams.lock();
+            if last < first {
+                self.write_streams(&mut streams, buf)?;
+                return Ok((first, first));
+            }
+            self.finalize_streams(&mut streams, buf, first, last)?;
+            let next = last + 1;
+            *streams = start_segment(&self.inner.dirs, next)?;
+            self.inner.dirs.write_seen_txid(next)?;
+            tracing::info!(first, last, "edit log segment rolled");
+            Ok((next, next))
+        })
+    }
+
+    /// Syncs everything, finalizes the current segment and refuses further appends.
+    /// Blocking.
+    pub fn close(&self) -> Result<()> {
+        let res = self.exclusive(|buf, first, last| {
+            let mut streams = self.inner.streams.lock();
+            self.finalize_streams(&mut streams, buf, first, last)?;
+            Ok(((), first))
+        });
+        self.inner.state.lock().closed = true;
+        match res {
+            Err(EditLogError::Closed) => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Removes every finalized segment whose last txid is below `txid` from every active
+    /// directory (pass the txid after the oldest image that must stay loadable). Returns the
+    /// number of files removed. In-progress segments are never removed. Blocking.
+    pub fn purge_before(&self, txid: u64) -> Result<usize> {
+        let dirs = &self.inner.dirs;
+        let fs = dirs.fs().clone();
+        let mut removed = 0;
+        dirs.for_each_active("purge edit segments", |dir| {
+            for seg in list_segments(fs.as_ref(), dir)? {
+                if seg.last.is_some_and(|l| l < txid) {
+                    let p = dir.join(&seg.name);
+                    fs.remove_file(&p)
+                        .map_err(|e| EditLogError::io("remove", &p, e))?;
+                    removed += 1;
+                }
+            }
+            Ok(())
+        })?;
+        if removed > 0 {
+            tracing::info!(before_txid = txid, files = removed, "purged edit segments");
+        }
+        Ok(removed)
+    }
+
+    /// The last txid handed out by [`EditLog::append`].
+    pub fn last_txid(&self) -> u64 {
+        self.inner.state.lock().next_txid - 1
+    }
+
+    /// The last txid known durable.
+    pub fn synced_txid(&self) -> u64 {
+        self.inner.state.lock().synced
+    }
+
+    /// First txid of the in-progress segment.
+    pub fn segment_first_txid(&self) -> u64 {
+        self.inner.state.lock().segment_first
+    }
+
+    /// Number of transactions in the in-progress segment (for `dfs.namenode.checkpoint.txns`).
+    pub fn segment_txns(&self) -> u64 {
+        let st = self.inner.state.lock();
+        st.next_txid - st.segment_first
+    }
+
+    /// Number of group flushes so far: each wrote the buffered records to every directory
+    /// and fsynced each once. Far below the record count under concurrent load.
+    pub fn fsync_count(&self) -> u64 {
+        self.inner.group_syncs.load(Ordering::Relaxed)
+    }
+}
