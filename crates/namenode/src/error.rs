@@ -46,6 +46,12 @@ pub enum FsError {
     /// `org.apache.hadoop.hdfs.protocol.FSLimitException$MaxDirectoryItemsExceededException`.
     #[error("{0}")]
     MaxDirectoryItemsExceeded(String),
+    /// An error from the block manager, with the Java class it names.
+    #[error("{message}")]
+    BlockManager {
+        class: &'static str,
+        message: String,
+    },
     /// `java.io.IOException` with a message.
     #[error("{0}")]
     Io(String),
@@ -55,6 +61,15 @@ impl FsError {
     /// "File does not exist: /x", the message HDFS uses for a missing path.
     pub fn not_found(path: &str) -> Self {
         FsError::FileNotFound(format!("File does not exist: {path}"))
+    }
+}
+
+impl From<rhdfs_blockmanager::error::BlockManagerError> for FsError {
+    fn from(e: rhdfs_blockmanager::error::BlockManagerError) -> Self {
+        FsError::BlockManager {
+            class: e.java_class(),
+            message: e.to_string(),
+        }
     }
 }
 

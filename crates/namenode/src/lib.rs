@@ -1,10 +1,22 @@
-//! The rhdfs NameNode: the namespace (inode tree, permissions, leases) and the
-//! ClientProtocol handlers, with the block manager behind them.
+//! The rhdfs NameNode: the namespace (inode tree, permissions, leases), the
+//! ClientProtocol handlers, and the process that joins them to the block manager.
+//!
+//! - [`fsdir`]: the inode tree, paths, permission checks, content summaries.
+//! - [`namespace`]: the namespace state and its operations; every mutation is an
+//!   [`edit::EditOp`] applied in one place (`Namespace::log_and_apply`).
+//! - [`namesystem`]: the namespace behind its lock plus the block manager.
+//! - [`rpc`]: ClientProtocol handlers; [`rpc::errors`] maps errors to Java exceptions.
+//! - [`server`]: `NameNode::start` and the handle; [`storage`]: the name directories.
 
 pub mod edit;
 pub mod error;
 pub mod fsdir;
 pub mod leases;
 pub mod namespace;
+pub mod namesystem;
+pub mod rpc;
+pub mod server;
+pub mod storage;
 
 pub use error::{FsError, FsResult};
+pub use server::{NameNode, NameNodeError, NameNodeHandle, format};

@@ -89,7 +89,7 @@ impl PermissionChecker<'_> {
         let mode = inode.perm.mode;
         let granted = if inode.perm.owner == self.caller.user {
             mode >> 6
-        } else if self.caller.groups.iter().any(|g| *g == inode.perm.group) {
+        } else if self.caller.groups.contains(&inode.perm.group) {
             mode >> 3
         } else {
             mode

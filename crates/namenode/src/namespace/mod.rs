@@ -140,7 +140,7 @@ impl Namespace {
     /// the supergroup).
     pub fn caller(&self, user: &str, groups: Vec<String>) -> Caller {
         let superuser =
-            user == self.cfg.superuser || groups.iter().any(|g| *g == self.cfg.supergroup);
+            user == self.cfg.superuser || groups.contains(&self.cfg.supergroup);
         Caller::new(user, groups, superuser)
     }
 

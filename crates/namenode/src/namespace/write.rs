@@ -36,6 +36,8 @@ pub enum AddBlockPlan {
     New {
         file: FileRef,
         previous: Option<BlockInfo>,
+        /// The file's last block now (what step 2 expects to find).
+        last_id: Option<u64>,
         offset: u64,
     },
 }
@@ -166,14 +168,13 @@ impl Namespace {
                 self.cfg.max_blocks_per_file
             )));
         }
-        let offset = self
-            .file_blocks_of(file.id)?
-            .iter()
-            .map(|b| b.num_bytes)
-            .sum();
+        let blocks = self.file_blocks_of(file.id)?;
+        let offset = blocks.iter().map(|b| b.num_bytes).sum();
+        let last_id = blocks.last().map(|b| b.id);
         Ok(AddBlockPlan::New {
             file,
             previous,
+            last_id,
             offset,
         })
     }

@@ -1,0 +1,132 @@
+//! Lease release: recoverLease and the hard-limit monitor.
+//!
+//! A file is closed here only when that needs no block recovery: every block is
+//! COMPLETE or COMMITTED with min replication, or the last block is empty and was never
+//! written. A last block still under construction needs the DataNodes to agree on its
+//! length (block recovery, issue 4), so such files stay open and recoverLease answers false.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rhdfs_blockmanager::BlockUcState;
+
+use super::Namesystem;
+use crate::error::FsResult;
+use crate::fsdir::FsPath;
+use crate::fsdir::permission::Caller;
+use crate::namespace::OpenFile;
+
+impl Namesystem {
+    /// recoverLease: true when the file is (now) closed.
+    pub async fn recover_lease(&self, caller: &Caller, src: &str) -> FsResult<bool> {
+        match self.with_ns(|ns| ns.recover_lease_prepare(caller, src))? {
+            None => Ok(true),
+            Some(of) => self.release(&of).await,
+        }
+    }
+
+    /// Releases the lease of the open file at `src`, if its blocks allow it.
+    pub(crate) async fn release_path(&self, src: &str) -> FsResult<bool> {
+        let path = FsPath::parse(src)?;
+        let of = self.with_ns(|ns| {
+            let id = ns.dir().resolve(&path).last()?;
+            ns.open_file_by_id(id)
+        });
+        match of {
+            Some(of) => self.release(&of).await,
+            None => Ok(false),
+        }
+    }
+
+    /// Closes `of` if no block recovery is needed; true when closed.
+    pub(crate) async fn release(&self, of: &OpenFile) -> FsResult<bool> {
+        let n = of.blocks.len();
+        for b in &of.blocks[..n.saturating_sub(1)] {
+            if !self.bm.try_complete_block(b.id) {
+                return Ok(false);
+            }
+        }
+        let now = self.now();
+        let Some(last) = of.blocks.last() else {
+            return self.with_ns(|ns| ns.release_lease(of, None, false, now));
+        };
+        let state = self.bm.get_block(last.id).map(|(_, s)| s);
+        let drop_last = match state {
+            Some(BlockUcState::Complete) => false,
+            Some(BlockUcState::Committed) => {
+                if !self.bm.try_complete_block(last.id) {
+                    return Ok(false);
+                }
+                false
+            }
+            Some(BlockUcState::UnderConstruction | BlockUcState::UnderRecovery) | None => {
+                if last.num_bytes != 0
+                    || self
+                        .bm
+                        .wait_for_min_replication(last.id, std::time::Duration::ZERO)
+                        .await
+                {
+                    tracing::info!(
+                        file = of.file,
+                        block = last.id,
+                        "lease of {} not released: its last block needs block recovery",
+                        of.holder
+                    );
+                    return Ok(false);
+                }
+                true
+            }
+        };
+        let closed = self.with_ns(|ns| {
+            let closed = ns.release_lease(of, None, drop_last, now)?;
+            if closed && drop_last {
+                self.bm.abandon_block(last.id);
+            }
+            Ok::<_, crate::FsError>(closed)
+        })?;
+        if closed {
+            tracing::info!(file = of.file, holder = %of.holder, "lease released");
+        }
+        Ok(closed)
+    }
+
+    /// One pass of the lease monitor: leases past the hard limit are released where
+    /// possible. Returns the number of files closed.
+    pub async fn check_leases(&self) -> usize {
+        let mono = self.now().mono;
+        let expired = self.with_ns(|ns| ns.hard_expired_leases(mono));
+        let mut closed = 0;
+        for (_, files) in expired {
+            for id in files {
+                let Some(of) = self.with_ns(|ns| ns.open_file_by_id(id)) else {
+                    continue;
+                };
+                match self.release(&of).await {
+                    Ok(true) => closed += 1,
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(file = id, "lease release failed: {e}"),
+                }
+            }
+        }
+        closed
+    }
+
+    /// Runs the lease monitor until `stop` is set.
+    pub fn spawn_lease_monitor(
+        self: &Arc<Self>,
+        stop: Arc<AtomicBool>,
+    ) -> tokio::task::JoinHandle<()> {
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(me.settings.lease_recheck);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                me.check_leases().await;
+            }
+        })
+    }
+}

@@ -1,0 +1,149 @@
+//! The namesystem: the namespace behind its lock, joined to the block manager.
+//!
+//! Rules kept here: the namespace lock is a plain (non-async) mutex held only for short
+//! synchronous steps; it is never held across an await or while waiting on the block
+//! manager; lock order is namespace, then block manager; blocks of deleted files go to
+//! the block manager only after the namespace lock is released.
+
+mod leases;
+mod read;
+mod write;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rhdfs_blockmanager::{Block, BlockManager, Location};
+use rhdfs_conf::clock::SharedClock;
+
+pub use read::{LocatedBlock, LocatedBlocks};
+pub use write::{AddBlockArgs, LocatedAppend};
+
+use crate::fsdir::BlockInfo;
+use crate::fsdir::permission::Caller;
+use crate::namespace::{Namespace, Now};
+
+/// How long group lookups are cached (Hadoop's hadoop.security.groups.cache.secs).
+const GROUPS_CACHE: Duration = Duration::from_secs(300);
+
+/// Server-side settings of the namesystem.
+#[derive(Debug, Clone)]
+pub struct NamesystemSettings {
+    /// How long addBlock/complete wait on the server for replicas before answering
+    /// NotReplicatedYet / false (the client then retries).
+    pub replication_wait: Duration,
+    /// How often the lease monitor looks for leases past the hard limit.
+    pub lease_recheck: Duration,
+}
+
+impl Default for NamesystemSettings {
+    fn default() -> Self {
+        NamesystemSettings {
+            replication_wait: Duration::from_secs(2),
+            lease_recheck: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Looks up a user's groups (the OS group mapping by default).
+pub type GroupsLookup = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
+
+/// Namespace + block manager.
+pub struct Namesystem {
+    ns: Mutex<Namespace>,
+    bm: Arc<BlockManager>,
+    clock: SharedClock,
+    settings: NamesystemSettings,
+    groups: GroupsLookup,
+    groups_cache: Mutex<HashMap<String, (Vec<String>, Instant)>>,
+}
+
+impl std::fmt::Debug for Namesystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Namesystem").finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn to_block(b: &BlockInfo) -> Block {
+    Block::new(b.id, b.gs, b.num_bytes)
+}
+
+impl Namesystem {
+    pub fn new(
+        ns: Namespace,
+        bm: Arc<BlockManager>,
+        clock: SharedClock,
+        settings: NamesystemSettings,
+        groups: GroupsLookup,
+    ) -> Arc<Self> {
+        Arc::new(Namesystem {
+            ns: Mutex::new(ns),
+            bm,
+            clock,
+            settings,
+            groups,
+            groups_cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn block_manager(&self) -> &Arc<BlockManager> {
+        &self.bm
+    }
+
+    pub fn block_pool_id(&self) -> &str {
+        self.bm.block_pool_id()
+    }
+
+    pub fn now(&self) -> Now {
+        Now {
+            wall_ms: self.clock.now_millis(),
+            mono: self.clock.monotonic(),
+        }
+    }
+
+    /// Runs `f` under the namespace lock (synchronous: nothing may await inside).
+    pub fn with_ns<R>(&self, f: impl FnOnce(&mut Namespace) -> R) -> R {
+        f(&mut self.ns.lock())
+    }
+
+    /// The caller `user` from `machine`, with groups (cached; looked up off the async
+    /// threads since the lookup may run a process).
+    pub async fn caller(&self, user: &str, machine: &str) -> Caller {
+        let cached = self
+            .groups_cache
+            .lock()
+            .get(user)
+            .filter(|(_, at)| at.elapsed() < GROUPS_CACHE)
+            .map(|(g, _)| g.clone());
+        let groups = match cached {
+            Some(g) => g,
+            None => {
+                let lookup = self.groups.clone();
+                let u = user.to_string();
+                let g = tokio::task::spawn_blocking(move || lookup(&u))
+                    .await
+                    .unwrap_or_default();
+                self.groups_cache
+                    .lock()
+                    .insert(user.to_string(), (g.clone(), Instant::now()));
+                g
+            }
+        };
+        let mut c = self.ns.lock().caller(user, groups);
+        c.machine = machine.to_string();
+        c
+    }
+
+    /// Live locations of a block, in pipeline/read order.
+    pub(crate) fn locations(&self, id: u64) -> Vec<Location> {
+        self.bm.locations(id)
+    }
+
+    /// Removes blocks through the block manager (never call with the namespace lock held).
+    pub(crate) fn remove_blocks(&self, ids: Vec<u64>) {
+        if !ids.is_empty() {
+            self.bm.remove_blocks(ids);
+        }
+    }
+}

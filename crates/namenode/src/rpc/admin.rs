@@ -1,0 +1,125 @@
+//! getServerDefaults, getFsStats/getStats, getFsReplicatedBlockStats, getDatanodeReport,
+//! setSafeMode, msync, getHAServiceState.
+
+use bytes::Bytes;
+use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
+use rhdfs_proto::common::HaServiceStateProto;
+use rhdfs_proto::hdfs::{
+    GetDatanodeReportRequestProto, GetDatanodeReportResponseProto,
+    GetFsReplicatedBlockStatsResponseProto, GetFsStatsResponseProto,
+    GetServerDefaultsResponseProto, HaServiceStateResponseProto, MsyncResponseProto,
+    SafeModeActionProto, SetSafeModeRequestProto, SetSafeModeResponseProto,
+};
+
+use super::ClientProtocolService;
+use super::errors::superuser_required;
+
+impl ClientProtocolService {
+    pub(super) fn get_server_defaults(
+        &self,
+        _ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        Ok(encode_response(&GetServerDefaultsResponseProto {
+            server_defaults: self.defaults.clone(),
+        }))
+    }
+
+    pub(super) fn get_fs_stats(
+        &self,
+        _ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        let s = self.fs.block_manager().fs_stats();
+        Ok(encode_response(&GetFsStatsResponseProto {
+            capacity: s.capacity,
+            used: s.used,
+            remaining: s.remaining,
+            under_replicated: s.under_replicated,
+            corrupt_blocks: s.corrupt_blocks,
+            missing_blocks: s.missing_blocks,
+            missing_repl_one_blocks: Some(s.missing_repl_one),
+            blocks_in_future: Some(0),
+            pending_deletion_blocks: Some(s.pending_deletion + s.pending_deletion_commands),
+        }))
+    }
+
+    pub(super) fn get_fs_replicated_block_stats(
+        &self,
+        _ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        let s = self.fs.block_manager().fs_stats();
+        Ok(encode_response(&GetFsReplicatedBlockStatsResponseProto {
+            low_redundancy: s.under_replicated,
+            corrupt_blocks: s.corrupt_blocks,
+            missing_blocks: s.missing_blocks,
+            missing_repl_one_blocks: s.missing_repl_one,
+            blocks_in_future: 0,
+            pending_deletion_blocks: s.pending_deletion + s.pending_deletion_commands,
+            highest_prio_low_redundancy_blocks: None,
+        }))
+    }
+
+    /// Superuser only, as in HDFS.
+    pub(super) async fn get_datanode_report(
+        &self,
+        ctx: &CallContext,
+        body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        let req: GetDatanodeReportRequestProto = decode_request(body)?;
+        let caller = self.caller(ctx).await;
+        if !caller.superuser && self.fs.with_ns(|ns| ns.config().permissions_enabled) {
+            return Err(superuser_required(&caller.user));
+        }
+        let di = self.fs.block_manager().datanode_report(req.r#type);
+        Ok(encode_response(&GetDatanodeReportResponseProto { di }))
+    }
+
+    /// GET reports; ENTER/LEAVE toggle the manual safe-mode flag (superuser only).
+    pub(super) async fn set_safe_mode(
+        &self,
+        ctx: &CallContext,
+        body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        let req: SetSafeModeRequestProto = decode_request(body)?;
+        let action = SafeModeActionProto::try_from(req.action)
+            .map_err(|_| RpcError::io(format!("Unknown safe mode action {}", req.action)))?;
+        let caller = self.caller(ctx).await;
+        if action != SafeModeActionProto::SafemodeGet
+            && !caller.superuser
+            && self.fs.with_ns(|ns| ns.config().permissions_enabled)
+        {
+            return Err(superuser_required(&caller.user));
+        }
+        let result = self.fs.with_ns(|ns| {
+            match action {
+                SafeModeActionProto::SafemodeEnter => ns.set_manual_safe_mode(true),
+                SafeModeActionProto::SafemodeLeave | SafeModeActionProto::SafemodeForceExit => {
+                    ns.set_manual_safe_mode(false)
+                }
+                SafeModeActionProto::SafemodeGet => {}
+            }
+            ns.in_safe_mode()
+        });
+        if action != SafeModeActionProto::SafemodeGet {
+            tracing::info!(user = %caller.user, "safe mode is {}", if result { "ON" } else { "OFF" });
+        }
+        Ok(encode_response(&SetSafeModeResponseProto { result }))
+    }
+
+    /// A single active NameNode is always up to date: nothing to wait for.
+    pub(super) fn msync(&self, _ctx: &CallContext, _body: &Bytes) -> Result<Bytes, RpcError> {
+        Ok(encode_response(&MsyncResponseProto {}))
+    }
+
+    pub(super) fn get_ha_service_state(
+        &self,
+        _ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        Ok(encode_response(&HaServiceStateResponseProto {
+            state: HaServiceStateProto::Active as i32,
+        }))
+    }
+}

@@ -1,0 +1,58 @@
+//! getBlockLocations and reportBadBlocks.
+
+use bytes::Bytes;
+use rhdfs_blockmanager::Block;
+use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
+use rhdfs_proto::hdfs::{
+    GetBlockLocationsRequestProto, GetBlockLocationsResponseProto, ReportBadBlocksRequestProto,
+    ReportBadBlocksResponseProto,
+};
+
+use super::ClientProtocolService;
+use super::convert::located_blocks;
+
+impl ClientProtocolService {
+    /// FileNotFoundException for a missing path ("File does not exist: /x").
+    pub(super) async fn get_block_locations(
+        &self,
+        ctx: &CallContext,
+        body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        let req: GetBlockLocationsRequestProto = decode_request(body)?;
+        let caller = self.caller(ctx).await;
+        let offset = i64::try_from(req.offset).unwrap_or(i64::MAX);
+        let length = i64::try_from(req.length).unwrap_or(i64::MAX);
+        let lbs = self
+            .fs
+            .get_block_locations(&caller, &req.src, offset, length)?;
+        Ok(encode_response(&GetBlockLocationsResponseProto {
+            locations: Some(located_blocks(self.pool(), &lbs)),
+        }))
+    }
+
+    /// A client found replicas corrupt: the block manager stops serving them.
+    pub(super) fn report_bad_blocks(
+        &self,
+        _ctx: &CallContext,
+        body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        let req: ReportBadBlocksRequestProto = decode_request(body)?;
+        let bm = self.fs.block_manager();
+        for lb in &req.blocks {
+            let b = Block::new(
+                lb.b.block_id,
+                lb.b.generation_stamp,
+                lb.b.num_bytes.unwrap_or(0),
+            );
+            for (i, loc) in lb.locs.iter().enumerate() {
+                let storage = lb
+                    .storage_i_ds
+                    .get(i)
+                    .map(String::as_str)
+                    .filter(|s| !s.is_empty());
+                bm.report_bad_block(b, &loc.id.datanode_uuid, storage);
+            }
+        }
+        Ok(encode_response(&ReportBadBlocksResponseProto {}))
+    }
+}

@@ -1,0 +1,26 @@
+//! rename (returns false on failure) and rename2 (throws).
+
+use bytes::Bytes;
+use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
+use rhdfs_proto::hdfs::{
+    Rename2RequestProto, Rename2ResponseProto, RenameRequestProto, RenameResponseProto,
+};
+
+use super::ClientProtocolService;
+
+impl ClientProtocolService {
+    pub(super) async fn rename(&self, ctx: &CallContext, body: &Bytes) -> Result<Bytes, RpcError> {
+        let req: RenameRequestProto = decode_request(body)?;
+        let caller = self.caller(ctx).await;
+        let result = self.fs.rename(&caller, &req.src, &req.dst)?;
+        Ok(encode_response(&RenameResponseProto { result }))
+    }
+
+    pub(super) async fn rename2(&self, ctx: &CallContext, body: &Bytes) -> Result<Bytes, RpcError> {
+        let req: Rename2RequestProto = decode_request(body)?;
+        let caller = self.caller(ctx).await;
+        self.fs
+            .rename2(&caller, &req.src, &req.dst, req.overwrite_dest)?;
+        Ok(encode_response(&Rename2ResponseProto {}))
+    }
+}

@@ -1,0 +1,271 @@
+//! `NameNode::start`: load or format the name directories, start the block manager, the
+//! lease monitor and the RPC server (ClientProtocol and DatanodeProtocol on one port).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use rhdfs_blockmanager::{BlockManager, DatanodeProtocolService};
+use rhdfs_conf::clock::SharedClock;
+use rhdfs_conf::{Configuration, TimeUnit, keys};
+use rhdfs_ipc::{CallContext, RpcError, RpcServer, RpcService, ServerConfig};
+use rhdfs_proto::protocols::{CLIENT_PROTOCOL, DATANODE_PROTOCOL};
+use tokio::task::JoinHandle;
+
+use crate::namespace::{Namespace, NamespaceConfig};
+use crate::namesystem::{Namesystem, NamesystemSettings};
+use crate::rpc::{ClientProtocolService, server_defaults};
+use crate::storage;
+
+/// Why the NameNode could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum NameNodeError {
+    #[error("configuration: {0}")]
+    Conf(#[from] rhdfs_conf::ConfError),
+    #[error("name directory: {0}")]
+    Storage(String),
+    #[error("block manager: {0}")]
+    BlockManager(#[from] rhdfs_blockmanager::BlockManagerError),
+    #[error("cannot bind the RPC server at {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+}
+
+/// The namespace settings from the configuration; the superuser is `user`.
+pub fn namespace_config(
+    conf: &Configuration,
+    user: &str,
+) -> Result<NamespaceConfig, NameNodeError> {
+    let d = NamespaceConfig::default();
+    let u16_of = |v: u64| u16::try_from(v).unwrap_or(u16::MAX);
+    Ok(NamespaceConfig {
+        permissions_enabled: conf.get_bool(
+            keys::DFS_PERMISSIONS_ENABLED_KEY,
+            keys::DFS_PERMISSIONS_ENABLED_DEFAULT,
+        )?,
+        superuser: user.to_string(),
+        supergroup: conf.get_str(
+            keys::DFS_PERMISSIONS_SUPERUSERGROUP_KEY,
+            keys::DFS_PERMISSIONS_SUPERUSERGROUP_DEFAULT,
+        ),
+        ls_limit: conf
+            .get_usize(keys::DFS_LS_LIMIT_KEY, keys::DFS_LS_LIMIT_DEFAULT as usize)?
+            .max(1),
+        max_component_length: conf.get_usize(
+            keys::DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH_KEY,
+            d.max_component_length,
+        )?,
+        max_directory_items: conf.get_usize(
+            keys::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_KEY,
+            d.max_directory_items,
+        )?,
+        min_block_size: conf.get_size(
+            keys::DFS_NAMENODE_FS_LIMITS_MIN_BLOCK_SIZE_KEY,
+            d.min_block_size,
+        )?,
+        max_blocks_per_file: conf.get_usize(
+            keys::DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE_KEY,
+            d.max_blocks_per_file,
+        )?,
+        min_replication: u16_of(conf.get_u64(
+            keys::DFS_NAMENODE_REPLICATION_MIN_KEY,
+            keys::DFS_NAMENODE_REPLICATION_MIN_DEFAULT,
+        )?)
+        .max(1),
+        max_replication: u16_of(conf.get_u64(
+            keys::DFS_REPLICATION_MAX_KEY,
+            keys::DFS_REPLICATION_MAX_DEFAULT,
+        )?),
+        soft_limit: d.soft_limit,
+        hard_limit: conf.get_duration(
+            keys::DFS_NAMENODE_LEASE_HARD_LIMIT_SEC_KEY,
+            keys::DFS_NAMENODE_LEASE_HARD_LIMIT_SEC_DEFAULT,
+            TimeUnit::Seconds,
+        )?,
+        access_time_precision: conf
+            .get_duration(
+                keys::DFS_NAMENODE_ACCESSTIME_PRECISION_KEY,
+                keys::DFS_NAMENODE_ACCESSTIME_PRECISION_DEFAULT,
+                TimeUnit::Milliseconds,
+            )?
+            .as_millis() as u64,
+    })
+}
+
+fn ip_for_pool_id(host: &str) -> String {
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) if !ip.is_unspecified() => ip.to_string(),
+        _ => "127.0.0.1".to_string(),
+    }
+}
+
+/// `rhdfs namenode -format`: writes a new namespace identity into every name directory
+/// (refusing non-empty ones unless `force`).
+pub fn format(conf: &Configuration, force: bool) -> Result<(), NameNodeError> {
+    let dirs = storage::name_dirs(conf)?;
+    let (host, _) = rhdfs_conf::addr::namenode_rpc_address(conf)?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    storage::format_dirs(&dirs, &ip_for_pool_id(&host), now_ms, force)?;
+    Ok(())
+}
+
+/// Routes calls by protocol: DataNodes to the block manager, clients to the namespace.
+struct Router {
+    client: Arc<ClientProtocolService>,
+    datanode: Arc<DatanodeProtocolService>,
+}
+
+#[async_trait]
+impl RpcService for Router {
+    async fn call(&self, ctx: CallContext, body: Bytes) -> Result<Bytes, RpcError> {
+        match ctx.protocol.as_str() {
+            CLIENT_PROTOCOL => self.client.call(ctx, body).await,
+            DATANODE_PROTOCOL => self.datanode.call(ctx, body).await,
+            _ => Err(RpcError::no_such_method_on(&ctx.method, &ctx.protocol)),
+        }
+    }
+}
+
+/// The NameNode.
+pub struct NameNode;
+
+/// A running NameNode.
+pub struct NameNodeHandle {
+    rpc: RpcServer,
+    fs: Arc<Namesystem>,
+    bm: Arc<BlockManager>,
+    stop: Arc<AtomicBool>,
+    lease_monitor: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for NameNodeHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NameNodeHandle")
+            .field("rpc_addr", &self.rpc.local_addr())
+            .finish_non_exhaustive()
+    }
+}
+
+impl NameNode {
+    /// Loads (or formats, when empty) the name directories and starts serving.
+    pub async fn start(
+        conf: Configuration,
+        clock: SharedClock,
+    ) -> Result<NameNodeHandle, NameNodeError> {
+        let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
+        let dirs = storage::name_dirs(&conf)?;
+        let ip = ip_for_pool_id(&host);
+        let now_ms = clock.now_millis();
+        let ns_info =
+            tokio::task::spawn_blocking(move || storage::load_or_format(&dirs, &ip, now_ms))
+                .await
+                .map_err(|e| NameNodeError::Storage(format!("storage task failed: {e}")))??;
+        let user = tokio::task::spawn_blocking(rhdfs_conf::user::current_user)
+            .await
+            .unwrap_or_else(|_| "hdfs".to_string());
+        let ns_cfg = namespace_config(&conf, &user)?;
+        let defaults = server_defaults(&conf)?;
+        let lease_recheck = conf.get_duration(
+            keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_KEY,
+            keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_DEFAULT,
+            TimeUnit::Milliseconds,
+        )?;
+        let settings = NamesystemSettings {
+            lease_recheck: lease_recheck.max(Duration::from_millis(10)),
+            ..NamesystemSettings::default()
+        };
+
+        let bm = BlockManager::new(&conf, clock.clone(), ns_info.clone())?;
+        bm.start();
+        let now = crate::namespace::Now {
+            wall_ms: clock.now_millis(),
+            mono: clock.monotonic(),
+        };
+        let namespace = Namespace::new(ns_cfg, now);
+        let groups: crate::namesystem::GroupsLookup = Arc::new(rhdfs_conf::user::groups_of);
+        let fs = Namesystem::new(namespace, bm.clone(), clock, settings, groups);
+        let stop = Arc::new(AtomicBool::new(false));
+        let lease_monitor = fs.spawn_lease_monitor(stop.clone());
+
+        let router = Router {
+            client: Arc::new(ClientProtocolService::new(fs.clone(), defaults)),
+            datanode: Arc::new(DatanodeProtocolService::new(bm.clone())),
+        };
+        let bind_host = conf
+            .get_trimmed(keys::DFS_NAMENODE_RPC_BIND_HOST_KEY)
+            .map(str::to_string)
+            .unwrap_or(host);
+        let addr = tokio::net::lookup_host((bind_host.as_str(), port))
+            .await
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| NameNodeError::Bind {
+                addr: format!("{bind_host}:{port}"),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "cannot resolve host"),
+            })?;
+        let rpc =
+            match RpcServer::bind(addr, Arc::new(router), ServerConfig::from_conf(&conf)?).await {
+                Ok(rpc) => rpc,
+                Err(source) => {
+                    stop.store(true, Ordering::Relaxed);
+                    lease_monitor.abort();
+                    bm.stop();
+                    return Err(NameNodeError::Bind {
+                        addr: addr.to_string(),
+                        source,
+                    });
+                }
+            };
+        tracing::info!(
+            rpc = %rpc.local_addr(),
+            pool = %ns_info.block_pool_id,
+            cluster = %ns_info.cluster_id,
+            superuser = %user,
+            "NameNode started"
+        );
+        Ok(NameNodeHandle {
+            rpc,
+            fs,
+            bm,
+            stop,
+            lease_monitor,
+        })
+    }
+}
+
+impl NameNodeHandle {
+    /// The address the RPC server listens on.
+    pub fn rpc_addr(&self) -> SocketAddr {
+        self.rpc.local_addr()
+    }
+
+    /// The HTTP address: none, as the NameNode serves no HTTP yet.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        None
+    }
+
+    pub fn block_manager(&self) -> Arc<BlockManager> {
+        self.bm.clone()
+    }
+
+    pub fn namesystem(&self) -> &Arc<Namesystem> {
+        &self.fs
+    }
+
+    /// Stops serving, the lease monitor and the block manager's tasks.
+    pub async fn shutdown(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.lease_monitor.abort();
+        self.rpc.shutdown().await;
+        self.bm.stop();
+        tracing::info!("NameNode stopped");
+    }
+}
