@@ -57,6 +57,8 @@ impl BlockState {
         self.min_replication
     }
 
+    /// Adds a new block under construction, or re-opens an existing one (append): its
+    /// replicas stay recorded but count again only once re-reported finalized.
     pub fn add_under_construction(
         &mut self,
         block: Block,
@@ -64,6 +66,30 @@ impl BlockState {
         replication: u16,
         expected: Vec<ExpectedLocation>,
     ) {
+        if let Some(info) = self.map.get_mut(block.id) {
+            info.block = block;
+            info.state = BlockUcState::UnderConstruction;
+            info.inode_id = inode_id;
+            info.replication = replication;
+            for r in &mut info.replicas {
+                if r.state == ReplicaState::Finalized {
+                    r.state = ReplicaState::Rbw;
+                }
+            }
+            info.expected = if expected.is_empty() {
+                info.replicas
+                    .iter()
+                    .filter(|r| r.corrupt.is_none())
+                    .map(|r| ExpectedLocation {
+                        dn_uuid: r.dn_uuid.clone(),
+                        storage_id: r.storage_id.clone(),
+                    })
+                    .collect()
+            } else {
+                expected
+            };
+            return;
+        }
         self.map.insert(BlockInfo::new_under_construction(
             block,
             inode_id,
@@ -98,6 +124,16 @@ impl BlockState {
                 }
                 info.block.num_bytes = commit.num_bytes;
                 info.state = BlockUcState::Committed;
+                // Finalized replicas of another length cannot serve the committed block.
+                for r in &mut info.replicas {
+                    if r.state == ReplicaState::Finalized
+                        && r.gs == commit.gs
+                        && r.num_bytes != commit.num_bytes
+                        && r.corrupt.is_none()
+                    {
+                        r.corrupt = Some(CorruptReason::SizeMismatch);
+                    }
+                }
             }
         }
         Ok(self.try_complete(commit.id))

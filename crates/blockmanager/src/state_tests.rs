@@ -273,3 +273,48 @@ fn missing_blocks_are_counted() {
         (1, 1, 1)
     );
 }
+
+#[test]
+fn reopen_for_append_keeps_replicas_until_rereported() {
+    let mut st = complete_block(2);
+    st.add_under_construction(Block::new(1, 1001, 100), 10, 3, vec![]);
+    let info = st.map.get(1).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(info.state, BlockUcState::UnderConstruction);
+    assert_eq!(info.replicas.len(), 2);
+    assert_eq!(info.expected.len(), 2);
+    assert_eq!(info.good_finalized(), 0);
+    // same generation stamp (hdfs-native appends without a bump), new length
+    st.process_replica(
+        &a("dn1"),
+        &a("DS-1"),
+        &rep(1, 1001, 150, ReplicaState::Finalized),
+    );
+    assert_eq!(st.commit(Block::new(1, 1001, 150)), Ok(true));
+    // dn2 still holds the old length: it no longer counts
+    st.process_replica(
+        &a("dn2"),
+        &a("DS-2"),
+        &rep(1, 1001, 100, ReplicaState::Finalized),
+    );
+    assert_eq!(st.map.get(1).map(|i| i.good_finalized()), Some(1));
+}
+
+#[test]
+fn commit_marks_short_finalized_replicas() {
+    let mut st = BlockState::new(1);
+    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    st.process_replica(
+        &a("dn1"),
+        &a("DS-1"),
+        &rep(5, 1001, 10, ReplicaState::Finalized),
+    );
+    st.process_replica(
+        &a("dn2"),
+        &a("DS-2"),
+        &rep(5, 1001, 7, ReplicaState::Finalized),
+    );
+    assert_eq!(st.commit(Block::new(5, 1001, 10)), Ok(true));
+    let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(info.good_finalized(), 1);
+    assert_eq!(info.corrupt_replicas(), 1);
+}
