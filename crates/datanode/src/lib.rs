@@ -1,10 +1,13 @@
 //! rhdfs-datanode: the DataNode — volumes and replicas on disk, the data transfer server, and the
 //! actor that registers with the NameNode, heartbeats and reports blocks.
 
+pub mod actor;
 pub mod checksum;
+pub mod datanode;
 pub mod dataset;
 pub mod error;
 pub mod faults;
+pub mod ipc_service;
 pub mod meta;
 pub mod notify;
 pub mod reader;
@@ -15,8 +18,10 @@ pub mod writer;
 pub mod xceiver;
 
 pub use checksum::{ChecksumSpec, ChecksumType};
+pub use datanode::{DataNode, DataNodeHandle};
 pub use dataset::Dataset;
 pub use error::{DataNodeError, StorageError};
+pub use faults::{FaultHooks, ReplicaFiles};
 pub use replica::{ReplicaInfo, ReplicaState};
 
 #[cfg(test)]

@@ -310,4 +310,4 @@ pub(crate) fn spec_to_proto(spec: ChecksumSpec) -> rhdfs_proto::hdfs::ChecksumPr
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

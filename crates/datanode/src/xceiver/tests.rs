@@ -26,7 +26,7 @@ use crate::faults::FaultHooks;
 use crate::notify::{BlockEvent, BlockStatus};
 use crate::replica::ReplicaState;
 
-const BP: &str = "BP-7-127.0.0.1-7";
+pub(crate) const BP: &str = "BP-7-127.0.0.1-7";
 const MAX: usize = 1 << 20;
 
 struct Node {
@@ -70,7 +70,7 @@ impl Node {
     }
 }
 
-fn dn_info(a: SocketAddr) -> DatanodeInfoProto {
+pub(crate) fn dn_info(a: SocketAddr) -> DatanodeInfoProto {
     DatanodeInfoProto {
         id: DatanodeIdProto {
             ip_addr: a.ip().to_string(),
@@ -85,7 +85,7 @@ fn dn_info(a: SocketAddr) -> DatanodeInfoProto {
     }
 }
 
-fn block(id: u64, gs: u64, len: u64) -> ExtendedBlockProto {
+pub(crate) fn block(id: u64, gs: u64, len: u64) -> ExtendedBlockProto {
     ExtendedBlockProto {
         pool_id: BP.into(),
         block_id: id,
@@ -94,7 +94,12 @@ fn block(id: u64, gs: u64, len: u64) -> ExtendedBlockProto {
     }
 }
 
-fn write_req(id: u64, gs: u64, targets: Vec<DatanodeInfoProto>, stage: Stage) -> OpWriteBlockProto {
+pub(crate) fn write_req(
+    id: u64,
+    gs: u64,
+    targets: Vec<DatanodeInfoProto>,
+    stage: Stage,
+) -> OpWriteBlockProto {
     OpWriteBlockProto {
         header: ClientOperationHeaderProto {
             base_header: BaseHeaderProto {
@@ -115,11 +120,11 @@ fn write_req(id: u64, gs: u64, targets: Vec<DatanodeInfoProto>, stage: Stage) ->
     }
 }
 
-fn csum() -> DataChecksum {
+pub(crate) fn csum() -> DataChecksum {
     DataChecksum::new(ChecksumKind::Crc32c, 512)
 }
 
-fn data_packet(off: u64, seqno: i64, data: &[u8], sync: bool) -> Bytes {
+pub(crate) fn data_packet(off: u64, seqno: i64, data: &[u8], sync: bool) -> Bytes {
     Packet::with_data(
         &csum(),
         off as i64,
@@ -132,11 +137,11 @@ fn data_packet(off: u64, seqno: i64, data: &[u8], sync: bool) -> Bytes {
     .to_bytes()
 }
 
-async fn ack(s: &mut TcpStream) -> PipelineAckProto {
+pub(crate) async fn ack(s: &mut TcpStream) -> PipelineAckProto {
     read_delimited(s, MAX).await.unwrap()
 }
 
-fn data(n: usize) -> Vec<u8> {
+pub(crate) fn data(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 31 % 253) as u8).collect()
 }
 

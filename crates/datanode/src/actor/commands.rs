@@ -1,0 +1,116 @@
+//! The command worker: NameNode commands from heartbeat and block report responses are
+//! processed here, never on the heartbeat path.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use rhdfs_proto::datanode::datanode_command_proto::Type as CmdType;
+use rhdfs_proto::datanode::{BlockCommandProto, DatanodeCommandProto, block_command_proto};
+use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
+use tokio::sync::mpsc;
+
+use super::Shared;
+use super::deleter::AsyncDeleter;
+use crate::xceiver::{SendRequest, XceiverContext, send_replica};
+
+pub(super) async fn worker(
+    shared: Arc<Shared>,
+    xceiver: Arc<XceiverContext>,
+    deleter: Arc<AsyncDeleter>,
+    mut rx: mpsc::UnboundedReceiver<(String, DatanodeCommandProto)>,
+) {
+    while let Some((bpid, cmd)) = rx.recv().await {
+        let Ok(kind) = CmdType::try_from(cmd.cmd_type) else {
+            tracing::warn!(cmd_type = cmd.cmd_type, "unknown NameNode command ignored");
+            continue;
+        };
+        match kind {
+            CmdType::BlockCommand => match cmd.blk_cmd {
+                Some(bc) => block_command(&shared, &xceiver, &deleter, bc),
+                None => tracing::warn!("BlockCommand without blkCmd"),
+            },
+            CmdType::RegisterCommand => {
+                tracing::info!(%bpid, "NameNode asked us to re-register");
+                shared.reregister.store(true, Ordering::Relaxed);
+                shared.wake.notify_one();
+            }
+            CmdType::NullDatanodeCommand
+            | CmdType::KeyUpdateCommand
+            | CmdType::FinalizeCommand
+            | CmdType::BalancerBandwidthCommand => {
+                tracing::debug!(?kind, "NameNode command needs no action");
+            }
+            other => {
+                tracing::warn!(?other, "NameNode command not supported; ignored");
+            }
+        }
+    }
+}
+
+fn block_command(
+    shared: &Arc<Shared>,
+    xceiver: &Arc<XceiverContext>,
+    deleter: &Arc<AsyncDeleter>,
+    bc: BlockCommandProto,
+) {
+    let bpid = bc.block_pool_id.clone();
+    match block_command_proto::Action::try_from(bc.action) {
+        Ok(block_command_proto::Action::Invalidate) => {
+            let mut queued = 0usize;
+            for b in &bc.blocks {
+                match shared.ds.remove_for_delete(&bpid, b.block_id, b.gen_stamp) {
+                    Some(d) => {
+                        deleter.submit(d);
+                        queued += 1;
+                    }
+                    None => tracing::warn!(
+                        id = b.block_id,
+                        gs = b.gen_stamp,
+                        "invalidate: no such replica"
+                    ),
+                }
+            }
+            tracing::info!(%bpid, queued, asked = bc.blocks.len(), "replicas queued for deletion");
+        }
+        Ok(block_command_proto::Action::Transfer) => {
+            for (i, b) in bc.blocks.iter().enumerate() {
+                let targets = bc
+                    .targets
+                    .get(i)
+                    .map(|t| t.datanodes.clone())
+                    .unwrap_or_default();
+                if targets.is_empty() {
+                    continue;
+                }
+                let req = SendRequest {
+                    bpid: bpid.clone(),
+                    block_id: b.block_id,
+                    min_gs: b.gen_stamp,
+                    target_storage_types: bc
+                        .target_storage_types
+                        .get(i)
+                        .map(|t| t.storage_types.clone())
+                        .unwrap_or_default(),
+                    target_storage_ids: bc
+                        .target_storage_uuids
+                        .get(i)
+                        .map(|t| t.storage_uuids.clone())
+                        .unwrap_or_default(),
+                    targets,
+                    stage: Stage::PipelineSetupCreate,
+                    client_name: String::new(),
+                };
+                let x = xceiver.clone();
+                tokio::spawn(async move {
+                    let id = req.block_id;
+                    if let Err(e) = send_replica(&x, req).await {
+                        tracing::warn!(id, error = %e, "replication transfer failed");
+                    }
+                });
+            }
+        }
+        Ok(block_command_proto::Action::Shutdown) | Err(_) => {
+            tracing::warn!(action = bc.action, "block command not supported; ignored");
+        }
+    }
+}

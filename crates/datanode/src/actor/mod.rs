@@ -1,0 +1,366 @@
+//! The actor that serves one NameNode: handshake (versionRequest, registerDatanode, full block
+//! report), heartbeats on schedule, incremental block reports on their own task (RECEIVED at
+//! once, RECEIVING/DELETED with the next heartbeat), commands handed to a worker, periodic
+//! full reports, and reconnect + re-register when the NameNode goes away.
+
+mod commands;
+pub mod deleter;
+pub mod report;
+pub mod rpc;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rhdfs_conf::clock::SharedClock;
+use rhdfs_proto::datanode::{
+    BlockReceivedAndDeletedRequestProto, BlockReportRequestProto, DatanodeCommandProto,
+    DatanodeRegistrationProto, HeartbeatRequestProto,
+};
+use tokio::sync::{Notify, mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::dataset::Dataset;
+use crate::faults::FaultHooks;
+use crate::notify::{BlockEvent, BlockStatus};
+use crate::xceiver::XceiverContext;
+pub use deleter::AsyncDeleter;
+pub use report::Identity;
+pub use rpc::{ActorError, IpcConnector, NamenodeConnector, NamenodeProtocol};
+
+/// Schedules of the actor.
+#[derive(Debug, Clone)]
+pub struct ActorConfig {
+    /// dfs.heartbeat.interval
+    pub heartbeat_interval: Duration,
+    /// dfs.blockreport.intervalMsec
+    pub block_report_interval: Duration,
+    /// dfs.blockreport.initialDelay: the first report waits a random time up to this.
+    pub initial_delay: Duration,
+    /// Wait before reconnecting after a failed call.
+    pub retry_interval: Duration,
+}
+
+impl Default for ActorConfig {
+    fn default() -> Self {
+        ActorConfig {
+            heartbeat_interval: Duration::from_secs(3),
+            block_report_interval: Duration::from_secs(6 * 3600),
+            initial_delay: Duration::ZERO,
+            retry_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Session {
+    nn: Arc<dyn NamenodeProtocol>,
+    reg: DatanodeRegistrationProto,
+    bpid: String,
+}
+
+struct Shared {
+    ds: Arc<Dataset>,
+    faults: Arc<FaultHooks>,
+    identity: Identity,
+    clock: SharedClock,
+    cfg: ActorConfig,
+    session: Mutex<Option<Session>>,
+    pending: Mutex<Vec<BlockEvent>>,
+    ibr_now: Notify,
+    wake: Notify,
+    reregister: AtomicBool,
+    registered: AtomicBool,
+    cmd_tx: mpsc::UnboundedSender<(String, DatanodeCommandProto)>,
+}
+
+/// A running actor.
+pub struct ActorHandle {
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+    deleter: Arc<AsyncDeleter>,
+}
+
+impl std::fmt::Debug for ActorHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActorHandle")
+            .field("registered", &self.is_registered())
+            .finish()
+    }
+}
+
+impl ActorHandle {
+    /// True once registered with the NameNode (false again while reconnecting).
+    pub fn is_registered(&self) -> bool {
+        self.shared.registered.load(Ordering::Relaxed)
+    }
+
+    /// Block pool ID learnt from the NameNode.
+    pub fn block_pool_id(&self) -> Option<String> {
+        self.shared.session.lock().as_ref().map(|s| s.bpid.clone())
+    }
+
+    /// Stops all tasks and the deleter threads.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        for t in self.tasks.drain(..) {
+            t.abort();
+            let _ = t.await;
+        }
+        let d = self.deleter.clone();
+        let _ = tokio::task::spawn_blocking(move || d.shutdown()).await;
+    }
+}
+
+/// Starts the actor. `events` receives the block events of the transfer server and deleter;
+/// `deleter` removes invalidated replicas.
+pub fn start(
+    connector: Arc<dyn NamenodeConnector>,
+    xceiver: Arc<XceiverContext>,
+    identity: Identity,
+    clock: SharedClock,
+    cfg: ActorConfig,
+    events: mpsc::UnboundedReceiver<BlockEvent>,
+    deleter: AsyncDeleter,
+) -> ActorHandle {
+    let (stop, stop_rx) = watch::channel(false);
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared {
+        ds: xceiver.dataset.clone(),
+        faults: xceiver.faults.clone(),
+        identity,
+        clock,
+        cfg,
+        session: Mutex::new(None),
+        pending: Mutex::new(Vec::new()),
+        ibr_now: Notify::new(),
+        wake: Notify::new(),
+        reregister: AtomicBool::new(false),
+        registered: AtomicBool::new(false),
+        cmd_tx,
+    });
+    let deleter = Arc::new(deleter);
+    let tasks = vec![
+        tokio::spawn(collect_events(shared.clone(), events)),
+        tokio::spawn(ibr_loop(shared.clone(), stop_rx.clone())),
+        tokio::spawn(main_loop(shared.clone(), connector, stop_rx.clone())),
+        tokio::spawn(commands::worker(
+            shared.clone(),
+            xceiver,
+            deleter.clone(),
+            cmd_rx,
+        )),
+    ];
+    ActorHandle {
+        shared,
+        stop,
+        tasks,
+        deleter,
+    }
+}
+
+async fn collect_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<BlockEvent>) {
+    while let Some(ev) = events.recv().await {
+        let now = ev.status == BlockStatus::Received;
+        shared.pending.lock().push(ev);
+        if now {
+            shared.ibr_now.notify_one();
+        }
+    }
+}
+
+async fn ibr_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = shared.ibr_now.notified() => {}
+        }
+        let delay = shared.faults.ibr_delay();
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        send_ibrs(&shared).await;
+    }
+}
+
+async fn send_ibrs(shared: &Shared) {
+    let Some(sess) = shared.session.lock().clone() else {
+        return;
+    };
+    let events = std::mem::take(&mut *shared.pending.lock());
+    if events.is_empty() {
+        return;
+    }
+    let mut failed = Vec::new();
+    for (bpid, blocks) in report::group_events(events.clone()) {
+        if bpid != sess.bpid {
+            tracing::warn!(%bpid, "block events for an unknown block pool dropped");
+            continue;
+        }
+        let req = BlockReceivedAndDeletedRequestProto {
+            registration: sess.reg.clone(),
+            block_pool_id: bpid.clone(),
+            blocks,
+        };
+        if let Err(e) = sess.nn.block_received_and_deleted(req).await {
+            tracing::warn!(error = %e, "incremental block report failed; will retry");
+            failed.extend(events.iter().filter(|ev| ev.bpid == bpid).cloned());
+        }
+    }
+    if !failed.is_empty() {
+        let mut p = shared.pending.lock();
+        failed.append(&mut p);
+        *p = failed;
+    }
+}
+
+async fn main_loop(
+    shared: Arc<Shared>,
+    connector: Arc<dyn NamenodeConnector>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        let res = tokio::select! {
+            _ = stop.changed() => return,
+            r = run_session(&shared, connector.as_ref()) => r,
+        };
+        shared.registered.store(false, Ordering::Relaxed);
+        if let Err(e) = res {
+            tracing::warn!(error = %e, "NameNode session ended; reconnecting");
+        }
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = tokio::time::sleep(shared.cfg.retry_interval) => {}
+        }
+    }
+}
+
+/// Handshake, then heartbeats until a call fails or re-registration is requested.
+async fn run_session(
+    shared: &Arc<Shared>,
+    connector: &dyn NamenodeConnector,
+) -> Result<(), ActorError> {
+    let nn = connector.connect().await?;
+    let ns = nn.version_request().await?;
+    let bpid = ns.block_pool_id.clone();
+    let ds = shared.ds.clone();
+    let (b, cid) = (bpid.clone(), ns.storage_info.cluster_id.clone());
+    tokio::task::spawn_blocking(move || -> Result<(), crate::error::StorageError> {
+        ds.add_block_pool(&b)?;
+        for v in ds.volumes() {
+            v.set_cluster_id(&cid)?;
+        }
+        Ok(())
+    })
+    .await
+    .map_err(|e| ActorError::Other(format!("task failed: {e}")))??;
+    let reg = report::registration(&shared.identity, &ns.storage_info, &ns.software_version);
+    let reg = nn.register_datanode(reg).await?;
+    tracing::info!(%bpid, uuid = %shared.identity.datanode_uuid, "registered with the NameNode");
+    let sess = Session { nn, reg, bpid };
+    *shared.session.lock() = Some(sess.clone());
+    shared.registered.store(true, Ordering::Relaxed);
+    shared.reregister.store(false, Ordering::Relaxed);
+
+    let cfg = &shared.cfg;
+    let mut next_report = shared.clock.monotonic() + random_delay(cfg.initial_delay);
+    if cfg.initial_delay.is_zero() {
+        full_report(shared, &sess, 0).await?;
+        next_report = shared.clock.monotonic() + cfg.block_report_interval;
+    }
+    // Anything that happened while disconnected goes now.
+    shared.ibr_now.notify_one();
+    let mut next_hb = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(next_hb) => {}
+            _ = shared.wake.notified() => {}
+        }
+        if shared.reregister.swap(false, Ordering::Relaxed) {
+            return Err(ActorError::Other(
+                "the NameNode asked for re-registration".into(),
+            ));
+        }
+        if tokio::time::Instant::now() < next_hb {
+            continue;
+        }
+        next_hb += cfg.heartbeat_interval;
+        let report_due = shared.clock.monotonic() >= next_report;
+        let resp = sess
+            .nn
+            .send_heartbeat(heartbeat_request(shared, &sess, report_due).await?)
+            .await?;
+        for cmd in resp.cmds {
+            let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
+        }
+        shared.ibr_now.notify_one();
+        if report_due {
+            full_report(shared, &sess, resp.full_block_report_lease_id.unwrap_or(0)).await?;
+            next_report = shared.clock.monotonic() + cfg.block_report_interval;
+        }
+        let now = tokio::time::Instant::now();
+        if next_hb < now {
+            next_hb = now;
+        }
+    }
+}
+
+async fn heartbeat_request(
+    shared: &Shared,
+    sess: &Session,
+    want_lease: bool,
+) -> Result<HeartbeatRequestProto, ActorError> {
+    let ds = shared.ds.clone();
+    let stats = tokio::task::spawn_blocking(move || ds.storage_stats())
+        .await
+        .map_err(|e| ActorError::Other(format!("task failed: {e}")))?;
+    Ok(HeartbeatRequestProto {
+        registration: sess.reg.clone(),
+        reports: report::storage_reports(&stats),
+        xmits_in_progress: Some(0),
+        xceiver_count: Some(1),
+        failed_volumes: Some(0),
+        cache_capacity: Some(0),
+        cache_used: Some(0),
+        request_full_block_report_lease: Some(want_lease),
+        ..Default::default()
+    })
+}
+
+async fn full_report(shared: &Shared, sess: &Session, lease: u64) -> Result<(), ActorError> {
+    let (ds, bpid) = (shared.ds.clone(), sess.bpid.clone());
+    let reports = tokio::task::spawn_blocking(move || report::storage_block_reports(&ds, &bpid))
+        .await
+        .map_err(|e| ActorError::Other(format!("task failed: {e}")))?;
+    let n: u64 = reports
+        .iter()
+        .map(|r| r.number_of_blocks.unwrap_or(0))
+        .sum();
+    let req = BlockReportRequestProto {
+        registration: sess.reg.clone(),
+        block_pool_id: sess.bpid.clone(),
+        reports,
+        context: Some(report::report_context(rand::random::<i64>(), lease)),
+    };
+    let resp = sess.nn.block_report(req).await?;
+    tracing::info!(replicas = n, "full block report sent");
+    if let Some(cmd) = resp.cmd {
+        let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
+    }
+    Ok(())
+}
+
+fn random_delay(max: Duration) -> Duration {
+    if max.is_zero() {
+        return Duration::ZERO;
+    }
+    Duration::from_millis(rand::random_range(0..max.as_millis().max(1) as u64))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,121 @@
+//! The calls the actor makes to a NameNode, as a trait (so the actor can be tested against a
+//! fake) and its implementation over Hadoop IPC.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rhdfs_ipc::{IpcError, RpcClient};
+use rhdfs_proto::datanode::{
+    BlockReceivedAndDeletedRequestProto, BlockReceivedAndDeletedResponseProto,
+    BlockReportRequestProto, BlockReportResponseProto, DatanodeRegistrationProto,
+    HeartbeatRequestProto, HeartbeatResponseProto, NamespaceInfoProto,
+    RegisterDatanodeRequestProto, RegisterDatanodeResponseProto, VersionRequestProto,
+    VersionResponseProto,
+};
+use rhdfs_proto::protocols::DATANODE_PROTOCOL;
+
+/// Errors talking to the NameNode.
+#[derive(Debug, thiserror::Error)]
+pub enum ActorError {
+    #[error("NameNode RPC failed: {0}")]
+    Ipc(#[from] IpcError),
+    #[error("storage: {0}")]
+    Storage(#[from] crate::error::StorageError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// DatanodeProtocol as the DataNode uses it.
+#[async_trait]
+pub trait NamenodeProtocol: Send + Sync + 'static {
+    async fn version_request(&self) -> Result<NamespaceInfoProto, ActorError>;
+    async fn register_datanode(
+        &self,
+        reg: DatanodeRegistrationProto,
+    ) -> Result<DatanodeRegistrationProto, ActorError>;
+    async fn send_heartbeat(
+        &self,
+        req: HeartbeatRequestProto,
+    ) -> Result<HeartbeatResponseProto, ActorError>;
+    async fn block_report(
+        &self,
+        req: BlockReportRequestProto,
+    ) -> Result<BlockReportResponseProto, ActorError>;
+    async fn block_received_and_deleted(
+        &self,
+        req: BlockReceivedAndDeletedRequestProto,
+    ) -> Result<(), ActorError>;
+}
+
+/// Opens a connection to a NameNode.
+#[async_trait]
+pub trait NamenodeConnector: Send + Sync + 'static {
+    async fn connect(&self) -> Result<Arc<dyn NamenodeProtocol>, ActorError>;
+}
+
+/// Hadoop IPC to `addr` ("host:port") as `user`.
+#[derive(Debug, Clone)]
+pub struct IpcConnector {
+    pub addr: String,
+    pub user: String,
+}
+
+#[async_trait]
+impl NamenodeConnector for IpcConnector {
+    async fn connect(&self) -> Result<Arc<dyn NamenodeProtocol>, ActorError> {
+        let client = RpcClient::connect(&self.addr, DATANODE_PROTOCOL, &self.user).await?;
+        Ok(Arc::new(IpcNamenode { client }))
+    }
+}
+
+struct IpcNamenode {
+    client: RpcClient,
+}
+
+#[async_trait]
+impl NamenodeProtocol for IpcNamenode {
+    async fn version_request(&self) -> Result<NamespaceInfoProto, ActorError> {
+        let r: VersionResponseProto = self
+            .client
+            .call("versionRequest", &VersionRequestProto {})
+            .await?;
+        Ok(r.info)
+    }
+
+    async fn register_datanode(
+        &self,
+        reg: DatanodeRegistrationProto,
+    ) -> Result<DatanodeRegistrationProto, ActorError> {
+        let r: RegisterDatanodeResponseProto = self
+            .client
+            .call(
+                "registerDatanode",
+                &RegisterDatanodeRequestProto { registration: reg },
+            )
+            .await?;
+        Ok(r.registration)
+    }
+
+    async fn send_heartbeat(
+        &self,
+        req: HeartbeatRequestProto,
+    ) -> Result<HeartbeatResponseProto, ActorError> {
+        Ok(self.client.call("sendHeartbeat", &req).await?)
+    }
+
+    async fn block_report(
+        &self,
+        req: BlockReportRequestProto,
+    ) -> Result<BlockReportResponseProto, ActorError> {
+        Ok(self.client.call("blockReport", &req).await?)
+    }
+
+    async fn block_received_and_deleted(
+        &self,
+        req: BlockReceivedAndDeletedRequestProto,
+    ) -> Result<(), ActorError> {
+        let _: BlockReceivedAndDeletedResponseProto =
+            self.client.call("blockReceivedAndDeleted", &req).await?;
+        Ok(())
+    }
+}

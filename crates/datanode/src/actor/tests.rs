@@ -1,0 +1,287 @@
+//! The actor against a fake NameNode: registration and full report, RECEIVED at once,
+//! DNA_INVALIDATE through the async deleter while heartbeats keep their schedule,
+//! re-registration on DNA_REGISTER and after the NameNode comes back.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use rhdfs_conf::Configuration;
+use rhdfs_proto::datanode::datanode_command_proto::Type as CmdType;
+use rhdfs_proto::datanode::{
+    BlockCommandProto, BlockReceivedAndDeletedRequestProto, BlockReportRequestProto,
+    BlockReportResponseProto, DatanodeCommandProto, DatanodeRegistrationProto,
+    HeartbeatRequestProto, HeartbeatResponseProto, NamespaceInfoProto, RegisterCommandProto,
+    StorageInfoProto,
+};
+use rhdfs_proto::hdfs::BlockProto;
+
+use super::rpc::{ActorError, NamenodeConnector, NamenodeProtocol};
+use crate::datanode::DataNode;
+
+const BP: &str = "BP-42-127.0.0.1-1";
+
+#[derive(Default)]
+struct Fake {
+    down: AtomicBool,
+    registers: Mutex<Vec<DatanodeRegistrationProto>>,
+    heartbeats: Mutex<Vec<std::time::Instant>>,
+    reports: Mutex<Vec<BlockReportRequestProto>>,
+    ibrs: Mutex<Vec<(u64, i32)>>,
+    queued_cmds: Mutex<Vec<DatanodeCommandProto>>,
+}
+
+impl Fake {
+    fn check(&self) -> Result<(), ActorError> {
+        if self.down.load(Ordering::Relaxed) {
+            Err(ActorError::Other("NameNode down".into()))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+struct Conn(Arc<Fake>);
+
+#[async_trait]
+impl NamenodeConnector for Conn {
+    async fn connect(&self) -> Result<Arc<dyn NamenodeProtocol>, ActorError> {
+        self.0.check()?;
+        Ok(Arc::new(FakeNn(self.0.clone())))
+    }
+}
+
+struct FakeNn(Arc<Fake>);
+
+#[async_trait]
+impl NamenodeProtocol for FakeNn {
+    async fn version_request(&self) -> Result<NamespaceInfoProto, ActorError> {
+        self.0.check()?;
+        Ok(NamespaceInfoProto {
+            build_version: "x".into(),
+            unused: 0,
+            block_pool_id: BP.into(),
+            storage_info: StorageInfoProto {
+                layout_version: 0,
+                namespce_id: 42,
+                cluster_id: "CID-test".into(),
+                c_time: 0,
+            },
+            software_version: "3.5.0".into(),
+            capabilities: None,
+            state: None,
+        })
+    }
+
+    async fn register_datanode(
+        &self,
+        reg: DatanodeRegistrationProto,
+    ) -> Result<DatanodeRegistrationProto, ActorError> {
+        self.0.check()?;
+        self.0.registers.lock().push(reg.clone());
+        Ok(reg)
+    }
+
+    async fn send_heartbeat(
+        &self,
+        req: HeartbeatRequestProto,
+    ) -> Result<HeartbeatResponseProto, ActorError> {
+        self.0.check()?;
+        assert_eq!(req.reports.len(), 1);
+        self.0.heartbeats.lock().push(std::time::Instant::now());
+        Ok(HeartbeatResponseProto {
+            cmds: std::mem::take(&mut *self.0.queued_cmds.lock()),
+            ..Default::default()
+        })
+    }
+
+    async fn block_report(
+        &self,
+        req: BlockReportRequestProto,
+    ) -> Result<BlockReportResponseProto, ActorError> {
+        self.0.check()?;
+        self.0.reports.lock().push(req);
+        Ok(BlockReportResponseProto { cmd: None })
+    }
+
+    async fn block_received_and_deleted(
+        &self,
+        req: BlockReceivedAndDeletedRequestProto,
+    ) -> Result<(), ActorError> {
+        self.0.check()?;
+        assert_eq!(req.block_pool_id, BP);
+        for s in req.blocks {
+            for b in s.blocks {
+                self.0.ibrs.lock().push((b.block.block_id, b.status));
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    for _ in 0..200 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actor_lifecycle_against_fake_namenode() {
+    let dir = tempfile::tempdir().unwrap();
+    // a replica on disk before start: reported in the first full report
+    {
+        let ds = crate::Dataset::open(&[dir.path().to_path_buf()], 0).unwrap();
+        let mut w = ds
+            .create_rbw(BP, 77, 1001, crate::ChecksumSpec::default(), 0)
+            .unwrap();
+        w.write_at(0, b"hello").unwrap();
+        w.finalize().unwrap();
+    }
+    let mut conf = Configuration::new();
+    conf.set(
+        "dfs.datanode.data.dir",
+        format!("file://{}", dir.path().display()),
+    );
+    conf.set("dfs.datanode.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.heartbeat.interval", "100ms");
+    let fake = Arc::new(Fake::default());
+    let dn = DataNode::start_with(
+        conf,
+        rhdfs_conf::clock::system_clock(),
+        Arc::new(Conn(fake.clone())),
+    )
+    .await
+    .unwrap();
+    wait_for("registration", || dn.is_registered()).await;
+    assert_eq!(dn.block_pool_id().as_deref(), Some(BP));
+    {
+        let regs = fake.registers.lock();
+        let id = &regs[0].datanode_id;
+        assert_eq!(id.datanode_uuid, dn.uuid());
+        assert_eq!(id.ip_addr, "127.0.0.1");
+        assert_eq!(id.xfer_port, u32::from(dn.xfer_addr().port()));
+        assert_eq!(id.ipc_port, u32::from(dn.ipc_addr().port()));
+    }
+    wait_for("full report", || !fake.reports.lock().is_empty()).await;
+    {
+        let r = &fake.reports.lock()[0];
+        assert_eq!(r.reports[0].storage.storage_uuid, dn.storage_ids()[0]);
+        let m = u64::MAX;
+        assert_eq!(r.reports[0].blocks, vec![1, 0, 77, 5, 1001, m, m, m]);
+    }
+    wait_for("heartbeats", || fake.heartbeats.lock().len() >= 3).await;
+
+    // DNA_INVALIDATE with slow deletes: heartbeats keep their schedule.
+    dn.faults().set_delete_delay(Duration::from_millis(800));
+    let files = dn.faults().replica_files(77).unwrap();
+    assert!(files.block_file.exists());
+    fake.queued_cmds.lock().push(DatanodeCommandProto {
+        cmd_type: CmdType::BlockCommand as i32,
+        blk_cmd: Some(BlockCommandProto {
+            action: 2,
+            block_pool_id: BP.into(),
+            blocks: vec![BlockProto {
+                block_id: 77,
+                gen_stamp: 1001,
+                num_bytes: Some(5),
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let before = fake.heartbeats.lock().len();
+    wait_for("DELETED_BLOCK", || fake.ibrs.lock().contains(&(77, 3))).await;
+    assert!(!files.block_file.exists() && !files.meta_file.exists());
+    let during = fake.heartbeats.lock().len() - before;
+    assert!(during >= 5, "only {during} heartbeats while deleting");
+    assert!(dn.dataset().get(BP, 77).is_none());
+
+    // DNA_REGISTER → register again and send a full report.
+    let regs = fake.registers.lock().len();
+    let reports = fake.reports.lock().len();
+    fake.queued_cmds.lock().push(DatanodeCommandProto {
+        cmd_type: CmdType::RegisterCommand as i32,
+        register_cmd: Some(RegisterCommandProto {}),
+        ..Default::default()
+    });
+    wait_for("re-registration", || fake.registers.lock().len() > regs).await;
+    wait_for("report after re-registration", || {
+        fake.reports.lock().len() > reports
+    })
+    .await;
+
+    // NameNode down, then back: reconnect and register again.
+    fake.down.store(true, Ordering::Relaxed);
+    wait_for("disconnect", || !dn.is_registered()).await;
+    let regs = fake.registers.lock().len();
+    fake.down.store(false, Ordering::Relaxed);
+    wait_for("register after NameNode restart", || {
+        fake.registers.lock().len() > regs && dn.is_registered()
+    })
+    .await;
+
+    dn.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn received_block_is_reported_at_once() {
+    use crate::xceiver::tests::{ack, data_packet, write_req};
+    use rhdfs_proto::hdfs::BlockOpResponseProto;
+    use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
+    use rhdfs_transfer::{Op, Packet, write_op};
+    use tokio::io::AsyncWriteExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut conf = Configuration::new();
+    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
+    conf.set("dfs.datanode.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.heartbeat.interval", "30s");
+    let fake = Arc::new(Fake::default());
+    let dn = DataNode::start_with(
+        conf,
+        rhdfs_conf::clock::system_clock(),
+        Arc::new(Conn(fake.clone())),
+    )
+    .await
+    .unwrap();
+    wait_for("registration", || {
+        dn.is_registered() && !fake.heartbeats.lock().is_empty()
+    })
+    .await;
+    let hb = fake.heartbeats.lock().len();
+    let mut req = write_req(88, 1001, vec![], Stage::PipelineSetupCreate);
+    req.header.base_header.block.pool_id = BP.into();
+    let mut s = tokio::net::TcpStream::connect(dn.xfer_addr())
+        .await
+        .unwrap();
+    write_op(&mut s, Op::WriteBlock, &req).await.unwrap();
+    let r: BlockOpResponseProto = rhdfs_transfer::op::read_delimited(&mut s, 1 << 20)
+        .await
+        .unwrap();
+    assert_eq!(r.status, 0);
+    s.write_all(&data_packet(0, 0, b"abc", false))
+        .await
+        .unwrap();
+    ack(&mut s).await;
+    s.write_all(&Packet::empty(3, 1, true).to_bytes())
+        .await
+        .unwrap();
+    ack(&mut s).await;
+    let t = std::time::Instant::now();
+    wait_for("RECEIVED_BLOCK", || fake.ibrs.lock().contains(&(88, 2))).await;
+    assert!(t.elapsed() < Duration::from_secs(2));
+    assert_eq!(
+        fake.heartbeats.lock().len(),
+        hb,
+        "sent without waiting for a heartbeat"
+    );
+    dn.shutdown().await;
+}

@@ -1,0 +1,326 @@
+//! `DataNode::start`: opens the volumes, binds the transfer and IPC servers, starts the actor
+//! for the NameNode, and returns a handle.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rhdfs_conf::clock::SharedClock;
+use rhdfs_conf::{Configuration, TimeUnit, addr, keys};
+use rhdfs_ipc::{RpcServer, ServerConfig};
+use tokio::sync::mpsc;
+
+use crate::actor::{
+    self, ActorConfig, ActorHandle, AsyncDeleter, Identity, IpcConnector, NamenodeConnector,
+};
+use crate::dataset::Dataset;
+use crate::error::DataNodeError;
+use crate::faults::FaultHooks;
+use crate::ipc_service::ClientDatanodeService;
+use crate::notify::BlockNotifier;
+use crate::volume::parse_data_dir;
+use crate::xceiver::{XceiverConfig, XceiverContext, XceiverServer};
+
+/// Entry point.
+#[derive(Debug)]
+pub struct DataNode;
+
+/// A running DataNode.
+#[derive(Debug)]
+pub struct DataNodeHandle {
+    identity: Identity,
+    xfer_addr: SocketAddr,
+    ipc_addr: SocketAddr,
+    data_dirs: Vec<PathBuf>,
+    storage_ids: Vec<String>,
+    faults: Arc<FaultHooks>,
+    dataset: Arc<Dataset>,
+    xceiver: XceiverServer,
+    ipc: RpcServer,
+    actor: ActorHandle,
+}
+
+fn conf_err(e: impl std::fmt::Display) -> DataNodeError {
+    DataNodeError::Config(e.to_string())
+}
+
+impl DataNode {
+    /// Starts a DataNode for the NameNode at dfs.namenode.rpc-address / fs.defaultFS.
+    pub async fn start(
+        conf: Configuration,
+        clock: SharedClock,
+    ) -> Result<DataNodeHandle, DataNodeError> {
+        let (host, port) = addr::namenode_rpc_address(&conf).map_err(conf_err)?;
+        let connector = Arc::new(IpcConnector {
+            addr: format!("{host}:{port}"),
+            user: rhdfs_conf::user::current_user(),
+        });
+        Self::start_with(conf, clock, connector).await
+    }
+
+    /// Starts a DataNode talking to the NameNode through `connector`.
+    pub async fn start_with(
+        conf: Configuration,
+        clock: SharedClock,
+        connector: Arc<dyn NamenodeConnector>,
+    ) -> Result<DataNodeHandle, DataNodeError> {
+        let data_dirs = data_dirs(&conf);
+        let reserved = conf
+            .get_size(
+                keys::DFS_DATANODE_DU_RESERVED_KEY,
+                keys::DFS_DATANODE_DU_RESERVED_DEFAULT,
+            )
+            .map_err(conf_err)?;
+        let dirs = data_dirs.clone();
+        let dataset = tokio::task::spawn_blocking(move || Dataset::open(&dirs, reserved))
+            .await
+            .map_err(|e| DataNodeError::Join(e.to_string()))??;
+        let faults = Arc::new(FaultHooks::default());
+        faults.attach(dataset.clone());
+
+        let (tx, events) = mpsc::unbounded_channel();
+        let notifier: Arc<dyn BlockNotifier> = Arc::new(tx);
+        let xcfg = XceiverConfig {
+            keepalive: conf
+                .get_duration(
+                    keys::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE_KEY,
+                    keys::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE_DEFAULT,
+                    TimeUnit::Milliseconds,
+                )
+                .map_err(conf_err)?,
+            socket_timeout: conf
+                .get_duration(
+                    keys::DFS_CLIENT_SOCKET_TIMEOUT_KEY,
+                    keys::DFS_CLIENT_SOCKET_TIMEOUT_DEFAULT,
+                    TimeUnit::Milliseconds,
+                )
+                .map_err(conf_err)?,
+            ..XceiverConfig::default()
+        };
+        let ctx = XceiverContext {
+            dataset: dataset.clone(),
+            notifier: notifier.clone(),
+            faults: faults.clone(),
+            config: xcfg,
+        };
+        let xfer_bind = bind_addr(
+            &conf,
+            keys::DFS_DATANODE_ADDRESS_KEY,
+            keys::DFS_DATANODE_ADDRESS_DEFAULT,
+        )
+        .await?;
+        let xceiver = XceiverServer::bind(xfer_bind, ctx.clone()).await?;
+        let ipc_bind = bind_addr(
+            &conf,
+            keys::DFS_DATANODE_IPC_ADDRESS_KEY,
+            keys::DFS_DATANODE_IPC_ADDRESS_DEFAULT,
+        )
+        .await?;
+        let ipc = RpcServer::bind(
+            ipc_bind,
+            Arc::new(ClientDatanodeService::new(dataset.clone())),
+            ServerConfig::from_conf(&conf).map_err(conf_err)?,
+        )
+        .await?;
+        let (_, info_port) = addr::address_from_conf(
+            &conf,
+            keys::DFS_DATANODE_HTTP_ADDRESS_KEY,
+            keys::DFS_DATANODE_HTTP_ADDRESS_DEFAULT,
+        )
+        .map_err(conf_err)?;
+
+        let hostname_conf = conf
+            .get_trimmed(keys::DFS_DATANODE_HOSTNAME_KEY)
+            .map(str::to_string);
+        let ip = advertised_ip(xceiver.local_addr().ip(), hostname_conf.as_deref()).await;
+        let xfer_addr = SocketAddr::new(ip, xceiver.local_addr().port());
+        let ipc_addr = SocketAddr::new(ip, ipc.local_addr().port());
+        let identity = Identity {
+            ip_addr: ip.to_string(),
+            host_name: hostname_conf.unwrap_or_else(system_hostname),
+            datanode_uuid: dataset.datanode_uuid().to_string(),
+            xfer_port: xfer_addr.port(),
+            info_port,
+            ipc_port: ipc_addr.port(),
+        };
+
+        let acfg = actor_config(&conf)?;
+        let threads = conf
+            .get_usize(
+                keys::DFS_DATANODE_FSDATASETASYNCDISK_MAX_THREADS_PER_VOLUME_KEY,
+                keys::DFS_DATANODE_FSDATASETASYNCDISK_MAX_THREADS_PER_VOLUME_DEFAULT as usize,
+            )
+            .map_err(conf_err)?;
+        let deleter = AsyncDeleter::start(&dataset, threads, notifier, faults.clone())?;
+        let actor = actor::start(
+            connector,
+            Arc::new(ctx),
+            identity.clone(),
+            clock,
+            acfg,
+            events,
+            deleter,
+        );
+        tracing::info!(uuid = %identity.datanode_uuid, %xfer_addr, %ipc_addr, "DataNode started");
+        Ok(DataNodeHandle {
+            identity,
+            xfer_addr,
+            ipc_addr,
+            storage_ids: dataset.storage_ids(),
+            data_dirs,
+            faults,
+            dataset,
+            xceiver,
+            ipc,
+            actor,
+        })
+    }
+}
+
+impl DataNodeHandle {
+    /// datanodeUuid (stable across restarts, stored in each volume's VERSION).
+    pub fn uuid(&self) -> &str {
+        &self.identity.datanode_uuid
+    }
+
+    /// Advertised data transfer address (what clients connect to).
+    pub fn xfer_addr(&self) -> SocketAddr {
+        self.xfer_addr
+    }
+
+    /// Advertised ClientDatanodeProtocol address.
+    pub fn ipc_addr(&self) -> SocketAddr {
+        self.ipc_addr
+    }
+
+    pub fn data_dirs(&self) -> &[PathBuf] {
+        &self.data_dirs
+    }
+
+    /// Storage IDs (`DS-<uuid>`), one per data directory, in order.
+    pub fn storage_ids(&self) -> &[String] {
+        &self.storage_ids
+    }
+
+    pub fn faults(&self) -> &FaultHooks {
+        &self.faults
+    }
+
+    pub fn dataset(&self) -> &Arc<Dataset> {
+        &self.dataset
+    }
+
+    /// Identity as registered (ip, host name, ports).
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// True while registered with the NameNode.
+    pub fn is_registered(&self) -> bool {
+        self.actor.is_registered()
+    }
+
+    pub fn block_pool_id(&self) -> Option<String> {
+        self.actor.block_pool_id()
+    }
+
+    /// Stops the actor, the servers and the deleter threads.
+    pub async fn shutdown(self) {
+        self.actor.shutdown().await;
+        self.xceiver.shutdown().await;
+        self.ipc.shutdown().await;
+        tracing::info!(uuid = %self.identity.datanode_uuid, "DataNode stopped");
+    }
+}
+
+fn data_dirs(conf: &Configuration) -> Vec<PathBuf> {
+    let list = conf.get_list(keys::DFS_DATANODE_DATA_DIR_KEY);
+    let dirs: Vec<PathBuf> = list.iter().filter_map(|e| parse_data_dir(e)).collect();
+    if !dirs.is_empty() {
+        return dirs;
+    }
+    let tmp = conf
+        .get_trimmed(keys::HADOOP_TMP_DIR_KEY)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("/tmp/hadoop-{}", rhdfs_conf::user::current_user()));
+    vec![PathBuf::from(tmp).join("dfs").join("data")]
+}
+
+fn actor_config(conf: &Configuration) -> Result<ActorConfig, DataNodeError> {
+    let heartbeat_interval = conf
+        .get_duration(
+            keys::DFS_HEARTBEAT_INTERVAL_KEY,
+            keys::DFS_HEARTBEAT_INTERVAL_DEFAULT,
+            keys::DFS_HEARTBEAT_INTERVAL_UNIT,
+        )
+        .map_err(conf_err)?;
+    let block_report_interval = conf
+        .get_duration(
+            keys::DFS_BLOCKREPORT_INTERVAL_MSEC_KEY,
+            keys::DFS_BLOCKREPORT_INTERVAL_MSEC_DEFAULT,
+            keys::DFS_BLOCKREPORT_INTERVAL_MSEC_UNIT,
+        )
+        .map_err(conf_err)?;
+    let initial_delay = conf
+        .get_duration(
+            keys::DFS_BLOCKREPORT_INITIAL_DELAY_KEY,
+            keys::DFS_BLOCKREPORT_INITIAL_DELAY_DEFAULT,
+            keys::DFS_BLOCKREPORT_INITIAL_DELAY_UNIT,
+        )
+        .map_err(conf_err)?;
+    Ok(ActorConfig {
+        heartbeat_interval: heartbeat_interval.max(Duration::from_millis(10)),
+        block_report_interval: block_report_interval.max(Duration::from_millis(10)),
+        initial_delay,
+        retry_interval: heartbeat_interval
+            .clamp(Duration::from_millis(100), Duration::from_secs(1)),
+    })
+}
+
+async fn bind_addr(
+    conf: &Configuration,
+    key: &str,
+    default: &str,
+) -> Result<SocketAddr, DataNodeError> {
+    let (host, port) = addr::address_from_conf(conf, key, default).map_err(conf_err)?;
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let mut it = tokio::net::lookup_host((host.as_str(), port)).await?;
+    it.find(|a| a.is_ipv4())
+        .ok_or_else(|| DataNodeError::Config(format!("{key}: cannot resolve {host}")))
+}
+
+/// The bound IP, or (bound to a wildcard) dfs.datanode.hostname's address, else 127.0.0.1.
+async fn advertised_ip(bound: IpAddr, hostname: Option<&str>) -> IpAddr {
+    if !bound.is_unspecified() {
+        return bound;
+    }
+    if let Some(h) = hostname {
+        if let Ok(ip) = h.parse::<IpAddr>() {
+            return ip;
+        }
+        if let Ok(mut it) = tokio::net::lookup_host((h, 0)).await
+            && let Some(a) = it.find(|a| a.is_ipv4())
+        {
+            return a.ip();
+        }
+        tracing::warn!(
+            host = h,
+            "cannot resolve dfs.datanode.hostname; advertising 127.0.0.1"
+        );
+    }
+    IpAddr::V4(Ipv4Addr::LOCALHOST)
+}
+
+fn system_hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is a valid writable buffer of the given length.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    match std::str::from_utf8(&buf[..len]) {
+        Ok(h) if rc == 0 && !h.is_empty() => h.to_string(),
+        _ => "localhost".to_string(),
+    }
+}
