@@ -29,6 +29,17 @@ use crate::headers::{call_frame, context_frame};
 pub const MAX_RESPONSE_LENGTH_DEFAULT: usize = 128 * 1024 * 1024;
 /// Default connect timeout (`ipc.client.connect.timeout`, 20 s).
 pub const CONNECT_TIMEOUT_DEFAULT: Duration = Duration::from_secs(20);
+/// Default idle time after which the client drops its connection
+/// (`ipc.client.connection.maxidletime`, 10 s; the server waits twice as long).
+pub const CLIENT_MAX_IDLE_DEFAULT: Duration = Duration::from_secs(10);
+/// `ipc.client.rpc-timeout.ms`: call timeout (0 = none).
+pub const RPC_TIMEOUT_KEY: &str = "ipc.client.rpc-timeout.ms";
+/// Default of [`RPC_TIMEOUT_KEY`] (Hadoop 3.5: 120 s).
+pub const RPC_TIMEOUT_DEFAULT: Duration = Duration::from_secs(120);
+/// `ipc.maximum.response.length`.
+pub const MAX_RESPONSE_LENGTH_KEY: &str = "ipc.maximum.response.length";
+/// `ipc.client.connect.timeout` (ms).
+pub const CONNECT_TIMEOUT_KEY: &str = "ipc.client.connect.timeout";
 
 /// Client limits and timeouts.
 #[derive(Debug, Clone)]
@@ -39,6 +50,9 @@ pub struct ClientConfig {
     pub max_response_length: usize,
     /// Limit on establishing the TCP connection.
     pub connect_timeout: Duration,
+    /// With no call pending for this long the client closes its connection (before the
+    /// server's idle timeout can race a new call); the next call reconnects.
+    pub max_idle: Duration,
 }
 
 impl Default for ClientConfig {
@@ -47,7 +61,34 @@ impl Default for ClientConfig {
             call_timeout: None,
             max_response_length: MAX_RESPONSE_LENGTH_DEFAULT,
             connect_timeout: CONNECT_TIMEOUT_DEFAULT,
+            max_idle: CLIENT_MAX_IDLE_DEFAULT,
         }
+    }
+}
+
+impl ClientConfig {
+    /// Reads `ipc.client.rpc-timeout.ms` (0 disables the call timeout),
+    /// `ipc.maximum.response.length`, `ipc.client.connect.timeout` and
+    /// `ipc.client.connection.maxidletime`.
+    pub fn from_conf(conf: &rhdfs_conf::Configuration) -> Result<Self, rhdfs_conf::ConfError> {
+        use rhdfs_conf::TimeUnit::Milliseconds;
+        let call_timeout = conf.get_duration(RPC_TIMEOUT_KEY, RPC_TIMEOUT_DEFAULT, Milliseconds)?;
+        let max_response =
+            conf.get_size(MAX_RESPONSE_LENGTH_KEY, MAX_RESPONSE_LENGTH_DEFAULT as u64)?;
+        Ok(Self {
+            call_timeout: (!call_timeout.is_zero()).then_some(call_timeout),
+            max_response_length: usize::try_from(max_response).unwrap_or(usize::MAX),
+            connect_timeout: conf.get_duration(
+                CONNECT_TIMEOUT_KEY,
+                CONNECT_TIMEOUT_DEFAULT,
+                Milliseconds,
+            )?,
+            max_idle: conf.get_duration(
+                crate::server::CONNECTION_MAX_IDLE_KEY,
+                CLIENT_MAX_IDLE_DEFAULT,
+                Milliseconds,
+            )?,
+        })
     }
 }
 
@@ -283,6 +324,15 @@ impl CallTable {
         }
     }
 
+    /// Marks the connection closed if no call is pending; true if it did.
+    fn retire_if_idle(&self) -> bool {
+        let mut state = self.state.lock();
+        if state.failure.is_none() && state.calls.is_empty() {
+            state.failure = Some(Failure::Closed);
+        }
+        state.failure.is_some()
+    }
+
     fn is_closed(&self) -> bool {
         self.state.lock().failure.is_some()
     }
@@ -365,7 +415,7 @@ impl Conn {
             shared.client_id.clone(),
             shared.cfg.max_response_length,
         ));
-        let writer = tokio::spawn(write_loop(wr, rx, Arc::clone(&table)));
+        let writer = tokio::spawn(write_loop(wr, rx, Arc::clone(&table), shared.cfg.max_idle));
         Ok(Self {
             tx,
             table,
@@ -387,20 +437,31 @@ impl Drop for Conn {
     }
 }
 
+/// Writes queued call frames. After `max_idle` with no call pending it retires the
+/// connection (new calls then open a fresh one) and half-closes the socket.
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut wr: W,
     mut rx: mpsc::Receiver<Bytes>,
     table: Arc<CallTable>,
+    max_idle: Duration,
 ) {
     let res: io::Result<()> = async {
-        while let Some(frame) = rx.recv().await {
+        loop {
+            let frame = match tokio::time::timeout(max_idle, rx.recv()).await {
+                Ok(Some(frame)) => frame,
+                Ok(None) => return Ok(()),
+                Err(_) if table.retire_if_idle() => {
+                    debug!("IPC client: closing idle connection");
+                    return wr.shutdown().await;
+                }
+                Err(_) => continue,
+            };
             wr.write_all(&frame).await?;
             while let Ok(frame) = rx.try_recv() {
                 wr.write_all(&frame).await?;
             }
             wr.flush().await?;
         }
-        Ok(())
     }
     .await;
     if let Err(e) = res {

@@ -184,7 +184,8 @@ impl<R: AsyncRead + Unpin> Connection<R> {
                     wr.flush().await?;
                     sasl_pending = false;
                 }
-                CONNECTION_CONTEXT_CALL_ID if !sasl_pending => {
+                // A SASL client that skips NEGOTIATE and goes straight to SIMPLE is accepted too.
+                CONNECTION_CONTEXT_CALL_ID => {
                     let ctx: IpcConnectionContextProto =
                         decode_delimited(&mut frame, "IpcConnectionContextProto")?;
                     let user = ctx

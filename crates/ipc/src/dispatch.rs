@@ -135,3 +135,78 @@ impl RpcService for ProtocolRouter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rhdfs_proto::common::UserInformationProto;
+
+    fn ctx(protocol: &str, method: &str) -> CallContext {
+        CallContext {
+            user: "u".into(),
+            protocol: protocol.into(),
+            method: method.into(),
+            client_id: Bytes::from_static(&[0; 16]),
+            call_id: 0,
+            retry_count: 0,
+            peer: "127.0.0.1:1".parse().expect("literal address"),
+        }
+    }
+
+    fn echo() -> Dispatcher {
+        let mut d = Dispatcher::new();
+        d.register(
+            "echo",
+            |ctx: CallContext, mut req: UserInformationProto| async move {
+                req.real_user = Some(ctx.protocol);
+                Ok::<_, RpcError>(req)
+            },
+        );
+        d
+    }
+
+    #[tokio::test]
+    async fn dispatcher_routes_by_method() {
+        let d = echo();
+        assert!(d.has_method("echo"));
+        let req = UserInformationProto {
+            effective_user: Some("x".into()),
+            real_user: None,
+        };
+        let out = d
+            .dispatch(ctx("P", "echo"), encode_response(&req))
+            .await
+            .unwrap();
+        let out: UserInformationProto = decode_request(&out).unwrap();
+        assert_eq!(out.real_user.as_deref(), Some("P"));
+        let err = d
+            .dispatch(ctx("P", "other"), Bytes::new())
+            .await
+            .unwrap_err();
+        assert_eq!(err, RpcError::no_such_method_on("other", "P"));
+        assert_eq!(err.message, "Unknown method other called on P protocol.");
+        let err = d
+            .dispatch(ctx("P", "echo"), Bytes::from_static(&[0x0a, 0x09]))
+            .await
+            .unwrap_err();
+        assert_eq!(err.class_name, "java.io.IOException");
+    }
+
+    #[tokio::test]
+    async fn router_routes_by_protocol() {
+        let router = ProtocolRouter::new().route("A", Arc::new(echo()));
+        let body = encode_response(&UserInformationProto::default());
+        assert!(router.call(ctx("A", "echo"), body.clone()).await.is_ok());
+        let err = router
+            .call(ctx("B", "echo"), body.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.class_name,
+            "org.apache.hadoop.ipc.RpcNoSuchProtocolException"
+        );
+        assert_eq!(err.error_detail(), crate::frame::ERROR_NO_SUCH_PROTOCOL);
+        let router = router.fallback(Arc::new(echo()));
+        assert!(router.call(ctx("B", "echo"), body).await.is_ok());
+    }
+}

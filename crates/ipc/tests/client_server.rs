@@ -273,3 +273,46 @@ async fn connect_refused_is_io() {
         .unwrap_err();
     assert!(matches!(err, IpcError::Io(_)), "{err:?}");
 }
+
+#[tokio::test]
+async fn client_retires_idle_connection_and_reconnects() {
+    let (server, _) = start(ServerConfig::default()).await;
+    let cfg = ClientConfig {
+        max_idle: Duration::from_millis(100),
+        ..ClientConfig::default()
+    };
+    let c = RpcClient::connect_with(&server.local_addr().to_string(), PROTOCOL, "fay", cfg)
+        .await
+        .unwrap();
+    // A call longer than the client's idle time is not cut off.
+    let r: UserInformationProto = c.call("sleep", &req("300")).await.unwrap();
+    assert_eq!(r.effective_user.as_deref(), Some("300"));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let who: UserInformationProto = c.call("whoami", &req("/")).await.unwrap();
+    assert!(who.real_user.unwrap().contains("|whoami|1|"));
+    server.shutdown().await;
+}
+
+#[test]
+fn configs_from_conf() {
+    let mut conf = rhdfs_conf::Configuration::new();
+    let s = ServerConfig::from_conf(&conf).unwrap();
+    assert_eq!(s.max_data_length, 134_217_728);
+    assert_eq!(s.idle_timeout, Duration::from_secs(20));
+    let c = ClientConfig::from_conf(&conf).unwrap();
+    assert_eq!(c.call_timeout, Some(Duration::from_secs(120)));
+    assert_eq!(c.max_idle, Duration::from_secs(10));
+
+    conf.set("ipc.maximum.data.length", "1048576");
+    conf.set("ipc.client.connection.maxidletime", "2500");
+    conf.set("ipc.client.rpc-timeout.ms", "0");
+    let s = ServerConfig::from_conf(&conf).unwrap();
+    assert_eq!(s.max_data_length, 1_048_576);
+    assert_eq!(s.idle_timeout, Duration::from_secs(5));
+    let c = ClientConfig::from_conf(&conf).unwrap();
+    assert_eq!(c.call_timeout, None);
+    assert_eq!(c.max_idle, Duration::from_millis(2500));
+
+    conf.set("ipc.maximum.data.length", "lots");
+    assert!(ServerConfig::from_conf(&conf).is_err());
+}
