@@ -119,7 +119,7 @@ async fn namespace_errors_have_hadoop_exceptions() -> anyhow::Result<()> {
         other => panic!("create over an existing file: {:?}", other.map(|_| ())),
     }
     // hdfs-native folds two Java classes into AlreadyExists; check the exact one on the wire.
-    let mut rpc = RawRpc::connect(&uri, CLIENT_PROTOCOL, "root").await?;
+    let mut rpc = RawRpc::connect(&uri, CLIENT_PROTOCOL, &common::current_user()).await?;
     let create = |src: &str, flag: u32| CreateRequestProto {
         src: Some(src.to_owned()),
         masked: Some(FsPermissionProto { perm: Some(0o644) }),
@@ -316,7 +316,7 @@ async fn garbage_rpc_and_unknown_method() -> anyhow::Result<()> {
     let addr = common::rpc::authority(&uri);
 
     // A healthy connection opened before the garbage, used again after it.
-    let mut healthy = RawRpc::connect(&uri, CLIENT_PROTOCOL, "root").await?;
+    let mut healthy = RawRpc::connect(&uri, CLIENT_PROTOCOL, &common::current_user()).await?;
     assert!(healthy.get_file_info_exists("/").await?);
 
     // ---- an unknown method: an ERROR response naming RpcNoSuchMethodException; connection stays --
@@ -353,7 +353,7 @@ async fn garbage_rpc_and_unknown_method() -> anyhow::Result<()> {
     let client_id = [7u8; 16];
     let ctx = common::rpc::IpcConnectionContextProto {
         user_info: Some(common::rpc::UserInformationProto {
-            effective_user: Some("root".into()),
+            effective_user: Some(common::current_user()),
             real_user: None,
         }),
         protocol: Some(CLIENT_PROTOCOL.into()),

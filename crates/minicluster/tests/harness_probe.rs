@@ -173,7 +173,8 @@ async fn exercise(uri: &str, work: &std::path::Path) -> anyhow::Result<()> {
     sh.run(&["-test", "-e", "/p/nope"]).await?.code_is(1);
 
     // Raw RPC: getBlockLocations shows the 4 blocks.
-    let mut rpc = RawRpc::connect(uri, common::rpc::CLIENT_PROTOCOL, "root").await?;
+    let mut rpc =
+        RawRpc::connect(uri, common::rpc::CLIENT_PROTOCOL, &common::current_user()).await?;
     let lb = rpc.get_block_locations("/p/q/f").await?;
     assert_eq!(lb.file_length, Some(data.len() as u64));
     assert_eq!(lb.blocks.len(), 4);

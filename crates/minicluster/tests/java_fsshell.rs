@@ -85,7 +85,7 @@ async fn java_fsshell_round_trip() -> anyhow::Result<()> {
         || {
             let uri = uri.clone();
             async move {
-                let mut rpc = RawRpc::connect(&uri, CLIENT_PROTOCOL, "root")
+                let mut rpc = RawRpc::connect(&uri, CLIENT_PROTOCOL, &common::current_user())
                     .await
                     .map_err(|e| e.to_string())?;
                 let lb = rpc

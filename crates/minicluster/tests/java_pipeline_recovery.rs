@@ -133,7 +133,7 @@ async fn datanode_killed_during_java_put() -> anyhow::Result<()> {
     assert_eq!((algo, value), file_checksum(&data, block));
 
     // Every block still has at least one live location, and the block list covers the file.
-    let mut rpc = RawRpc::connect(&uri, CLIENT_PROTOCOL, "root").await?;
+    let mut rpc = RawRpc::connect(&uri, CLIENT_PROTOCOL, &common::current_user()).await?;
     let lb = rpc.get_block_locations("/recover/f").await?;
     assert_eq!(lb.file_length, Some(data.len() as u64));
     assert_eq!(lb.blocks.len(), data.len().div_ceil(block));

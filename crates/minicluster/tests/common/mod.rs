@@ -170,3 +170,21 @@ pub async fn native_read(client: &hdfs_native::Client, path: &str) -> anyhow::Re
     let len = r.file_length();
     Ok(r.read_range(0, len).await?.to_vec())
 }
+
+/// The user the tests (and so the NameNode, whose starter is the superuser) run as: what
+/// hdfs-native and the Java client send as the effective user when HADOOP_USER_NAME is unset.
+pub fn current_user() -> String {
+    static USER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    USER.get_or_init(|| {
+        std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .filter(|u| !u.is_empty())
+            .or_else(|| std::env::var("USER").ok())
+            .unwrap_or_else(|| "root".to_owned())
+    })
+    .clone()
+}

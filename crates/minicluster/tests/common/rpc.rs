@@ -360,13 +360,14 @@ impl RawRpc {
         if got != call_id as u32 {
             bail!("response for call {got}, expected {call_id}");
         }
-        if let Some(cid) = &resp.header.client_id {
-            if !cid.is_empty() && cid[..] != self.client_id[..] {
-                bail!(
-                    "response clientId {cid:02x?} does not match ours {:02x?}",
-                    self.client_id
-                );
-            }
+        if let Some(cid) = &resp.header.client_id
+            && !cid.is_empty()
+            && cid[..] != self.client_id[..]
+        {
+            bail!(
+                "response clientId {cid:02x?} does not match ours {:02x?}",
+                self.client_id
+            );
         }
         Ok(resp)
     }
