@@ -1,32 +1,41 @@
 //! rhdfs-transfer: Hadoop DataTransferProtocol codec and block-level client helpers.
 //!
-//! - [`checksum`]: CRC32/CRC32C chunk checksums and the meta file header.
+//! Codec:
+//! - [`checksum`]: CRC32/CRC32C chunk checksums and the 7-byte meta file header.
 //! - [`md5crc`]: block MD5-of-CRCs (BLOCK_CHECKSUM) and the client-side file checksum.
-//! - [`op`]: op framing and varint-delimited messages.
+//! - [`op`]: op framing (version 28 + op byte + delimited proto) and delimited messages.
 //! - [`packet`]: data packets (PLEN/HLEN + PacketHeaderProto + checksums + data).
-//! - [`ack`]: pipeline acks and BlockOpResponseProto helpers.
+//! - [`ack`]: pipeline acks and `BlockOpResponseProto` / `ClientReadStatusProto` helpers.
+//! - [`headers`], [`block_ops`]: request builders and the smaller ops.
+//!
+//! Block-level helpers (all timeouts from [`TransferConfig`]):
+//! - [`BlockReader`]: client side of READ_BLOCK.
+//! - [`BlockWriter`]: client side of WRITE_BLOCK as a pipeline head.
+//! - [`transfer_replica`]: DataNode-to-DataNode WRITE_BLOCK (TRANSFER_RBW / TRANSFER_FINALIZED).
 
+pub mod ack;
+pub mod block_ops;
 pub mod checksum;
+pub mod config;
 pub mod error;
+pub mod headers;
 pub mod md5crc;
 pub mod op;
+pub mod packet;
+pub mod reader;
+pub mod transfer;
+pub mod write_params;
+pub mod writer;
 
+pub use ack::PipelineAck;
+pub use block_ops::BlockChecksum;
 pub use checksum::{ChecksumKind, DataChecksum, MetaHeader};
+pub use config::TransferConfig;
 pub use error::{Result, TransferError};
 pub use md5crc::FileChecksum;
 pub use op::{Op, read_delimited, read_op, write_delimited, write_op};
-pub mod packet;
 pub use packet::{Packet, PacketHeader, read_packet, read_packet_raw, write_packet};
-pub mod ack;
-pub use ack::PipelineAck;
-pub mod config;
-pub mod headers;
-pub use config::TransferConfig;
-pub mod reader;
 pub use reader::{BlockReader, ReadBlockParams, read_block};
-pub mod write_params;
-pub mod writer;
+pub use transfer::{transfer_replica, transfer_replica_to};
 pub use write_params::WriteBlockParams;
 pub use writer::BlockWriter;
-pub mod transfer;
-pub use transfer::{transfer_replica, transfer_replica_to};
