@@ -1,1 +1,356 @@
-//! rhdfs-minicluster
+//! An in-process HDFS cluster for tests and for `rhdfs cluster`: one NameNode and N DataNodes
+//! on 127.0.0.1 with port 0, each DataNode with its own data directories under one base
+//! directory, and hooks to stop, restart and inspect DataNodes.
+
+use std::path::{Path, PathBuf};
+
+use rhdfs_conf::Configuration;
+use rhdfs_conf::clock::{SharedClock, system_clock};
+use rhdfs_datanode::{DataNode, DataNodeHandle};
+use rhdfs_namenode::{NameNode, NameNodeHandle};
+use std::time::Duration;
+
+/// Why a cluster could not be built or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("NameNode failed: {0}")]
+    NameNode(String),
+    #[error("DataNode {index} failed: {message}")]
+    DataNode { index: usize, message: String },
+    #[error("no DataNode with index {0}")]
+    NoSuchDataNode(usize),
+    #[error("timed out after {0:?} waiting for {1}")]
+    Timeout(Duration, String),
+}
+
+/// Builder for a [`MiniCluster`].
+pub struct MiniClusterBuilder {
+    datanodes: usize,
+    volumes_per_datanode: usize,
+    conf: Configuration,
+    base_dir: Option<PathBuf>,
+    clock: Option<SharedClock>,
+    bind_host: String,
+    wait_ready: Duration,
+}
+
+impl Default for MiniClusterBuilder {
+    fn default() -> Self {
+        Self {
+            datanodes: 3,
+            volumes_per_datanode: 1,
+            conf: Configuration::new(),
+            base_dir: None,
+            clock: None,
+            bind_host: "127.0.0.1".to_string(),
+            wait_ready: Duration::from_secs(60),
+        }
+    }
+}
+
+impl MiniClusterBuilder {
+    /// Number of DataNodes (default 3).
+    pub fn datanodes(mut self, n: usize) -> Self {
+        self.datanodes = n;
+        self
+    }
+
+    /// Volumes (data directories) per DataNode (default 1).
+    pub fn volumes_per_datanode(mut self, n: usize) -> Self {
+        self.volumes_per_datanode = n.max(1);
+        self
+    }
+
+    /// Sets one configuration key for every daemon.
+    pub fn conf(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.conf.set(key, value);
+        self
+    }
+
+    /// Adds every key of `conf` that was not already set with [`Self::conf`].
+    pub fn configuration(mut self, conf: &Configuration) -> Self {
+        for (k, v) in conf.iter() {
+            if self.conf.get(k).is_none() {
+                self.conf.set(k, v.to_string());
+            }
+        }
+        self
+    }
+
+    /// Keeps the cluster's files under `dir` (default: a temporary directory removed on drop).
+    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.base_dir = Some(dir.into());
+        self
+    }
+
+    /// The clock every daemon uses (default: the system clock).
+    pub fn clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The address daemons bind and advertise (default 127.0.0.1).
+    pub fn bind_host(mut self, host: impl Into<String>) -> Self {
+        self.bind_host = host.into();
+        self
+    }
+
+    /// How long `build` waits for every DataNode to register (default 60 s).
+    pub fn wait_ready(mut self, d: Duration) -> Self {
+        self.wait_ready = d;
+        self
+    }
+
+    /// Formats (if needed) and starts the NameNode, then the DataNodes, and waits until every
+    /// DataNode has registered with the NameNode.
+    pub async fn build(self) -> Result<MiniCluster, ClusterError> {
+        let (temp, base) = match &self.base_dir {
+            Some(dir) => (None, dir.clone()),
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("rhdfs-minicluster-")
+                    .tempdir()
+                    .map_err(|source| ClusterError::Io {
+                        path: std::env::temp_dir(),
+                        source,
+                    })?;
+                let p = t.path().to_path_buf();
+                (Some(t), p)
+            }
+        };
+        let clock = self.clock.clone().unwrap_or_else(system_clock);
+        let host = self.bind_host.clone();
+
+        let mut nn_conf = self.conf.clone();
+        set_default(&mut nn_conf, "dfs.namenode.rpc-address", &format!("{host}:0"));
+        set_default(&mut nn_conf, "dfs.namenode.http-address", &format!("{host}:0"));
+        let name_dir = base.join("name");
+        set_default(&mut nn_conf, "dfs.namenode.name.dir", &name_dir.to_string_lossy());
+        create_dir(&name_dir)?;
+        let namenode = NameNode::start(nn_conf, clock.clone())
+            .await
+            .map_err(|e| ClusterError::NameNode(e.to_string()))?;
+        let nn_addr = namenode.rpc_addr();
+        let uri = format!("hdfs://{}:{}", host, nn_addr.port());
+
+        let mut cluster = MiniCluster {
+            _temp: temp,
+            base,
+            conf: self.conf.clone(),
+            clock,
+            host,
+            uri,
+            volumes_per_datanode: self.volumes_per_datanode,
+            namenode: Some(namenode),
+            datanodes: Vec::new(),
+            dn_confs: Vec::new(),
+        };
+        for i in 0..self.datanodes {
+            let conf = cluster.datanode_conf(i)?;
+            cluster.dn_confs.push(conf.clone());
+            let dn = DataNode::start(conf, cluster.clock.clone())
+                .await
+                .map_err(|e| ClusterError::DataNode {
+                    index: i,
+                    message: e.to_string(),
+                })?;
+            cluster.datanodes.push(Some(dn));
+        }
+        cluster.wait_live_datanodes(self.datanodes, self.wait_ready).await?;
+        Ok(cluster)
+    }
+}
+
+fn set_default(conf: &mut Configuration, key: &str, value: &str) {
+    if conf.get(key).is_none() {
+        conf.set(key, value.to_string());
+    }
+}
+
+fn create_dir(path: &Path) -> Result<(), ClusterError> {
+    std::fs::create_dir_all(path).map_err(|source| ClusterError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A running NameNode with its DataNodes.
+pub struct MiniCluster {
+    _temp: Option<tempfile::TempDir>,
+    base: PathBuf,
+    conf: Configuration,
+    clock: SharedClock,
+    host: String,
+    uri: String,
+    volumes_per_datanode: usize,
+    namenode: Option<NameNodeHandle>,
+    datanodes: Vec<Option<DataNodeHandle>>,
+    dn_confs: Vec<Configuration>,
+}
+
+impl MiniCluster {
+    /// A builder with three DataNodes and default configuration.
+    pub fn builder() -> MiniClusterBuilder {
+        MiniClusterBuilder::default()
+    }
+
+    /// `hdfs://127.0.0.1:<port>` of the NameNode.
+    pub fn uri(&self) -> String {
+        self.uri.clone()
+    }
+
+    /// The directory holding every daemon's files.
+    pub fn base_dir(&self) -> &Path {
+        &self.base
+    }
+
+    /// The configuration every daemon was started with (before per-daemon addresses).
+    pub fn conf(&self) -> &Configuration {
+        &self.conf
+    }
+
+    /// The running NameNode.
+    ///
+    /// # Panics
+    /// Only after [`MiniCluster::shutdown`], which consumes the cluster, so never in practice.
+    pub fn namenode(&self) -> &NameNodeHandle {
+        match &self.namenode {
+            Some(nn) => nn,
+            None => unreachable!("the NameNode is only taken by shutdown"),
+        }
+    }
+
+    /// Number of DataNode slots (running or stopped).
+    pub fn num_datanodes(&self) -> usize {
+        self.datanodes.len()
+    }
+
+    /// DataNode `i`, if it is running.
+    pub fn datanode(&self, i: usize) -> Option<&DataNodeHandle> {
+        self.datanodes.get(i).and_then(|d| d.as_ref())
+    }
+
+    /// The running DataNodes with their indexes.
+    pub fn running_datanodes(&self) -> impl Iterator<Item = (usize, &DataNodeHandle)> {
+        self.datanodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| d.as_ref().map(|d| (i, d)))
+    }
+
+    /// The data directories of DataNode `i` (whether or not it is running).
+    pub fn datanode_data_dirs(&self, i: usize) -> Vec<PathBuf> {
+        (0..self.volumes_per_datanode)
+            .map(|v| self.base.join(format!("data{i}")).join(format!("vol{v}")))
+            .collect()
+    }
+
+    fn datanode_conf(&self, i: usize) -> Result<Configuration, ClusterError> {
+        let mut conf = self.conf.clone();
+        let dirs = self.datanode_data_dirs(i);
+        for d in &dirs {
+            create_dir(d)?;
+        }
+        let dirs: Vec<String> = dirs.iter().map(|d| d.to_string_lossy().into_owned()).collect();
+        set_default(&mut conf, "dfs.datanode.data.dir", &dirs.join(","));
+        let host = &self.host;
+        set_default(&mut conf, "dfs.datanode.address", &format!("{host}:0"));
+        set_default(&mut conf, "dfs.datanode.ipc.address", &format!("{host}:0"));
+        set_default(&mut conf, "dfs.datanode.http.address", &format!("{host}:0"));
+        conf.set("fs.defaultFS", self.uri.clone());
+        conf.set(
+            "dfs.namenode.rpc-address",
+            format!("{}:{}", host, self.namenode().rpc_addr().port()),
+        );
+        Ok(conf)
+    }
+
+    /// Adds and starts one more DataNode; returns its index.
+    pub async fn add_datanode(&mut self) -> Result<usize, ClusterError> {
+        let i = self.datanodes.len();
+        let conf = self.datanode_conf(i)?;
+        self.dn_confs.push(conf.clone());
+        let dn = DataNode::start(conf, self.clock.clone())
+            .await
+            .map_err(|e| ClusterError::DataNode {
+                index: i,
+                message: e.to_string(),
+            })?;
+        self.datanodes.push(Some(dn));
+        Ok(i)
+    }
+
+    /// Stops DataNode `i` (its files stay on disk). Returns its datanode UUID.
+    pub async fn stop_datanode(&mut self, i: usize) -> Result<String, ClusterError> {
+        let slot = self.datanodes.get_mut(i).ok_or(ClusterError::NoSuchDataNode(i))?;
+        let dn = slot.take().ok_or(ClusterError::NoSuchDataNode(i))?;
+        let uuid = dn.uuid().to_string();
+        dn.shutdown().await;
+        Ok(uuid)
+    }
+
+    /// Starts a stopped DataNode `i` again on the same directories (new ports).
+    pub async fn restart_datanode(&mut self, i: usize) -> Result<(), ClusterError> {
+        if self.datanode(i).is_some() {
+            self.stop_datanode(i).await?;
+        }
+        let conf = self
+            .dn_confs
+            .get(i)
+            .cloned()
+            .ok_or(ClusterError::NoSuchDataNode(i))?;
+        let dn = DataNode::start(conf, self.clock.clone())
+            .await
+            .map_err(|e| ClusterError::DataNode {
+                index: i,
+                message: e.to_string(),
+            })?;
+        self.datanodes[i] = Some(dn);
+        Ok(())
+    }
+
+    /// Waits until the NameNode counts at least `n` live DataNodes.
+    pub async fn wait_live_datanodes(&self, n: usize, timeout: Duration) -> Result<(), ClusterError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if self.namenode().block_manager().live_datanodes() >= n {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ClusterError::Timeout(timeout, format!("{n} live DataNodes")));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Writes a `core-site.xml` (fs.defaultFS = this cluster) and an empty-ish `hdfs-site.xml`
+    /// into `dir`, for Hadoop clients.
+    pub fn write_client_conf(&self, dir: &Path) -> Result<PathBuf, ClusterError> {
+        create_dir(dir)?;
+        let mut core = Configuration::new();
+        core.set("fs.defaultFS", self.uri.clone());
+        let path = dir.join("core-site.xml");
+        core.write_xml(&path).map_err(|e| ClusterError::Io {
+            path: path.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        Ok(path)
+    }
+
+    /// Stops every DataNode, then the NameNode.
+    pub async fn shutdown(mut self) {
+        for slot in self.datanodes.iter_mut() {
+            if let Some(dn) = slot.take() {
+                dn.shutdown().await;
+            }
+        }
+        if let Some(nn) = self.namenode.take() {
+            nn.shutdown().await;
+        }
+    }
+}

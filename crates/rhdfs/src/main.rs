@@ -1,1 +1,93 @@
-fn main() {}
+//! `rhdfs`: the one command line. Starts the daemons and a local cluster; later the operator
+//! tools (`dfs`, `fsck`, `dfsadmin`, `bench`) hang off it too.
+
+mod args;
+mod cluster;
+mod daemons;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+Usage: rhdfs COMMAND [options]
+
+Commands:
+  cluster    [--datanodes N] [--dir DIR] [-D key=value ...]
+             start a local NameNode and N DataNodes (default 3) on 127.0.0.1;
+             prints `ready hdfs://host:port` once every DataNode has registered and
+             writes DIR/conf/core-site.xml for clients. Ctrl-C stops everything.
+  namenode   [-format [-force]] [--config DIR] [-D key=value ...]
+             run a NameNode from core-site.xml/hdfs-site.xml (HADOOP_CONF_DIR or --config)
+  datanode   [--config DIR] [-D key=value ...]
+             run a DataNode from the same configuration
+  help       this text
+
+Logging: RUST_LOG=info (default), debug, ... on stderr.
+";
+
+fn main() -> ExitCode {
+    let mut argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.is_empty() {
+        eprint!("{USAGE}");
+        return ExitCode::from(1);
+    }
+    let cmd = argv.remove(0);
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("rhdfs: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cmd.as_str() {
+            "cluster" => cluster::run(argv).await,
+            "namenode" => daemons::namenode(argv).await,
+            "datanode" => daemons::datanode(argv).await,
+            "help" | "-h" | "--help" | "-help" => {
+                print!("{USAGE}");
+                Ok(())
+            }
+            other => Err(anyhow::anyhow!("unknown command `{other}`\n\n{USAGE}")),
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rhdfs {}: {e:#}", std::env::args().nth(1).unwrap_or_default());
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Resolves when the process is asked to stop (Ctrl-C or SIGTERM).
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,71 @@
+//! `rhdfs cluster`: a NameNode and N DataNodes in one process, on one data directory.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use rhdfs_minicluster::MiniCluster;
+
+use crate::args::{CommonArgs, take_value};
+
+/// Runs a local cluster until Ctrl-C.
+pub async fn run(args: Vec<String>) -> Result<()> {
+    let (common, mut rest) = CommonArgs::extract(args)?;
+    let datanodes: usize = match take_value(&mut rest, &["--datanodes", "-datanodes", "-n"])? {
+        Some(v) => v
+            .parse()
+            .with_context(|| format!("--datanodes takes a number, not `{v}`"))?,
+        None => 3,
+    };
+    let dir = PathBuf::from(
+        take_value(&mut rest, &["--dir", "-dir"])?.unwrap_or_else(|| "rhdfs-data".to_string()),
+    );
+    if !rest.is_empty() {
+        bail!("unexpected arguments: {}", rest.join(" "));
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = dir
+        .canonicalize()
+        .with_context(|| format!("resolving {}", dir.display()))?;
+
+    let mut conf = common.configuration()?;
+    // A local cluster answers where Hadoop clients look by default unless told otherwise;
+    // DataNodes take free ports so that several fit on one host.
+    if conf.get("dfs.namenode.rpc-address").is_none() {
+        let addr = match conf.get("fs.defaultFS") {
+            Some(uri) if uri.starts_with("hdfs://") => uri.trim_start_matches("hdfs://").trim_end_matches('/').to_string(),
+            _ => "127.0.0.1:8020".to_string(),
+        };
+        conf.set("dfs.namenode.rpc-address", addr);
+    }
+    if conf.get("dfs.namenode.http-address").is_none() {
+        conf.set("dfs.namenode.http-address", "127.0.0.1:9870");
+    }
+
+    let cluster = MiniCluster::builder()
+        .datanodes(datanodes)
+        .configuration(&conf)
+        .base_dir(&dir)
+        .build()
+        .await
+        .context("starting the cluster")?;
+
+    let conf_dir = dir.join("conf");
+    let core_site = cluster
+        .write_client_conf(&conf_dir)
+        .context("writing the client configuration")?;
+    let uri = cluster.uri();
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "ready {uri}")?;
+        writeln!(out, "  NameNode     {uri} ({datanodes} DataNodes)")?;
+        writeln!(out, "  data         {}", dir.display())?;
+        writeln!(out, "  client conf  {}", core_site.display())?;
+        writeln!(out, "  try          HADOOP_CONF_DIR={} hadoop fs -ls /", conf_dir.display())?;
+        out.flush()?;
+    }
+    crate::shutdown_signal().await;
+    eprintln!("stopping the cluster");
+    cluster.shutdown().await;
+    Ok(())
+}

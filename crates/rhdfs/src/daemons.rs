@@ -1,0 +1,52 @@
+//! `rhdfs namenode` and `rhdfs datanode`: one daemon each, configured like Hadoop's.
+
+use anyhow::{Context, Result, bail};
+use rhdfs_conf::clock::system_clock;
+use rhdfs_datanode::DataNode;
+use rhdfs_namenode::NameNode;
+
+use crate::args::{CommonArgs, take_flag};
+
+/// Runs a NameNode until Ctrl-C; with `-format`, formats the name directories and exits.
+pub async fn namenode(args: Vec<String>) -> Result<()> {
+    let (common, mut rest) = CommonArgs::extract(args)?;
+    let format = take_flag(&mut rest, &["-format", "--format"]);
+    let force = take_flag(&mut rest, &["-force", "--force"]);
+    if !rest.is_empty() {
+        bail!("unexpected arguments: {}", rest.join(" "));
+    }
+    let conf = common.configuration()?;
+    if format {
+        rhdfs_namenode::format(&conf, force).context("formatting the namespace")?;
+        println!("formatted");
+        return Ok(());
+    }
+    let nn = NameNode::start(conf, system_clock())
+        .await
+        .context("starting the NameNode")?;
+    println!("namenode listening on {}", nn.rpc_addr());
+    crate::shutdown_signal().await;
+    nn.shutdown().await;
+    Ok(())
+}
+
+/// Runs a DataNode until Ctrl-C.
+pub async fn datanode(args: Vec<String>) -> Result<()> {
+    let (common, rest) = CommonArgs::extract(args)?;
+    if !rest.is_empty() {
+        bail!("unexpected arguments: {}", rest.join(" "));
+    }
+    let conf = common.configuration()?;
+    let dn = DataNode::start(conf, system_clock())
+        .await
+        .context("starting the DataNode")?;
+    println!(
+        "datanode {} transfer {} ipc {}",
+        dn.uuid(),
+        dn.xfer_addr(),
+        dn.ipc_addr()
+    );
+    crate::shutdown_signal().await;
+    dn.shutdown().await;
+    Ok(())
+}
