@@ -139,8 +139,7 @@ impl Namespace {
     /// The caller as the namespace sees them (superuser = the NN's user or a member of
     /// the supergroup).
     pub fn caller(&self, user: &str, groups: Vec<String>) -> Caller {
-        let superuser =
-            user == self.cfg.superuser || groups.contains(&self.cfg.supergroup);
+        let superuser = user == self.cfg.superuser || groups.contains(&self.cfg.supergroup);
         Caller::new(user, groups, superuser)
     }
 
