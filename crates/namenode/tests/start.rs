@@ -1,0 +1,68 @@
+//! Starts a NameNode on a socket and talks to it with the IPC client.
+
+use rhdfs_conf::Configuration;
+use rhdfs_conf::clock::system_clock;
+use rhdfs_ipc::{IpcError, RpcClient};
+use rhdfs_namenode::NameNode;
+use rhdfs_proto::hdfs::{
+    FsPermissionProto, GetFileInfoRequestProto, GetFileInfoResponseProto, MkdirsRequestProto, MkdirsResponseProto,
+};
+use rhdfs_proto::protocols::{CLIENT_PROTOCOL, CLIENT_DATANODE_PROTOCOL};
+
+fn conf(dir: &std::path::Path) -> Configuration {
+    let mut c = Configuration::new();
+    c.set("dfs.namenode.rpc-address", "127.0.0.1:0");
+    c.set("dfs.namenode.name.dir", dir.to_string_lossy().to_string());
+    c
+}
+
+#[tokio::test]
+async fn serves_client_protocol_and_keeps_its_identity() {
+    let t = tempfile::tempdir().unwrap();
+    let nn = NameNode::start(conf(t.path()), system_clock()).await.unwrap();
+    let pool = nn.block_manager().block_pool_id().to_string();
+    assert!(pool.starts_with("BP-"));
+    let addr = nn.rpc_addr().to_string();
+    let user = rhdfs_conf::user::current_user();
+    let c = RpcClient::connect(&addr, CLIENT_PROTOCOL, &user).await.unwrap();
+    let r: GetFileInfoResponseProto = c
+        .call("getFileInfo", &GetFileInfoRequestProto { src: "/".into() })
+        .await
+        .unwrap();
+    let st = r.fs.unwrap();
+    assert_eq!(st.file_id, Some(16385));
+    assert_eq!(st.owner, user);
+    let m: MkdirsResponseProto = c
+        .call(
+            "mkdirs",
+            &MkdirsRequestProto {
+                src: "/a/b".into(),
+                masked: FsPermissionProto { perm: 0o755 },
+                create_parent: true,
+                unmasked: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(m.result);
+    let r: GetFileInfoResponseProto = c
+        .call("getFileInfo", &GetFileInfoRequestProto { src: "/nope".into() })
+        .await
+        .unwrap();
+    assert!(r.fs.is_none());
+    // Another protocol on the NameNode port: RpcNoSuchMethodException.
+    let other = RpcClient::connect(&addr, CLIENT_DATANODE_PROTOCOL, &user).await.unwrap();
+    let err = other
+        .call::<_, GetFileInfoResponseProto>("getReplicaVisibleLength", &GetFileInfoRequestProto::default())
+        .await
+        .unwrap_err();
+    match err {
+        IpcError::Remote { class_name, .. } => assert_eq!(class_name, "org.apache.hadoop.ipc.RpcNoSuchMethodException"),
+        e => panic!("{e:?}"),
+    }
+    nn.shutdown().await;
+    // Restart on the same directory: same block pool.
+    let nn = NameNode::start(conf(t.path()), system_clock()).await.unwrap();
+    assert_eq!(nn.block_manager().block_pool_id(), pool);
+    nn.shutdown().await;
+}
