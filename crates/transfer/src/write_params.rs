@@ -9,7 +9,8 @@ use rhdfs_proto::hdfs::{
 };
 
 use crate::checksum::DataChecksum;
-use crate::headers::client_header;
+use crate::error::TransferError;
+use crate::headers::{client_header, xfer_addr};
 
 /// Everything a WRITE_BLOCK op carries, with the pipeline given in full.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,6 +80,25 @@ impl WriteBlockParams {
     /// clientName) doing anything but a transfer.
     pub fn expects_acks(&self) -> bool {
         !self.client_name.is_empty() && !self.is_transfer()
+    }
+
+    /// The pipeline index a failed write blames, the way the Java client reads it: a connect
+    /// ack's firstBadLink names a node by "ip:xferPort" (empty means node 0), a pipeline ack
+    /// names the index directly. `None` for other errors (connection failures: the caller
+    /// decides, Java blames the first node).
+    pub fn failed_node_index(&self, err: &TransferError) -> Option<usize> {
+        match err {
+            TransferError::Remote { first_bad_link, .. } => {
+                if first_bad_link.is_empty() {
+                    return Some(0);
+                }
+                self.pipeline
+                    .iter()
+                    .position(|dn| xfer_addr(dn) == *first_bad_link)
+            }
+            TransferError::Pipeline { index, .. } => Some(*index),
+            _ => None,
+        }
     }
 
     fn storage_type(&self, i: usize) -> i32 {

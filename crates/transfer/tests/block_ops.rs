@@ -104,3 +104,62 @@ async fn transfer_block_request() {
         .unwrap();
     server.await.unwrap();
 }
+
+#[test]
+fn config_from_conf() {
+    let mut conf = rhdfs_conf::Configuration::new();
+    conf.set("dfs.client.socket-timeout", "10s");
+    conf.set("dfs.client-write-packet-size", "4096");
+    conf.set("dfs.checksum.type", "CRC32");
+    let c = TransferConfig::from_conf(&conf).unwrap();
+    assert_eq!(c.socket_timeout, std::time::Duration::from_secs(10));
+    assert_eq!(c.heartbeat_interval, std::time::Duration::from_secs(5));
+    assert_eq!(c.write_packet_size, 4096);
+    assert_eq!(c.checksum, DataChecksum::new(ChecksumKind::Crc32, 512));
+    let d = TransferConfig::from_conf(&rhdfs_conf::Configuration::new()).unwrap();
+    assert_eq!(d, TransferConfig::default());
+}
+
+#[test]
+fn failed_node_index_from_errors() {
+    use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage;
+    use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
+    use rhdfs_transfer::WriteBlockParams;
+    let dn = |port: u32| DatanodeInfoProto {
+        id: DatanodeIdProto {
+            ip_addr: "10.0.0.1".into(),
+            xfer_port: port,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let p = WriteBlockParams::new(
+        block(),
+        "c",
+        vec![dn(1), dn(2), dn(3)],
+        BlockConstructionStage::PipelineSetupCreate,
+    );
+    let op = p.to_proto();
+    assert_eq!(op.targets.len(), 2);
+    assert_eq!(op.targets[0].id.xfer_port, 2);
+    assert_eq!(op.pipeline_size, 3);
+    assert_eq!(op.target_storage_types, vec![1, 1]);
+    let remote = |link: &str| TransferError::Remote {
+        status: 1,
+        message: String::new(),
+        first_bad_link: link.into(),
+    };
+    assert_eq!(p.failed_node_index(&remote("10.0.0.1:3")), Some(2));
+    assert_eq!(p.failed_node_index(&remote("")), Some(0));
+    assert_eq!(p.failed_node_index(&remote("10.9.9.9:1")), None);
+    let pipe = TransferError::Pipeline {
+        seqno: 4,
+        index: 1,
+        status: 1,
+    };
+    assert_eq!(p.failed_node_index(&pipe), Some(1));
+    assert_eq!(
+        p.failed_node_index(&TransferError::Timeout("x".into())),
+        None
+    );
+}
