@@ -103,6 +103,7 @@ impl DataNode {
             notifier: notifier.clone(),
             faults: faults.clone(),
             config: xcfg,
+            active: Default::default(),
         };
         let xfer_bind = bind_addr(
             &conf,

@@ -414,11 +414,11 @@ impl Dataset {
             ));
         }
         check_gs(&r, gs, new_gs)?;
-        if r.num_bytes != expected_len && expected_len != 0 {
+        if r.num_bytes < expected_len {
             return Err(bad(
                 id,
                 format!(
-                    "length {} differs from the expected {expected_len}",
+                    "length {} is less than the expected {expected_len}",
                     r.num_bytes
                 ),
             ));
@@ -427,7 +427,8 @@ impl Dataset {
             self.bump_gs(bpid, &r, new_gs)?;
             return self.get(bpid, id).ok_or(StorageError::ReplicaNotFound(id));
         }
-        let w = self.reopen(bpid, &r, new_gs, None)?;
+        let truncate = (expected_len > 0).then_some(expected_len);
+        let w = self.reopen(bpid, &r, new_gs, truncate)?;
         w.finalize()
     }
 

@@ -26,3 +26,6 @@ pub use replica::{ReplicaInfo, ReplicaState};
 
 #[cfg(test)]
 mod storage_tests;
+
+#[cfg(test)]
+mod ipc_tests;

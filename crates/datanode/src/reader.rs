@@ -84,7 +84,7 @@ impl ReplicaReader {
         let bpc = spec.bpc();
         let first = start / bpc;
         let finalized = self.info.state == ReplicaState::Finalized;
-        let sums = if finalized && start % bpc == 0 {
+        let sums = if finalized && start.is_multiple_of(bpc) {
             let mut sums = vec![0u8; (spec.chunks(end - start) * 4) as usize];
             self.meta
                 .read_exact_at(&mut sums, meta::crc_offset(&spec, first))?;
@@ -112,7 +112,7 @@ impl ReplicaReader {
         let mut sums = vec![0u8; (chunks * 4) as usize];
         self.meta
             .read_exact_at(&mut sums, meta::crc_offset(&spec, 0))?;
-        if len % bpc != 0 && len < self.len() {
+        if !len.is_multiple_of(bpc) && len < self.len() {
             let start = (len / bpc) * bpc;
             let mut buf = vec![0u8; (len - start) as usize];
             self.block.read_exact_at(&mut buf, start)?;

@@ -180,7 +180,7 @@ impl ReplicaWriter {
         let chunks = self.spec.chunks(len);
         self.meta.set_len(meta::crc_offset(&self.spec, chunks))?;
         let bpc = self.spec.bpc();
-        if len % bpc != 0 && self.spec.kind.size() > 0 {
+        if !len.is_multiple_of(bpc) && self.spec.kind.size() > 0 {
             let start = (len / bpc) * bpc;
             let mut buf = vec![0u8; (len - start) as usize];
             self.block.read_exact_at(&mut buf, start)?;

@@ -62,6 +62,7 @@ struct Session {
 
 struct Shared {
     ds: Arc<Dataset>,
+    active: Arc<std::sync::atomic::AtomicUsize>,
     faults: Arc<FaultHooks>,
     identity: Identity,
     clock: SharedClock,
@@ -129,6 +130,7 @@ pub fn start(
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         ds: xceiver.dataset.clone(),
+        active: xceiver.active.clone(),
         faults: xceiver.faults.clone(),
         identity,
         clock,
@@ -323,7 +325,7 @@ async fn heartbeat_request(
         registration: sess.reg.clone(),
         reports: report::storage_reports(&stats),
         xmits_in_progress: Some(0),
-        xceiver_count: Some(1),
+        xceiver_count: Some(shared.active.load(Ordering::Relaxed) as u32),
         failed_volumes: Some(0),
         cache_capacity: Some(0),
         cache_used: Some(0),

@@ -7,6 +7,7 @@ mod write_block;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rhdfs_proto::hdfs::{
@@ -57,6 +58,8 @@ pub struct XceiverContext {
     pub notifier: Arc<dyn BlockNotifier>,
     pub faults: Arc<FaultHooks>,
     pub config: XceiverConfig,
+    /// Connections being served (reported as xceiverCount in heartbeats).
+    pub active: Arc<AtomicUsize>,
 }
 
 /// Errors that end one connection.
@@ -165,6 +168,12 @@ async fn accept_loop(
 }
 
 async fn serve_connection(ctx: Arc<XceiverContext>, sock: TcpStream, peer: SocketAddr) {
+    ctx.active.fetch_add(1, Ordering::Relaxed);
+    serve_ops(&ctx, sock, peer).await;
+    ctx.active.fetch_sub(1, Ordering::Relaxed);
+}
+
+async fn serve_ops(ctx: &Arc<XceiverContext>, sock: TcpStream, peer: SocketAddr) {
     let (rd, wr) = sock.into_split();
     let mut conn = Conn {
         rd: BufReader::with_capacity(128 * 1024, rd),
@@ -190,7 +199,7 @@ async fn serve_connection(ctx: Arc<XceiverContext>, sock: TcpStream, peer: Socke
                 break;
             }
         };
-        match handle_op(&ctx, &mut conn, op).await {
+        match handle_op(ctx, &mut conn, op).await {
             Ok(Next::Continue) => {}
             Ok(Next::Close) => break,
             Err(e) => {

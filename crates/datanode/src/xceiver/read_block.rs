@@ -182,7 +182,7 @@ pub(crate) async fn block_checksum(
             crc_per_block: (crcs.len() / 4) as u64,
             block_checksum: Bytes::copy_from_slice(&md5),
             crc_type: Some(i32::from(spec.kind.code())),
-            block_checksum_options: req.block_checksum_options.clone(),
+            block_checksum_options: req.block_checksum_options,
         }),
         ..Default::default()
     };

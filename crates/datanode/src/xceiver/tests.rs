@@ -48,6 +48,7 @@ impl Node {
             notifier: Arc::new(tx),
             faults: faults.clone(),
             config: XceiverConfig::default(),
+            active: Default::default(),
         };
         let server = XceiverServer::bind("127.0.0.1:0".parse().unwrap(), ctx)
             .await
