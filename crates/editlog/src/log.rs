@@ -254,7 +254,12 @@ impl EditLog {
 
     /// Takes leadership (waiting for a flush in progress), runs `io` on the buffered bytes
     /// and the segment's first and last txids, and publishes the result.
-    fn exclusive<T>(&self, io: impl FnOnce(&[u8], u64, u64) -> Result<(T, u64)>) -> Result<T> {
+    /// With `close`, appends are refused from the moment leadership is taken.
+    fn exclusive<T>(
+        &self,
+        close: bool,
+        io: impl FnOnce(&[u8], u64, u64) -> Result<(T, u64)>,
+    ) -> Result<T> {
         let inner = &*self.inner;
         let mut st = inner.state.lock();
         while st.leader {
@@ -269,6 +274,7 @@ impl EditLog {
             return Err(EditLogError::Closed);
         }
         st.leader = true;
+        st.closed = close;
         let buf = std::mem::take(&mut st.buf);
         let last = st.next_txid - 1;
         let first = st.segment_first;
@@ -331,7 +337,7 @@ impl EditLog {
     /// segment's first txid. Everything appended before the roll is synced by it. A roll of
     /// an empty segment changes nothing and returns its first txid. Blocking.
     pub fn roll(&self) -> Result<u64> {
-        self.exclusive(|buf, first, last| {
+        self.exclusive(false, |buf, first, last| {
             let mut streams = self.inner.streams.lock();
             if last < first {
                 self.write_streams(&mut streams, buf)?;
@@ -349,12 +355,11 @@ impl EditLog {
     /// Syncs everything, finalizes the current segment and refuses further appends.
     /// Blocking.
     pub fn close(&self) -> Result<()> {
-        let res = self.exclusive(|buf, first, last| {
+        let res = self.exclusive(true, |buf, first, last| {
             let mut streams = self.inner.streams.lock();
             self.finalize_streams(&mut streams, buf, first, last)?;
             Ok(((), first))
         });
-        self.inner.state.lock().closed = true;
         match res {
             Err(EditLogError::Closed) => Ok(()),
             other => other,
