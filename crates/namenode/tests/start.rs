@@ -5,9 +5,10 @@ use rhdfs_conf::clock::system_clock;
 use rhdfs_ipc::{IpcError, RpcClient};
 use rhdfs_namenode::NameNode;
 use rhdfs_proto::hdfs::{
-    FsPermissionProto, GetFileInfoRequestProto, GetFileInfoResponseProto, MkdirsRequestProto, MkdirsResponseProto,
+    FsPermissionProto, GetFileInfoRequestProto, GetFileInfoResponseProto, MkdirsRequestProto,
+    MkdirsResponseProto,
 };
-use rhdfs_proto::protocols::{CLIENT_PROTOCOL, CLIENT_DATANODE_PROTOCOL};
+use rhdfs_proto::protocols::{CLIENT_DATANODE_PROTOCOL, CLIENT_PROTOCOL};
 
 fn conf(dir: &std::path::Path) -> Configuration {
     let mut c = Configuration::new();
@@ -19,12 +20,16 @@ fn conf(dir: &std::path::Path) -> Configuration {
 #[tokio::test]
 async fn serves_client_protocol_and_keeps_its_identity() {
     let t = tempfile::tempdir().unwrap();
-    let nn = NameNode::start(conf(t.path()), system_clock()).await.unwrap();
+    let nn = NameNode::start(conf(t.path()), system_clock())
+        .await
+        .unwrap();
     let pool = nn.block_manager().block_pool_id().to_string();
     assert!(pool.starts_with("BP-"));
     let addr = nn.rpc_addr().to_string();
     let user = rhdfs_conf::user::current_user();
-    let c = RpcClient::connect(&addr, CLIENT_PROTOCOL, &user).await.unwrap();
+    let c = RpcClient::connect(&addr, CLIENT_PROTOCOL, &user)
+        .await
+        .unwrap();
     let r: GetFileInfoResponseProto = c
         .call("getFileInfo", &GetFileInfoRequestProto { src: "/".into() })
         .await
@@ -46,23 +51,37 @@ async fn serves_client_protocol_and_keeps_its_identity() {
         .unwrap();
     assert!(m.result);
     let r: GetFileInfoResponseProto = c
-        .call("getFileInfo", &GetFileInfoRequestProto { src: "/nope".into() })
+        .call(
+            "getFileInfo",
+            &GetFileInfoRequestProto {
+                src: "/nope".into(),
+            },
+        )
         .await
         .unwrap();
     assert!(r.fs.is_none());
     // Another protocol on the NameNode port: RpcNoSuchMethodException.
-    let other = RpcClient::connect(&addr, CLIENT_DATANODE_PROTOCOL, &user).await.unwrap();
+    let other = RpcClient::connect(&addr, CLIENT_DATANODE_PROTOCOL, &user)
+        .await
+        .unwrap();
     let err = other
-        .call::<_, GetFileInfoResponseProto>("getReplicaVisibleLength", &GetFileInfoRequestProto::default())
+        .call::<_, GetFileInfoResponseProto>(
+            "getReplicaVisibleLength",
+            &GetFileInfoRequestProto::default(),
+        )
         .await
         .unwrap_err();
     match err {
-        IpcError::Remote { class_name, .. } => assert_eq!(class_name, "org.apache.hadoop.ipc.RpcNoSuchMethodException"),
+        IpcError::Remote { class_name, .. } => {
+            assert_eq!(class_name, "org.apache.hadoop.ipc.RpcNoSuchMethodException")
+        }
         e => panic!("{e:?}"),
     }
     nn.shutdown().await;
     // Restart on the same directory: same block pool.
-    let nn = NameNode::start(conf(t.path()), system_clock()).await.unwrap();
+    let nn = NameNode::start(conf(t.path()), system_clock())
+        .await
+        .unwrap();
     assert_eq!(nn.block_manager().block_pool_id(), pool);
     nn.shutdown().await;
 }
