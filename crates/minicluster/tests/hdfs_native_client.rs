@@ -190,7 +190,14 @@ async fn namespace_operations() -> anyhow::Result<()> {
 
     client.mkdirs("/ns/a/b", 0o755, true).await?;
     let data = common::random_bytes(3000, 1);
-    common::native_write(&client, "/ns/a/f", &data, WriteOptions::default(), 3000).await?;
+    common::native_write(
+        &client,
+        "/ns/a/f",
+        &data,
+        WriteOptions::default().replication(3),
+        3000,
+    )
+    .await?;
 
     // rename
     client.rename("/ns/a/f", "/ns/a/b/g", false).await?;
@@ -207,7 +214,14 @@ async fn namespace_operations() -> anyhow::Result<()> {
         &data,
     );
     // rename onto an existing file: refused without overwrite, done with it
-    common::native_write(&client, "/ns/a/other", b"other", WriteOptions::default(), 5).await?;
+    common::native_write(
+        &client,
+        "/ns/a/other",
+        b"other",
+        WriteOptions::default().replication(3),
+        5,
+    )
+    .await?;
     assert!(
         client
             .rename("/ns/a/other", "/ns/a/b/g", false)
