@@ -1,1 +1,35 @@
-//! rhdfs-client
+//! rhdfs-client: an HDFS client speaking Hadoop's ClientProtocol and DataTransferProtocol.
+//!
+//! - [`FileSystem`]: connect (`hdfs://host:port`, `fs.defaultFS`), metadata calls, globbing,
+//!   trash, file checksums.
+//! - [`FileReader`] (from [`FileSystem::open`]): sequential, positioned and range reads with
+//!   replica failover and bad-block reporting.
+//! - [`FileWriter`] (from [`FileSystem::create`] / [`FileSystem::append`]): packets with chunk
+//!   checksums, a bounded queue of unacknowledged packets, hflush/hsync, pipeline recovery,
+//!   complete() with Hadoop's retries.
+
+mod checksum;
+pub mod config;
+mod datanode;
+pub mod error;
+mod filesystem;
+pub mod glob;
+mod globber;
+mod lease;
+pub mod path;
+mod read;
+pub mod retry;
+pub mod time;
+mod trash;
+pub mod types;
+mod write;
+
+pub use config::{ClientConf, ReplaceDatanodeOnFailure, ReplacePolicy};
+pub use error::{ClientError, Result};
+pub use filesystem::{CreateOptions, FileSystem};
+pub use read::FileReader;
+pub use rhdfs_transfer::FileChecksum;
+pub use types::{
+    BlockLocation, ContentSummary, FileStatus, FsStats, ServerDefaults, permission_string,
+};
+pub use write::FileWriter;
