@@ -27,6 +27,12 @@ pub struct BlockManagerConfig {
     pub report_max_lock_hold: Duration,
     pub max_report_leases: usize,
     pub report_lease_length: Duration,
+    /// Blocks given reconstruction work per pass = live nodes × this.
+    pub replication_work_multiplier: usize,
+    /// Copies a DataNode is asked to send at once (minus those in progress).
+    pub max_replication_streams: usize,
+    /// A scheduled copy not reported within this is scheduled again.
+    pub reconstruction_pending_timeout: Duration,
     /// Seed of the placement / shuffling RNG (None: `$RHDFS_SEED` or entropy).
     pub seed: Option<u64>,
 }
@@ -56,6 +62,12 @@ impl Default for BlockManagerConfig {
             report_max_lock_hold: DFS_NAMENODE_BLOCKREPORT_MAX_LOCK_HOLD_TIME_DEFAULT,
             max_report_leases: DFS_NAMENODE_MAX_FULL_BLOCK_REPORT_LEASES_DEFAULT as usize,
             report_lease_length: DFS_NAMENODE_FULL_BLOCK_REPORT_LEASE_LENGTH_MS_DEFAULT,
+            replication_work_multiplier:
+                DFS_NAMENODE_REPLICATION_WORK_MULTIPLIER_PER_ITERATION_DEFAULT as usize,
+            max_replication_streams: DFS_NAMENODE_REPLICATION_MAX_STREAMS_DEFAULT as usize,
+            reconstruction_pending_timeout: Duration::from_secs(
+                DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_DEFAULT as u64,
+            ),
             seed: None,
         }
     }
@@ -136,7 +148,32 @@ impl BlockManagerConfig {
             )
             .map_err(conf_err)?
             .max(1);
+        let pending_timeout = conf
+            .get_i64(
+                DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_KEY,
+                DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_DEFAULT,
+            )
+            .map_err(conf_err)?;
+        // <= 0 means the default of five minutes, as in Hadoop.
+        let pending_timeout = if pending_timeout <= 0 {
+            300
+        } else {
+            pending_timeout as u64
+        };
         Ok(BlockManagerConfig {
+            replication_work_multiplier: conf
+                .get_u64(
+                    DFS_NAMENODE_REPLICATION_WORK_MULTIPLIER_PER_ITERATION_KEY,
+                    DFS_NAMENODE_REPLICATION_WORK_MULTIPLIER_PER_ITERATION_DEFAULT,
+                )
+                .map_err(conf_err)? as usize,
+            max_replication_streams: conf
+                .get_u64(
+                    DFS_NAMENODE_REPLICATION_MAX_STREAMS_KEY,
+                    DFS_NAMENODE_REPLICATION_MAX_STREAMS_DEFAULT,
+                )
+                .map_err(conf_err)? as usize,
+            reconstruction_pending_timeout: Duration::from_secs(pending_timeout),
             heartbeat_interval: heartbeat,
             heartbeat_recheck: recheck,
             liveness: LivenessConfig::from_intervals(heartbeat, recheck, stale, stale_min as u32),

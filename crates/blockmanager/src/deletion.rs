@@ -93,10 +93,4 @@ impl BlockManager {
         }
         scheduled
     }
-
-    /// One full RedundancyMonitor pass. Reconstruction of under-replicated blocks is not
-    /// implemented yet; invalidation is.
-    pub fn redundancy_monitor_pass(&self) -> usize {
-        self.compute_invalidate_work()
-    }
 }

@@ -22,6 +22,8 @@ pub mod locks;
 mod manager;
 mod monitor;
 pub mod placement;
+pub mod reconstruction;
+mod redundancy;
 pub mod render;
 pub mod report;
 mod reports;

@@ -246,7 +246,7 @@ impl BlockManager {
         Ok(self.place(&req))
     }
 
-    fn place(&self, req: &PlacementRequest<'_>) -> Vec<Location> {
+    pub(crate) fn place(&self, req: &PlacementRequest<'_>) -> Vec<Location> {
         let dns = self.datanodes.lock("choose_targets");
         let now = self.now_mono();
         let view = dns.placement_view(now);

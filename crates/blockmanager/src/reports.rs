@@ -10,7 +10,7 @@ use crate::block::{Block, CorruptReason, ReplicaState};
 use crate::config::REPORT_CHUNK;
 use crate::datanodes::{DatanodeId, RegisterOutcome, StorageReport};
 use crate::error::BlockManagerError;
-use crate::manager::BlockManager;
+use crate::manager::{BlockManager, Location};
 use crate::report::ReportedReplica;
 
 /// One entry of an incremental block report.
@@ -25,7 +25,7 @@ pub enum IncrementalItem {
 }
 
 /// What a heartbeat produced for its response.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HeartbeatOutcome {
     /// False: unknown or dead node; answer DNA_REGISTER.
     pub registered: bool,
@@ -33,6 +33,8 @@ pub struct HeartbeatOutcome {
     pub invalidate: Vec<Block>,
     /// Full block report lease (0 = none).
     pub full_report_lease: u64,
+    /// Replicas to copy to other nodes (one DNA_TRANSFER command).
+    pub transfers: Vec<(Block, Vec<Location>)>,
 }
 
 /// What processing one storage's full report did.
@@ -85,11 +87,16 @@ impl BlockManager {
         if !registered {
             return HeartbeatOutcome::default();
         }
-        let invalidate = self
-            .blocks
-            .lock("heartbeat")
-            .pending
-            .take(uuid, self.cfg.block_invalidate_limit);
+        let (invalidate, transfers) = {
+            let mut st = self.blocks.lock("heartbeat");
+            let inv = st.pending.take(uuid, self.cfg.block_invalidate_limit);
+            let streams = self
+                .cfg
+                .max_replication_streams
+                .saturating_sub(xmits_in_progress as usize);
+            (inv, st.recon.take_transfers(uuid, streams))
+        };
+        let transfers = self.render_transfers(transfers);
         let full_report_lease = if request_full_report_lease {
             let seed = self.now_mono().as_nanos() as u64 ^ self.clock.now_millis();
             self.leases.lock().request(uuid, now, seed)
@@ -100,6 +107,7 @@ impl BlockManager {
             registered: true,
             invalidate,
             full_report_lease,
+            transfers,
         }
     }
 
@@ -218,7 +226,7 @@ impl BlockManager {
         for chunk in unreported.chunks(REPORT_CHUNK) {
             let mut st = self.blocks.lock("full_report");
             for id in chunk {
-                if st.map.remove_replica(*id, storage_id).is_some() {
+                if st.remove_replica(*id, storage_id) {
                     sum.removed += 1;
                 }
             }
@@ -301,7 +309,7 @@ impl BlockManager {
             for chunk in ids.chunks(self.cfg.deletion_increment) {
                 let mut st = self.blocks.lock("remove_node");
                 for id in chunk {
-                    st.map.remove_replica(*id, &storage);
+                    st.remove_replica(*id, &storage);
                 }
             }
             self.blocks
@@ -312,6 +320,9 @@ impl BlockManager {
         let mut st = self.blocks.lock("remove_node");
         st.invalidate.remove_node(uuid);
         st.pending.remove_node(uuid);
+        for id in st.recon.remove_node(uuid) {
+            st.check_redundancy(id);
+        }
         drop(st);
         self.leases.lock().release(uuid);
     }

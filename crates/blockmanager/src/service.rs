@@ -15,13 +15,14 @@ use rhdfs_proto::datanode::{
 };
 use rhdfs_proto::hdfs::{
     BlockProto, DatanodeInfosProto, NamespaceInfoProto, NnhaStatusHeartbeatProto, StorageInfoProto,
-    StorageReportProto, VersionRequestProto, VersionResponseProto, nnha_status_heartbeat_proto,
+    StorageReportProto, StorageTypesProto, StorageUuidsProto, VersionRequestProto,
+    VersionResponseProto, nnha_status_heartbeat_proto,
 };
 
 use crate::block::Block;
 use crate::datanodes::StorageReport;
 use crate::error::BlockManagerError;
-use crate::manager::BlockManager;
+use crate::manager::{BlockManager, Location};
 use crate::render;
 use crate::report::{decode_buffers, decode_longs};
 use crate::reports::IncrementalItem;
@@ -127,8 +128,13 @@ impl DatanodeProtocolService {
                 register_cmd: Some(RegisterCommandProto {}),
                 ..DatanodeCommandProto::default()
             });
-        } else if !out.invalidate.is_empty() {
-            cmds.push(self.invalidate_command(&out.invalidate));
+        } else {
+            if !out.transfers.is_empty() {
+                cmds.push(self.transfer_command(&out.transfers));
+            }
+            if !out.invalidate.is_empty() {
+                cmds.push(self.invalidate_command(&out.invalidate));
+            }
         }
         HeartbeatResponseProto {
             cmds,
@@ -163,6 +169,44 @@ impl DatanodeProtocolService {
                     .collect(),
                 target_storage_uuids: Vec::new(),
                 target_storage_types: Vec::new(),
+            }),
+            ..DatanodeCommandProto::default()
+        }
+    }
+
+    /// DNA_TRANSFER: copy each block to its targets (with their storages and types).
+    pub fn transfer_command(&self, transfers: &[(Block, Vec<Location>)]) -> DatanodeCommandProto {
+        DatanodeCommandProto {
+            cmd_type: datanode_command_proto::Type::BlockCommand as i32,
+            blk_cmd: Some(BlockCommandProto {
+                action: block_command_proto::Action::Transfer as i32,
+                block_pool_id: self.bm.block_pool_id().to_string(),
+                blocks: transfers
+                    .iter()
+                    .map(|(b, _)| BlockProto {
+                        block_id: b.id,
+                        gen_stamp: b.gs,
+                        num_bytes: Some(b.num_bytes),
+                    })
+                    .collect(),
+                targets: transfers
+                    .iter()
+                    .map(|(_, t)| DatanodeInfosProto {
+                        datanodes: t.iter().map(|l| l.info.clone()).collect(),
+                    })
+                    .collect(),
+                target_storage_uuids: transfers
+                    .iter()
+                    .map(|(_, t)| StorageUuidsProto {
+                        storage_uuids: t.iter().map(|l| l.storage_id.clone()).collect(),
+                    })
+                    .collect(),
+                target_storage_types: transfers
+                    .iter()
+                    .map(|(_, t)| StorageTypesProto {
+                        storage_types: t.iter().map(|l| l.storage_type).collect(),
+                    })
+                    .collect(),
             }),
             ..DatanodeCommandProto::default()
         }

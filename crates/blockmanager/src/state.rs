@@ -8,6 +8,7 @@ use crate::block::{Block, BlockInfo, BlockUcState, CorruptReason, ExpectedLocati
 use crate::blocks_map::BlocksMap;
 use crate::error::BlockManagerError;
 use crate::invalidate::{InvalidateBlocks, PendingCommands};
+use crate::reconstruction::Reconstruction;
 use crate::report::{ReportAction, ReportedReplica, classify};
 
 /// `numBytes` of a block deleted from the namespace in a DNA_INVALIDATE command: the
@@ -40,6 +41,7 @@ pub struct BlockState {
     pub map: BlocksMap,
     pub invalidate: InvalidateBlocks,
     pub pending: PendingCommands,
+    pub recon: Reconstruction,
     min_replication: usize,
 }
 
@@ -49,6 +51,7 @@ impl BlockState {
             map: BlocksMap::new(),
             invalidate: InvalidateBlocks::new(),
             pending: PendingCommands::default(),
+            recon: Reconstruction::default(),
             min_replication: min_replication.max(1),
         }
     }
@@ -149,10 +152,66 @@ impl BlockState {
             BlockUcState::Complete => true,
             BlockUcState::Committed if info.good_finalized() >= min => {
                 info.state = BlockUcState::Complete;
+                // Pipeline nodes that have not reported yet are counted as replicas on
+                // their way (Hadoop's addExpectedReplicasToPending).
+                let gs = info.block.gs;
+                let coming: Vec<Arc<str>> =
+                    info.expected
+                        .iter()
+                        .filter(|e| {
+                            !info.replicas.iter().any(|r| {
+                                r.dn_uuid == e.dn_uuid && r.is_good_finalized() && r.gs == gs
+                            })
+                        })
+                        .map(|e| e.dn_uuid.clone())
+                        .collect();
                 info.expected.clear();
+                self.recon.add_pending(id, coming);
+                self.check_redundancy(id);
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Puts a COMPLETE block with fewer good replicas than expected (but at least one to
+    /// copy from) on the reconstruction list, or takes it off.
+    pub fn check_redundancy(&mut self, id: u64) {
+        let Some(info) = self.map.get(id) else {
+            self.recon.remove_block(id);
+            return;
+        };
+        if !info.is_complete() {
+            return;
+        }
+        let live = info.good_finalized();
+        if live > 0 && live < usize::from(info.replication) {
+            self.recon.mark_needed(id);
+        } else {
+            self.recon.unmark(id);
+        }
+    }
+
+    /// Removes one replica (unreported in a full report, or its node died).
+    pub fn remove_replica(&mut self, id: u64, storage: &str) -> bool {
+        let removed = self.map.remove_replica(id, storage).is_some();
+        if removed {
+            self.check_redundancy(id);
+        }
+        removed
+    }
+
+    /// A COMPLETE block with more good replicas than expected loses the one just added.
+    fn process_excess(&mut self, id: u64, dn: &Arc<str>, storage: &Arc<str>) {
+        let Some(info) = self.map.get(id) else {
+            return;
+        };
+        if !info.is_complete() || info.good_finalized() <= usize::from(info.replication).max(1) {
+            return;
+        }
+        if let Some(r) = self.map.remove_replica(id, storage) {
+            tracing::info!(block = id, dn = %dn, "BLOCK* chooseExcessRedundancies: deleting surplus replica");
+            self.invalidate.add(dn, Block::new(id, r.gs, r.num_bytes));
         }
     }
 
@@ -190,6 +249,7 @@ impl BlockState {
     /// Removes a block from the map; every replica (and every expected pipeline node that
     /// never reported one) is queued for deletion. Returns the number queued.
     pub fn remove_block(&mut self, id: u64) -> usize {
+        self.recon.remove_block(id);
         let Some(info) = self.map.remove(id) else {
             return 0;
         };
@@ -255,11 +315,14 @@ impl BlockState {
                 self.map
                     .add_replica(dn, storage, reported.block, ReplicaState::Finalized);
                 out.finalized_added = true;
-                let committed = self
-                    .map
-                    .get(id)
-                    .is_some_and(|i| i.state == BlockUcState::Committed);
-                out.completed = committed && self.try_complete(id);
+                let state = self.map.get(id).map(|i| i.state);
+                if state == Some(BlockUcState::Committed) {
+                    out.completed = self.try_complete(id);
+                } else if state == Some(BlockUcState::Complete) {
+                    self.recon.replica_arrived(id, dn);
+                    self.process_excess(id, dn, storage);
+                    self.check_redundancy(id);
+                }
             }
         }
         out
@@ -267,10 +330,12 @@ impl BlockState {
 
     /// A DataNode deleted its replica (DELETED_BLOCK).
     pub fn replica_deleted(&mut self, dn: &str, storage: &str, id: u64) -> bool {
-        if self.map.remove_replica(id, storage).is_some() {
-            return true;
+        let removed = self.map.remove_replica(id, storage).is_some()
+            || self.map.remove_replica_of_node(id, dn).is_some();
+        if removed {
+            self.check_redundancy(id);
         }
-        self.map.remove_replica_of_node(id, dn).is_some()
+        removed
     }
 
     /// Hadoop's markBlockAsCorrupt: the replica stays recorded as corrupt (never served),
@@ -300,13 +365,16 @@ impl BlockState {
         let expected = usize::from(info.replication);
         let min_ok = live >= min;
         let older_write = reported.gs < info.block.gs;
-        if live >= expected.max(1) || (min_ok && (live + corrupt > expected || older_write)) {
-            self.map.remove_replica(id, storage);
-            self.invalidate.add(dn, reported);
-            true
-        } else {
-            false
-        }
+        let invalidated =
+            if live >= expected.max(1) || (min_ok && (live + corrupt > expected || older_write)) {
+                self.map.remove_replica(id, storage);
+                self.invalidate.add(dn, reported);
+                true
+            } else {
+                false
+            };
+        self.check_redundancy(id);
+        invalidated
     }
 
     /// Changes the expected replication; surplus good replicas of a COMPLETE block are
@@ -319,6 +387,10 @@ impl BlockState {
         if !info.is_complete() {
             return 0;
         }
+        self.check_redundancy(id);
+        let Some(info) = self.map.get(id) else {
+            return 0;
+        };
         let gs = info.block.gs;
         let good: Vec<(Arc<str>, Arc<str>, Block)> = info
             .replicas

@@ -1,0 +1,146 @@
+//! Reconstruction: under-replicated blocks get DNA_TRANSFER work, surplus replicas are
+//! deleted, pipeline replicas still on their way are not copied twice.
+
+mod common;
+
+use common::*;
+use rhdfs_blockmanager::{Block, IncrementalItem, ReplicaState, ReportedReplica};
+
+fn received(bm: &rhdfs_blockmanager::BlockManager, node: u32, b: Block) {
+    bm.incremental_report(
+        &uuid(node),
+        &storage(node),
+        1,
+        &[IncrementalItem::Received(b)],
+    )
+    .expect("ibr");
+}
+
+#[test]
+fn dead_node_replicas_are_copied_elsewhere() {
+    let (bm, clock) = manager(config());
+    add_nodes(&bm, 4, GB);
+    complete_block(&bm, 1, &[1, 2, 3]);
+    assert_eq!(bm.compute_reconstruction_work(), 0);
+    for _ in 0..22 {
+        clock.advance(secs(30));
+        for i in [1, 2, 4] {
+            bm.heartbeat(&uuid(i), vec![report(i, GB)], 0, 0, false);
+        }
+    }
+    assert_eq!(bm.check_heartbeats().len(), 1);
+    assert_eq!(bm.fs_stats().under_replicated, 1);
+    // one copy scheduled, to the only node without a replica
+    assert_eq!(bm.compute_reconstruction_work(), 1);
+    assert_eq!(
+        bm.compute_reconstruction_work(),
+        0,
+        "pending copies are not scheduled twice"
+    );
+    let mut sent = Vec::new();
+    for i in [1, 2] {
+        sent.extend(
+            bm.heartbeat(&uuid(i), vec![report(i, GB)], 0, 0, false)
+                .transfers,
+        );
+    }
+    assert_eq!(sent.len(), 1);
+    let (block, targets) = &sent[0];
+    assert_eq!(*block, Block::new(1, 1001, 64));
+    assert_eq!(targets.len(), 1);
+    assert_eq!(targets[0].info.id.datanode_uuid, uuid(4));
+    assert_eq!(targets[0].storage_id, storage(4));
+    received(&bm, 4, *block);
+    assert_eq!(bm.locations(1).len(), 3);
+    assert_eq!(bm.fs_stats().under_replicated, 0);
+    assert_eq!(bm.compute_reconstruction_work(), 0);
+}
+
+#[test]
+fn pipeline_replicas_count_as_pending_until_timeout() {
+    let (bm, clock) = manager(config());
+    add_nodes(&bm, 4, GB);
+    let targets = bm
+        .choose_targets("/f", 3, Some("10.0.0.1"), &[], &[], 1)
+        .expect("targets");
+    bm.add_block_under_construction(Block::new(1, 1001, 0), 100, 3, &targets);
+    bm.commit_block(Block::new(1, 1001, 64)).expect("commit");
+    received(&bm, 1, Block::new(1, 1001, 64));
+    assert!(bm.try_complete_block(1));
+    // the other two pipeline nodes are expected to report: nothing to copy
+    assert_eq!(bm.compute_reconstruction_work(), 0);
+    // they never do: after the pending timeout (300 s) copies are scheduled
+    clock.advance(secs(301));
+    heartbeat_all(&bm, 4);
+    assert_eq!(bm.compute_reconstruction_work(), 2);
+    let transfers = bm
+        .heartbeat(&uuid(1), vec![report(1, GB)], 0, 0, false)
+        .transfers;
+    assert_eq!(transfers.len(), 1);
+    assert_eq!(transfers[0].1.len(), 2);
+}
+
+#[test]
+fn transfers_per_heartbeat_follow_max_streams() {
+    let (bm, _clock) = manager(config());
+    add_nodes(&bm, 2, GB);
+    for id in 1..=5 {
+        complete_block(&bm, id, &[1]);
+    }
+    bm.set_replication(&(1..=5).collect::<Vec<_>>(), 2);
+    assert_eq!(
+        bm.compute_reconstruction_work(),
+        4,
+        "2 live nodes × multiplier 2"
+    );
+    assert_eq!(bm.compute_reconstruction_work(), 1);
+    // max streams 2, one transfer already running on the DataNode
+    assert_eq!(
+        bm.heartbeat(&uuid(1), vec![], 0, 1, false).transfers.len(),
+        1
+    );
+    assert_eq!(
+        bm.heartbeat(&uuid(1), vec![], 0, 0, false).transfers.len(),
+        2
+    );
+    assert_eq!(
+        bm.heartbeat(&uuid(1), vec![], 0, 0, false).transfers.len(),
+        2
+    );
+    assert!(
+        bm.heartbeat(&uuid(1), vec![], 0, 0, false)
+            .transfers
+            .is_empty()
+    );
+}
+
+#[test]
+fn returning_node_surplus_is_deleted() {
+    let (bm, _clock) = manager(config());
+    add_nodes(&bm, 4, GB);
+    complete_block(&bm, 1, &[1, 2, 3]);
+    let rep = vec![ReportedReplica {
+        block: Block::new(1, 1001, 64),
+        state: ReplicaState::Finalized,
+    }];
+    bm.full_report(&uuid(4), &storage(4), 1, &rep)
+        .expect("report");
+    assert_eq!(bm.locations(1).len(), 3);
+    assert_eq!(bm.fs_stats().pending_deletion, 1);
+}
+
+#[test]
+fn nothing_to_copy_from_is_missing_not_scheduled() {
+    let (bm, _clock) = manager(config());
+    add_nodes(&bm, 3, GB);
+    complete_block(&bm, 1, &[1]);
+    bm.incremental_report(
+        &uuid(1),
+        &storage(1),
+        1,
+        &[IncrementalItem::Deleted(Block::new(1, 1001, 64))],
+    )
+    .expect("ibr");
+    assert_eq!(bm.fs_stats().missing_blocks, 1);
+    assert_eq!(bm.compute_reconstruction_work(), 0);
+}
