@@ -133,8 +133,10 @@ fn scan_dir(
             .read(&path)
             .map_err(|e| fail(expected, EditLogError::io("read", &path, e)))?;
         let scan = scan_segment(&data, seg.first);
-        let seg_last = seg.first + scan.records.len() as u64;
-        let seg_last = seg_last.checked_sub(1);
+        let seg_last = match scan.records.len() as u64 {
+            0 => None,
+            n => Some(seg.first + n - 1),
+        };
         for r in scan.records {
             if r.txid >= expected {
                 records.push(r);
