@@ -270,7 +270,14 @@ fn actor_config(conf: &Configuration) -> Result<ActorConfig, DataNodeError> {
             keys::DFS_BLOCKREPORT_INITIAL_DELAY_UNIT,
         )
         .map_err(conf_err)?;
+    let split_threshold = conf
+        .get_u64(
+            keys::DFS_BLOCKREPORT_SPLIT_THRESHOLD_KEY,
+            keys::DFS_BLOCKREPORT_SPLIT_THRESHOLD_DEFAULT,
+        )
+        .map_err(conf_err)?;
     Ok(ActorConfig {
+        split_threshold,
         heartbeat_interval: heartbeat_interval.max(Duration::from_millis(10)),
         block_report_interval: block_report_interval.max(Duration::from_millis(10)),
         initial_delay,

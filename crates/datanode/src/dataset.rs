@@ -492,6 +492,16 @@ impl Dataset {
         Ok(w)
     }
 
+    /// Fails unless the writer with `epoch` still owns the replica.
+    pub(crate) fn check_epoch(&self, bpid: &str, id: u64, epoch: u64) -> Result<(), StorageError> {
+        let inner = self.inner.lock();
+        match inner.pools.get(bpid).and_then(|m| m.get(&id)) {
+            Some(r) if r.writer_epoch == epoch => Ok(()),
+            Some(_) => Err(bad(id, "replica was reopened by another writer".into())),
+            None => Err(StorageError::ReplicaNotFound(id)),
+        }
+    }
+
     /// Records the length written by the writer with `epoch`.
     pub(crate) fn update_len(
         &self,

@@ -161,6 +161,8 @@ impl ReplicaWriter {
                 .read_exact_at(&mut buf[head_len + data.len()..], end)?;
             self.spec.compute(&buf)
         };
+        // A writer superseded by a recovery must not touch the files any more.
+        self.ds.check_epoch(&self.bpid, self.id, self.epoch)?;
         self.block.write_all_at(data, offset)?;
         if !sums.is_empty() {
             self.meta

@@ -40,6 +40,8 @@ pub struct ActorConfig {
     pub initial_delay: Duration,
     /// Wait before reconnecting after a failed call.
     pub retry_interval: Duration,
+    /// dfs.blockreport.split.threshold: above this many replicas, one RPC per storage.
+    pub split_threshold: u64,
 }
 
 impl Default for ActorConfig {
@@ -49,6 +51,7 @@ impl Default for ActorConfig {
             block_report_interval: Duration::from_secs(6 * 3600),
             initial_delay: Duration::ZERO,
             retry_interval: Duration::from_secs(1),
+            split_threshold: 1_000_000,
         }
     }
 }
@@ -343,17 +346,30 @@ async fn full_report(shared: &Shared, sess: &Session, lease: u64) -> Result<(), 
         .iter()
         .map(|r| r.number_of_blocks.unwrap_or(0))
         .sum();
-    let req = BlockReportRequestProto {
-        registration: sess.reg.clone(),
-        block_pool_id: sess.bpid.clone(),
-        reports,
-        context: Some(report::report_context(rand::random::<i64>(), lease)),
+    // One RPC for everything, or one per storage when the report is large.
+    let batches: Vec<Vec<_>> = if n > shared.cfg.split_threshold {
+        reports.into_iter().map(|r| vec![r]).collect()
+    } else {
+        vec![reports]
     };
-    let resp = sess.nn.block_report(req).await?;
-    tracing::info!(replicas = n, "full block report sent");
-    if let Some(cmd) = resp.cmd {
-        let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
+    let id = rand::random::<i64>();
+    let total = batches.len() as i32;
+    for (i, batch) in batches.into_iter().enumerate() {
+        let mut context = report::report_context(id, lease);
+        context.total_rpcs = total;
+        context.cur_rpc = i as i32;
+        let req = BlockReportRequestProto {
+            registration: sess.reg.clone(),
+            block_pool_id: sess.bpid.clone(),
+            reports: batch,
+            context: Some(context),
+        };
+        let resp = sess.nn.block_report(req).await?;
+        if let Some(cmd) = resp.cmd {
+            let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
+        }
     }
+    tracing::info!(replicas = n, "full block report sent");
     Ok(())
 }
 
