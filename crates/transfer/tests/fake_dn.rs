@@ -624,3 +624,32 @@ async fn block_writer_rejects_transfer_stage() {
         Err(TransferError::Protocol(_))
     ));
 }
+
+#[tokio::test]
+async fn write_append_at_unaligned_offset() {
+    let dn = FakeDn::new(Behaviour::default());
+    dn.blocks.lock().unwrap().insert(40, pattern(1000));
+    let port = dn.start().await;
+    let mut p = write_params(port, 40, 1);
+    p.stage = BlockConstructionStage::PipelineSetupAppend;
+    p.start_offset = 1000;
+    p.min_bytes_rcvd = 1000;
+    p.max_bytes_rcvd = 1000;
+    let mut w = BlockWriter::connect(&p, &cfg()).await.unwrap();
+    assert_eq!(w.bytes_acked(), 1000);
+    let more = pattern(2000);
+    w.write(&more).await.unwrap();
+    // hsync with nothing buffered sends an empty sync packet.
+    w.hflush().await.unwrap();
+    w.hsync().await.unwrap();
+    assert_eq!(w.close().await.unwrap(), 3000);
+    let mut want = pattern(1000);
+    want.extend_from_slice(&more);
+    assert_eq!(dn.blocks.lock().unwrap().get(&40).unwrap(), &want);
+    let log = dn.log.lock().unwrap();
+    assert_eq!(log.write_ops[0].stage, 0);
+    assert_eq!(log.packets[0], (1000, 19, 24, false, false));
+    assert_eq!(log.packets[1], (1024, 20, 1976, false, false));
+    assert_eq!(log.packets[2], (3000, 21, 0, false, true));
+    assert_eq!(log.packets[3], (3000, 22, 0, true, false));
+}
