@@ -93,19 +93,24 @@ pub enum EditOp {
     },
 }
 
-/// Receives every applied op, in order. The durable edit log implements this; a
-/// mutation must not be acknowledged to a client before its record is durable.
+/// Receives every applied op, in order, and returns its transaction id. The durable
+/// edit log implements this (appending `edit_codec::encode(op)`); a mutation must not be
+/// acknowledged to a client before its txid is synced, which the caller does after
+/// releasing the namespace lock (`Namespace::last_txid` tells which txid to wait for).
 pub trait Journal: Send + Sync + std::fmt::Debug {
-    fn record(&mut self, op: &EditOp) -> FsResult<()>;
+    fn record(&mut self, op: &EditOp) -> FsResult<u64>;
 }
 
-/// A journal that keeps nothing (no edit log yet).
+/// A journal that keeps nothing (no edit log yet); it only numbers the ops.
 #[derive(Debug, Default)]
-pub struct NoJournal;
+pub struct NoJournal {
+    txid: u64,
+}
 
 impl Journal for NoJournal {
-    fn record(&mut self, _op: &EditOp) -> FsResult<()> {
-        Ok(())
+    fn record(&mut self, _op: &EditOp) -> FsResult<u64> {
+        self.txid += 1;
+        Ok(self.txid)
     }
 }
 
@@ -116,8 +121,9 @@ pub struct MemoryJournal {
 }
 
 impl Journal for MemoryJournal {
-    fn record(&mut self, op: &EditOp) -> FsResult<()> {
-        self.ops.lock().push(op.clone());
-        Ok(())
+    fn record(&mut self, op: &EditOp) -> FsResult<u64> {
+        let mut ops = self.ops.lock();
+        ops.push(op.clone());
+        Ok(ops.len() as u64)
     }
 }

@@ -9,6 +9,7 @@
 //! - [`server`]: `NameNode::start` and the handle; [`storage`]: the name directories.
 
 pub mod edit;
+pub mod edit_codec;
 pub mod error;
 pub mod fsdir;
 pub mod leases;

@@ -99,6 +99,7 @@ pub struct Namespace {
     last_gs: u64,
     cfg: NamespaceConfig,
     journal: Box<dyn Journal>,
+    last_txid: u64,
     manual_safe_mode: bool,
 }
 
@@ -114,7 +115,8 @@ impl Namespace {
             last_block_id: FIRST_BLOCK_ID - 1,
             last_gs: FIRST_GENERATION_STAMP - 1,
             cfg,
-            journal: Box::new(NoJournal),
+            journal: Box::new(NoJournal::default()),
+            last_txid: 0,
             manual_safe_mode: false,
         }
     }
@@ -122,6 +124,11 @@ impl Namespace {
     /// Replaces the journal that receives applied ops.
     pub fn set_journal(&mut self, journal: Box<dyn Journal>) {
         self.journal = journal;
+    }
+
+    /// Transaction id of the last op handed to the journal.
+    pub fn last_txid(&self) -> u64 {
+        self.last_txid
     }
 
     pub fn config(&self) -> &NamespaceConfig {
@@ -246,7 +253,7 @@ impl Namespace {
     /// the namespace lock is released).
     pub fn log_and_apply(&mut self, op: EditOp, mono: Duration) -> FsResult<Removed> {
         let removed = self.apply(&op, mono)?;
-        self.journal.record(&op)?;
+        self.last_txid = self.journal.record(&op)?;
         Ok(removed)
     }
 

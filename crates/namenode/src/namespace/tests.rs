@@ -586,6 +586,12 @@ fn every_mutation_reaches_the_journal_and_replays() {
     n.delete(&r, "/gone", true, now(3)).unwrap();
     let ops = j.ops.lock().clone();
     assert_eq!(ops.len(), 10);
+    assert_eq!(n.last_txid(), 10);
+    // The ops survive the edit-log encoding.
+    let ops: Vec<_> = ops
+        .iter()
+        .map(|op| crate::edit_codec::decode(&crate::edit_codec::encode(op)).unwrap())
+        .collect();
     let mut m = ns();
     for op in &ops {
         m.apply(op, Duration::ZERO).unwrap();
