@@ -443,3 +443,111 @@ async fn append_and_transfer_block() {
         Some(BlockStatus::Received)
     );
 }
+
+#[tokio::test]
+async fn streaming_and_close_recovery() {
+    let mut dn = Node::start().await;
+    let body = data(2000);
+    let mut s = TcpStream::connect(dn.addr()).await.unwrap();
+    write_op(
+        &mut s,
+        Op::WriteBlock,
+        &write_req(11, 1001, vec![], Stage::PipelineSetupCreate),
+    )
+    .await
+    .unwrap();
+    let _: BlockOpResponseProto = read_delimited(&mut s, MAX).await.unwrap();
+    s.write_all(&data_packet(0, 0, &body[..1024], false))
+        .await
+        .unwrap();
+    ack(&mut s).await;
+    s.write_all(&data_packet(1024, 1, &body[1024..1500], false))
+        .await
+        .unwrap();
+    ack(&mut s).await;
+    drop(s);
+
+    // READ_BLOCK of the RBW replica serves what is on disk.
+    let mut r = TcpStream::connect(dn.addr()).await.unwrap();
+    let rd = OpReadBlockProto {
+        header: ClientOperationHeaderProto {
+            base_header: BaseHeaderProto {
+                block: block(11, 1001, 1500),
+                token: None,
+                trace_info: None,
+            },
+            client_name: "c".into(),
+        },
+        offset: 0,
+        len: 1500,
+        send_checksums: Some(true),
+        caching_strategy: None,
+    };
+    write_op(&mut r, Op::ReadBlock, &rd).await.unwrap();
+    let resp: BlockOpResponseProto = read_delimited(&mut r, MAX).await.unwrap();
+    assert_eq!(resp.status, 0);
+    let p = read_packet(&mut r, 16 << 20).await.unwrap();
+    p.verify(&csum()).unwrap();
+    assert_eq!(&p.data[..], &body[..1500]);
+    assert!(
+        read_packet(&mut r, 16 << 20)
+            .await
+            .unwrap()
+            .header
+            .last_packet_in_block
+    );
+    drop(r); // no client status: tolerated
+
+    // Streaming recovery: the client saw only 1024 bytes acked.
+    let mut s = TcpStream::connect(dn.addr()).await.unwrap();
+    let mut req = write_req(11, 1001, vec![], Stage::PipelineSetupStreamingRecovery);
+    req.latest_generation_stamp = 1002;
+    req.min_bytes_rcvd = 1024;
+    req.max_bytes_rcvd = 1500;
+    write_op(&mut s, Op::WriteBlock, &req).await.unwrap();
+    let resp: BlockOpResponseProto = read_delimited(&mut s, MAX).await.unwrap();
+    assert_eq!(resp.status, 0, "{:?}", resp.message);
+    let r = dn.ds.get(BP, 11).unwrap();
+    assert_eq!(
+        (r.gs, r.num_bytes, r.state),
+        (1002, 1024, ReplicaState::Rbw)
+    );
+    s.write_all(&data_packet(1024, 5, &body[1024..2000], false))
+        .await
+        .unwrap();
+    assert_eq!(ack(&mut s).await.reply, vec![0]);
+    s.write_all(&Packet::empty(2000, 6, true).to_bytes())
+        .await
+        .unwrap();
+    ack(&mut s).await;
+    let r = dn.ds.get(BP, 11).unwrap();
+    assert_eq!(
+        (r.gs, r.num_bytes, r.state),
+        (1002, 2000, ReplicaState::Finalized)
+    );
+    assert_eq!(std::fs::read(dn.ds.block_path(BP, &r)).unwrap(), body);
+    let meta = std::fs::read(dn.ds.meta_path(BP, &r)).unwrap();
+    assert_eq!(&meta[7..], &csum().compute_bytes(&body)[..]);
+
+    // Close recovery on the finalized replica: new GS, one RECEIVED after the last packet.
+    while dn.events.try_recv().is_ok() {}
+    let mut s = TcpStream::connect(dn.addr()).await.unwrap();
+    let mut req = write_req(11, 1002, vec![], Stage::PipelineCloseRecovery);
+    req.latest_generation_stamp = 1003;
+    req.min_bytes_rcvd = 2000;
+    req.max_bytes_rcvd = 2000;
+    write_op(&mut s, Op::WriteBlock, &req).await.unwrap();
+    let resp: BlockOpResponseProto = read_delimited(&mut s, MAX).await.unwrap();
+    assert_eq!(resp.status, 0, "{:?}", resp.message);
+    s.write_all(&Packet::empty(2000, 7, true).to_bytes())
+        .await
+        .unwrap();
+    assert_eq!(ack(&mut s).await.seqno, 7);
+    let r = dn.ds.get(BP, 11).unwrap();
+    assert_eq!(
+        (r.gs, r.num_bytes, r.state),
+        (1003, 2000, ReplicaState::Finalized)
+    );
+    let ev = dn.events.try_recv().unwrap();
+    assert_eq!((ev.status, ev.gs), (BlockStatus::Received, 1003));
+}
