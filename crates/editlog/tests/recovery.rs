@@ -124,7 +124,7 @@ fn keep_prefix_recovery_truncates_at_the_damage() {
     assert_eq!(log.append(b"new 3").unwrap(), 3);
     log.close().unwrap();
     // A normal start afterwards sees the prefix plus the new record.
-    let (_, recs) = open(&[root.clone()], 0);
+    let (_, recs) = open(std::slice::from_ref(&root), 0);
     assert_eq!(txids(&recs), vec![1, 2, 3]);
     assert_eq!(recs[2].payload, b"new 3");
     assert_eq!(
