@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures::FutureExt;
@@ -26,6 +27,11 @@ use crate::frame::{
 use crate::headers::{ReplyTo, error_frame, fatal_frame, sasl_success_frame, success_frame};
 use crate::server::{ServerConfig, shutdown_signalled};
 use crate::service::{CallContext, RpcService};
+
+/// How long a connection closed for a protocol violation keeps reading (and discarding).
+const LINGER_TIME: Duration = Duration::from_millis(500);
+/// How much it discards at most meanwhile.
+const LINGER_MAX_BYTES: usize = 1024 * 1024;
 
 /// Why a connection ended.
 #[derive(Debug, thiserror::Error)]
@@ -69,11 +75,7 @@ pub(crate) async fn serve(
         rd: BufReader::new(rd),
     };
     tokio::select! {
-        res = conn.run(BufWriter::new(wr)) => match res {
-            Close::Normal(why) => debug!("IPC connection from {peer} closed: {why}"),
-            Close::Violation(why) => warn!("IPC connection from {peer} closed: {why}"),
-            Close::Io(e) => debug!("IPC connection from {peer} closed: I/O error: {e}"),
-        },
+        () = conn.run(BufWriter::new(wr)) => {}
         () = shutdown_signalled(&mut shutdown) => debug!("IPC connection from {peer} closed: server shutdown"),
     }
 }
@@ -92,7 +94,37 @@ struct Session {
 }
 
 impl<R: AsyncRead + Unpin> Connection<R> {
-    async fn run<W: AsyncWrite + Unpin + Send + 'static>(mut self, mut wr: W) -> Close {
+    async fn run<W: AsyncWrite + Unpin + Send + 'static>(mut self, wr: W) {
+        let close = self.serve_calls(wr).await;
+        let peer = self.peer;
+        match &close {
+            Close::Normal(why) => debug!("IPC connection from {peer} closed: {why}"),
+            Close::Violation(why) => warn!("IPC connection from {peer} closed: {why}"),
+            Close::Io(e) => debug!("IPC connection from {peer} closed: I/O error: {e}"),
+        }
+        if matches!(close, Close::Violation(_)) {
+            // Our write side is closed by now. Swallow what the peer still sends for a moment:
+            // closing with unread input would turn the FIN into an RST and could destroy the
+            // FATAL response before the peer reads it.
+            self.linger().await;
+        }
+    }
+
+    async fn linger(&mut self) {
+        let mut scratch = vec![0u8; 16 * 1024];
+        let mut budget = LINGER_MAX_BYTES;
+        let drain = async {
+            while budget > 0 {
+                match self.rd.read(&mut scratch).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => budget = budget.saturating_sub(n),
+                }
+            }
+        };
+        let _ = tokio::time::timeout(LINGER_TIME, drain).await;
+    }
+
+    async fn serve_calls<W: AsyncWrite + Unpin + Send + 'static>(&mut self, mut wr: W) -> Close {
         let session = match self.handshake(&mut wr).await {
             Ok(Some(session)) => session,
             Ok(None) => return Close::Normal("EOF before the connection context"),
@@ -365,8 +397,8 @@ fn fatal_for(header: &RpcRequestHeaderProto, reason: &str) -> Bytes {
 
 async fn send_fatal<W: AsyncWrite + Unpin>(wr: &mut W, frame: &[u8]) {
     // Best effort: the connection is closed right after either way.
-    if wr.write_all(frame).await.is_ok() {
-        let _ = wr.flush().await;
+    if wr.write_all(frame).await.is_ok() && wr.flush().await.is_ok() {
+        let _ = wr.shutdown().await;
     }
 }
 

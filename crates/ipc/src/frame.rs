@@ -65,6 +65,9 @@ pub const SASL_STATE_SUCCESS: i32 = 0;
 /// The client's opening SASL message.
 pub const SASL_STATE_NEGOTIATE: i32 = 1;
 
+/// Buffer reserved before a frame's bytes arrive; larger frames grow as they are read.
+const INITIAL_FRAME_CAPACITY: usize = 64 * 1024;
+
 /// Why a frame could not be read or taken apart.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
@@ -101,9 +104,17 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
     if len > max_len as u64 || len > i32::MAX as u64 {
         return Err(FrameError::TooLong { len, max: max_len });
     }
-    let mut data = BytesMut::zeroed(len as usize);
-    reader.read_exact(&mut data).await?;
-    Ok(Some(data.freeze()))
+    // Grow the buffer as bytes arrive rather than trusting the length up front: a peer that
+    // announces a large frame and sends nothing must not cost that much memory.
+    let mut data = Vec::with_capacity((len as usize).min(INITIAL_FRAME_CAPACITY));
+    let got = (&mut *reader).take(len).read_to_end(&mut data).await?;
+    if (got as u64) < len {
+        return Err(FrameError::Io(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("connection closed after {got} of {len} frame bytes"),
+        )));
+    }
+    Ok(Some(Bytes::from(data)))
 }
 
 /// Splits the next varint-delimited message off the front of `buf`, returning its bytes.

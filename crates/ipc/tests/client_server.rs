@@ -49,7 +49,7 @@ async fn concurrent_calls_complete_out_of_order() {
     let c = client(&server).await;
     let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
     let mut tasks = Vec::new();
-    for millis in [600u64, 400, 200, 10] {
+    for millis in [900u64, 600, 300, 10] {
         let c = c.clone();
         let done_tx = done_tx.clone();
         tasks.push(tokio::spawn(async move {
@@ -69,9 +69,9 @@ async fn concurrent_calls_complete_out_of_order() {
     while let Some(m) = done_rx.recv().await {
         order.push(m);
     }
-    assert_eq!(order, vec![10, 200, 400, 600]);
-    // They ran side by side, not one after another (which would take 1.2 s).
-    assert!(started.elapsed() < Duration::from_millis(1000));
+    assert_eq!(order, vec![10, 300, 600, 900]);
+    // They ran side by side, not one after another (which would take 1.8 s).
+    assert!(started.elapsed() < Duration::from_millis(1500));
     assert_eq!(stats.max_running.load(Ordering::SeqCst), 4);
     server.shutdown().await;
 }
@@ -315,4 +315,14 @@ fn configs_from_conf() {
 
     conf.set("ipc.maximum.data.length", "lots");
     assert!(ServerConfig::from_conf(&conf).is_err());
+}
+
+#[tokio::test]
+async fn large_request_round_trip() {
+    let (server, _) = start(ServerConfig::default()).await;
+    let c = client(&server).await;
+    let big = "x".repeat(5 << 20);
+    let r: GetFileInfoResponseProto = c.call("getFileInfo", &req(&big)).await.unwrap();
+    assert!(r.fs.is_none());
+    server.shutdown().await;
 }

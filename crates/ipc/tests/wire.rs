@@ -131,6 +131,21 @@ async fn wrong_version_gets_fatal_response() {
 }
 
 #[tokio::test]
+async fn wrong_version_fatal_survives_pipelined_input() {
+    // Java writes the context right behind the preamble; the FATAL must still arrive intact.
+    let (server, _) = start(ServerConfig::default()).await;
+    let mut s = TcpStream::connect(server.local_addr()).await.unwrap();
+    let mut bytes = b"hrpc\x0a\x00\x00".to_vec();
+    bytes.extend_from_slice(&context_frame(&client_id(), "x", PROTOCOL));
+    s.write_all(&bytes).await.unwrap();
+    let (h, _) = read_response(&mut s).await;
+    assert_eq!((h.status, h.error_detail), (2, Some(14)));
+    assert!(h.error_msg.unwrap().ends_with("client version 10"));
+    read_to_eof(&mut s).await;
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn sasl_negotiate_gets_success_then_calls_work() {
     let (server, _) = start(ServerConfig::default()).await;
     let mut s = TcpStream::connect(server.local_addr()).await.unwrap();
