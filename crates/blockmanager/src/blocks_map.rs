@@ -64,6 +64,11 @@ impl BlocksMap {
         self.blocks.values()
     }
 
+    /// Every block id (a snapshot, for work done in chunks outside the lock).
+    pub fn ids(&self) -> Vec<u64> {
+        self.blocks.keys().copied().collect()
+    }
+
     /// Inserts a block; an existing entry with the same id is replaced (its replicas are
     /// dropped from the storage index).
     pub fn insert(&mut self, info: BlockInfo) {

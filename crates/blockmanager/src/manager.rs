@@ -24,7 +24,10 @@ use crate::placement::{
     ExcludedNode, PlacementPolicy, PlacementRequest, SimplePlacement, not_enough_replicas_message,
 };
 use crate::render;
-use crate::state::BlockState;
+use crate::state::{BlockCounts, BlockState};
+
+/// Blocks examined per lock hold when counting for fsStats.
+const STATS_CHUNK: usize = 10_000;
 
 /// A replica location handed to clients: the node, and the storage on it.
 #[derive(Clone, Debug, PartialEq)]
@@ -463,14 +466,25 @@ impl BlockManager {
     // ---- reports for clients and operators ----
 
     pub fn fs_stats(&self) -> FsStats {
-        let (counts, pending_deletion, pending_cmds) = {
+        // Counted in chunks so a large blocks map never holds the lock for long.
+        let (ids, pending_deletion, pending_cmds) = {
             let st = self.blocks.lock("stats");
             (
-                st.counts(),
+                st.map.ids(),
                 st.invalidate.num_blocks() as u64,
                 st.pending.len() as u64,
             )
         };
+        let mut counts = BlockCounts::default();
+        for chunk in ids.chunks(STATS_CHUNK) {
+            let st = self.blocks.lock("stats");
+            for id in chunk {
+                if let Some(info) = st.map.get(*id) {
+                    counts.blocks_total += 1;
+                    counts.add(info);
+                }
+            }
+        }
         let dns = self.datanodes.lock("stats");
         let now = self.now_mono();
         let mut s = FsStats {

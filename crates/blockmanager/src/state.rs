@@ -422,23 +422,30 @@ impl BlockState {
             ..BlockCounts::default()
         };
         for info in self.map.iter() {
-            if info.corrupt_replicas() > 0 {
-                c.corrupt_blocks += 1;
-            }
-            if !info.is_complete() {
-                continue;
-            }
-            let live = info.good_finalized();
-            if live == 0 {
-                c.missing_blocks += 1;
-                if info.replication == 1 {
-                    c.missing_repl_one += 1;
-                }
-            } else if live < usize::from(info.replication) {
-                c.under_replicated += 1;
-            }
+            c.add(info);
         }
         c
+    }
+}
+
+impl BlockCounts {
+    /// Adds one block's contribution.
+    pub fn add(&mut self, info: &BlockInfo) {
+        if info.corrupt_replicas() > 0 {
+            self.corrupt_blocks += 1;
+        }
+        if !info.is_complete() {
+            return;
+        }
+        let live = info.good_finalized();
+        if live == 0 {
+            self.missing_blocks += 1;
+            if info.replication == 1 {
+                self.missing_repl_one += 1;
+            }
+        } else if live < usize::from(info.replication) {
+            self.under_replicated += 1;
+        }
     }
 }
 

@@ -321,3 +321,40 @@ fn buffer_round_trip_split_anywhere() {
     assert!(decode_buffers(5, std::slice::from_ref(&buf)).is_err());
     assert!(decode_buffers(1_000_000, &[Bytes::from_static(&[1, 2])]).is_err());
 }
+
+#[test]
+fn transfer_command_layout() {
+    let (bm, _clock) = manager(config());
+    add_nodes(&bm, 3, GB);
+    let svc = DatanodeProtocolService::new(bm.clone());
+    let targets = bm
+        .choose_targets("/f", 2, Some("10.0.0.2"), &[], &[], 1)
+        .expect("targets");
+    let cmd = svc.transfer_command(&[(Block::new(9, 1005, 77), targets)]);
+    assert_eq!(
+        cmd.cmd_type,
+        datanode_command_proto::Type::BlockCommand as i32
+    );
+    let blk = cmd.blk_cmd.expect("blkCmd");
+    assert_eq!(blk.action, block_command_proto::Action::Transfer as i32);
+    assert_eq!(blk.blocks.len(), 1);
+    assert_eq!(
+        (
+            blk.blocks[0].block_id,
+            blk.blocks[0].gen_stamp,
+            blk.blocks[0].num_bytes
+        ),
+        (9, 1005, Some(77))
+    );
+    assert_eq!(blk.targets.len(), 1);
+    assert_eq!(blk.targets[0].datanodes.len(), 2);
+    assert_eq!(blk.targets[0].datanodes[0].id.datanode_uuid, uuid(2));
+    assert_eq!(
+        blk.target_storage_uuids[0].storage_uuids,
+        vec![
+            storage(2),
+            blk.target_storage_uuids[0].storage_uuids[1].clone()
+        ]
+    );
+    assert_eq!(blk.target_storage_types[0].storage_types, vec![1, 1]);
+}
