@@ -21,14 +21,21 @@ use tokio::io::AsyncWriteExt;
 
 const MIB: usize = 1024 * 1024;
 
-/// Sizes of `rbw` replica files with data in them under `dirs`.
-fn rbw_with_data(dirs: &[PathBuf]) -> Vec<(PathBuf, u64)> {
+/// `rbw` replicas under `dirs` holding part of a block (more than nothing, less than `block`):
+/// (block id, bytes on disk).
+fn partial_rbw(dirs: &[PathBuf], block: u64) -> Vec<(u64, u64)> {
     common::all_block_files(dirs)
         .into_iter()
         .filter(|p| common::is_rbw(p))
         .filter_map(|p| {
             let len = std::fs::metadata(&p).ok()?.len();
-            (len > 0).then_some((p, len))
+            let id = p
+                .file_name()?
+                .to_str()?
+                .strip_prefix("blk_")?
+                .parse()
+                .ok()?;
+            (len > 0 && len < block).then_some((id, len))
         })
         .collect()
 }
@@ -64,16 +71,17 @@ async fn datanode_killed_during_java_put() -> anyhow::Result<()> {
     }
     stdin.flush().await?;
 
-    // Wait until the victim is receiving a replica (it is in the current pipeline, mid-block).
+    // Wait until the victim holds part of a block: it is in the current pipeline, mid-block
+    // (the client waits for more input, so the replica stays partial).
     let rbw = common::poll_until(
-        "the victim DataNode to hold a replica being written",
+        "the victim DataNode to hold a partial replica being written",
         Duration::from_secs(120),
         || {
             let dirs = victim_dirs.clone();
             async move {
-                let v = rbw_with_data(&dirs);
+                let v = partial_rbw(&dirs, block as u64);
                 if v.is_empty() {
-                    Err("no rbw replica with data yet".to_owned())
+                    Err("no partial rbw replica yet".to_owned())
                 } else {
                     Ok(v)
                 }
@@ -81,6 +89,7 @@ async fn datanode_killed_during_java_put() -> anyhow::Result<()> {
         },
     )
     .await?;
+    let (inflight_id, inflight_len) = rbw[0];
     eprintln!("victim DataNode {victim} is writing {rbw:?}; stopping it");
 
     // Keep feeding (slowly) while the DataNode stops, in case stopping waits for its open
@@ -157,6 +166,34 @@ async fn datanode_killed_during_java_put() -> anyhow::Result<()> {
             "block {i} has no location on a live DataNode: {b:?}"
         );
     }
+    // The block that was being written when the DataNode died was recovered onto the survivors:
+    // it is complete, longer than what the victim got, and the victim is not among its locations.
+    let recovered = lb
+        .blocks
+        .iter()
+        .find(|b| b.b.as_ref().and_then(|e| e.block_id) == Some(inflight_id))
+        .with_context(|| format!("blk_{inflight_id} (in flight at the kill) is not in the file"))?;
+    let len = recovered.b.as_ref().and_then(|e| e.num_bytes).unwrap_or(0);
+    assert!(
+        len > inflight_len,
+        "blk_{inflight_id}: final length {len}, victim had {inflight_len}"
+    );
+    let locs: Vec<String> = recovered
+        .locs
+        .iter()
+        .filter_map(|l| l.id.as_ref()?.datanode_uuid.clone())
+        .collect();
+    assert!(
+        !locs.is_empty() && !locs.contains(&victim_uuid),
+        "blk_{inflight_id} locations after recovery: {locs:?} (victim {victim_uuid})"
+    );
+    // The victim's copy was never finalized.
+    assert!(
+        common::block_files(&victim_dirs, inflight_id)
+            .iter()
+            .all(|p| !common::is_finalized(p)),
+        "the stopped DataNode finalized blk_{inflight_id}"
+    );
 
     // A new write after the failure works too (the NameNode must not insist on the dead node).
     let small = common::random_bytes(3 * MIB, 5);
