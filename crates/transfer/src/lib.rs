@@ -26,6 +26,7 @@ pub mod reader;
 pub mod transfer;
 pub mod write_params;
 pub mod writer;
+mod writer_tasks;
 
 pub use ack::PipelineAck;
 pub use block_ops::BlockChecksum;
