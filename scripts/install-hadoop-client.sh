@@ -24,7 +24,11 @@ have_jars() {
 }
 
 ensure_java() {
-    if command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then
+    local v=""
+    if command -v java >/dev/null 2>&1; then
+        v="$(java -version 2>&1 || true)"
+    fi
+    if grep -Eq 'version "(1[7-9]|[2-9][0-9])' <<<"$v"; then
         return 0
     fi
     log "Java 17+ not found; installing openjdk-17-jre-headless"
