@@ -65,6 +65,10 @@ pub struct FsStats {
     /// Blocks whose removal from the map (remove_blocks) has not run yet.
     pub pending_removal: u64,
     pub blocks_total: u64,
+    /// COMPLETE blocks, and those with >= dfs.namenode.replication.min good replicas
+    /// (what safe mode's threshold compares).
+    pub complete_blocks: u64,
+    pub safe_blocks: u64,
     pub live_datanodes: u64,
     pub dead_datanodes: u64,
 }
@@ -94,6 +98,7 @@ pub struct BlockManager {
     pub(crate) leases: Mutex<ReportLeases>,
     pub(crate) tasks: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) stopped: AtomicBool,
+    pub(crate) reconstruction_enabled: AtomicBool,
 }
 
 impl std::fmt::Debug for BlockManager {
@@ -149,6 +154,7 @@ impl BlockManager {
             )),
             tasks: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
+            reconstruction_enabled: AtomicBool::new(true),
             started,
             cfg,
             clock,
@@ -447,6 +453,20 @@ impl BlockManager {
             .update_pipeline(new, expected);
     }
 
+    /// Adds a block loaded from the image or edit log (NameNode restart); its replicas
+    /// come from the DataNodes' block reports.
+    pub fn load_block(&self, block: Block, inode_id: u64, replication: u16, state: BlockUcState) {
+        self.blocks
+            .lock("load_block")
+            .load_block(block, inode_id, replication, state);
+    }
+
+    /// Turns reconstruction work on or off (off while in safe mode after a restart, when
+    /// block reports are still arriving and every block looks under-replicated).
+    pub fn set_reconstruction_enabled(&self, on: bool) {
+        self.reconstruction_enabled.store(on, Ordering::Relaxed);
+    }
+
     /// Drops a block the client abandoned; any replica written goes to InvalidateBlocks.
     pub fn abandon_block(&self, id: u64) {
         self.blocks.lock("abandon_block").remove_block(id);
@@ -481,7 +501,7 @@ impl BlockManager {
             for id in chunk {
                 if let Some(info) = st.map.get(*id) {
                     counts.blocks_total += 1;
-                    counts.add(info);
+                    counts.add(info, self.cfg.min_replication);
                 }
             }
         }
@@ -493,6 +513,8 @@ impl BlockManager {
             missing_blocks: counts.missing_blocks,
             missing_repl_one: counts.missing_repl_one,
             blocks_total: counts.blocks_total,
+            complete_blocks: counts.complete_blocks,
+            safe_blocks: counts.safe_blocks,
             pending_deletion,
             pending_deletion_commands: pending_cmds,
             pending_removal: self.pending_removal.load(Ordering::Relaxed),

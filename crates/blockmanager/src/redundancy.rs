@@ -29,6 +29,12 @@ impl BlockManager {
     /// Schedules copies for up to `live × dfs.namenode.replication.work.multiplier.per.iteration`
     /// under-replicated blocks. Returns the number of target replicas scheduled.
     pub fn compute_reconstruction_work(&self) -> usize {
+        if !self
+            .reconstruction_enabled
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return 0;
+        }
         let now = self.now_mono();
         let live = self.live_datanodes();
         let max_blocks = live * self.cfg.replication_work_multiplier;

@@ -34,6 +34,9 @@ pub struct BlockCounts {
     pub corrupt_blocks: u64,
     pub missing_blocks: u64,
     pub missing_repl_one: u64,
+    /// COMPLETE blocks, and those with at least minReplication good replicas (safe mode).
+    pub complete_blocks: u64,
+    pub safe_blocks: u64,
 }
 
 #[derive(Debug)]
@@ -99,6 +102,20 @@ impl BlockState {
             replication,
             expected,
         ));
+    }
+
+    /// Adds a block loaded from the image or edit log: COMPLETE blocks (and UC ones) start
+    /// with no replicas until DataNodes report them.
+    pub fn load_block(
+        &mut self,
+        block: Block,
+        inode_id: u64,
+        replication: u16,
+        state: BlockUcState,
+    ) {
+        let mut info = BlockInfo::new_under_construction(block, inode_id, replication, Vec::new());
+        info.state = state;
+        self.map.insert(info);
     }
 
     /// UC -> COMMITTED with the client's length and generation stamp, then COMPLETE at once
@@ -422,7 +439,7 @@ impl BlockState {
             ..BlockCounts::default()
         };
         for info in self.map.iter() {
-            c.add(info);
+            c.add(info, self.min_replication);
         }
         c
     }
@@ -430,7 +447,7 @@ impl BlockState {
 
 impl BlockCounts {
     /// Adds one block's contribution.
-    pub fn add(&mut self, info: &BlockInfo) {
+    pub fn add(&mut self, info: &BlockInfo, min_replication: usize) {
         if info.corrupt_replicas() > 0 {
             self.corrupt_blocks += 1;
         }
@@ -438,6 +455,10 @@ impl BlockCounts {
             return;
         }
         let live = info.good_finalized();
+        self.complete_blocks += 1;
+        if live >= min_replication {
+            self.safe_blocks += 1;
+        }
         if live == 0 {
             self.missing_blocks += 1;
             if info.replication == 1 {

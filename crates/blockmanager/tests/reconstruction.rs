@@ -144,3 +144,37 @@ fn nothing_to_copy_from_is_missing_not_scheduled() {
     assert_eq!(bm.fs_stats().missing_blocks, 1);
     assert_eq!(bm.compute_reconstruction_work(), 0);
 }
+
+#[test]
+fn loaded_blocks_wait_for_reports_and_reconstruction_can_be_held() {
+    use rhdfs_blockmanager::BlockUcState;
+    let (bm, _clock) = manager(config());
+    add_nodes(&bm, 3, GB);
+    bm.set_reconstruction_enabled(false);
+    for id in 1..=4 {
+        bm.load_block(Block::new(id, 1001, 64), 100, 3, BlockUcState::Complete);
+    }
+    let s = bm.fs_stats();
+    assert_eq!(
+        (s.complete_blocks, s.safe_blocks, s.missing_blocks),
+        (4, 0, 4)
+    );
+    let rep: Vec<ReportedReplica> = (1..=4)
+        .map(|id| ReportedReplica {
+            block: Block::new(id, 1001, 64),
+            state: ReplicaState::Finalized,
+        })
+        .collect();
+    bm.full_report(&uuid(1), &storage(1), 1, &rep)
+        .expect("report");
+    let s = bm.fs_stats();
+    assert_eq!((s.safe_blocks, s.under_replicated), (4, 4));
+    assert_eq!(bm.compute_reconstruction_work(), 0);
+    bm.full_report(&uuid(2), &storage(2), 1, &rep)
+        .expect("report");
+    bm.full_report(&uuid(3), &storage(3), 1, &rep)
+        .expect("report");
+    bm.set_reconstruction_enabled(true);
+    assert_eq!(bm.compute_reconstruction_work(), 0);
+    assert_eq!(bm.fs_stats().under_replicated, 0);
+}
