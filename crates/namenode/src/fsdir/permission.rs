@@ -38,6 +38,8 @@ pub struct Check {
     pub parent: Option<u16>,
     pub access: Option<u16>,
     pub sub_access: Option<u16>,
+    /// Skip empty directories in the sub_access check (delete does).
+    pub ignore_empty_dir: bool,
     pub sticky: bool,
 }
 
@@ -165,7 +167,7 @@ impl PermissionChecker<'_> {
             for id in self.dir.subtree(last) {
                 if let Some(inode) = self.dir.get(id)
                     && let Some(d) = inode.as_dir()
-                    && !d.children.is_empty()
+                    && !(c.ignore_empty_dir && d.children.is_empty())
                     && !self.has(inode, bits)
                 {
                     return Err(self.denied(bits, inode));

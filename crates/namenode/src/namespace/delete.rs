@@ -37,6 +37,7 @@ impl Namespace {
                 parent: Some(WRITE),
                 sticky: true,
                 sub_access: Some(0o7),
+                ignore_empty_dir: true,
                 ..Check::default()
             },
         )?;

@@ -844,3 +844,62 @@ async fn attributes_safe_mode_and_recover_lease() {
         .unwrap();
     assert!(c.result);
 }
+
+#[tokio::test]
+async fn soft_limit_lets_another_client_take_over() {
+    let e = env();
+    let st = e.create("/s", "first").await;
+    let id = st.file_id.unwrap();
+    let lb = e.add_block("/s", "first", id, None).await.unwrap();
+    let mut b = lb.b.clone();
+    b.num_bytes = Some(10);
+    // complete commits the block but answers false: no replica was reported yet.
+    assert!(
+        !e.complete("/s", "first", id, Some(b.clone()))
+            .await
+            .unwrap()
+    );
+    let append = |client: &'static str| AppendRequestProto {
+        src: "/s".into(),
+        client_name: client.into(),
+        flag: Some(4),
+    };
+    let err = e
+        .root::<_, AppendResponseProto>("append", &append("second"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.class_name,
+        "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
+    );
+    e.clock.advance(Duration::from_secs(61));
+    // Past the soft limit, but the committed block has no replica: recovery pending.
+    let err = e
+        .root::<_, AppendResponseProto>("append", &append("second"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.class_name,
+        "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException"
+    );
+    e.report(&b, &lb.locs, &lb.storage_i_ds);
+    let r: AppendResponseProto = e.root("append", &append("second")).await.unwrap();
+    assert_eq!(r.block.unwrap().b.num_bytes, Some(10));
+    // The first writer lost its lease.
+    let err = e
+        .root::<_, FsyncResponseProto>(
+            "fsync",
+            &FsyncRequestProto {
+                src: "/s".into(),
+                client: "first".into(),
+                last_block_length: Some(1),
+                file_id: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.class_name,
+        "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
+    );
+}
