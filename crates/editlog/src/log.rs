@@ -12,6 +12,7 @@
 //! `roll`, `purge_before`, `close` and `open`; `append` only takes a short lock.
 
 use std::fmt;
+use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -91,6 +92,31 @@ fn start_segment(dirs: &StorageDirs, first: u64) -> Result<Vec<Stream>> {
         Ok(())
     })?;
     Ok(streams)
+}
+
+/// Appends `buf` to every stream and syncs it; with several directories they are
+/// written in parallel so a group commit costs one fsync latency, not one per directory.
+fn write_and_sync_all(streams: &mut [Stream], buf: &[u8]) -> Vec<io::Result<()>> {
+    fn one(s: &mut Stream, buf: &[u8]) -> io::Result<()> {
+        s.file.write_all(buf)?;
+        s.file.sync()
+    }
+    if streams.len() <= 1 {
+        return streams.iter_mut().map(|s| one(s, buf)).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = streams
+            .iter_mut()
+            .map(|s| scope.spawn(move || one(s, buf)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("edit log writer thread panicked")))
+            })
+            .collect()
+    })
 }
 
 impl EditLog {
@@ -235,15 +261,19 @@ impl EditLog {
         let active = dirs.active();
         streams.retain(|s| active.contains(&s.dir));
         if !buf.is_empty() {
-            streams.retain_mut(
-                |s| match s.file.write_all(buf).and_then(|()| s.file.sync()) {
+            let results = write_and_sync_all(streams, buf);
+            let mut i = 0;
+            streams.retain(|s| {
+                let keep = match &results[i] {
                     Ok(()) => true,
                     Err(e) => {
                         dirs.mark_failed(&s.dir, &format!("writing edit log: {e}"));
                         false
                     }
-                },
-            );
+                };
+                i += 1;
+                keep
+            });
             self.inner.group_syncs.fetch_add(1, Ordering::Relaxed);
         }
         if streams.is_empty() {
