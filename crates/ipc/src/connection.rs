@@ -134,8 +134,17 @@ impl<R: AsyncRead + Unpin> Connection<R> {
         let mut writer = AbortOnDrop(tokio::spawn(write_loop(wr, rx)));
         let close = self.call_loop(&session, tx).await;
         // The writer drains every response already queued, then ends once the last call
-        // task (if any is still running) drops its sender.
-        match (&mut writer.0).await {
+        // task (if any is still running) drops its sender. After a violation only the FATAL
+        // matters: give it a moment to go out, then drop the writer and with it the socket.
+        let finished = if matches!(close, Close::Violation(_)) {
+            match tokio::time::timeout(LINGER_TIME, &mut writer.0).await {
+                Ok(res) => res,
+                Err(_) => return close,
+            }
+        } else {
+            (&mut writer.0).await
+        };
+        match finished {
             Ok(Ok(())) | Err(_) => close,
             Ok(Err(e)) => match close {
                 Close::Normal(_) => Close::Io(e),

@@ -2,6 +2,16 @@
 //!
 //! Wire format (see `shared/design/PROTOCOL.md` §1): a 7-byte preamble, then frames of a
 //! 4-byte big-endian length followed by varint-delimited protobuf messages.
+//!
+//! Server side: implement [`RpcService`] (or fill a [`Dispatcher`] with typed handlers, and
+//! combine services with a [`ProtocolRouter`]), then [`RpcServer::bind`]. Each call runs as
+//! its own task; a handler returns the encoded response or an [`RpcError`] naming the Java
+//! exception class the client will see.
+//!
+//! Client side: [`RpcClient::connect`] then [`RpcClient::call`] from any number of tasks.
+//! A connection that dies fails its pending calls; the next call reconnects.
+//!
+//! [`frame`] and [`headers`] expose the byte-level pieces for tests and tools.
 
 mod client;
 mod connection;
@@ -12,7 +22,11 @@ pub mod headers;
 mod server;
 mod service;
 
-pub use client::{CONNECT_TIMEOUT_DEFAULT, ClientConfig, MAX_RESPONSE_LENGTH_DEFAULT, RpcClient};
+pub use client::{
+    CLIENT_MAX_IDLE_DEFAULT, CONNECT_TIMEOUT_DEFAULT, CONNECT_TIMEOUT_KEY, ClientConfig,
+    MAX_RESPONSE_LENGTH_DEFAULT, MAX_RESPONSE_LENGTH_KEY, RPC_TIMEOUT_DEFAULT, RPC_TIMEOUT_KEY,
+    RpcClient,
+};
 pub use dispatch::{Dispatcher, ProtocolRouter};
 pub use error::{
     IO_EXCEPTION, IPC_EXCEPTION, IpcError, NO_SUCH_METHOD_EXCEPTION, NO_SUCH_PROTOCOL_EXCEPTION,

@@ -336,3 +336,18 @@ async fn shutdown_closes_connections_and_stops_accepting() {
     read_to_eof(&mut s).await;
     assert!(TcpStream::connect(addr).await.is_err());
 }
+
+#[tokio::test]
+async fn violation_closes_even_with_a_call_in_flight() {
+    let (server, _) = start(ServerConfig::default()).await;
+    let mut s = raw_connected(server.local_addr(), &client_id()).await;
+    let body = req("30000").encode_to_vec();
+    s.write_all(&call_frame(0, &client_id(), "sleep", PROTOCOL, &body))
+        .await
+        .unwrap();
+    s.write_all(&[0, 0, 0, 3, 0xff, 0xff, 0xff]).await.unwrap();
+    let started = std::time::Instant::now();
+    read_to_eof(&mut s).await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    server.shutdown().await;
+}
