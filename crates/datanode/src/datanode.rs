@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 
 use crate::actor::{
     self, ActorConfig, ActorHandle, AsyncDeleter, Identity, IpcConnector, NamenodeConnector,
+    Triggers,
 };
 use crate::dataset::Dataset;
 use crate::error::DataNodeError;
@@ -39,6 +40,7 @@ pub struct DataNodeHandle {
     xceiver: XceiverServer,
     ipc: RpcServer,
     actor: ActorHandle,
+    triggers: Arc<Triggers>,
 }
 
 fn conf_err(e: impl std::fmt::Display) -> DataNodeError {
@@ -118,9 +120,13 @@ impl DataNode {
             keys::DFS_DATANODE_IPC_ADDRESS_DEFAULT,
         )
         .await?;
+        let triggers = Arc::new(Triggers::default());
         let ipc = RpcServer::bind(
             ipc_bind,
-            Arc::new(ClientDatanodeService::new(dataset.clone())),
+            Arc::new(ClientDatanodeService::new(
+                dataset.clone(),
+                triggers.clone(),
+            )),
             ServerConfig::from_conf(&conf).map_err(conf_err)?,
         )
         .await?;
@@ -162,6 +168,7 @@ impl DataNode {
             acfg,
             events,
             deleter,
+            triggers.clone(),
         );
         tracing::info!(uuid = %identity.datanode_uuid, %xfer_addr, %ipc_addr, "DataNode started");
         Ok(DataNodeHandle {
@@ -175,6 +182,7 @@ impl DataNode {
             xceiver,
             ipc,
             actor,
+            triggers,
         })
     }
 }
@@ -224,6 +232,15 @@ impl DataNodeHandle {
 
     pub fn block_pool_id(&self) -> Option<String> {
         self.actor.block_pool_id()
+    }
+
+    /// Sends a full (or, with `incremental`, the pending incremental) block report now.
+    pub fn trigger_block_report(&self, incremental: bool) {
+        if incremental {
+            self.triggers.incremental_report();
+        } else {
+            self.triggers.full_report();
+        }
     }
 
     /// Stops the actor, the servers and the deleter threads.

@@ -1,5 +1,6 @@
-//! ClientDatanodeProtocol on dfs.datanode.ipc.address: getReplicaVisibleLength; every other
-//! method answers RpcNoSuchMethodException.
+//! ClientDatanodeProtocol on dfs.datanode.ipc.address: getReplicaVisibleLength,
+//! triggerBlockReport and getDatanodeInfo; every other method answers
+//! RpcNoSuchMethodException.
 
 use std::sync::Arc;
 
@@ -7,10 +8,16 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use rhdfs_ipc::{CallContext, RpcError, RpcService, decode_request, encode_response};
 use rhdfs_proto::hdfs::{
-    GetReplicaVisibleLengthRequestProto, GetReplicaVisibleLengthResponseProto,
+    DatanodeLocalInfoProto, GetDatanodeInfoResponseProto, GetReplicaVisibleLengthRequestProto,
+    GetReplicaVisibleLengthResponseProto, TriggerBlockReportRequestProto,
+    TriggerBlockReportResponseProto,
 };
 
+use crate::actor::Triggers;
 use crate::dataset::Dataset;
+
+/// Software version reported by getDatanodeInfo.
+pub const SOFTWARE_VERSION: &str = "3.5.0";
 
 const REPLICA_NOT_FOUND: &str = "org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException";
 
@@ -18,11 +25,17 @@ const REPLICA_NOT_FOUND: &str = "org.apache.hadoop.hdfs.server.datanode.ReplicaN
 #[derive(Debug, Clone)]
 pub struct ClientDatanodeService {
     ds: Arc<Dataset>,
+    triggers: Arc<Triggers>,
+    started: std::time::Instant,
 }
 
 impl ClientDatanodeService {
-    pub fn new(ds: Arc<Dataset>) -> Self {
-        ClientDatanodeService { ds }
+    pub fn new(ds: Arc<Dataset>, triggers: Arc<Triggers>) -> Self {
+        ClientDatanodeService {
+            ds,
+            triggers,
+            started: std::time::Instant::now(),
+        }
     }
 
     fn visible_length(&self, req: &GetReplicaVisibleLengthRequestProto) -> Result<u64, RpcError> {
@@ -57,6 +70,22 @@ impl RpcService for ClientDatanodeService {
                     length,
                 }))
             }
+            "triggerBlockReport" => {
+                let req: TriggerBlockReportRequestProto = decode_request(&body)?;
+                if req.incremental {
+                    self.triggers.incremental_report();
+                } else {
+                    self.triggers.full_report();
+                }
+                Ok(encode_response(&TriggerBlockReportResponseProto {}))
+            }
+            "getDatanodeInfo" => Ok(encode_response(&GetDatanodeInfoResponseProto {
+                local_info: DatanodeLocalInfoProto {
+                    software_version: SOFTWARE_VERSION.to_string(),
+                    config_version: "rhdfs".to_string(),
+                    uptime: self.started.elapsed().as_secs(),
+                },
+            })),
             other => Err(RpcError::no_such_method(other)),
         }
     }

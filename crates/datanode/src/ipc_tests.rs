@@ -20,7 +20,9 @@ use rhdfs_proto::datanode::{
     VersionResponseProto,
 };
 use rhdfs_proto::hdfs::{
-    ExtendedBlockProto, GetReplicaVisibleLengthRequestProto, GetReplicaVisibleLengthResponseProto,
+    ExtendedBlockProto, GetDatanodeInfoRequestProto, GetDatanodeInfoResponseProto,
+    GetReplicaVisibleLengthRequestProto, GetReplicaVisibleLengthResponseProto,
+    TriggerBlockReportRequestProto, TriggerBlockReportResponseProto,
 };
 use rhdfs_proto::protocols::{CLIENT_DATANODE_PROTOCOL, DATANODE_PROTOCOL};
 
@@ -187,9 +189,35 @@ async fn datanode_over_ipc() {
         Some("org.apache.hadoop.ipc.RpcNoSuchMethodException")
     );
 
+    // triggerBlockReport (full) sends a report without waiting for the interval.
+    let before = nn.reports.lock().len();
+    let _: TriggerBlockReportResponseProto = c
+        .call(
+            "triggerBlockReport",
+            &TriggerBlockReportRequestProto {
+                incremental: false,
+                nn_address: None,
+            },
+        )
+        .await
+        .unwrap();
+    for _ in 0..200 {
+        if nn.reports.lock().len() > before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(nn.reports.lock().len() > before);
+    let info: GetDatanodeInfoResponseProto = c
+        .call("getDatanodeInfo", &GetDatanodeInfoRequestProto {})
+        .await
+        .unwrap();
+    assert_eq!(info.local_info.software_version, "3.5.0");
+
     let uuid = dn.uuid().to_string();
     let ids = dn.storage_ids().to_vec();
     dn.shutdown().await;
+    let seen = nn.reports.lock().len();
     // Restart: same identity, the RBW replica comes back as RWR in the first report.
     let dn = DataNode::start(conf, rhdfs_conf::clock::system_clock())
         .await
@@ -197,13 +225,14 @@ async fn datanode_over_ipc() {
     assert_eq!(dn.uuid(), uuid);
     assert_eq!(dn.storage_ids(), &ids[..]);
     for _ in 0..200 {
-        if nn.reports.lock().len() >= 2 {
+        if nn.reports.lock().len() > seen {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let reports = nn.reports.lock().clone();
-    let uc: Vec<&[u64]> = reports[1]
+    let last = reports.last().unwrap();
+    let uc: Vec<&[u64]> = last
         .reports
         .iter()
         .filter(|r| r.blocks.get(1) == Some(&1))

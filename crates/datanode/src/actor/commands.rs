@@ -32,7 +32,7 @@ pub(super) async fn worker(
             CmdType::RegisterCommand => {
                 tracing::info!(%bpid, "NameNode asked us to re-register");
                 shared.reregister.store(true, Ordering::Relaxed);
-                shared.wake.notify_one();
+                shared.triggers.wake.notify_one();
             }
             CmdType::NullDatanodeCommand
             | CmdType::KeyUpdateCommand

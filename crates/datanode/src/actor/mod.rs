@@ -56,6 +56,27 @@ impl Default for ActorConfig {
     }
 }
 
+/// Ways to make the actor report now (triggerBlockReport, tests).
+#[derive(Debug, Default)]
+pub struct Triggers {
+    full_report: AtomicBool,
+    ibr_now: Notify,
+    wake: Notify,
+}
+
+impl Triggers {
+    /// Sends the pending incremental report now.
+    pub fn incremental_report(&self) {
+        self.ibr_now.notify_one();
+    }
+
+    /// Sends a full block report now (without waiting for the next heartbeat).
+    pub fn full_report(&self) {
+        self.full_report.store(true, Ordering::Relaxed);
+        self.wake.notify_one();
+    }
+}
+
 #[derive(Clone)]
 struct Session {
     nn: Arc<dyn NamenodeProtocol>,
@@ -72,8 +93,7 @@ struct Shared {
     cfg: ActorConfig,
     session: Mutex<Option<Session>>,
     pending: Mutex<Vec<BlockEvent>>,
-    ibr_now: Notify,
-    wake: Notify,
+    triggers: Arc<Triggers>,
     reregister: AtomicBool,
     registered: AtomicBool,
     cmd_tx: mpsc::UnboundedSender<(String, DatanodeCommandProto)>,
@@ -128,6 +148,7 @@ pub fn start(
     cfg: ActorConfig,
     events: mpsc::UnboundedReceiver<BlockEvent>,
     deleter: AsyncDeleter,
+    triggers: Arc<Triggers>,
 ) -> ActorHandle {
     let (stop, stop_rx) = watch::channel(false);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
@@ -140,8 +161,7 @@ pub fn start(
         cfg,
         session: Mutex::new(None),
         pending: Mutex::new(Vec::new()),
-        ibr_now: Notify::new(),
-        wake: Notify::new(),
+        triggers,
         reregister: AtomicBool::new(false),
         registered: AtomicBool::new(false),
         cmd_tx,
@@ -171,7 +191,7 @@ async fn collect_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver
         let now = ev.status == BlockStatus::Received;
         shared.pending.lock().push(ev);
         if now {
-            shared.ibr_now.notify_one();
+            shared.triggers.ibr_now.notify_one();
         }
     }
 }
@@ -180,7 +200,7 @@ async fn ibr_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     loop {
         tokio::select! {
             _ = stop.changed() => return,
-            _ = shared.ibr_now.notified() => {}
+            _ = shared.triggers.ibr_now.notified() => {}
         }
         let delay = shared.faults.ibr_delay();
         if !delay.is_zero() {
@@ -279,17 +299,21 @@ async fn run_session(
         next_report = shared.clock.monotonic() + cfg.block_report_interval;
     }
     // Anything that happened while disconnected goes now.
-    shared.ibr_now.notify_one();
+    shared.triggers.ibr_now.notify_one();
     let mut next_hb = tokio::time::Instant::now();
     loop {
         tokio::select! {
             _ = tokio::time::sleep_until(next_hb) => {}
-            _ = shared.wake.notified() => {}
+            _ = shared.triggers.wake.notified() => {}
         }
         if shared.reregister.swap(false, Ordering::Relaxed) {
             return Err(ActorError::Other(
                 "the NameNode asked for re-registration".into(),
             ));
+        }
+        if shared.triggers.full_report.swap(false, Ordering::Relaxed) {
+            full_report(shared, &sess, 0).await?;
+            next_report = shared.clock.monotonic() + cfg.block_report_interval;
         }
         if tokio::time::Instant::now() < next_hb {
             continue;
@@ -303,7 +327,7 @@ async fn run_session(
         for cmd in resp.cmds {
             let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
         }
-        shared.ibr_now.notify_one();
+        shared.triggers.ibr_now.notify_one();
         if report_due {
             full_report(shared, &sess, resp.full_block_report_lease_id.unwrap_or(0)).await?;
             next_report = shared.clock.monotonic() + cfg.block_report_interval;
