@@ -210,6 +210,15 @@ impl BlocksMap {
             .collect()
     }
 
+    /// Replicas held per DataNode (from the storage index).
+    pub fn replicas_per_node(&self) -> HashMap<Arc<str>, usize> {
+        let mut out: HashMap<Arc<str>, usize> = HashMap::new();
+        for s in self.storages.values() {
+            *out.entry(s.dn_uuid.clone()).or_default() += s.blocks.len();
+        }
+        out
+    }
+
     /// Drops the (now empty) index entry of a storage.
     pub fn forget_storage_if_empty(&mut self, storage_id: &str) {
         if self

@@ -39,6 +39,8 @@ pub struct StorageReport {
     pub dfs_used: u64,
     pub remaining: u64,
     pub block_pool_used: u64,
+    /// As reported; None: computed as capacity - dfsUsed - remaining.
+    pub non_dfs_used: Option<u64>,
 }
 
 /// Liveness of a DataNode at some instant.
@@ -63,6 +65,9 @@ pub struct DatanodeDescriptor {
     pub last_update_mono: Duration,
     /// Set by the heartbeat checker; cleared by re-registration.
     pub dead: bool,
+    /// Wall-clock ms and monotonic time of the last full block report (0 / zero: none).
+    pub last_block_report_ms: u64,
+    pub last_block_report_mono: Duration,
 }
 
 impl DatanodeDescriptor {
@@ -77,6 +82,17 @@ impl DatanodeDescriptor {
     }
     pub fn block_pool_used(&self) -> u64 {
         self.live_storages().map(|s| s.block_pool_used).sum()
+    }
+    pub fn non_dfs_used(&self) -> u64 {
+        self.live_storages()
+            .map(|s| {
+                s.non_dfs_used.unwrap_or_else(|| {
+                    s.capacity
+                        .saturating_sub(s.dfs_used)
+                        .saturating_sub(s.remaining)
+                })
+            })
+            .sum()
     }
     fn live_storages(&self) -> impl Iterator<Item = &StorageReport> {
         self.storages.iter().filter(|s| !s.failed)
@@ -186,6 +202,8 @@ impl DatanodeManager {
                         last_update_ms: now_ms,
                         last_update_mono: now_mono,
                         dead: false,
+                        last_block_report_ms: 0,
+                        last_block_report_mono: Duration::ZERO,
                     },
                 );
             }
@@ -234,6 +252,14 @@ impl DatanodeManager {
                 storage_type,
                 ..StorageReport::default()
             });
+        }
+    }
+
+    /// Records the time of a full block report from `uuid`.
+    pub fn block_report_done(&mut self, uuid: &str, now_ms: u64, now_mono: Duration) {
+        if let Some(d) = self.nodes.get_mut(uuid) {
+            d.last_block_report_ms = now_ms;
+            d.last_block_report_mono = now_mono;
         }
     }
 

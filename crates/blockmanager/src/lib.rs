@@ -29,6 +29,7 @@ pub mod report;
 mod reports;
 pub mod service;
 pub mod state;
+pub mod views;
 
 pub use block::{Block, BlockInfo, BlockUcState, CorruptReason, ReplicaState};
 pub use config::BlockManagerConfig;

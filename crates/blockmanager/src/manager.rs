@@ -537,6 +537,7 @@ impl BlockManager {
     /// DatanodeReportTypeProto: ALL 1, LIVE 2, DEAD 3 (others: none, as no node is
     /// decommissioning or in maintenance).
     pub fn datanode_report(&self, kind: i32) -> Vec<DatanodeInfoProto> {
+        let per_node = self.blocks.lock("datanode_report").map.replicas_per_node();
         let dns = self.datanodes.lock("datanode_report");
         let now = self.now_mono();
         let mut v: Vec<(String, DatanodeInfoProto)> = dns
@@ -549,7 +550,13 @@ impl BlockManager {
                     3 => live == Liveness::Dead,
                     _ => false,
                 };
-                keep.then(|| (d.id.xfer_addr(), render::datanode_info(d, live)))
+                keep.then(|| {
+                    let n = per_node.get(&d.uuid).copied().unwrap_or(0);
+                    (
+                        d.id.xfer_addr(),
+                        render::datanode_info_with_blocks(d, live, Some(n)),
+                    )
+                })
             })
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));

@@ -31,6 +31,15 @@ pub fn datanode_id_from_proto(p: &DatanodeIdProto) -> DatanodeId {
 /// Hadoop's DatanodeInfo as clients and dfsadmin see it. A dead node reports zero
 /// capacity and usage, as Hadoop's does once its storages are gone.
 pub fn datanode_info(d: &DatanodeDescriptor, liveness: Liveness) -> DatanodeInfoProto {
+    datanode_info_with_blocks(d, liveness, None)
+}
+
+/// As `datanode_info`, with the number of replicas the node holds (dfsadmin -report).
+pub fn datanode_info_with_blocks(
+    d: &DatanodeDescriptor,
+    liveness: Liveness,
+    num_blocks: Option<usize>,
+) -> DatanodeInfoProto {
     let dead = liveness == Liveness::Dead;
     let num = |v: u64| Some(if dead { 0 } else { v });
     DatanodeInfoProto {
@@ -42,11 +51,14 @@ pub fn datanode_info(d: &DatanodeDescriptor, liveness: Liveness) -> DatanodeInfo
         last_update: Some(d.last_update_ms),
         xceiver_count: Some(if dead { 0 } else { d.xceiver_count }),
         location: Some(DEFAULT_RACK.to_string()),
-        non_dfs_used: Some(0),
+        non_dfs_used: num(d.non_dfs_used()),
         admin_state: Some(AdminState::Normal as i32),
         cache_capacity: Some(0),
         cache_used: Some(0),
         last_update_monotonic: Some(d.last_update_mono.as_millis() as u64),
+        last_block_report_time: Some(d.last_block_report_ms),
+        last_block_report_monotonic: Some(d.last_block_report_mono.as_millis() as u64),
+        num_blocks: num_blocks.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
         ..DatanodeInfoProto::default()
     }
 }

@@ -235,6 +235,10 @@ impl BlockManager {
         if wake {
             self.replica_event.notify_waiters();
         }
+        let (now_ms, now) = (self.clock.now_millis(), self.now_mono());
+        self.datanodes
+            .lock("full_report")
+            .block_report_done(uuid, now_ms, now);
         Ok(sum)
     }
 

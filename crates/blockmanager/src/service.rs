@@ -61,6 +61,7 @@ fn storage_report(r: &StorageReportProto) -> StorageReport {
         dfs_used: r.dfs_used.unwrap_or(0),
         remaining: r.remaining.unwrap_or(0),
         block_pool_used: r.block_pool_used.unwrap_or(0),
+        non_dfs_used: r.non_dfs_used,
     }
 }
 

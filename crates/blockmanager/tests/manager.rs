@@ -381,6 +381,24 @@ fn datanode_info_rendering() {
     assert_eq!(info.dfs_used, Some(GB / 2));
     assert_eq!(info.last_update, Some(1_700_000_000_000));
     assert_eq!(info.admin_state, Some(0));
+    // capacity - dfsUsed - remaining when the DataNode does not say
+    assert_eq!(info.non_dfs_used, Some(GB / 2));
+    assert_eq!(info.num_blocks, Some(0));
+    assert_eq!(info.last_block_report_time, Some(0));
+    complete_block(&bm, 1, &[1]);
+    bm.full_report(
+        &uuid(1),
+        &storage(1),
+        1,
+        &[ReportedReplica {
+            block: Block::new(1, 1001, 64),
+            state: ReplicaState::Finalized,
+        }],
+    )
+    .expect("report");
+    let info = bm.datanode_report(2).pop().expect("one node");
+    assert_eq!(info.num_blocks, Some(1));
+    assert_eq!(info.last_block_report_time, Some(1_700_000_000_000));
 }
 
 #[test]

@@ -64,6 +64,7 @@ pub fn report(i: u32, remaining: u64) -> StorageReport {
         dfs_used: remaining / 2,
         remaining,
         block_pool_used: remaining / 2,
+        non_dfs_used: None,
     }
 }
 

@@ -1,0 +1,492 @@
+//! Read-only operator views of the block side: per-block replica details with their
+//! states (what fsck -replicaDetails prints), the blocks with no usable replica
+//! (fsck -list-corruptfileblocks), and the metasave dump of the queues.
+//!
+//! Every view takes the locks for bounded chunks only: callers pass at most a chunk of
+//! block ids per call, and whole-map walks snapshot the ids first and then look them up
+//! `VIEW_CHUNK` at a time.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use crate::block::{Block, BlockUcState, ReplicaState};
+use crate::datanodes::{DEFAULT_RACK, Liveness};
+use crate::manager::BlockManager;
+
+/// Blocks looked up per lock hold in whole-map walks.
+pub const VIEW_CHUNK: usize = 2_000;
+
+/// The state fsck -replicaDetails prints for one replica.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplicaStatus {
+    Live,
+    Decommissioned,
+    Decommissioning,
+    Corrupt,
+    Excess,
+    StaleNode,
+}
+
+impl ReplicaStatus {
+    /// Hadoop's label (NamenodeFsck.getReplicaInfo).
+    pub fn label(self) -> &'static str {
+        match self {
+            ReplicaStatus::Live => "LIVE",
+            ReplicaStatus::Decommissioned => "DECOMMISSIONED",
+            ReplicaStatus::Decommissioning => "DECOMMISSIONING",
+            ReplicaStatus::Corrupt => "CORRUPT",
+            ReplicaStatus::Excess => "EXCESS",
+            ReplicaStatus::StaleNode => "STALE_NODE",
+        }
+    }
+}
+
+/// One replica (or expected pipeline location) with where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplicaView {
+    pub dn_uuid: String,
+    /// `ip:xferPort`.
+    pub xfer_addr: String,
+    pub host_name: String,
+    pub rack: String,
+    pub storage_id: String,
+    /// StorageTypeProto value (DISK = 1).
+    pub storage_type: i32,
+    pub state: ReplicaState,
+    pub status: ReplicaStatus,
+}
+
+/// A block as fsck sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockView {
+    pub block: Block,
+    pub state: BlockUcState,
+    pub replication: u16,
+    pub inode_id: u64,
+    /// Replicas on nodes that are not dead (for a block not COMPLETE: its expected
+    /// pipeline when it has one).
+    pub replicas: Vec<ReplicaView>,
+    /// Good finalized replicas of the current generation stamp on nodes not dead
+    /// (Hadoop's liveReplicas, stale nodes included).
+    pub live: usize,
+    pub corrupt: usize,
+    pub excess: usize,
+    pub stale: usize,
+    pub decommissioning: usize,
+    pub decommissioned: usize,
+    /// Only corrupt replicas are left (LocatedBlock.isCorrupt).
+    pub is_corrupt: bool,
+}
+
+/// Cluster facts fsck prints in its summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeCounts {
+    pub live: usize,
+    pub dead: usize,
+    pub racks: usize,
+}
+
+impl BlockManager {
+    /// Views of up to one chunk of blocks (None for ids the map does not hold). Takes the
+    /// blocks lock once and the datanodes lock once; pass at most `VIEW_CHUNK` ids.
+    pub fn block_views(&self, ids: &[u64]) -> Vec<Option<BlockView>> {
+        struct Raw {
+            block: Block,
+            state: BlockUcState,
+            replication: u16,
+            inode_id: u64,
+            reps: Vec<(Arc<str>, Arc<str>, ReplicaState, u64, bool, bool)>,
+        }
+        let raws: Vec<Option<Raw>> = {
+            let st = self.blocks.lock("views");
+            ids.iter()
+                .map(|id| {
+                    let info = st.map.get(*id)?;
+                    let mut reps = Vec::new();
+                    if !info.is_complete() && !info.expected.is_empty() {
+                        for e in &info.expected {
+                            let r = info.replicas.iter().find(|r| r.dn_uuid == e.dn_uuid);
+                            let state = r.map_or(ReplicaState::Rbw, |r| r.state);
+                            let gs = r.map_or(info.block.gs, |r| r.gs);
+                            let corrupt = r.is_some_and(|r| r.corrupt.is_some());
+                            reps.push((
+                                e.dn_uuid.clone(),
+                                e.storage_id.clone(),
+                                state,
+                                gs,
+                                corrupt,
+                                false,
+                            ));
+                        }
+                    } else {
+                        for r in &info.replicas {
+                            let excess = st.invalidate.contains(&r.dn_uuid, *id);
+                            reps.push((
+                                r.dn_uuid.clone(),
+                                r.storage_id.clone(),
+                                r.state,
+                                r.gs,
+                                r.corrupt.is_some(),
+                                excess,
+                            ));
+                        }
+                    }
+                    Some(Raw {
+                        block: info.block,
+                        state: info.state,
+                        replication: info.replication,
+                        inode_id: info.inode_id,
+                        reps,
+                    })
+                })
+                .collect()
+        };
+        let dns = self.datanodes.lock("views");
+        let now = self.now_mono();
+        raws.into_iter()
+            .map(|raw| {
+                let raw = raw?;
+                let mut v = BlockView {
+                    block: raw.block,
+                    state: raw.state,
+                    replication: raw.replication,
+                    inode_id: raw.inode_id,
+                    replicas: Vec::new(),
+                    live: 0,
+                    corrupt: 0,
+                    excess: 0,
+                    stale: 0,
+                    decommissioning: 0,
+                    decommissioned: 0,
+                    is_corrupt: false,
+                };
+                for (dn, storage, state, gs, corrupt, excess) in raw.reps {
+                    let Some(d) = dns.get(&dn) else { continue };
+                    let liveness = dns.liveness_of(d, now);
+                    if liveness == Liveness::Dead {
+                        continue;
+                    }
+                    let status = if corrupt {
+                        v.corrupt += 1;
+                        ReplicaStatus::Corrupt
+                    } else if excess {
+                        v.excess += 1;
+                        ReplicaStatus::Excess
+                    } else if liveness == Liveness::Stale {
+                        v.stale += 1;
+                        ReplicaStatus::StaleNode
+                    } else {
+                        ReplicaStatus::Live
+                    };
+                    if !corrupt
+                        && !excess
+                        && state == ReplicaState::Finalized
+                        && gs == raw.block.gs
+                    {
+                        v.live += 1;
+                    }
+                    v.replicas.push(ReplicaView {
+                        dn_uuid: dn.to_string(),
+                        xfer_addr: d.id.xfer_addr(),
+                        host_name: d.id.host_name.clone(),
+                        rack: DEFAULT_RACK.to_string(),
+                        storage_type: d.storage(&storage).map_or(1, |s| s.storage_type),
+                        storage_id: storage.to_string(),
+                        state,
+                        status,
+                    });
+                }
+                v.is_corrupt = v.live == 0 && v.corrupt > 0;
+                Some(v)
+            })
+            .collect()
+    }
+
+    /// Live and dead DataNodes, and racks with a live node.
+    pub fn node_counts(&self) -> NodeCounts {
+        let dns = self.datanodes.lock("views");
+        let now = self.now_mono();
+        let mut c = NodeCounts::default();
+        for d in dns.all() {
+            if dns.liveness_of(d, now) == Liveness::Dead {
+                c.dead += 1;
+            } else {
+                c.live += 1;
+            }
+        }
+        c.racks = usize::from(c.live > 0);
+        c
+    }
+
+    /// COMPLETE blocks without a single good replica (missing, or only corrupt replicas
+    /// left), as (block, inode id), in block-id order. Walks the map in chunks.
+    pub fn corrupt_or_missing_blocks(&self) -> Vec<(Block, u64)> {
+        let ids = {
+            let st = self.blocks.lock("views");
+            st.map.ids()
+        };
+        let mut out = Vec::new();
+        for chunk in ids.chunks(VIEW_CHUNK) {
+            for v in self.block_views(chunk).into_iter().flatten() {
+                if v.state == BlockUcState::Complete && v.live == 0 {
+                    out.push((v.block, v.inode_id));
+                }
+            }
+        }
+        out.sort_by_key(|(b, _)| b.id);
+        out
+    }
+
+    /// Blocks with exactly one live replica but more expected (Hadoop's
+    /// QUEUE_HIGHEST_PRIORITY of the low-redundancy queues). Walks the map in chunks.
+    pub fn highest_priority_low_redundancy(&self) -> u64 {
+        let ids = {
+            let st = self.blocks.lock("views");
+            st.map.ids()
+        };
+        let mut n = 0;
+        for chunk in ids.chunks(VIEW_CHUNK) {
+            let st = self.blocks.lock("views");
+            for id in chunk {
+                if let Some(info) = st.map.get(*id)
+                    && info.is_complete()
+                    && info.good_finalized() == 1
+                    && info.replication > 1
+                {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// The text `dfsadmin -metaSave` writes: the block manager's queues (blocks needing
+    /// more replicas, pending reconstruction, replicas waiting for deletion, corrupt
+    /// replicas) and one line per DataNode. Walks the map in chunks.
+    pub fn metasave_text(&self) -> String {
+        let stats = self.fs_stats();
+        let ids = {
+            let st = self.blocks.lock("views");
+            let mut ids = st.map.ids();
+            ids.sort_unstable();
+            ids
+        };
+        let mut needed: Vec<BlockView> = Vec::new();
+        let mut corrupt: Vec<BlockView> = Vec::new();
+        let mut pending: Vec<(Block, usize)> = Vec::new();
+        for chunk in ids.chunks(VIEW_CHUNK) {
+            let pend: Vec<(u64, usize)> = {
+                let st = self.blocks.lock("views");
+                chunk
+                    .iter()
+                    .filter_map(|id| {
+                        let n = st.recon.pending_count(*id);
+                        (n > 0).then_some((*id, n))
+                    })
+                    .collect()
+            };
+            let views = self.block_views(chunk);
+            let by_id: HashMap<u64, &BlockView> =
+                views.iter().flatten().map(|v| (v.block.id, v)).collect();
+            for (id, n) in pend {
+                if let Some(v) = by_id.get(&id) {
+                    pending.push((v.block, n));
+                }
+            }
+            for v in views.iter().flatten() {
+                if v.corrupt > 0 {
+                    corrupt.push(v.clone());
+                }
+                if v.state == BlockUcState::Complete && v.live < usize::from(v.replication) {
+                    needed.push(v.clone());
+                }
+            }
+        }
+        let (invalidate, dn_lines) = {
+            let st = self.blocks.lock("views");
+            let mut inv: BTreeMap<String, usize> = BTreeMap::new();
+            for dn in st.invalidate.datanodes() {
+                inv.insert(dn.to_string(), st.invalidate.blocks_of(&dn));
+            }
+            let dns = self.datanodes.lock("views");
+            let now = self.now_mono();
+            let mut lines: Vec<(String, String)> = dns
+                .all()
+                .map(|d| {
+                    let state = match dns.liveness_of(d, now) {
+                        Liveness::Dead => "DEAD",
+                        Liveness::Stale => "STALE",
+                        Liveness::Live => "IN",
+                    };
+                    let c = d.capacity();
+                    let u = d.dfs_used();
+                    let pct = if c == 0 {
+                        100.0
+                    } else {
+                        u as f64 * 100.0 / c as f64
+                    };
+                    (
+                        d.id.xfer_addr(),
+                        format!(
+                            "{} {} {}({}) {}({}) {:.2}% {}({}) 0(0 B) 0(0 B) 100.00% 0(0 B) last_contact_ms={} blocks={} pending_invalidate={} pending_commands={}",
+                            d.id.xfer_addr(),
+                            state,
+                            c,
+                            byte_desc(c),
+                            u,
+                            byte_desc(u),
+                            pct,
+                            d.remaining(),
+                            byte_desc(d.remaining()),
+                            d.last_update_ms,
+                            st.map
+                                .storages_of_node(&d.uuid)
+                                .iter()
+                                .map(|s| st.map.storage_block_count(s))
+                                .sum::<usize>(),
+                            st.invalidate.blocks_of(&d.uuid),
+                            st.pending.of_node(&d.uuid),
+                        ),
+                    )
+                })
+                .collect();
+            lines.sort();
+            let names: HashMap<String, String> =
+                dns.all().map(|d| (d.uuid.to_string(), d.id.xfer_addr())).collect();
+            let inv: Vec<(String, usize)> = inv
+                .into_iter()
+                .map(|(uuid, n)| (names.get(&uuid).cloned().unwrap_or(uuid), n))
+                .collect();
+            (inv, lines)
+        };
+
+        let mut s = String::new();
+        let _ = writeln!(s, "Metasave: Blocks waiting for reconstruction: {}", needed.len());
+        for v in &needed {
+            let _ = writeln!(s, "{}", metasave_block_line(v, self.block_pool_id()));
+        }
+        let _ = writeln!(
+            s,
+            "Metasave: Blocks currently missing: {}",
+            needed.iter().filter(|v| v.live == 0).count()
+        );
+        let _ = writeln!(
+            s,
+            "Metasave: Blocks being reconstructed: {}",
+            pending.len()
+        );
+        for (b, n) in &pending {
+            let _ = writeln!(s, "{b}:{b} numReplicasInProgress={n}");
+        }
+        let _ = writeln!(
+            s,
+            "Metasave: Blocks {} waiting deletion from {} datanodes.",
+            stats.pending_deletion,
+            invalidate.len()
+        );
+        for (node, n) in &invalidate {
+            let _ = writeln!(s, "{node} {n}");
+        }
+        let _ = writeln!(
+            s,
+            "Metasave: Blocks handed to DataNodes for deletion: {}",
+            stats.pending_deletion_commands
+        );
+        let _ = writeln!(s, "Corrupt Blocks:");
+        for v in &corrupt {
+            for r in v.replicas.iter().filter(|r| r.status == ReplicaStatus::Corrupt) {
+                let _ = writeln!(
+                    s,
+                    "Block={}\tSize={}\tNode={}\tStorageID={}\tStorageState=NORMAL\tTotalReplicas={}\tReason=CORRUPTION_REPORTED",
+                    v.block.id,
+                    v.block.num_bytes,
+                    r.xfer_addr,
+                    r.storage_id,
+                    v.replicas.len()
+                );
+            }
+        }
+        let _ = writeln!(s, "Metasave: Number of datanodes: {}", dn_lines.len());
+        for (_, line) in &dn_lines {
+            let _ = writeln!(s, "{line}");
+        }
+        s
+    }
+}
+
+fn metasave_block_line(v: &BlockView, pool: &str) -> String {
+    let mut s = format!(
+        "{}:{} (replicas: l: {} d: {} c: {} e: {}) ",
+        pool,
+        v.block,
+        v.live,
+        v.decommissioning + v.decommissioned,
+        v.corrupt,
+        v.excess
+    );
+    for r in &v.replicas {
+        let tag = match r.status {
+            ReplicaStatus::Corrupt => "(corrupt)",
+            ReplicaStatus::Excess => "(excess)",
+            ReplicaStatus::StaleNode => "(stale)",
+            ReplicaStatus::Decommissioning | ReplicaStatus::Decommissioned => "(decommissioned)",
+            ReplicaStatus::Live => "",
+        };
+        let _ = write!(s, "{}{} ", r.xfer_addr, tag);
+    }
+    s.trim_end().to_string()
+}
+
+/// Hadoop's StringUtils.byteDesc (TraditionalBinaryPrefix.long2String with two
+/// decimals): "1023 B", "24 KB" for exact multiples, "1.50 GB" otherwise.
+pub fn byte_desc(n: u64) -> String {
+    const PREFIXES: [(&str, u32); 6] = [
+        ("K", 10),
+        ("M", 20),
+        ("G", 30),
+        ("T", 40),
+        ("P", 50),
+        ("E", 60),
+    ];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut i = PREFIXES
+        .iter()
+        .rposition(|(_, shift)| n >= 1u64 << shift)
+        .unwrap_or(0);
+    let (mut sym, shift) = PREFIXES[i];
+    if n & ((1u64 << shift) - 1) == 0 {
+        return format!("{} {sym}B", n >> shift);
+    }
+    let mut s = format!("{:.2}", n as f64 / (1u64 << shift) as f64);
+    if s.starts_with("1024") && i + 1 < PREFIXES.len() {
+        i += 1;
+        sym = PREFIXES[i].0;
+        s = format!("{:.2}", n as f64 / (1u64 << PREFIXES[i].1) as f64);
+    }
+    format!("{s} {sym}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_desc_like_hadoop() {
+        assert_eq!(byte_desc(0), "0 B");
+        assert_eq!(byte_desc(1023), "1023 B");
+        assert_eq!(byte_desc(24576), "24 KB");
+        assert_eq!(byte_desc(750_055_424), "715.31 MB");
+        assert_eq!(byte_desc(274_877_906_944), "256 GB");
+        assert_eq!(byte_desc(207_929_917_440), "193.65 GB");
+        assert_eq!(byte_desc(1_605_505_024), "1.50 GB");
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(ReplicaStatus::StaleNode.label(), "STALE_NODE");
+        assert_eq!(ReplicaStatus::Live.label(), "LIVE");
+    }
+}
