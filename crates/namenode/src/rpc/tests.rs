@@ -52,9 +52,7 @@ fn env() -> Env {
                 ip_addr: "127.0.0.1".into(),
                 host_name: "localhost".into(),
                 xfer_port: 9000 + i,
-                info_port: 0,
-                info_secure_port: 0,
-                ipc_port: 0,
+                ..DatanodeId::default()
             },
             "3.5.0",
         );
@@ -63,11 +61,9 @@ fn env() -> Env {
             vec![StorageReport {
                 storage_id: format!("DS-{i}"),
                 storage_type: 1,
-                failed: false,
                 capacity: 1 << 40,
-                dfs_used: 0,
                 remaining: 1 << 40,
-                block_pool_used: 0,
+                ..StorageReport::default()
             }],
             0,
             0,
@@ -902,4 +898,39 @@ async fn soft_limit_lets_another_client_take_over() {
         err.class_name,
         "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_get_distinct_blocks() {
+    let e = Arc::new(env());
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let e = e.clone();
+        tasks.push(tokio::spawn(async move {
+            let src = format!("/c/f{i}");
+            let blocks = e.write_file(&src, &[1, 2, 3]).await;
+            blocks
+                .iter()
+                .map(|b| (b.block_id, b.generation_stamp))
+                .collect::<Vec<_>>()
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let mut ids: Vec<u64> = all.iter().map(|(id, _)| *id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 24);
+    assert_eq!(ids[0], 1073741825);
+    assert_eq!(ids[23], 1073741825 + 23);
+    let cs: GetContentSummaryResponseProto = e
+        .root(
+            "getContentSummary",
+            &GetContentSummaryRequestProto { path: "/c".into() },
+        )
+        .await
+        .unwrap();
+    assert_eq!((cs.summary.file_count, cs.summary.length), (8, 48));
 }
