@@ -44,6 +44,10 @@ pub trait FileSystem: Send + Sync + Debug {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     /// Whether `path` exists.
     fn exists(&self, path: &Path) -> bool;
+    /// Length of a file in bytes.
+    fn file_len(&self, path: &Path) -> io::Result<u64> {
+        fs::metadata(path).map(|m| m.len())
+    }
 }
 
 /// The local file system.

@@ -320,31 +320,35 @@ pub(crate) fn recover(
 ) -> Result<(Vec<EditRecord>, u64)> {
     let fs = dirs.fs().clone();
     let active = dirs.active_or_err()?;
-    let mut best: Option<(PathBuf, DirScan)> = None;
+    // Directories that scanned cleanly: (dir, last txid, fixes); records kept for the best only.
+    let mut good: Vec<(PathBuf, u64, Vec<Fix>)> = Vec::new();
+    let mut best: Option<(usize, Vec<EditRecord>)> = None;
     let mut failures: Vec<(PathBuf, DirFailure)> = Vec::new();
     for dir in &active {
         match scan_dir(fs.as_ref(), dir, after_txid, mode) {
             Ok(scan) => {
-                if best
+                let better = best
                     .as_ref()
-                    .is_none_or(|(_, b)| scan.last_txid > b.last_txid)
-                {
-                    best = Some((dir.clone(), scan));
+                    .is_none_or(|(i, _)| scan.last_txid > good[*i].1);
+                if better {
+                    best = Some((good.len(), scan.records));
                 }
+                good.push((dir.clone(), scan.last_txid, scan.fixes));
             }
             Err(f) if f.is_io() => dirs.mark_failed(dir, &f.error.to_string()),
             Err(f) => failures.push((dir.clone(), f)),
         }
     }
-    let Some((best_dir, scan)) = best else {
+    let Some((best_idx, records)) = best else {
         // Every directory failed: report the first failure.
         return match failures.into_iter().next() {
             Some((_, f)) => Err(f.error),
             None => Err(dirs.none_left()),
         };
     };
+    let (best_dir, last_txid) = (good[best_idx].0.clone(), good[best_idx].1);
     for (dir, f) in &failures {
-        if scan.last_txid < f.at_txid {
+        if last_txid < f.at_txid {
             return Err(match failures.into_iter().next() {
                 Some((_, f)) => f.error,
                 None => dirs.none_left(),
@@ -357,21 +361,35 @@ pub(crate) fn recover(
             best_dir.display()
         );
     }
-    apply_fixes(fs.as_ref(), &best_dir, &scan.fixes)?;
+    apply_fixes(fs.as_ref(), &best_dir, &good[best_idx].2)?;
     let seen = dirs.read_seen_txid();
-    if scan.last_txid + 1 < seen {
+    if last_txid + 1 < seen {
         let error = EditLogError::MissingEdits {
             dir: best_dir.clone(),
-            last: scan.last_txid,
+            last: last_txid,
             seen,
         };
         if mode == RecoveryMode::Strict {
             return Err(error);
         }
-        tracing::warn!("recovery: {error}; continuing from txid {}", scan.last_txid);
+        tracing::warn!("recovery: {error}; continuing from txid {last_txid}");
     }
+    // Other good directories get their own fixes; any directory whose segments then differ
+    // from the best one's (by name and size) is rewritten from it.
+    for (i, (dir, _, fixes)) in good.iter().enumerate() {
+        if i != best_idx
+            && let Err(e) = apply_fixes(fs.as_ref(), dir, fixes)
+        {
+            tracing::warn!(dir = %dir.display(), "recovery fixes failed ({e}); rewriting the log");
+        }
+    }
+    let want = segment_sizes(fs.as_ref(), &best_dir)?;
     for dir in &dirs.active() {
         if *dir == best_dir {
+            continue;
+        }
+        let scanned_ok = good.iter().any(|(d, _, _)| d == dir);
+        if scanned_ok && segment_sizes(fs.as_ref(), dir).is_ok_and(|have| have == want) {
             continue;
         }
         match copy_segments(fs.as_ref(), &best_dir, dir) {
@@ -387,11 +405,25 @@ pub(crate) fn recover(
     tracing::info!(
         dir = %best_dir.display(),
         after_txid,
-        last_txid = scan.last_txid,
-        records = scan.records.len(),
+        last_txid,
+        records = records.len(),
         "edit log recovered"
     );
-    Ok((scan.records, scan.last_txid))
+    Ok((records, last_txid))
+}
+
+/// `(name, size)` of every segment file in `dir`, sorted.
+fn segment_sizes(fs: &dyn FileSystem, dir: &Path) -> Result<Vec<(String, u64)>> {
+    list_segments(fs, dir)?
+        .into_iter()
+        .map(|s| {
+            let p = dir.join(&s.name);
+            let len = fs
+                .file_len(&p)
+                .map_err(|e| EditLogError::io("stat", &p, e))?;
+            Ok((s.name, len))
+        })
+        .collect()
 }
 
 /// Reads the records after `after_txid` from one `current/` directory without changing
