@@ -12,8 +12,8 @@ use rhdfs_ipc::{RpcServer, ServerConfig};
 use tokio::sync::mpsc;
 
 use crate::actor::{
-    self, ActorConfig, ActorHandle, AsyncDeleter, Identity, IpcConnector, NamenodeConnector,
-    Triggers,
+    self, ActorConfig, ActorDeps, ActorHandle, AsyncDeleter, Identity, IpcConnector,
+    NamenodeConnector, Triggers,
 };
 use crate::dataset::Dataset;
 use crate::error::DataNodeError;
@@ -160,16 +160,16 @@ impl DataNode {
             )
             .map_err(conf_err)?;
         let deleter = AsyncDeleter::start(&dataset, threads, notifier, faults.clone())?;
-        let actor = actor::start(
+        let actor = actor::start(ActorDeps {
             connector,
-            Arc::new(ctx),
-            identity.clone(),
+            xceiver: Arc::new(ctx),
+            identity: identity.clone(),
             clock,
-            acfg,
+            cfg: acfg,
             events,
             deleter,
-            triggers.clone(),
-        );
+            triggers: triggers.clone(),
+        });
         tracing::info!(uuid = %identity.datanode_uuid, %xfer_addr, %ipc_addr, "DataNode started");
         Ok(DataNodeHandle {
             identity,

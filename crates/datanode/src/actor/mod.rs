@@ -138,18 +138,33 @@ impl ActorHandle {
     }
 }
 
-/// Starts the actor. `events` receives the block events of the transfer server and deleter;
-/// `deleter` removes invalidated replicas.
-pub fn start(
-    connector: Arc<dyn NamenodeConnector>,
-    xceiver: Arc<XceiverContext>,
-    identity: Identity,
-    clock: SharedClock,
-    cfg: ActorConfig,
-    events: mpsc::UnboundedReceiver<BlockEvent>,
-    deleter: AsyncDeleter,
-    triggers: Arc<Triggers>,
-) -> ActorHandle {
+/// What the actor is started with.
+pub struct ActorDeps {
+    pub connector: Arc<dyn NamenodeConnector>,
+    /// Dataset, faults and config of the transfer server (also used for DNA_TRANSFER).
+    pub xceiver: Arc<XceiverContext>,
+    pub identity: Identity,
+    pub clock: SharedClock,
+    pub cfg: ActorConfig,
+    /// Block events of the transfer server and the deleter.
+    pub events: mpsc::UnboundedReceiver<BlockEvent>,
+    /// Removes invalidated replicas.
+    pub deleter: AsyncDeleter,
+    pub triggers: Arc<Triggers>,
+}
+
+/// Starts the actor's tasks.
+pub fn start(deps: ActorDeps) -> ActorHandle {
+    let ActorDeps {
+        connector,
+        xceiver,
+        identity,
+        clock,
+        cfg,
+        events,
+        deleter,
+        triggers,
+    } = deps;
     let (stop, stop_rx) = watch::channel(false);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
