@@ -179,10 +179,7 @@ impl BlockManager {
                     } else {
                         ReplicaStatus::Live
                     };
-                    if !corrupt
-                        && !excess
-                        && state == ReplicaState::Finalized
-                        && gs == raw.block.gs
+                    if !corrupt && !excess && state == ReplicaState::Finalized && gs == raw.block.gs
                     {
                         v.live += 1;
                     }
@@ -352,8 +349,10 @@ impl BlockManager {
                 })
                 .collect();
             lines.sort();
-            let names: HashMap<String, String> =
-                dns.all().map(|d| (d.uuid.to_string(), d.id.xfer_addr())).collect();
+            let names: HashMap<String, String> = dns
+                .all()
+                .map(|d| (d.uuid.to_string(), d.id.xfer_addr()))
+                .collect();
             let inv: Vec<(String, usize)> = inv
                 .into_iter()
                 .map(|(uuid, n)| (names.get(&uuid).cloned().unwrap_or(uuid), n))
@@ -362,7 +361,11 @@ impl BlockManager {
         };
 
         let mut s = String::new();
-        let _ = writeln!(s, "Metasave: Blocks waiting for reconstruction: {}", needed.len());
+        let _ = writeln!(
+            s,
+            "Metasave: Blocks waiting for reconstruction: {}",
+            needed.len()
+        );
         for v in &needed {
             let _ = writeln!(s, "{}", metasave_block_line(v, self.block_pool_id()));
         }
@@ -371,11 +374,7 @@ impl BlockManager {
             "Metasave: Blocks currently missing: {}",
             needed.iter().filter(|v| v.live == 0).count()
         );
-        let _ = writeln!(
-            s,
-            "Metasave: Blocks being reconstructed: {}",
-            pending.len()
-        );
+        let _ = writeln!(s, "Metasave: Blocks being reconstructed: {}", pending.len());
         for (b, n) in &pending {
             let _ = writeln!(s, "{b}:{b} numReplicasInProgress={n}");
         }
@@ -395,7 +394,11 @@ impl BlockManager {
         );
         let _ = writeln!(s, "Corrupt Blocks:");
         for v in &corrupt {
-            for r in v.replicas.iter().filter(|r| r.status == ReplicaStatus::Corrupt) {
+            for r in v
+                .replicas
+                .iter()
+                .filter(|r| r.status == ReplicaStatus::Corrupt)
+            {
                 let _ = writeln!(
                     s,
                     "Block={}\tSize={}\tNode={}\tStorageID={}\tStorageState=NORMAL\tTotalReplicas={}\tReason=CORRUPTION_REPORTED",
