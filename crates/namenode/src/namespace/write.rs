@@ -67,20 +67,41 @@ impl Namespace {
     /// HDFS's checkLease: the file (by `file_id` when non-zero, else by path) must be
     /// open for write by `holder`.
     pub fn check_lease(&self, src: &str, file_id: u64, holder: &str) -> FsResult<FileRef> {
+        let holder_text = || match self.leases.files_of(holder).len() {
+            0 => format!("Holder {holder} does not have any open files."),
+            n => format!("[Lease.  Holder: {holder}, pending creates: {n}]"),
+        };
         let id = if file_id != 0 {
             file_id
         } else {
             let path = FsPath::parse(src)?;
-            let r = self.resolve(&path);
-            r.last().ok_or_else(|| FsError::not_found(path.as_str()))?
+            match self.resolve(&path).last() {
+                Some(id) => id,
+                None => {
+                    return Err(FsError::FileNotFound(format!(
+                        "No lease on {src}: File does not exist. {}",
+                        holder_text()
+                    )));
+                }
+            }
         };
-        let inode = self.dir.get(id).ok_or_else(|| FsError::not_found(src))?;
-        let f = inode
-            .as_file()
-            .ok_or_else(|| FsError::FileNotFound(format!("Path is not a file: {src}")))?;
+        let ident = format!("{src} (inode {id})");
+        let Some(inode) = self.dir.get(id) else {
+            return Err(FsError::FileNotFound(format!(
+                "No lease on {ident}: File does not exist. {}",
+                holder_text()
+            )));
+        };
+        let Some(f) = inode.as_file() else {
+            return Err(FsError::LeaseExpired(format!(
+                "No lease on {ident}: INode is not a regular file. {}",
+                holder_text()
+            )));
+        };
         let Some(uc) = &f.uc else {
             return Err(FsError::LeaseExpired(format!(
-                "No lease on {src} (inode {id}): File is not open for writing. Holder {holder} does not have any open files."
+                "No lease on {ident}: File is not open for writing. {}",
+                holder_text()
             )));
         };
         if uc.client_name != holder {
