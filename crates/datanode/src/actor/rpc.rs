@@ -72,13 +72,26 @@ struct IpcNamenode {
     client: RpcClient,
 }
 
+/// A NameNode call that takes longer than this ends the session (and reconnects).
+const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl IpcNamenode {
+    async fn call<Req: prost::Message, Resp: prost::Message + Default>(
+        &self,
+        method: &str,
+        req: &Req,
+    ) -> Result<Resp, ActorError> {
+        match tokio::time::timeout(CALL_TIMEOUT, self.client.call(method, req)).await {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(ActorError::Other(format!("{method} timed out"))),
+        }
+    }
+}
+
 #[async_trait]
 impl NamenodeProtocol for IpcNamenode {
     async fn version_request(&self) -> Result<NamespaceInfoProto, ActorError> {
-        let r: VersionResponseProto = self
-            .client
-            .call("versionRequest", &VersionRequestProto {})
-            .await?;
+        let r: VersionResponseProto = self.call("versionRequest", &VersionRequestProto {}).await?;
         Ok(r.info)
     }
 
@@ -87,7 +100,6 @@ impl NamenodeProtocol for IpcNamenode {
         reg: DatanodeRegistrationProto,
     ) -> Result<DatanodeRegistrationProto, ActorError> {
         let r: RegisterDatanodeResponseProto = self
-            .client
             .call(
                 "registerDatanode",
                 &RegisterDatanodeRequestProto { registration: reg },
@@ -100,14 +112,14 @@ impl NamenodeProtocol for IpcNamenode {
         &self,
         req: HeartbeatRequestProto,
     ) -> Result<HeartbeatResponseProto, ActorError> {
-        Ok(self.client.call("sendHeartbeat", &req).await?)
+        self.call("sendHeartbeat", &req).await
     }
 
     async fn block_report(
         &self,
         req: BlockReportRequestProto,
     ) -> Result<BlockReportResponseProto, ActorError> {
-        Ok(self.client.call("blockReport", &req).await?)
+        self.call("blockReport", &req).await
     }
 
     async fn block_received_and_deleted(
@@ -115,7 +127,7 @@ impl NamenodeProtocol for IpcNamenode {
         req: BlockReceivedAndDeletedRequestProto,
     ) -> Result<(), ActorError> {
         let _: BlockReceivedAndDeletedResponseProto =
-            self.client.call("blockReceivedAndDeleted", &req).await?;
+            self.call("blockReceivedAndDeleted", &req).await?;
         Ok(())
     }
 }
