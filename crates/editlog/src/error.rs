@@ -50,6 +50,9 @@ pub enum EditLogError {
     /// A VERSION file is malformed.
     #[error("bad VERSION file {path}: {reason}")]
     BadVersion { path: PathBuf, reason: String },
+    /// Another process holds the directory's `in_use.lock`.
+    #[error("storage directory {0} is in use by another process")]
+    Locked(PathBuf),
     /// Image files exist but none of them passes its checksum.
     #[error("no usable image: {detail}")]
     NoValidImage { detail: String },

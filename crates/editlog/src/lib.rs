@@ -15,11 +15,28 @@
 //! <dir>/current/fsimage_<txid>               images: payload + CRC32C trailer
 //! ```
 //!
-//! Start-up: [`StorageDirs::read_version`], [`ImageStore::load_latest_image`], then
-//! [`EditLog::open`] with the image's txid, which recovers the log (truncating a torn
-//! final record, refusing damage in the middle unless [`RecoveryMode::KeepPrefix`]) and
-//! returns the records to replay. Format: [`StorageDirs::format`], then
-//! [`ImageStore::save_image`] of the empty namespace at txid 0.
+//! Start-up: [`StorageDirs::from_conf`], [`StorageDirs::lock`],
+//! [`StorageDirs::read_version`], [`ImageStore::load_latest_image`], then
+//! [`EditLog::open`] with the image's txid, which recovers the log and returns the records
+//! to replay. Format: [`StorageDirs::format`], then [`ImageStore::save_image`] of the
+//! empty namespace at txid 0. Checkpoint: serialize the namespace as of txid `t` (all of
+//! it synced), [`ImageStore::save_image`], [`EditLog::roll`], then
+//! [`EditLog::purge_before`]`(oldest retained image + 1)` so a fallback to the older
+//! image can still replay.
+//!
+//! Recovery rules: an incomplete final record at the end of the last in-progress segment
+//! (including a zero-filled tail, or a complete final record whose checksum fails, which a
+//! crash can leave when the file grew before its data reached the disk) is truncated with
+//! a warning. Any other damage — a checksum mismatch followed by more data, a txid out of
+//! sequence, a gap between segments, a finalized segment shorter than its name — is an
+//! [`EditLogError::Corrupt`] / [`EditLogError::Gap`] naming the file and byte offset,
+//! unless [`RecoveryMode::KeepPrefix`] (`namenode -recover`) keeps the valid prefix. With
+//! several directories, a damaged or lagging one is repaired from the one whose log
+//! reaches furthest, provided that one covers the damaged point.
+//!
+//! Failures: a directory whose write or fsync fails is taken out of service with an error
+//! log line and the log continues in the others. When none is left every `append`/`sync`
+//! returns [`EditLogError::NoDirectoriesLeft`] for good: the NameNode must stop.
 //!
 //! Every call here may block on disk I/O except [`EditLog::append`] (a short lock) and
 //! [`EditLog::sync_async`]; from async code run the others on `spawn_blocking`.
@@ -39,5 +56,5 @@ pub use image::{IMAGE_MAGIC, IMAGE_TRAILER_LEN, ImageStore, decode_image};
 pub use log::EditLog;
 pub use record::EditRecord;
 pub use recovery::{RecoveryMode, read_edits};
-pub use storage::StorageDirs;
+pub use storage::{LOCK_FILE, StorageDirs, StorageLock};
 pub use version::{NAME_NODE_LAYOUT_VERSION, NAME_NODE_STORAGE_TYPE, StorageVersion};

@@ -18,6 +18,15 @@ use crate::fs::{FileSystem, LocalFs};
 use crate::layout::{CURRENT_DIR, SEEN_TXID_FILE, VERSION_FILE};
 use crate::version::StorageVersion;
 
+/// Name of the lock file in each storage root.
+pub const LOCK_FILE: &str = "in_use.lock";
+
+/// Exclusive locks on every storage root, held until dropped (or the process dies).
+#[derive(Debug)]
+pub struct StorageLock {
+    _files: Vec<std::fs::File>,
+}
+
 /// The set of storage directories, cheap to clone (shared state).
 #[derive(Clone)]
 pub struct StorageDirs {
@@ -243,6 +252,37 @@ impl StorageDirs {
         Ok(())
     }
 
+    /// Takes an exclusive lock (`<root>/in_use.lock`) on every root so that no second
+    /// NameNode uses the same directories; the lock goes with the returned guard or the
+    /// process. Errors with [`EditLogError::Locked`] when another holder exists. Locks are
+    /// per open file, so a second call in the same process also fails while the first
+    /// guard lives.
+    pub fn lock(&self) -> Result<StorageLock> {
+        let mut files = Vec::new();
+        for d in &self.inner.dirs {
+            std::fs::create_dir_all(&d.root)
+                .map_err(|e| EditLogError::io("create directory", &d.root, e))?;
+            let path = d.root.join(LOCK_FILE);
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(|e| EditLogError::io("open", &path, e))?;
+            match f.try_lock() {
+                Ok(()) => files.push(f),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(EditLogError::Locked(d.root.clone()));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(EditLogError::io("lock", &path, e));
+                }
+            }
+        }
+        Ok(StorageLock { _files: files })
+    }
+
     /// Whether any directory has a `current/VERSION`.
     pub fn is_formatted(&self) -> bool {
         self.inner
@@ -330,6 +370,16 @@ impl StorageDirs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lock_is_exclusive() {
+        let t = tempfile::tempdir().unwrap();
+        let dirs = StorageDirs::new(vec![t.path().join("a"), t.path().join("b")]).unwrap();
+        let guard = dirs.lock().unwrap();
+        assert!(matches!(dirs.lock(), Err(EditLogError::Locked(_))));
+        drop(guard);
+        let _again = dirs.lock().unwrap();
+    }
 
     #[test]
     fn conf_entries() {
