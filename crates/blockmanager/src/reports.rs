@@ -98,7 +98,7 @@ impl BlockManager {
         };
         let transfers = self.render_transfers(transfers);
         let full_report_lease = if request_full_report_lease {
-            let seed = self.now_mono().as_nanos() as u64 ^ self.clock.now_millis();
+            let seed = rand::Rng::random::<u64>(&mut *self.rng.lock());
             self.leases.lock().request(uuid, now, seed)
         } else {
             0
