@@ -1,0 +1,69 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use rhdfs_client::FileSystem;
+use rhdfs_conf::Configuration;
+use rhdfs_minicluster::MiniCluster;
+
+pub const BLOCK: u64 = 1024 * 1024;
+
+pub async fn cluster(datanodes: usize) -> anyhow::Result<MiniCluster> {
+    Ok(MiniCluster::builder()
+        .datanodes(datanodes)
+        .conf("dfs.namenode.fs-limits.min-block-size", "0")
+        .conf("dfs.blocksize", BLOCK.to_string())
+        .wait_ready(Duration::from_secs(60))
+        .build()
+        .await?)
+}
+
+pub fn client_conf(extra: &[(&str, &str)]) -> Configuration {
+    let mut c = Configuration::new();
+    c.set("dfs.blocksize", BLOCK.to_string());
+    for (k, v) in extra {
+        c.set(k, *v);
+    }
+    c
+}
+
+pub async fn fs(c: &MiniCluster, extra: &[(&str, &str)]) -> anyhow::Result<FileSystem> {
+    Ok(FileSystem::connect_with(Some(&c.uri()), client_conf(extra)).await?)
+}
+
+pub fn data(len: usize, seed: u64) -> Vec<u8> {
+    use rand::{Rng, SeedableRng};
+    let mut r = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut v = vec![0u8; len];
+    r.fill(&mut v[..]);
+    v
+}
+
+/// Writes `data` in uneven pieces.
+pub async fn write_file(fs: &FileSystem, path: &str, data: &[u8]) -> anyhow::Result<()> {
+    let mut w = fs
+        .create(
+            path,
+            rhdfs_client::CreateOptions {
+                overwrite: true,
+                ..Default::default()
+            },
+        )
+        .await?;
+    let mut off = 0;
+    let mut step = 1;
+    while off < data.len() {
+        let n = step.min(data.len() - off);
+        w.write(&data[off..off + n]).await?;
+        off += n;
+        step = (step * 7 + 13) % 200_000 + 1;
+    }
+    w.close().await?;
+    Ok(())
+}
+
+pub async fn read_file(fs: &FileSystem, path: &str) -> anyhow::Result<Vec<u8>> {
+    let mut r = fs.open(path).await?;
+    Ok(r.read_to_end().await?.to_vec())
+}

@@ -1,0 +1,361 @@
+//! `rhdfs dfs` (crates/rhdfs/src/dfs, compiled here through `#[path]`) against a minicluster,
+//! with FsShell's output, error lines and exit codes (as recorded from the Java 3.5.0 FsShell;
+//! dates masked).
+
+mod common;
+#[allow(dead_code)]
+#[path = "../../rhdfs/src/dfs/mod.rs"]
+mod dfs;
+
+use common::*;
+
+struct Out {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+async fn sh(uri: &str, args: &[&str]) -> Out {
+    let mut argv = vec![
+        "-fs".to_string(),
+        uri.to_string(),
+        "-D".into(),
+        format!("dfs.blocksize={BLOCK}"),
+    ];
+    argv.extend(args.iter().map(|s| s.to_string()));
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let code = match dfs::run_with(argv, &mut out, &mut err).await {
+        Ok(c) => c,
+        Err(e) => {
+            err.extend_from_slice(format!("run failed: {e:#}").as_bytes());
+            -1
+        }
+    };
+    Out {
+        code,
+        out: mask_dates(&String::from_utf8_lossy(&out)),
+        err: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
+/// `yyyy-MM-dd HH:mm` → `DATE`.
+fn mask_dates(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    let is_d = |j: usize| b.get(j).is_some_and(|c| c.is_ascii_digit());
+    while i < b.len() {
+        if i + 16 <= b.len()
+            && (0..4).all(|k| is_d(i + k))
+            && b[i + 4] == b'-'
+            && b[i + 7] == b'-'
+            && b[i + 10] == b' '
+            && b[i + 13] == b':'
+        {
+            out.push_str("DATE");
+            i += 16;
+            continue;
+        }
+        out.push(b[i] as char);
+        i += 1;
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fsshell_commands() -> anyhow::Result<()> {
+    let c = cluster(3).await?;
+    let uri = c.uri();
+    let u = &uri;
+    let me = rhdfs_conf::user::current_user();
+    let tmp = tempfile::tempdir()?;
+    let small = tmp.path().join("small.txt");
+    std::fs::write(&small, b"hello world\n")?;
+    let r3k = tmp.path().join("r3k");
+    let r3k_data = data(3000, 9);
+    std::fs::write(&r3k, &r3k_data)?;
+    let small_s = small.to_string_lossy().to_string();
+    let r3k_s = r3k.to_string_lossy().to_string();
+
+    assert_eq!(sh(u, &["-mkdir", "-p", "/a/b"]).await.code, 0);
+    assert_eq!(sh(u, &["-put", &small_s, "/a/f.txt"]).await.code, 0);
+    assert_eq!(sh(u, &["-put", &r3k_s, "/a/b/r3k"]).await.code, 0);
+    let grp = {
+        let o = sh(u, &["-stat", "%g", "/a/f.txt"]).await;
+        o.out.trim().to_string()
+    };
+    let ow = format!("{me} {grp}");
+
+    let o = sh(u, &["-ls", "/a"]).await;
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert_eq!(
+        o.out,
+        format!(
+            "Found 2 items\ndrwxr-xr-x   - {ow}          0 DATE /a/b\n-rw-r--r--   3 {ow}         12 DATE /a/f.txt\n"
+        )
+    );
+    let o = sh(u, &["-ls", "-R", "/a"]).await;
+    assert_eq!(
+        o.out,
+        format!(
+            "drwxr-xr-x   - {ow}          0 DATE /a/b\n-rw-r--r--   3 {ow}       3000 DATE /a/b/r3k\n-rw-r--r--   3 {ow}         12 DATE /a/f.txt\n"
+        )
+    );
+    let o = sh(u, &["-ls", "-h", "/a/b"]).await;
+    assert_eq!(
+        o.out,
+        format!("Found 1 items\n-rw-r--r--   3 {ow}      2.9 K DATE /a/b/r3k\n")
+    );
+    let o = sh(u, &["-ls", "-d", "/a"]).await;
+    assert_eq!(o.out, format!("drwxr-xr-x   - {ow}          0 DATE /a\n"));
+    let o = sh(u, &["-ls", "/nonexist"]).await;
+    assert_eq!(
+        (o.code, o.err.as_str()),
+        (1, "ls: `/nonexist': No such file or directory\n")
+    );
+
+    let o = sh(u, &["-du", "/a"]).await;
+    assert_eq!(o.out, "3000  9000  /a/b\n12    36    /a/f.txt\n");
+    let o = sh(u, &["-du", "-s", "-h", "/a"]).await;
+    assert_eq!(o.out, "2.9 K  8.8 K  /a\n");
+    let o = sh(u, &["-count", "/a"]).await;
+    assert_eq!(o.out, "           2            2               3012 /a\n");
+    let o = sh(u, &["-count", "-q", "-h", "/a"]).await;
+    assert_eq!(
+        o.out,
+        "        none             inf            none             inf            2            2              2.9 K /a\n"
+    );
+    let o = sh(u, &["-df"]).await;
+    assert_eq!(o.code, 0);
+    let lines: Vec<&str> = o.out.lines().collect();
+    assert!(
+        lines[0].starts_with("Filesystem") && lines[0].ends_with("Use%"),
+        "{}",
+        o.out
+    );
+    assert!(lines[1].starts_with(u.as_str()), "{}", o.out);
+
+    let o = sh(u, &["-stat", "%n %b %F %o %r %a %A", "/a/f.txt"]).await;
+    assert_eq!(o.out, "f.txt 12 regular file 1048576 3 644 rw-r--r--\n");
+    let o = sh(u, &["-stat", "%F", "/a"]).await;
+    assert_eq!(o.out, "directory\n");
+    let o = sh(u, &["-checksum", "/a/f.txt"]).await;
+    assert_eq!(
+        o.out,
+        "/a/f.txt\tMD5-of-0MD5-of-512CRC32C\t000002000000000000000000cb719ad85249ddab138233798a828f23\n"
+    );
+
+    for (args, code, err) in [
+        (
+            vec!["-mkdir", "/a"],
+            1,
+            "mkdir: `/a': File exists\n".to_string(),
+        ),
+        (
+            vec!["-mkdir", "/x/y"],
+            1,
+            format!("mkdir: `{u}/x': No such file or directory\n"),
+        ),
+        (vec!["-mkdir", "-p", "/a"], 0, String::new()),
+        (
+            vec!["-cat", "/nonexist"],
+            1,
+            "cat: `/nonexist': No such file or directory\n".into(),
+        ),
+        (vec!["-cat", "/a"], 1, "cat: `/a': Is a directory\n".into()),
+        (vec!["-rm", "/a"], 1, "rm: `/a': Is a directory\n".into()),
+        (
+            vec!["-rm", "/nonexist"],
+            1,
+            "rm: `/nonexist': No such file or directory\n".into(),
+        ),
+        (vec!["-rm", "-f", "/nonexist"], 0, String::new()),
+        (vec!["-test", "-e", "/nonexist"], 1, String::new()),
+        (vec!["-test", "-d", "/a"], 0, String::new()),
+        (vec!["-test", "-f", "/a"], 1, String::new()),
+        (vec!["-test", "-z", "/a/f.txt"], 1, String::new()),
+        (vec!["-touchz", "/a/empty"], 0, String::new()),
+        (
+            vec!["-touchz", "/a/f.txt"],
+            1,
+            "touchz: `/a/f.txt': Not a zero-length file\n".into(),
+        ),
+        (vec!["-test", "-z", "/a/empty"], 0, String::new()),
+        (vec!["-mv", "/a/f.txt", "/a/g.txt"], 0, String::new()),
+        (
+            vec!["-mv", "/nonexist", "/a/z"],
+            1,
+            "mv: `/nonexist': No such file or directory\n".into(),
+        ),
+        (vec!["-mv", "/a/g.txt", "/a/b"], 0, String::new()),
+        (vec!["-cp", "/a/b/g.txt", "/a/c.txt"], 0, String::new()),
+        (
+            vec!["-cp", "/a/b/g.txt", "/a/c.txt"],
+            1,
+            "cp: `/a/c.txt': File exists\n".into(),
+        ),
+        (vec!["-chmod", "600", "/a/c.txt"], 0, String::new()),
+        (vec!["-chmod", "-R", "755", "/a/b"], 0, String::new()),
+        (vec!["-chown", ":grp2", "/a/c.txt"], 0, String::new()),
+        (
+            vec!["-put", &small_s, "/a/c.txt"],
+            1,
+            "put: `/a/c.txt': File exists\n".into(),
+        ),
+        (
+            vec!["-put", "nonexist.txt", "/a/q"],
+            1,
+            "put: `nonexist.txt': No such file or directory\n".into(),
+        ),
+        (vec!["-put", "-f", &small_s, "/a/c.txt"], 0, String::new()),
+        (
+            vec!["-du", "-s", "/nonexist"],
+            1,
+            "du: `/nonexist': No such file or directory\n".into(),
+        ),
+        (
+            vec!["-count", "/nonexist"],
+            1,
+            "count: `/nonexist': No such file or directory\n".into(),
+        ),
+        (
+            vec!["-stat", "/nonexist"],
+            1,
+            "stat: `/nonexist': No such file or directory\n".into(),
+        ),
+        (
+            vec!["-chmod", "755", "/nonexist"],
+            1,
+            "chmod: `/nonexist': No such file or directory\n".into(),
+        ),
+        (
+            vec!["-setrep", "1", "/nonexist"],
+            1,
+            "setrep: `/nonexist': No such file or directory\n".into(),
+        ),
+        (
+            vec!["-checksum", "/nonexist"],
+            1,
+            "checksum: `/nonexist': No such file or directory\n".into(),
+        ),
+        (
+            vec!["-ls", "/a/nomatch*"],
+            1,
+            "ls: `/a/nomatch*': No such file or directory\n".into(),
+        ),
+    ] {
+        let o = sh(u, &args).await;
+        assert_eq!((o.code, o.err.clone()), (code, err), "{args:?}: {}", o.out);
+    }
+    let o = sh(u, &["-setrep", "2", "/a/c.txt"]).await;
+    assert_eq!(o.out, "Replication 2 set: /a/c.txt\n");
+    let o = sh(u, &["-setrep", "2", "/a"]).await;
+    assert_eq!(
+        o.out,
+        "Replication 2 set: /a/b/g.txt\nReplication 2 set: /a/b/r3k\nReplication 2 set: /a/c.txt\nReplication 2 set: /a/empty\n"
+    );
+    let o = sh(u, &["-ls", "/a/b"]).await;
+    assert!(o.out.contains("-rwxr-xr-x   2 "), "{}", o.out);
+    let o = sh(u, &["-cat", "/a/c.txt"]).await;
+    assert_eq!(o.out, "hello world\n");
+    let o = sh(u, &["-tail", "/a/c.txt"]).await;
+    assert_eq!(o.out, "hello world\n");
+    let o = sh(u, &["-text", "/a/c.txt"]).await;
+    assert_eq!(o.out, "hello world\n");
+    let got = tmp.path().join("got.txt");
+    let got_s = got.to_string_lossy().to_string();
+    assert_eq!(sh(u, &["-get", "/a/c.txt", &got_s]).await.code, 0);
+    assert_eq!(std::fs::read(&got)?, b"hello world\n");
+    let o = sh(u, &["-get", "/a/c.txt", &got_s]).await;
+    assert_eq!(
+        (o.code, o.err),
+        (1, format!("get: `{got_s}': File exists\n"))
+    );
+    let o = sh(u, &["-get", "/nonexist", &format!("{got_s}2")]).await;
+    assert_eq!(
+        (o.code, o.err.as_str()),
+        (1, "get: `/nonexist': No such file or directory\n")
+    );
+    assert_eq!(
+        sh(u, &["-appendToFile", &small_s, "/a/c.txt"]).await.code,
+        0
+    );
+    let o = sh(u, &["-cat", "/a/c.txt"]).await;
+    assert_eq!(o.out, "hello world\nhello world\n");
+    let merged = tmp.path().join("merged");
+    assert_eq!(
+        sh(u, &["-getmerge", "/a/b", &merged.to_string_lossy()])
+            .await
+            .code,
+        0
+    );
+    let mut want = b"hello world\n".to_vec();
+    want.extend_from_slice(&r3k_data);
+    assert_eq!(std::fs::read(&merged)?, want);
+    let o = sh(u, &["-ls", "/a/*.txt"]).await;
+    assert_eq!(o.out.lines().count(), 1, "{}", o.out);
+    assert!(o.out.trim_end().ends_with(" /a/c.txt"));
+    let o = sh(u, &["-ls", "/a/{b,c.txt}"]).await;
+    assert!(o.out.starts_with("Found 2 items\n"), "{}", o.out);
+    assert_eq!(o.out.lines().count(), 4, "{}", o.out);
+    let o = sh(u, &["-rm", "-r", "/a/b"]).await;
+    assert_eq!(o.out, "Deleted /a/b\n");
+    let o = sh(u, &["-rm", "-skipTrash", "/a/c.txt"]).await;
+    assert_eq!(o.out, "Deleted /a/c.txt\n");
+    let o = sh(u, &["-ls", "-R", "/a"]).await;
+    assert_eq!(
+        o.out,
+        format!("-rw-r--r--   2 {ow}          0 DATE /a/empty\n")
+    );
+    // usage errors
+    let o = sh(u, &["-bogus"]).await;
+    assert_eq!(o.code, 255);
+    assert!(o.err.starts_with("-bogus: Unknown command\n"));
+    let o = sh(u, &["-ls", "-Z", "/"]).await;
+    assert_eq!(o.code, 255);
+    assert!(o.err.starts_with("-ls: Illegal option -Z\n"), "{}", o.err);
+    let o = sh(u, &["-mkdir"]).await;
+    assert_eq!(o.code, 255);
+    assert!(
+        o.err
+            .starts_with("-mkdir: Not enough arguments: expected 1 but got 0\n")
+    );
+    // trash
+    assert_eq!(sh(u, &["-touchz", "/t1"]).await.code, 0);
+    let o = sh(u, &["-D", "fs.trash.interval=10", "-rm", "/t1"]).await;
+    assert_eq!(o.code, 0, "{}", o.err);
+    let o = sh(u, &["-ls", &format!("/user/{me}/.Trash/Current/t1")]).await;
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert_eq!(
+        sh(u, &["-D", "fs.trash.interval=10", "-expunge"])
+            .await
+            .code,
+        0
+    );
+    let o = sh(u, &["-test", "-e", &format!("/user/{me}/.Trash/Current")]).await;
+    assert_eq!(o.code, 1);
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn put_get_large_file_is_byte_identical() -> anyhow::Result<()> {
+    let c = cluster(3).await?;
+    let u = c.uri();
+    let tmp = tempfile::tempdir()?;
+    let src = tmp.path().join("big.bin");
+    let d = data(2 * BLOCK as usize + 4321, 11);
+    std::fs::write(&src, &d)?;
+    let o = sh(&u, &["-put", &src.to_string_lossy(), "/big.bin"]).await;
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert_eq!(o.err, "", "no progress bar when stderr is not a terminal");
+    let dst = tmp.path().join("back.bin");
+    let o = sh(&u, &["-get", "/big.bin", &dst.to_string_lossy()]).await;
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert_eq!(std::fs::read(&dst)?, d);
+    let fs = fs(&c, &[]).await?;
+    assert_eq!(read_file(&fs, "/big.bin").await?, d);
+    c.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,270 @@
+//! Read-only metadata commands: -ls, -du, -df, -count, -stat, -test, -checksum.
+
+use rhdfs_client::FileStatus;
+
+use super::format::{self, Align, LsWidths};
+use super::{ShResult, Shell, ShellError, Shown, need_args, parse_flags};
+
+impl Shell<'_> {
+    pub(crate) async fn ls(&mut self, a: &[String]) -> ShResult {
+        let (flags, _, mut args) =
+            parse_flags(a, &["d", "h", "R", "C", "t", "S", "r", "u", "q", "e"], &[])?;
+        let dirs_only = flags.iter().any(|f| f == "d");
+        let human = flags.iter().any(|f| f == "h");
+        let recursive = flags.iter().any(|f| f == "R");
+        if args.is_empty() {
+            args.push(".".to_string());
+        }
+        for arg in &args {
+            let Some((shown, items)) = self.expand(arg).await? else {
+                continue;
+            };
+            // Each match in glob order: a directory is listed (unless -d), anything else is
+            // printed on its own (column widths of that one line, as FsShell does).
+            for s in &items {
+                if dirs_only || !s.is_dir {
+                    let w = LsWidths::of(std::slice::from_ref(s), human);
+                    let line = format::ls_line(s, &shown.show(&s.path), &w, human);
+                    writeln!(self.out, "{line}")?;
+                } else {
+                    self.ls_dir(&s.path, &shown, human, recursive).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn ls_dir(&mut self, dir: &str, shown: &Shown, human: bool, recursive: bool) -> ShResult {
+        let children = match self.fs.list_status(dir).await {
+            Ok(c) => c,
+            Err(e) => {
+                self.path_error(&shown.show(dir), &e);
+                return Ok(());
+            }
+        };
+        if !recursive {
+            writeln!(self.out, "Found {} items", children.len())?;
+        }
+        // Depth-first: a subdirectory's entries follow its own line; widths per directory.
+        let w = LsWidths::of(&children, human);
+        let mut frames: Vec<(Vec<FileStatus>, LsWidths, usize)> = vec![(children, w, 0)];
+        while let Some((items, w, idx)) = frames.pop() {
+            if idx >= items.len() {
+                continue;
+            }
+            let s = items[idx].clone();
+            frames.push((items, w, idx + 1));
+            let line = format::ls_line(&s, &shown.show(&s.path), &w, human);
+            writeln!(self.out, "{line}")?;
+            if recursive && s.is_dir {
+                match self.fs.list_status(&s.path).await {
+                    Ok(c) => {
+                        let w = LsWidths::of(&c, human);
+                        frames.push((c, w, 0));
+                    }
+                    Err(e) => self.path_error(&shown.show(&s.path), &e),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn du(&mut self, a: &[String]) -> ShResult {
+        let (flags, _, mut args) = parse_flags(a, &["s", "h", "v", "x"], &[])?;
+        let summary = flags.iter().any(|f| f == "s");
+        let human = flags.iter().any(|f| f == "h");
+        if args.is_empty() {
+            args.push(".".to_string());
+        }
+        let mut rows = Vec::new();
+        if flags.iter().any(|f| f == "v") {
+            rows.push(vec![
+                "SIZE".to_string(),
+                "DISK_SPACE_CONSUMED_WITH_ALL_REPLICAS".to_string(),
+                "FULL_PATH_NAME".to_string(),
+            ]);
+        }
+        for arg in &args {
+            let Some((shown, items)) = self.expand(arg).await? else {
+                continue;
+            };
+            for s in items {
+                let targets = if s.is_dir && !summary {
+                    match self.fs.list_status(&s.path).await {
+                        Ok(c) => c,
+                        Err(e) => {
+                            self.path_error(&shown.show(&s.path), &e);
+                            continue;
+                        }
+                    }
+                } else {
+                    vec![s]
+                };
+                for t in targets {
+                    match self.fs.content_summary(&t.path).await {
+                        Ok(cs) => rows.push(vec![
+                            format::size(cs.length, human),
+                            format::size(cs.space_consumed, human),
+                            shown.show(&t.path),
+                        ]),
+                        Err(e) => self.path_error(&shown.show(&t.path), &e),
+                    }
+                }
+            }
+        }
+        for line in format::table(&rows, &[Align::Left, Align::Left, Align::Left]) {
+            writeln!(self.out, "{line}")?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn df(&mut self, a: &[String]) -> ShResult {
+        let (flags, _, args) = parse_flags(a, &["h"], &[])?;
+        let human = flags.iter().any(|f| f == "h");
+        for arg in &args {
+            if self.expand(arg).await?.is_none() {
+                return Ok(());
+            }
+        }
+        let st = self.fs.fs_stats().await?;
+        let pct = if st.capacity == 0 {
+            0.0
+        } else {
+            st.used as f64 * 100.0 / st.capacity as f64
+        };
+        let rows = vec![
+            vec![
+                "Filesystem".to_string(),
+                "Size".to_string(),
+                "Used".to_string(),
+                "Available".to_string(),
+                "Use%".to_string(),
+            ],
+            vec![
+                self.fs.uri().to_string(),
+                format::size(st.capacity, human),
+                format::size(st.used, human),
+                format::size(st.remaining, human),
+                format!("{pct:.0}%"),
+            ],
+        ];
+        let align = [
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+        ];
+        for line in format::table(&rows, &align) {
+            writeln!(self.out, "{line}")?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn count(&mut self, a: &[String]) -> ShResult {
+        let (flags, _, args) = parse_flags(a, &["q", "h", "v", "u", "x", "e", "s"], &[])?;
+        need_args(&args, 1)?;
+        let quotas = flags.iter().any(|f| f == "q");
+        let human = flags.iter().any(|f| f == "h");
+        if flags.iter().any(|f| f == "v") {
+            let mut h = String::new();
+            if quotas {
+                h.push_str(&format!(
+                    "{:>12} {:>15} {:>15} {:>15} ",
+                    "QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA"
+                ));
+            }
+            h.push_str(&format!(
+                "{:>12} {:>12} {:>18} PATHNAME",
+                "DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE"
+            ));
+            writeln!(self.out, "{h}")?;
+        }
+        for arg in &args {
+            let Some((shown, items)) = self.expand(arg).await? else {
+                continue;
+            };
+            for s in items {
+                match self.fs.content_summary(&s.path).await {
+                    Ok(cs) => {
+                        let line = format::count_line(&cs, quotas, human, &shown.show(&s.path));
+                        writeln!(self.out, "{line}")?;
+                    }
+                    Err(e) => self.path_error(&shown.show(&s.path), &e),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn stat(&mut self, a: &[String]) -> ShResult {
+        need_args(a, 1)?;
+        let (fmt, paths) = if a.len() > 1 {
+            (a[0].clone(), &a[1..])
+        } else {
+            ("%y".to_string(), a)
+        };
+        for arg in paths {
+            let Some((_, items)) = self.expand(arg).await? else {
+                continue;
+            };
+            for s in items {
+                writeln!(self.out, "{}", format::stat(&fmt, &s))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn test(&mut self, a: &[String]) -> ShResult {
+        if a.len() != 2 || !a[0].starts_with('-') || a[0].len() != 2 {
+            return Err(ShellError::Usage("No test flag given".to_string()));
+        }
+        let flag = a[0].as_bytes()[1];
+        if !b"defswrz".contains(&flag) {
+            return Err(ShellError::Usage(format!("Illegal option {}", a[0])));
+        }
+        let st = match self.fs.get_file_info(&a[1]).await {
+            Ok(s) => s,
+            Err(e) => {
+                self.path_error(&a[1], &e);
+                return Ok(());
+            }
+        };
+        let ok = match (flag, &st) {
+            (_, None) => false,
+            (b'e', Some(_)) => true,
+            (b'd', Some(s)) => s.is_dir,
+            (b'f', Some(s)) => s.is_file(),
+            (b's', Some(s)) => s.length > 0,
+            (b'z', Some(s)) => s.length == 0,
+            (b'w', Some(_)) | (b'r', Some(_)) => true,
+            _ => false,
+        };
+        if !ok {
+            self.code = 1;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn checksum(&mut self, a: &[String]) -> ShResult {
+        let (_, _, args) = parse_flags(a, &["v"], &[])?;
+        need_args(&args, 1)?;
+        for arg in &args {
+            let Some((shown, items)) = self.expand(arg).await? else {
+                continue;
+            };
+            for s in items {
+                let disp = shown.show(&s.path);
+                if s.is_dir {
+                    self.error(&format!("`{disp}': Is a directory"));
+                    continue;
+                }
+                match self.fs.file_checksum(&s.path).await {
+                    Ok(c) => writeln!(self.out, "{disp}\t{}\t{}", c.algorithm_name(), c.hex())?,
+                    Err(e) => self.path_error(&disp, &e),
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,381 @@
+//! `rhdfs dfs`: Hadoop FsShell's commands, options, output formats, error lines and exit
+//! codes, on top of `rhdfs_client`.
+
+mod attrs;
+mod copy;
+mod format;
+mod listing;
+mod modify;
+mod progress;
+mod reading;
+
+use std::io::Write;
+
+use rhdfs_client::{ClientError, FileStatus, FileSystem};
+use rhdfs_conf::Configuration;
+
+/// Exit code for usage errors (FsShell returns -1).
+pub const EXIT_USAGE: i32 = 255;
+
+/// Runs `rhdfs dfs <args>` on the process's stdout and stderr; returns the exit code.
+pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let mut err = std::io::stderr();
+    let code = run_with(args, &mut out, &mut err).await;
+    out.flush()?;
+    code
+}
+
+/// [`run`] with explicit output streams (used by tests).
+pub async fn run_with(
+    args: Vec<String>,
+    out: &mut (dyn Write + Send),
+    err: &mut (dyn Write + Send),
+) -> anyhow::Result<i32> {
+    let mut conf = Configuration::from_env()?;
+    let mut fs_uri: Option<String> = None;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-D" => {
+                let Some(kv) = args.get(i + 1) else {
+                    writeln!(err, "-D: missing key=value")?;
+                    return Ok(EXIT_USAGE);
+                };
+                conf.apply_define(kv)?;
+                i += 2;
+            }
+            "-fs" => {
+                let Some(u) = args.get(i + 1) else {
+                    writeln!(err, "-fs: missing URI")?;
+                    return Ok(EXIT_USAGE);
+                };
+                fs_uri = Some(u.clone());
+                i += 2;
+            }
+            "-conf" => {
+                let Some(f) = args.get(i + 1) else {
+                    writeln!(err, "-conf: missing file")?;
+                    return Ok(EXIT_USAGE);
+                };
+                conf.add_resource(f)?;
+                i += 2;
+            }
+            s if s.starts_with("-D") && s.len() > 2 => {
+                conf.apply_define(&s[2..])?;
+                i += 1;
+            }
+            _ => break,
+        }
+    }
+    let rest = &args[i..];
+    let Some(cmd) = rest.first() else {
+        write!(err, "{}", usage_all())?;
+        return Ok(EXIT_USAGE);
+    };
+    if matches!(cmd.as_str(), "-help" | "-usage" | "--help" | "-h") {
+        write!(out, "{}", usage_all())?;
+        return Ok(0);
+    }
+    let name = cmd.trim_start_matches('-').to_string();
+    if !cmd.starts_with('-') || usage_of(&name).is_none() {
+        writeln!(err, "{cmd}: Unknown command")?;
+        write!(err, "{}", usage_all())?;
+        return Ok(EXIT_USAGE);
+    }
+    if let Some(u) = fs_uri {
+        conf.set(rhdfs_conf::keys::FS_DEFAULT_FS_KEY, u);
+    }
+    let fs = match FileSystem::from_conf(conf.clone()).await {
+        Ok(fs) => fs,
+        Err(e) => {
+            writeln!(err, "{name}: {}", e.message())?;
+            return Ok(1);
+        }
+    };
+    let mut sh = Shell {
+        fs,
+        out,
+        err,
+        name: name.clone(),
+        code: 0,
+    };
+    let argv: Vec<String> = rest[1..].to_vec();
+    let result = sh.dispatch(&argv).await;
+    let code = match result {
+        Ok(()) => sh.code,
+        Err(ShellError::Usage(msg)) => {
+            writeln!(sh.err, "-{name}: {msg}")?;
+            if let Some(u) = usage_of(&name) {
+                writeln!(sh.err, "Usage: hadoop fs [generic options] {u}")?;
+            }
+            EXIT_USAGE
+        }
+        Err(ShellError::Fatal(msg)) => {
+            writeln!(sh.err, "{name}: {msg}")?;
+            1
+        }
+        Err(ShellError::Io(e)) => {
+            writeln!(sh.err, "{name}: {e}")?;
+            1
+        }
+    };
+    sh.out.flush()?;
+    sh.fs.close().await;
+    Ok(code)
+}
+
+/// Why a command stopped.
+#[derive(Debug)]
+pub(crate) enum ShellError {
+    /// Bad options or arguments: the usage line follows, exit 255.
+    Usage(String),
+    /// A failure that ends the command (already worded as FsShell would).
+    Fatal(String),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for ShellError {
+    fn from(e: std::io::Error) -> Self {
+        ShellError::Io(e)
+    }
+}
+
+impl From<ClientError> for ShellError {
+    fn from(e: ClientError) -> Self {
+        ShellError::Fatal(e.message())
+    }
+}
+
+pub(crate) type ShResult<T = ()> = std::result::Result<T, ShellError>;
+
+/// A path argument: how it was typed, so results can be shown the same way.
+#[derive(Debug, Clone)]
+pub(crate) struct Shown {
+    /// Prefix put before absolute paths (`hdfs://host:port` when the argument had one).
+    uri_prefix: String,
+    /// Working directory when the argument was relative.
+    relative_to: Option<String>,
+}
+
+impl Shown {
+    pub(crate) fn of(fs: &FileSystem, arg: &str) -> Self {
+        let parts = rhdfs_client::path::split_uri(arg);
+        let uri_prefix = match (&parts.scheme, &parts.authority) {
+            (Some(s), Some(a)) => format!("{s}://{a}"),
+            (Some(s), None) => format!("{s}:"),
+            _ => String::new(),
+        };
+        let relative_to = (parts.scheme.is_none() && !parts.path.starts_with('/'))
+            .then(|| fs.working_dir().to_string());
+        Shown {
+            uri_prefix,
+            relative_to,
+        }
+    }
+
+    /// How an absolute path is displayed for this argument.
+    pub(crate) fn show(&self, abs: &str) -> String {
+        if let Some(wd) = &self.relative_to {
+            if abs == wd {
+                return ".".to_string();
+            }
+            if let Some(r) = abs.strip_prefix(&format!("{wd}/")) {
+                return r.to_string();
+            }
+        }
+        format!("{}{abs}", self.uri_prefix)
+    }
+}
+
+pub(crate) struct Shell<'a> {
+    pub fs: FileSystem,
+    pub out: &'a mut (dyn Write + Send),
+    pub err: &'a mut (dyn Write + Send),
+    pub name: String,
+    pub code: i32,
+}
+
+impl Shell<'_> {
+    async fn dispatch(&mut self, a: &[String]) -> ShResult {
+        match self.name.as_str() {
+            "ls" => self.ls(a).await,
+            "du" => self.du(a).await,
+            "df" => self.df(a).await,
+            "count" => self.count(a).await,
+            "stat" => self.stat(a).await,
+            "test" => self.test(a).await,
+            "checksum" => self.checksum(a).await,
+            "cat" => self.cat(a, false).await,
+            "text" => self.cat(a, true).await,
+            "tail" => self.tail(a).await,
+            "get" | "copyToLocal" => self.get(a).await,
+            "getmerge" => self.getmerge(a).await,
+            "mkdir" => self.mkdir(a).await,
+            "put" | "copyFromLocal" => self.put(a).await,
+            "appendToFile" => self.append_to_file(a).await,
+            "touchz" => self.touchz(a).await,
+            "rm" => self.rm(a).await,
+            "rmdir" => self.rmdir(a).await,
+            "expunge" => self.expunge(a).await,
+            "mv" => self.mv(a).await,
+            "cp" => self.cp(a).await,
+            "setrep" => self.setrep(a).await,
+            "chmod" => self.chmod(a).await,
+            "chown" => self.chown(a, false).await,
+            "chgrp" => self.chown(a, true).await,
+            other => Err(ShellError::Usage(format!("Unknown command {other}"))),
+        }
+    }
+
+    /// Prints `cmd: msg` and marks the run failed.
+    pub(crate) fn error(&mut self, msg: &str) {
+        let _ = writeln!(self.err, "{}: {msg}", self.name);
+        self.code = 1;
+    }
+
+    /// Prints the FsShell line for a failure on `shown`.
+    pub(crate) fn path_error(&mut self, shown: &str, e: &ClientError) {
+        let msg = path_message(shown, e);
+        self.error(&msg);
+    }
+
+    /// Expands one path argument (glob); prints "No such file or directory" when nothing
+    /// matches.
+    pub(crate) async fn expand(&mut self, arg: &str) -> ShResult<Option<(Shown, Vec<FileStatus>)>> {
+        let shown = Shown::of(&self.fs, arg);
+        match self.fs.glob_status(arg).await {
+            Ok(v) if v.is_empty() => {
+                self.error(&format!("`{arg}': No such file or directory"));
+                Ok(None)
+            }
+            Ok(v) => Ok(Some((shown, v))),
+            Err(e) => {
+                self.path_error(arg, &e);
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// FsShell's wording of a client error about a path.
+pub(crate) fn path_message(shown: &str, e: &ClientError) -> String {
+    if e.is_file_not_found() {
+        format!("`{shown}': No such file or directory")
+    } else if e.is_already_exists() {
+        format!("`{shown}': File exists")
+    } else if e.is_parent_not_directory() {
+        format!("`{shown}': Is not a directory")
+    } else if e.is_not_empty_directory() {
+        format!("`{shown}': Directory is not empty")
+    } else {
+        e.message()
+    }
+}
+
+/// Flags, flag values and the remaining arguments.
+pub(crate) type Parsed = (Vec<String>, Vec<(String, String)>, Vec<String>);
+
+/// Splits leading flags (`-r`, `-f`, ...) from the arguments. `allowed` lists the flags
+/// without their dash; `with_value` those that take a value.
+pub(crate) fn parse_flags(
+    a: &[String],
+    allowed: &[&str],
+    with_value: &[&str],
+) -> ShResult<Parsed> {
+    let mut flags = Vec::new();
+    let mut values = Vec::new();
+    let mut i = 0;
+    while i < a.len() {
+        let s = &a[i];
+        if s == "--" {
+            i += 1;
+            break;
+        }
+        if !s.starts_with('-') || s == "-" {
+            break;
+        }
+        let f = &s[1..];
+        if with_value.contains(&f) {
+            let v = a
+                .get(i + 1)
+                .ok_or_else(|| ShellError::Usage(format!("Illegal option {s}")))?;
+            values.push((f.to_string(), v.clone()));
+            i += 2;
+            continue;
+        }
+        if allowed.contains(&f) {
+            flags.push(f.to_string());
+        } else if f.len() > 1 && f.chars().all(|c| allowed.contains(&c.to_string().as_str())) {
+            flags.extend(f.chars().map(|c| c.to_string()));
+        } else {
+            return Err(ShellError::Usage(format!("Illegal option {s}")));
+        }
+        i += 1;
+    }
+    Ok((flags, values, a[i..].to_vec()))
+}
+
+pub(crate) fn need_args(args: &[String], n: usize) -> ShResult {
+    if args.len() < n {
+        return Err(ShellError::Usage(format!(
+            "Not enough arguments: expected {n} but got {}",
+            args.len()
+        )));
+    }
+    Ok(())
+}
+
+const USAGES: &[(&str, &str)] = &[
+    ("appendToFile", "-appendToFile <localsrc> ... <dst>"),
+    ("cat", "-cat [-ignoreCrc] <src> ..."),
+    ("checksum", "-checksum <src> ..."),
+    ("chgrp", "-chgrp [-R] GROUP PATH..."),
+    ("chmod", "-chmod [-R] <MODE[,MODE]... | OCTALMODE> PATH..."),
+    ("chown", "-chown [-R] [OWNER][:[GROUP]] PATH..."),
+    ("copyFromLocal", "-copyFromLocal [-f] <localsrc> ... <dst>"),
+    (
+        "copyToLocal",
+        "-copyToLocal [-f] [-ignoreCrc] <src> ... <localdst>",
+    ),
+    ("count", "-count [-q] [-h] <path> ..."),
+    ("cp", "-cp [-f] <src> ... <dst>"),
+    ("df", "-df [-h] [<path> ...]"),
+    ("du", "-du [-s] [-h] <path> ..."),
+    ("expunge", "-expunge"),
+    ("get", "-get [-f] [-ignoreCrc] <src> ... <localdst>"),
+    (
+        "getmerge",
+        "-getmerge [-nl] [-skip-empty-file] <src> <localdst>",
+    ),
+    ("ls", "-ls [-d] [-h] [-R] [<path> ...]"),
+    ("mkdir", "-mkdir [-p] <path> ..."),
+    ("mv", "-mv <src> ... <dst>"),
+    ("put", "-put [-f] <localsrc> ... <dst>"),
+    ("rm", "-rm [-f] [-r|-R] [-skipTrash] <src> ..."),
+    ("rmdir", "-rmdir [--ignore-fail-on-non-empty] <dir> ..."),
+    ("setrep", "-setrep [-R] [-w] <rep> <path> ..."),
+    ("stat", "-stat [format] <path> ..."),
+    ("tail", "-tail [-f] <file>"),
+    ("test", "-test -[defsz] <path>"),
+    ("text", "-text [-ignoreCrc] <src> ..."),
+    ("touchz", "-touchz <path> ..."),
+];
+
+fn usage_of(name: &str) -> Option<&'static str> {
+    USAGES.iter().find(|(n, _)| *n == name).map(|(_, u)| *u)
+}
+
+fn usage_all() -> String {
+    let mut s = String::from("Usage: hadoop fs [generic options]\n");
+    for (_, u) in USAGES {
+        s.push_str(&format!("\t[{u}]\n"));
+    }
+    s.push_str(
+        "\nGeneric options supported are:\n\
+         -conf <configuration file>        specify an application configuration file\n\
+         -D <property=value>               define a value for a given property\n\
+         -fs <file:///|hdfs://namenode:port> specify default filesystem URL to use, overrides 'fs.defaultFS' property from configurations.\n",
+    );
+    s
+}
