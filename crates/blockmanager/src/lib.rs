@@ -9,6 +9,11 @@
 //! `state` (the locked state and its operations), `report` (BlockListAsLongs and
 //! reportDiff classification), `placement`, `datanodes`, `invalidate`, `blocks_map`,
 //! `locks` (hold-time statistics), `render` (DatanodeInfoProto), `leases`, `config`.
+//!
+//! Locks: `blocks` (blocks map, InvalidateBlocks, reconstruction queues) and `datanodes`
+//! (registry, heartbeat stats) are separate parking_lot mutexes, each hold bounded (reports,
+//! deletions and dead-node removal work in chunks). Never take `blocks` while holding
+//! `datanodes`; code that needs both takes them one after the other.
 
 pub mod block;
 pub mod blocks_map;
