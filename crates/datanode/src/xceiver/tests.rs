@@ -551,3 +551,64 @@ async fn streaming_and_close_recovery() {
     let ev = dn.events.try_recv().unwrap();
     assert_eq!((ev.status, ev.gs), (BlockStatus::Received, 1003));
 }
+
+#[tokio::test]
+async fn replication_transfer_without_client_name() {
+    let src = Node::start().await;
+    let mut dst = Node::start().await;
+    let body = data(150_000);
+    let ds = src.ds.clone();
+    let b2 = body.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut w = ds
+            .create_rbw(
+                BP,
+                21,
+                1005,
+                crate::ChecksumSpec::new(crate::ChecksumType::Crc32, 1024),
+                0,
+            )
+            .unwrap();
+        w.write_at(0, &b2).unwrap();
+        w.finalize().unwrap();
+    })
+    .await
+    .unwrap();
+    let ctx = XceiverContext {
+        dataset: src.ds.clone(),
+        notifier: Arc::new(crate::notify::NoopNotifier),
+        faults: Arc::new(FaultHooks::default()),
+        config: XceiverConfig::default(),
+        active: Default::default(),
+    };
+    let req = super::SendRequest {
+        bpid: BP.into(),
+        block_id: 21,
+        min_gs: 1005,
+        targets: vec![dst.info()],
+        target_storage_types: vec![1],
+        target_storage_ids: vec![],
+        stage: Stage::PipelineSetupCreate,
+        client_name: String::new(),
+    };
+    assert_eq!(super::send_replica(&ctx, req).await.unwrap(), 150_000);
+    let ev = tokio::time::timeout(std::time::Duration::from_secs(5), dst.events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (ev.block_id, ev.gs, ev.num_bytes, ev.status),
+        (21, 1005, 150_000, BlockStatus::Received)
+    );
+    let r = dst.ds.get(BP, 21).unwrap();
+    assert_eq!(r.state, ReplicaState::Finalized);
+    assert_eq!(
+        r.checksum,
+        crate::ChecksumSpec::new(crate::ChecksumType::Crc32, 1024),
+        "checksum kept"
+    );
+    assert_eq!(std::fs::read(dst.ds.block_path(BP, &r)).unwrap(), body);
+    // The copy's meta file equals the source's.
+    let sm = std::fs::read(src.ds.meta_path(BP, &src.ds.get(BP, 21).unwrap())).unwrap();
+    assert_eq!(std::fs::read(dst.ds.meta_path(BP, &r)).unwrap(), sm);
+}
