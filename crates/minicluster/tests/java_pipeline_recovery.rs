@@ -71,26 +71,29 @@ async fn datanode_killed_during_java_put() -> anyhow::Result<()> {
     }
     stdin.flush().await?;
 
-    // Wait until the victim holds part of a block: it is in the current pipeline, mid-block
-    // (the client waits for more input, so the replica stays partial).
-    let rbw = common::poll_until(
-        "the victim DataNode to hold a partial replica being written",
+    // Wait until the victim has finalized the first block and holds part of the second: the
+    // pipeline is parked mid-block, waiting for more input from us.
+    let parked = common::poll_until(
+        "the victim DataNode to finish block 1 and hold part of block 2",
         Duration::from_secs(120),
         || {
             let dirs = victim_dirs.clone();
             async move {
-                let v = partial_rbw(&dirs, block as u64);
-                if v.is_empty() {
-                    Err("no partial rbw replica yet".to_owned())
+                let finalized = common::all_block_files(&dirs)
+                    .iter()
+                    .filter(|p| common::is_finalized(p))
+                    .count();
+                let partial = partial_rbw(&dirs, block as u64);
+                if finalized >= 1 && !partial.is_empty() {
+                    Ok(partial)
                 } else {
-                    Ok(v)
+                    Err(format!("{finalized} finalized, partial rbw {partial:?}"))
                 }
             }
         },
     )
     .await?;
-    let (inflight_id, inflight_len) = rbw[0];
-    eprintln!("victim DataNode {victim} is writing {rbw:?}; stopping it");
+    eprintln!("victim DataNode {victim} is writing {parked:?}; stopping it");
 
     // Keep feeding (slowly) while the DataNode stops, in case stopping waits for its open
     // connections; once it is down, feed the rest at full speed, then EOF.
@@ -120,6 +123,9 @@ async fn datanode_killed_during_java_put() -> anyhow::Result<()> {
         fed.load(Ordering::SeqCst),
         data.len()
     );
+    // What the dead DataNode holds on disk now is what was in flight when it died.
+    let inflight = partial_rbw(&victim_dirs, block as u64);
+    eprintln!("partial replicas left on the stopped DataNode: {inflight:?}");
     let fed_ok = feeder.await?;
     let out = put.finish(common::java::DEFAULT_TIMEOUT).await?.ok();
     fed_ok.context("feeding -put's stdin")?;
@@ -168,32 +174,33 @@ async fn datanode_killed_during_java_put() -> anyhow::Result<()> {
     }
     // The block that was being written when the DataNode died was recovered onto the survivors:
     // it is complete, longer than what the victim got, and the victim is not among its locations.
-    let recovered = lb
-        .blocks
-        .iter()
-        .find(|b| b.b.as_ref().and_then(|e| e.block_id) == Some(inflight_id))
-        .with_context(|| format!("blk_{inflight_id} (in flight at the kill) is not in the file"))?;
-    let len = recovered.b.as_ref().and_then(|e| e.num_bytes).unwrap_or(0);
     assert!(
-        len > inflight_len,
-        "blk_{inflight_id}: final length {len}, victim had {inflight_len}"
+        !inflight.is_empty(),
+        "the stopped DataNode holds no partial replica: it did not die mid-block"
     );
-    let locs: Vec<String> = recovered
-        .locs
-        .iter()
-        .filter_map(|l| l.id.as_ref()?.datanode_uuid.clone())
-        .collect();
-    assert!(
-        !locs.is_empty() && !locs.contains(&victim_uuid),
-        "blk_{inflight_id} locations after recovery: {locs:?} (victim {victim_uuid})"
-    );
-    // The victim's copy was never finalized.
-    assert!(
-        common::block_files(&victim_dirs, inflight_id)
+    for &(inflight_id, inflight_len) in &inflight {
+        let recovered = lb
+            .blocks
             .iter()
-            .all(|p| !common::is_finalized(p)),
-        "the stopped DataNode finalized blk_{inflight_id}"
-    );
+            .find(|b| b.b.as_ref().and_then(|e| e.block_id) == Some(inflight_id))
+            .with_context(|| {
+                format!("blk_{inflight_id} (in flight at the kill) is not in the file")
+            })?;
+        let len = recovered.b.as_ref().and_then(|e| e.num_bytes).unwrap_or(0);
+        assert!(
+            len > inflight_len,
+            "blk_{inflight_id}: final length {len}, the victim had {inflight_len}"
+        );
+        let locs: Vec<String> = recovered
+            .locs
+            .iter()
+            .filter_map(|l| l.id.as_ref()?.datanode_uuid.clone())
+            .collect();
+        assert!(
+            !locs.is_empty() && !locs.contains(&victim_uuid),
+            "blk_{inflight_id} locations after recovery: {locs:?} (victim {victim_uuid})"
+        );
+    }
 
     // A new write after the failure works too (the NameNode must not insist on the dead node).
     let small = common::random_bytes(3 * MIB, 5);
