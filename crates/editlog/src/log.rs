@@ -46,6 +46,8 @@ struct State {
     buf: Vec<u8>,
     synced: u64,
     leader: bool,
+    /// Rolls/closes waiting to take leadership: syncs let them go first (they flush all).
+    exclusive_waiting: usize,
     segment_first: u64,
     closed: bool,
     fatal: Option<String>,
@@ -144,6 +146,7 @@ impl EditLog {
                     buf: Vec::new(),
                     synced: last,
                     leader: false,
+                    exclusive_waiting: 0,
                     segment_first: first,
                     closed: false,
                     fatal: None,
@@ -208,7 +211,7 @@ impl EditLog {
                     detail: detail.clone(),
                 });
             }
-            if st.leader {
+            if st.leader || st.exclusive_waiting > 0 {
                 inner.cond.wait(&mut st);
                 continue;
             }
@@ -292,16 +295,24 @@ impl EditLog {
     ) -> Result<T> {
         let inner = &*self.inner;
         let mut st = inner.state.lock();
+        st.exclusive_waiting += 1;
         while st.leader {
             inner.cond.wait(&mut st);
         }
-        if let Some(detail) = &st.fatal {
-            return Err(EditLogError::NoDirectoriesLeft {
+        st.exclusive_waiting -= 1;
+        let refused = if let Some(detail) = &st.fatal {
+            Some(EditLogError::NoDirectoriesLeft {
                 detail: detail.clone(),
-            });
-        }
-        if st.closed {
-            return Err(EditLogError::Closed);
+            })
+        } else if st.closed {
+            Some(EditLogError::Closed)
+        } else {
+            None
+        };
+        if let Some(e) = refused {
+            // Syncs held back for this call must look again.
+            inner.cond.notify_all();
+            return Err(e);
         }
         st.leader = true;
         st.closed = close;
@@ -317,9 +328,10 @@ impl EditLog {
                 Ok(v)
             }
             Err(e) => {
-                if self.inner.dirs.active().is_empty() {
-                    st.fatal = Some(e.to_string());
-                }
+                // The buffered records may be lost and the segment half rolled: nothing
+                // after this may claim durability. (Every error here means no directory
+                // is left anyway.)
+                st.fatal = Some(e.to_string());
                 Err(e)
             }
         };

@@ -181,3 +181,52 @@ async fn sync_async_from_many_tasks() {
     let (_, recs) = open(&roots, 0);
     assert_eq!(recs.len(), 640);
 }
+
+#[test]
+fn rolls_and_purges_during_concurrent_appends() {
+    let t = tempfile::tempdir().unwrap();
+    let roots = formatted_roots(t.path(), 2);
+    let (log, _) = open(&roots, 0);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let roller = {
+        let log = log.clone();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut rolls = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let first = log.roll().unwrap();
+                // Everything before the new segment is durable.
+                assert!(log.synced_txid() >= first - 1);
+                rolls += 1;
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            rolls
+        })
+    };
+    let writers: Vec<_> = (0..8u64)
+        .map(|th| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                for i in 0..150u64 {
+                    let txid = log.append(format!("{th}:{i}").as_bytes()).unwrap();
+                    log.sync(txid).unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    stop.store(true, Ordering::SeqCst);
+    let rolls = roller.join().unwrap();
+    assert!(rolls > 1);
+    drop(log);
+    let (log, recs) = open(&roots, 0);
+    assert_eq!(txids(&recs), (1..=1200).collect::<Vec<_>>());
+    // Purging everything finalized leaves a log that still opens after its last txid.
+    log.purge_before(u64::MAX).unwrap();
+    drop(log);
+    let (log, recs) = open(&roots, 1200);
+    assert!(recs.is_empty());
+    assert_eq!(log.last_txid(), 1200);
+}
