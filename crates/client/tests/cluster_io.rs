@@ -330,3 +330,97 @@ async fn no_replacement_on_three_nodes_names_the_policy() -> anyhow::Result<()> 
     c.shutdown().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn lease_is_renewed_while_a_file_is_open() -> anyhow::Result<()> {
+    let c = cluster(1).await?;
+    let clock = rhdfs_conf::clock::ManualClock::shared(1_000_000);
+    let fs = rhdfs_client::FileSystem::connect_with_clock(
+        Some(&c.uri()),
+        client_conf(&[("dfs.replication", "1")]),
+        clock.clone(),
+    )
+    .await?;
+    let mut w = fs.create("/leased", CreateOptions::default()).await?;
+    w.write(b"x").await?;
+    assert_eq!(fs.lease_renewals(), 0);
+    clock.advance(Duration::from_secs(31));
+    let mut renewed = false;
+    for _ in 0..30 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if fs.lease_renewals() >= 1 {
+            renewed = true;
+            break;
+        }
+    }
+    assert!(renewed, "no renewLease after 31 s of (manual) time");
+    w.close().await?;
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dead_datanode_at_pipeline_setup_is_excluded() -> anyhow::Result<()> {
+    let mut c = cluster(4).await?;
+    let fs = fs(&c, &[]).await?;
+    // The NameNode still believes the stopped node is alive: addBlock may name it, the
+    // connect fails, the block is abandoned and the node excluded.
+    c.stop_datanode(0).await?;
+    for i in 0..6 {
+        let d = data(50_000 + i, 30 + i as u64);
+        let p = format!("/x{i}");
+        write_file(&fs, &p, &d).await?;
+        assert_eq!(read_file(&fs, &p).await?, d);
+    }
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn datanode_killed_at_the_end_of_a_block() -> anyhow::Result<()> {
+    let mut c = cluster(5).await?;
+    let fs = fs(&c, &[]).await?;
+    let d = data(BLOCK as usize + 1000, 40);
+    let mut w = fs.create("/end", CreateOptions::default()).await?;
+    // Everything but the last packet of the first block.
+    w.write(&d[..BLOCK as usize - 100]).await?;
+    let pipeline = w.pipeline();
+    let idx = c
+        .running_datanodes()
+        .find(|(_, dn)| dn.xfer_addr().to_string() == pipeline[2])
+        .map(|(i, _)| i);
+    let Some(idx) = idx else {
+        anyhow::bail!("pipeline node not found");
+    };
+    c.stop_datanode(idx).await?;
+    w.write(&d[BLOCK as usize - 100..]).await?;
+    w.close().await?;
+    assert_eq!(read_file(&fs, "/end").await?, d);
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn idle_pipeline_is_kept_alive_by_heartbeats() -> anyhow::Result<()> {
+    let c = rhdfs_minicluster::MiniCluster::builder()
+        .datanodes(3)
+        .conf("dfs.namenode.fs-limits.min-block-size", "0")
+        .conf("dfs.client.socket-timeout", "2000")
+        .wait_ready(Duration::from_secs(60))
+        .build()
+        .await?;
+    let fs = fs(&c, &[("dfs.client.socket-timeout", "2000")]).await?;
+    let d = data(200_000, 50);
+    let mut w = fs.create("/idle", CreateOptions::default()).await?;
+    w.write(&d[..100_000]).await?;
+    w.hflush().await?;
+    let before = w.pipeline();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    w.write(&d[100_000..]).await?;
+    w.hflush().await?;
+    assert_eq!(w.pipeline(), before, "the idle pipeline was rebuilt");
+    w.close().await?;
+    assert_eq!(read_file(&fs, "/idle").await?, d);
+    c.shutdown().await;
+    Ok(())
+}

@@ -2,6 +2,7 @@
 //! in (read by a small task so the writer never blocks on a half-read ack), and
 //! TRANSFER_BLOCK for copying a partial replica to a replacement node.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rhdfs_proto::common::TokenProto;
@@ -16,8 +17,9 @@ use rhdfs_transfer::{DataChecksum, Packet, PipelineAck, TransferConfig, Transfer
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedWriteHalf;
-use tokio::sync::mpsc;
+use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 /// Storage type DISK.
 pub(crate) const STORAGE_DISK: i32 = 1;
@@ -56,9 +58,11 @@ impl NodeFailure {
 
 /// A connected pipeline.
 pub(crate) struct Pipeline {
-    writer: OwnedWriteHalf,
+    writer: Arc<Mutex<OwnedWriteHalf>>,
     acks: mpsc::UnboundedReceiver<Result<PipelineAck, TransferError>>,
     task: JoinHandle<()>,
+    heartbeat: JoinHandle<()>,
+    last_send: Arc<Mutex<Instant>>,
     write_timeout: Duration,
     socket_timeout: Duration,
 }
@@ -66,7 +70,36 @@ pub(crate) struct Pipeline {
 impl Drop for Pipeline {
     fn drop(&mut self) {
         self.task.abort();
+        self.heartbeat.abort();
     }
+}
+
+/// Sends a heartbeat packet (seqno -1) whenever nothing was sent for `interval`, so the
+/// DataNodes' read timeouts do not end an idle pipeline.
+fn spawn_heartbeat(
+    writer: Arc<Mutex<OwnedWriteHalf>>,
+    last_send: Arc<Mutex<Instant>>,
+    interval: Duration,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        if interval.is_zero() {
+            return;
+        }
+        let tick = (interval / 4).max(Duration::from_millis(10));
+        let hb = Packet::heartbeat().to_bytes();
+        loop {
+            tokio::time::sleep(tick).await;
+            let mut last = last_send.lock().await;
+            if last.elapsed() < interval {
+                continue;
+            }
+            let mut w = writer.lock().await;
+            if w.write_all(&hb).await.is_err() {
+                return;
+            }
+            *last = Instant::now();
+        }
+    })
 }
 
 fn pick<T: Clone>(v: &[T], i: usize) -> Option<T> {
@@ -161,10 +194,19 @@ impl Pipeline {
                 }
             }
         });
+        let writer = Arc::new(Mutex::new(wr));
+        let last_send = Arc::new(Mutex::new(Instant::now()));
+        let heartbeat = spawn_heartbeat(
+            Arc::clone(&writer),
+            Arc::clone(&last_send),
+            cfg.heartbeat_interval,
+        );
         Ok(Pipeline {
-            writer: wr,
+            writer,
             acks,
             task,
+            heartbeat,
+            last_send,
             write_timeout: cfg.write_timeout,
             socket_timeout: cfg.socket_timeout,
         })
@@ -173,7 +215,11 @@ impl Pipeline {
     /// Sends one packet; a failure blames the first node (Java's markFirstNodeIfNotMarked).
     pub(crate) async fn send(&mut self, p: &Packet) -> Result<(), NodeFailure> {
         let bytes = p.to_bytes();
-        match tokio::time::timeout(self.write_timeout, self.writer.write_all(&bytes)).await {
+        let mut last = self.last_send.lock().await;
+        let mut w = self.writer.lock().await;
+        let r = tokio::time::timeout(self.write_timeout, w.write_all(&bytes)).await;
+        *last = Instant::now();
+        match r {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(NodeFailure::at(
                 Some(0),
@@ -210,8 +256,9 @@ impl Pipeline {
     }
 
     /// Closes the connection.
-    pub(crate) async fn close(mut self) {
-        let _ = self.writer.shutdown().await;
+    pub(crate) async fn close(self) {
+        self.heartbeat.abort();
+        let _ = self.writer.lock().await.shutdown().await;
     }
 }
 

@@ -278,11 +278,7 @@ pub(crate) type Parsed = (Vec<String>, Vec<(String, String)>, Vec<String>);
 
 /// Splits leading flags (`-r`, `-f`, ...) from the arguments. `allowed` lists the flags
 /// without their dash; `with_value` those that take a value.
-pub(crate) fn parse_flags(
-    a: &[String],
-    allowed: &[&str],
-    with_value: &[&str],
-) -> ShResult<Parsed> {
+pub(crate) fn parse_flags(a: &[String], allowed: &[&str], with_value: &[&str]) -> ShResult<Parsed> {
     let mut flags = Vec::new();
     let mut values = Vec::new();
     let mut i = 0;
