@@ -76,6 +76,11 @@ impl BlockManager {
     ) -> HeartbeatOutcome {
         let now_ms = self.clock.now_millis();
         let now = self.now_mono();
+        let failed: Vec<String> = reports
+            .iter()
+            .filter(|r| r.failed)
+            .map(|r| r.storage_id.clone())
+            .collect();
         let registered = self.datanodes.lock("heartbeat").heartbeat(
             uuid,
             reports,
@@ -86,6 +91,19 @@ impl BlockManager {
         );
         if !registered {
             return HeartbeatOutcome::default();
+        }
+        for storage in failed {
+            // A failed volume's replicas are gone (Hadoop's updateFailedStorage).
+            if self
+                .blocks
+                .lock("heartbeat")
+                .map
+                .storage_block_count(&storage)
+                > 0
+            {
+                tracing::warn!(dn = uuid, storage = %storage, "storage failed; dropping its replicas");
+                self.forget_storage(&storage);
+            }
         }
         let (invalidate, transfers) = {
             let mut st = self.blocks.lock("heartbeat");
@@ -297,29 +315,34 @@ impl BlockManager {
         dead
     }
 
+    /// Removes every replica on one storage from the blocks map, in chunks.
+    pub(crate) fn forget_storage(&self, storage: &str) {
+        let ids: Vec<u64> = self
+            .blocks
+            .lock("remove_node")
+            .map
+            .storage_blocks(storage)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        for chunk in ids.chunks(self.cfg.deletion_increment) {
+            let mut st = self.blocks.lock("remove_node");
+            for id in chunk {
+                st.remove_replica(*id, storage);
+            }
+        }
+        self.blocks
+            .lock("remove_node")
+            .map
+            .forget_storage_if_empty(storage);
+    }
+
     /// Removes every replica of a node from the blocks map (in chunks) and drops its
     /// pending deletions.
     pub(crate) fn forget_node(&self, uuid: &str) {
         let storages = self.blocks.lock("remove_node").map.storages_of_node(uuid);
         for storage in storages {
-            let ids: Vec<u64> = self
-                .blocks
-                .lock("remove_node")
-                .map
-                .storage_blocks(&storage)
-                .into_iter()
-                .map(|(id, _)| id)
-                .collect();
-            for chunk in ids.chunks(self.cfg.deletion_increment) {
-                let mut st = self.blocks.lock("remove_node");
-                for id in chunk {
-                    st.remove_replica(*id, &storage);
-                }
-            }
-            self.blocks
-                .lock("remove_node")
-                .map
-                .forget_storage_if_empty(&storage);
+            self.forget_storage(&storage);
         }
         let mut st = self.blocks.lock("remove_node");
         st.invalidate.remove_node(uuid);

@@ -45,13 +45,14 @@ fn choose_targets_local_first_distinct_and_bounded() {
             .map(|t| t.len()),
         Ok(3)
     );
-    // favored node first
+    // the favored node and the writer's node are chosen (pipeline order is the policy's)
     let fav = vec!["host3:9866".to_string()];
     let t = bm
         .choose_targets("/f", 2, Some("10.0.0.1"), &[], &fav, 1)
         .expect("targets");
-    assert_eq!(t[0].info.id.datanode_uuid, uuid(3));
-    assert_eq!(t[1].info.id.datanode_uuid, uuid(1));
+    let mut got: Vec<String> = t.iter().map(|l| l.info.id.datanode_uuid.clone()).collect();
+    got.sort();
+    assert_eq!(got, vec![uuid(1), uuid(3)]);
 }
 
 #[test]
@@ -495,4 +496,18 @@ async fn remove_blocks_returns_at_once_and_finishes_in_background() {
     }
     let s = bm.fs_stats();
     assert_eq!((s.pending_removal, s.blocks_total), (0, 0));
+}
+
+#[test]
+fn failed_storage_loses_its_replicas() {
+    let (bm, _clock) = manager(config());
+    add_nodes(&bm, 2, GB);
+    complete_block(&bm, 1, &[1, 2]);
+    let mut r = report(1, GB);
+    r.failed = true;
+    assert!(bm.heartbeat(&uuid(1), vec![r], 0, 0, false).registered);
+    let locs = bm.locations(1);
+    assert_eq!(locs.len(), 1);
+    assert_eq!(locs[0].info.id.datanode_uuid, uuid(2));
+    assert_eq!(bm.fs_stats().under_replicated, 1);
 }
