@@ -1,9 +1,11 @@
 //! `rhdfs`: the one command line. Starts the daemons and a local cluster; later the operator
 //! tools (`dfs`, `fsck`, `dfsadmin`, `bench`) hang off it too.
 
+mod admin;
 mod args;
 mod cluster;
 mod daemons;
+mod dfs;
 
 use std::process::ExitCode;
 
@@ -19,6 +21,10 @@ Commands:
              run a NameNode from core-site.xml/hdfs-site.xml (HADOOP_CONF_DIR or --config)
   datanode   [--config DIR] [-D key=value ...]
              run a DataNode from the same configuration
+  dfs        FsShell commands: -ls, -put, -get, -cat, -rm, ... (`rhdfs dfs -help`)
+  fsck       PATH [-files [-blocks [-locations|-racks|-replicaDetails]]] [-openforwrite]
+             [-list-corruptfileblocks] [-delete|-move]
+  dfsadmin   -report [-live|-dead|-decommissioning] | -metasave FILE | -triggerBlockReport ...
   help       this text
 
 Logging: RUST_LOG=info (default), debug, ... on stderr.
@@ -31,7 +37,9 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     let cmd = argv.remove(0);
-    init_logging();
+    // Daemons log at info; client tools only warn, like Hadoop's shell.
+    let daemon = matches!(cmd.as_str(), "cluster" | "namenode" | "datanode");
+    init_logging(if daemon { "info" } else { "warn" });
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -39,30 +47,34 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let name = cmd.clone();
     let result = runtime.block_on(async move {
         match cmd.as_str() {
-            "cluster" => cluster::run(argv).await,
-            "namenode" => daemons::namenode(argv).await,
-            "datanode" => daemons::datanode(argv).await,
+            "cluster" => cluster::run(argv).await.map(|()| 0),
+            "namenode" => daemons::namenode(argv).await.map(|()| 0),
+            "datanode" => daemons::datanode(argv).await.map(|()| 0),
+            "dfs" | "fs" => dfs::run(argv).await,
+            "fsck" => admin::fsck(argv).await,
+            "dfsadmin" => admin::dfsadmin(argv).await,
             "help" | "-h" | "--help" | "-help" => {
                 print!("{USAGE}");
-                Ok(())
+                Ok(0)
             }
             other => Err(anyhow::anyhow!("unknown command `{other}`\n\n{USAGE}")),
         }
     });
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
         Err(e) => {
-            eprintln!("rhdfs {}: {e:#}", std::env::args().nth(1).unwrap_or_default());
+            eprintln!("rhdfs {name}: {e:#}");
             ExitCode::from(1)
         }
     }
 }
 
-fn init_logging() {
+fn init_logging(default_level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
