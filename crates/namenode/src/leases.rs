@@ -81,6 +81,13 @@ impl LeaseManager {
         v
     }
 
+    /// Every holder with its files.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, impl Iterator<Item = u64> + '_)> {
+        self.leases
+            .iter()
+            .map(|(h, l)| (h.as_str(), l.files.iter().copied()))
+    }
+
     pub fn len(&self) -> usize {
         self.leases.len()
     }

@@ -327,6 +327,11 @@ impl FsDirectory {
         out
     }
 
+    /// Every inode id, in no particular order.
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.inodes.keys().copied()
+    }
+
     /// Ids of every inode in the subtree of `id` (itself first), depth-first.
     pub fn subtree(&self, id: u64) -> Vec<u64> {
         let mut out = Vec::new();

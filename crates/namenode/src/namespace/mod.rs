@@ -6,6 +6,7 @@
 //! changes the state and feeds the journal.
 
 mod attrs;
+mod check;
 mod create;
 mod delete;
 mod mkdir;

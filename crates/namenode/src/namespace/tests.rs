@@ -365,6 +365,11 @@ fn write_path_blocks_and_lengths() {
         .append(&r, "/f", "c10", "10.0.0.10", 0, now(70))
         .unwrap_err();
     assert!(matches!(e, FsError::RecoveryInProgress(_)));
+    assert!(
+        n.check_consistency().is_empty(),
+        "{:?}",
+        n.check_consistency()
+    );
     let e = n.append(&r, "/nope", "c10", "m", 0, now(70)).unwrap_err();
     assert_eq!(
         e,
@@ -446,6 +451,11 @@ fn rename_cases() {
     assert!(n.file_info(&r, "/a/g").unwrap().is_none());
     n.rename2(&r, "/b/f", "/a/h", false, now(5)).unwrap();
     assert!(n.file_info(&r, "/a/h").unwrap().is_some());
+    assert!(
+        n.check_consistency().is_empty(),
+        "{:?}",
+        n.check_consistency()
+    );
 }
 
 #[test]
@@ -470,6 +480,11 @@ fn delete_cases() {
     assert!(n.leases().is_empty());
     assert_eq!(n.total_blocks(), 0);
     assert_eq!(n.total_files_and_dirs(), 1);
+    assert!(
+        n.check_consistency().is_empty(),
+        "{:?}",
+        n.check_consistency()
+    );
 }
 
 #[test]
@@ -607,5 +622,27 @@ fn every_mutation_reaches_the_journal_and_replays() {
     };
     assert_eq!(dump(&n), dump(&m));
     assert_eq!(m.file_info(&r, "/j/g").unwrap().unwrap().length, 7);
+    assert!(
+        n.check_consistency().is_empty(),
+        "{:?}",
+        n.check_consistency()
+    );
+    assert!(
+        m.check_consistency().is_empty(),
+        "{:?}",
+        m.check_consistency()
+    );
     assert!(m.file_info(&r, "/gone").unwrap().is_none());
+}
+
+#[test]
+fn consistency_check_finds_damage() {
+    let mut n = ns();
+    let r = root(&n);
+    touch(&mut n, &r, "/x/f");
+    assert!(n.check_consistency().is_empty());
+    n.block_owner.insert(FIRST_BLOCK_ID + 99, 1);
+    n.leases.add("ghost", 424242, Duration::ZERO);
+    let bad = n.check_consistency();
+    assert_eq!(bad.len(), 2, "{bad:?}");
 }

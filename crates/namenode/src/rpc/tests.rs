@@ -933,4 +933,6 @@ async fn concurrent_writers_get_distinct_blocks() {
         .await
         .unwrap();
     assert_eq!((cs.summary.file_count, cs.summary.length), (8, 48));
+    let bad = e.svc.namesystem().with_ns(|ns| ns.check_consistency());
+    assert!(bad.is_empty(), "{bad:?}");
 }
