@@ -98,6 +98,12 @@ impl DataNode {
                     TimeUnit::Milliseconds,
                 )
                 .map_err(conf_err)?,
+            sync_on_close: conf
+                .get_bool(
+                    keys::DFS_DATANODE_SYNCONCLOSE_KEY,
+                    keys::DFS_DATANODE_SYNCONCLOSE_DEFAULT,
+                )
+                .map_err(conf_err)?,
             ..XceiverConfig::default()
         };
         let ctx = XceiverContext {

@@ -39,6 +39,8 @@ pub struct XceiverConfig {
     pub socket_timeout: Duration,
     /// Largest packet accepted (PLEN + HLEN).
     pub max_packet_size: usize,
+    /// fsync a replica before finalizing it (dfs.datanode.synconclose).
+    pub sync_on_close: bool,
 }
 
 impl Default for XceiverConfig {
@@ -47,6 +49,7 @@ impl Default for XceiverConfig {
             keepalive: Duration::from_millis(4000),
             socket_timeout: Duration::from_secs(60),
             max_packet_size: rhdfs_transfer::packet::MAX_PACKET_SIZE,
+            sync_on_close: false,
         }
     }
 }

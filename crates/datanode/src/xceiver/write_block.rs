@@ -384,9 +384,14 @@ impl Receiver<'_> {
                 let info = match (writer.take(), &closed) {
                     (Some(w), _) => {
                         let to_rbw = self.stage == Stage::TransferRbw;
-                        let res =
-                            blocking(move || if to_rbw { w.into_rbw() } else { w.finalize() })
-                                .await?;
+                        let sync = self.ctx.config.sync_on_close;
+                        let res = blocking(move || {
+                            if sync {
+                                w.sync()?;
+                            }
+                            if to_rbw { w.into_rbw() } else { w.finalize() }
+                        })
+                        .await?;
                         match res {
                             Ok(i) => i,
                             Err(e) => {
