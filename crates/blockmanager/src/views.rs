@@ -91,12 +91,14 @@ impl BlockManager {
     /// Views of up to one chunk of blocks (None for ids the map does not hold). Takes the
     /// blocks lock once and the datanodes lock once; pass at most `VIEW_CHUNK` ids.
     pub fn block_views(&self, ids: &[u64]) -> Vec<Option<BlockView>> {
+        /// (node uuid, storage id, state, generation stamp, corrupt, excess)
+        type RawReplica = (Arc<str>, Arc<str>, ReplicaState, u64, bool, bool);
         struct Raw {
             block: Block,
             state: BlockUcState,
             replication: u16,
             inode_id: u64,
-            reps: Vec<(Arc<str>, Arc<str>, ReplicaState, u64, bool, bool)>,
+            reps: Vec<RawReplica>,
         }
         let raws: Vec<Option<Raw>> = {
             let st = self.blocks.lock("views");
