@@ -45,6 +45,185 @@ fn jars() -> Option<PathBuf> {
     ok.then_some(dir)
 }
 
+/// (exit code, stdout, stderr) of the Java FsShell.
+fn java_run(jars: &Path, conf: &Path, args: &[&str]) -> anyhow::Result<(i32, String, String)> {
+    let cp = format!("{}:{}", conf.display(), jars.join("*").display());
+    let out = Command::new("java")
+        .args([
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-Djava.net.preferIPv4Stack=true",
+            "-cp",
+        ])
+        .arg(cp)
+        .arg("org.apache.hadoop.fs.FsShell")
+        .args(["-D", &format!("dfs.blocksize={BLOCK}")])
+        .args(args)
+        .env_remove("HADOOP_CONF_DIR")
+        .env_remove("HADOOP_USER_NAME")
+        .output()?;
+    let err: String = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| !l.starts_with("SLF4J"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    Ok((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        err,
+    ))
+}
+
+async fn rhdfs_run(uri: &str, args: &[&str]) -> anyhow::Result<(i32, String, String)> {
+    let mut argv = vec![
+        "-fs".to_string(),
+        uri.to_string(),
+        "-D".into(),
+        format!("dfs.blocksize={BLOCK}"),
+    ];
+    argv.extend(args.iter().map(|s| s.to_string()));
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let code = dfs::run_with(argv, &mut out, &mut err).await?;
+    Ok((
+        code,
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    ))
+}
+
+/// Masks `yyyy-MM-dd HH:mm[:ss]` dates.
+fn mask(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    let d = |j: usize| b.get(j).is_some_and(|c| c.is_ascii_digit());
+    while i < b.len() {
+        if i + 16 <= b.len()
+            && (0..4).all(|k| d(i + k))
+            && b[i + 4] == b'-'
+            && b[i + 7] == b'-'
+            && b[i + 13] == b':'
+        {
+            out.push_str("DATE");
+            i += 16;
+            if b.get(i) == Some(&b':') && d(i + 1) && d(i + 2) {
+                i += 3;
+            }
+            continue;
+        }
+        out.push(b[i] as char);
+        i += 1;
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn same_output_as_java_fsshell() -> anyhow::Result<()> {
+    let Some(jars) = jars() else {
+        eprintln!("skipping: no java or no Hadoop client jars");
+        return Ok(());
+    };
+    let c = cluster(3).await?;
+    let uri = c.uri();
+    let u = uri.as_str();
+    let tmp = tempfile::tempdir()?;
+    let conf = tmp.path().join("conf");
+    std::fs::create_dir_all(&conf)?;
+    std::fs::write(
+        conf.join("core-site.xml"),
+        format!(
+            "<?xml version=\"1.0\"?><configuration><property><name>fs.defaultFS</name><value>{uri}</value></property></configuration>"
+        ),
+    )?;
+    let f1 = tmp.path().join("f1");
+    std::fs::write(&f1, b"hello world\n")?;
+    let f2 = tmp.path().join("f2");
+    std::fs::write(&f2, data(BLOCK as usize + 5000, 60))?;
+    let f3 = tmp.path().join("f3");
+    std::fs::write(&f3, data(3000, 61))?;
+    for a in [
+        vec!["-mkdir", "-p", "/t/d1/d2", "/t/e"],
+        vec!["-put", &f1.to_string_lossy(), "/t/f1"],
+        vec!["-put", &f2.to_string_lossy(), "/t/d1/f2"],
+        vec!["-put", &f3.to_string_lossy(), "/t/d1/d2/f3"],
+        vec!["-touchz", "/t/empty"],
+        vec!["-setrep", "2", "/t/f1"],
+        vec!["-chmod", "640", "/t/d1/f2"],
+    ] {
+        let (code, _, err) = rhdfs_run(u, &a).await?;
+        anyhow::ensure!(code == 0, "{a:?}: {err}");
+    }
+    let f1s = f1.to_string_lossy().into_owned();
+    let cmds: Vec<Vec<&str>> = vec![
+        vec!["-ls", "/t"],
+        vec!["-ls", "-R", "/t"],
+        vec!["-ls", "-R", "-h", "/t"],
+        vec!["-ls", "-d", "/t", "/t/d1"],
+        vec!["-ls", "/t/f1", "/t/d1"],
+        vec!["-ls", "/t/*"],
+        vec!["-ls", "/t/d1/{f2,d2}"],
+        vec!["-ls", "/nope"],
+        vec!["-ls", "/t/nomatch*"],
+        vec!["-du", "/t"],
+        vec!["-du", "-s", "/t", "/t/d1"],
+        vec!["-du", "-h", "/t/d1"],
+        vec!["-du", "/nope"],
+        vec!["-count", "/t", "/t/d1"],
+        vec!["-count", "-q", "/t"],
+        vec!["-count", "-q", "-h", "/t"],
+        vec!["-count", "-h", "/t/d1"],
+        vec!["-count", "/nope"],
+        vec!["-stat", "/t/f1"],
+        vec![
+            "-stat",
+            "%n %b %F %g %o %r %u %a %A",
+            "/t/f1",
+            "/t/d1",
+            "/t/empty",
+        ],
+        vec!["-stat", "%F %b", "/t/empty"],
+        vec!["-checksum", "/t/f1", "/t/d1/f2", "/t/empty"],
+        vec!["-checksum", "/t/d1"],
+        vec!["-cat", "/t/f1"],
+        vec!["-cat", "/nope"],
+        vec!["-cat", "/t/d1"],
+        vec!["-tail", "/t/f1"],
+        vec!["-text", "/t/f1"],
+        vec!["-test", "-e", "/t/f1"],
+        vec!["-test", "-d", "/t/f1"],
+        vec!["-test", "-z", "/t/empty"],
+        vec!["-test", "-f", "/nope"],
+        vec!["-mkdir", "/t"],
+        vec!["-mkdir", "/nope/x"],
+        vec!["-rm", "/t/d1"],
+        vec!["-rm", "/nope"],
+        vec!["-touchz", "/t/f1"],
+        vec!["-mv", "/nope", "/t/x"],
+        vec!["-cp", "/t/f1", "/t/empty"],
+        vec!["-chmod", "755", "/nope"],
+        vec!["-setrep", "1", "/nope"],
+        vec!["-put", &f1s, "/t/f1"],
+        vec!["-get", "/nope", "/tmp/never-created-by-this-test"],
+    ];
+    let mut mismatches = Vec::new();
+    for a in &cmds {
+        let (jc, jo, je) = java_run(&jars, &conf, a)?;
+        let (rc, ro, re) = rhdfs_run(u, a).await?;
+        if (jc, mask(&jo), je.clone()) != (rc, mask(&ro), re.clone()) {
+            mismatches.push(format!(
+                "{a:?}\n  java  ({jc}): {:?} / {je:?}\n  rhdfs ({rc}): {:?} / {re:?}",
+                mask(&jo),
+                mask(&ro)
+            ));
+        }
+    }
+    c.shutdown().await;
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    Ok(())
+}
+
 fn java_fsshell(jars: &Path, conf: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
     let cp = format!("{}:{}", conf.display(), jars.join("*").display());
     let out = Command::new("java")

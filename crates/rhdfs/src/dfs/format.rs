@@ -9,15 +9,18 @@ pub fn human(n: u64) -> String {
     if n < 1024 {
         return n.to_string();
     }
-    let mut value = n as f64 / 1024.0;
     let mut i = 0;
-    while value >= 1024.0 && i + 1 < UNITS.len() {
-        value /= 1024.0;
+    while i + 1 < UNITS.len() && n >= 1u64 << (10 * (i + 2)) {
         i += 1;
     }
-    let mut s = format!("{value:.1}");
-    if let Some(stripped) = s.strip_suffix(".0") {
-        s = stripped.to_string();
+    let shift = 10 * (i + 1);
+    if n & ((1u64 << shift) - 1) == 0 {
+        return format!("{} {}", n >> shift, UNITS[i]);
+    }
+    let mut s = format!("{:.1}", n as f64 / (1u64 << shift) as f64);
+    if s.starts_with("1024") && i + 1 < UNITS.len() {
+        i += 1;
+        s = format!("{:.1}", n as f64 / (1u64 << (10 * (i + 1))) as f64);
     }
     format!("{s} {}", UNITS[i])
 }
@@ -252,6 +255,8 @@ mod tests {
         assert_eq!(human(1048576), "1 M");
         assert_eq!(human(107374182400), "100 G");
         assert_eq!(human(106300440576), "99 G");
+        assert_eq!(human(1053576), "1.0 M");
+        assert_eq!(human(1024 * 1024 - 1), "1.0 M");
     }
 
     #[test]

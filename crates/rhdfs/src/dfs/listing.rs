@@ -42,7 +42,7 @@ impl Shell<'_> {
                 return Ok(());
             }
         };
-        if !recursive {
+        if !recursive && !children.is_empty() {
             writeln!(self.out, "Found {} items", children.len())?;
         }
         // Depth-first: a subdirectory's entries follow its own line; widths per directory.
