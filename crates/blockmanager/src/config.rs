@@ -7,6 +7,7 @@ use rhdfs_conf::keys::*;
 
 use crate::datanodes::LivenessConfig;
 use crate::error::BlockManagerError;
+use crate::placement::rack_aware::PlacementConfig;
 
 /// Full block reports are applied in chunks of this many replicas, the lock released
 /// between chunks (a chunk also ends early after `report_max_lock_hold`).
@@ -35,6 +36,9 @@ pub struct BlockManagerConfig {
     pub reconstruction_pending_timeout: Duration,
     /// Seed of the placement / shuffling RNG (None: `$RHDFS_SEED` or entropy).
     pub seed: Option<u64>,
+    /// The placement policy (`dfs.block.replicator.classname`), its load / space / stale
+    /// settings and the rack mapping.
+    pub placement: PlacementConfig,
 }
 
 impl Default for BlockManagerConfig {
@@ -69,6 +73,7 @@ impl Default for BlockManagerConfig {
                 DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_DEFAULT as u64,
             ),
             seed: None,
+            placement: PlacementConfig::default(),
         }
     }
 }
@@ -216,6 +221,7 @@ impl BlockManagerConfig {
                 )
                 .map_err(conf_err)?,
             seed: None,
+            placement: PlacementConfig::from_conf(conf)?,
         })
     }
 }

@@ -333,6 +333,9 @@ impl DatanodeManager {
                 remaining: d.best_storage().map_or(0, |s| s.remaining),
                 rack: DEFAULT_RACK.to_string(),
                 stale: self.liveness_of(d, now_mono) == Liveness::Stale,
+                xceiver_count: d.xceiver_count,
+                last_update_mono: d.last_update_mono,
+                ..Default::default()
             })
             .collect()
     }

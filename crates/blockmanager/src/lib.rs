@@ -34,6 +34,7 @@ pub mod report;
 mod reports;
 pub mod service;
 pub mod state;
+pub mod topology;
 pub mod views;
 
 pub use block::{Block, BlockInfo, BlockUcState, CorruptReason, ReplicaState};
@@ -42,6 +43,7 @@ pub use datanodes::{DatanodeId, Liveness, StorageReport};
 pub use error::BlockManagerError;
 pub use locks::LockStat;
 pub use manager::{BlockLocations, BlockManager, FsStats, Location, NamespaceInfo};
+pub use placement::rack_aware::{PlacementConfig, PlacementOutcome, RackAwarePlacement};
 pub use placement::{PlacementPolicy, SimplePlacement};
 pub use report::{ReportedReplica, decode_buffers, decode_longs, encode_buffer, encode_longs};
 pub use reports::{FullReportSummary, HeartbeatOutcome, IncrementalItem};

@@ -21,7 +21,8 @@ use crate::error::BlockManagerError;
 use crate::leases::ReportLeases;
 use crate::locks::{LockStat, TimedMutex};
 use crate::placement::{
-    ExcludedNode, PlacementPolicy, PlacementRequest, SimplePlacement, not_enough_replicas_message,
+    ExcludedNode, PlacementPolicy, PlacementRequest,
+    rack_aware::{PlacementOutcome, not_enough_replicas_detailed},
 };
 use crate::render;
 use crate::state::{BlockCounts, BlockState};
@@ -143,7 +144,7 @@ impl BlockManager {
         Arc::new(BlockManager {
             datanodes: TimedMutex::new("datanodes", DatanodeManager::new(cfg.liveness)),
             blocks: TimedMutex::new("blocks", BlockState::new(cfg.min_replication)),
-            placement: Box::new(SimplePlacement),
+            placement: crate::placement::rack_aware::build_policy(&cfg.placement),
             rng: Mutex::new(rng),
             replica_event: Notify::new(),
             last_txid: AtomicU64::new(0),
@@ -216,18 +217,12 @@ impl BlockManager {
             existing: &[],
             block_size,
         };
-        let chosen = self.place(&req);
+        let (chosen, outcome) = self.place_detailed(&req);
         let min = self.cfg.min_replication.min(replication.max(1));
         if chosen.len() < min {
             let running = self.live_datanodes();
             return Err(BlockManagerError::NotEnoughReplicas(
-                not_enough_replicas_message(
-                    src,
-                    chosen.len(),
-                    self.cfg.min_replication,
-                    running,
-                    excluded.len(),
-                ),
+                not_enough_replicas_detailed(src, self.cfg.min_replication, running, &outcome),
             ));
         }
         Ok(chosen)
@@ -256,15 +251,25 @@ impl BlockManager {
     }
 
     pub(crate) fn place(&self, req: &PlacementRequest<'_>) -> Vec<Location> {
+        self.place_detailed(req).0
+    }
+
+    /// The chosen targets, and the policy's account of the choice (rejection reasons).
+    pub(crate) fn place_detailed(
+        &self,
+        req: &PlacementRequest<'_>,
+    ) -> (Vec<Location>, PlacementOutcome) {
         let dns = self.datanodes.lock("choose_targets");
         let now = self.now_mono();
         let view = dns.placement_view(now);
-        let picks = {
+        let outcome = {
             let mut rng = self.rng.lock();
-            self.placement.choose(req, &view, &mut rng)
+            self.placement.choose_detailed(req, &view, &mut rng)
         };
-        picks
-            .into_iter()
+        let locations = outcome
+            .chosen
+            .iter()
+            .copied()
             .filter_map(|i| {
                 let d = dns.get(&view[i].uuid)?;
                 let storage = d.best_storage();
@@ -274,7 +279,8 @@ impl BlockManager {
                     storage_type: storage.map_or(1, |s| s.storage_type),
                 })
             })
-            .collect()
+            .collect();
+        (locations, outcome)
     }
 
     // ---- write path ----

@@ -1,13 +1,17 @@
 //! Replica placement. `SimplePlacement` picks distinct live nodes with space: favored
 //! nodes first, then the writer's own node, then random others. The rack-aware default
-//! policy (seed 003) will be another implementation of `PlacementPolicy`.
+//! policy (seed 003) is `rack_aware::RackAwarePlacement`.
+
+pub mod rack_aware;
+
+use std::time::Duration;
 
 use rand::Rng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 
 /// What placement sees of one live DataNode.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeView {
     pub uuid: String,
     pub ip_addr: String,
@@ -16,6 +20,16 @@ pub struct NodeView {
     pub remaining: u64,
     pub rack: String,
     pub stale: bool,
+    /// Active transfer threads (the heartbeat's xceiverCount), for considerLoad.
+    pub xceiver_count: u32,
+    /// Blocks scheduled to be written to the node and not yet reported.
+    pub blocks_scheduled: u64,
+    /// Decommissioning, decommissioned or in maintenance: never a write target.
+    pub out_of_service: bool,
+    /// In the slow-node set (slow peer reports).
+    pub slow: bool,
+    /// Monotonic time of the last heartbeat.
+    pub last_update_mono: Duration,
 }
 
 impl NodeView {
@@ -76,6 +90,22 @@ pub trait PlacementPolicy: Send + Sync {
         nodes: &[NodeView],
         rng: &mut StdRng,
     ) -> Vec<usize>;
+
+    /// The same choice, with why the nodes passed over were rejected and how many nodes
+    /// ended up excluded (policies that do not track reasons report none).
+    fn choose_detailed(
+        &self,
+        req: &PlacementRequest<'_>,
+        nodes: &[NodeView],
+        rng: &mut StdRng,
+    ) -> rack_aware::PlacementOutcome {
+        let chosen = self.choose(req, nodes, rng);
+        rack_aware::PlacementOutcome {
+            chosen,
+            excluded: req.excluded.len(),
+            ..Default::default()
+        }
+    }
 }
 
 /// Distinct live nodes with `remaining >= block_size`; favored, then local, then random.
@@ -160,6 +190,7 @@ mod tests {
             remaining,
             rack: "/default-rack".into(),
             stale: false,
+            ..Default::default()
         }
     }
 
