@@ -1,9 +1,11 @@
 //! Issue 2, "What must work" item 4: a DataNode dies in the middle of a Java client's write; the
 //! client recovers the pipeline and the file reads back byte-identical.
 //!
-//! The test feeds `FsShell -put - <dst>` through its stdin, waits until the victim DataNode holds
-//! a replica being written (an `rbw/blk_*` file with data in it), stops that DataNode, then feeds
-//! the rest and closes stdin.
+//! The test feeds 10 MiB to `FsShell -put - <dst>` (8 MiB blocks) through its stdin and waits
+//! until the victim DataNode has finalized block 1 and holds part of block 2 (an `rbw/blk_*` file
+//! shorter than a block): the pipeline is parked mid-block, waiting for input. It stops that
+//! DataNode, feeds the rest and closes stdin. The partial replica left on the dead node's disk
+//! names the block that was in flight; that block must end up longer, on the survivors only.
 
 mod common;
 
