@@ -9,6 +9,7 @@ pub mod error;
 pub mod faults;
 pub mod ipc_service;
 pub mod meta;
+pub mod metrics;
 pub mod notify;
 pub mod reader;
 pub mod replica;

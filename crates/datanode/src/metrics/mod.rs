@@ -1,0 +1,357 @@
+//! Slow peer and slow disk detection on the DataNode: rolling latency statistics per
+//! downstream peer and per volume, the outlier detector, and the reports that ride on
+//! heartbeats every dfs.datanode.outliers.report.interval.
+
+pub mod disk;
+pub mod outlier;
+pub mod peer;
+pub mod rolling;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rhdfs_conf::clock::SharedClock;
+use rhdfs_conf::{Configuration, TimeUnit, keys};
+use rhdfs_proto::datanode::{SlowDiskReportProto, SlowPeerReportProto};
+use rhdfs_transfer::ack::SlowStatus;
+
+pub use disk::{DiskMetrics, DiskMetricsConfig, IoKind};
+pub use outlier::{OutlierDetector, OutlierMetrics};
+pub use peer::{PeerMetrics, PeerMetricsConfig};
+pub use rolling::RollingAverages;
+
+/// `dfs.metrics.rolling.averages.window.length` (Hadoop's key; default 5m).
+pub const ROLLING_WINDOW_LENGTH_KEY: &str = "dfs.metrics.rolling.averages.window.length";
+/// `dfs.metrics.rolling.averages.window.numbers` (default 36).
+pub const ROLLING_WINDOW_NUMBERS_KEY: &str = "dfs.metrics.rolling.averages.window.numbers";
+
+/// Bad slow-peer/slow-disk settings.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    #[error("{key}: {msg}")]
+    Config { key: &'static str, msg: String },
+}
+
+fn cfg_err(key: &'static str) -> impl Fn(rhdfs_conf::ConfError) -> MetricsError {
+    move |e| MetricsError::Config {
+        key,
+        msg: e.to_string(),
+    }
+}
+
+/// Everything the slow-node logic of one DataNode needs; shared by the transfer server
+/// (samples) and the NameNode actor (reports).
+#[derive(Debug)]
+pub struct DataNodeMetrics {
+    clock: SharedClock,
+    /// Present when dfs.datanode.peer.stats.enabled.
+    pub peers: Option<PeerMetrics>,
+    /// Present when dfs.datanode.fileio.profiling.sampling.percentage > 0.
+    pub disks: Option<DiskMetrics>,
+    report_interval: Duration,
+    next_report: Mutex<Option<Duration>>,
+    /// dfs.pipeline.slownode: put the SLOW field in this node's ack flags.
+    pipeline_slownode: bool,
+    /// Whether the NameNode says this node is slow.
+    slow_node: AtomicBool,
+}
+
+/// The slow peer and slow disk entries of one heartbeat.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutlierReports {
+    pub slow_peers: Vec<SlowPeerReportProto>,
+    pub slow_disks: Vec<SlowDiskReportProto>,
+}
+
+impl DataNodeMetrics {
+    pub fn new(
+        clock: SharedClock,
+        peers: Option<PeerMetricsConfig>,
+        disks: Option<DiskMetricsConfig>,
+        report_interval: Duration,
+        pipeline_slownode: bool,
+    ) -> Self {
+        DataNodeMetrics {
+            clock,
+            peers: peers.map(PeerMetrics::new),
+            disks: disks
+                .filter(|d| d.sampling_percentage > 0)
+                .map(DiskMetrics::new),
+            report_interval,
+            next_report: Mutex::new(None),
+            pipeline_slownode,
+            slow_node: AtomicBool::new(false),
+        }
+    }
+
+    /// From the configuration.
+    pub fn from_conf(conf: &Configuration, clock: SharedClock) -> Result<Self, MetricsError> {
+        use keys::*;
+        let window = conf
+            .get_duration(
+                ROLLING_WINDOW_LENGTH_KEY,
+                rolling::DEFAULT_WINDOW,
+                TimeUnit::Milliseconds,
+            )
+            .map_err(cfg_err(ROLLING_WINDOW_LENGTH_KEY))?;
+        let num_windows = conf
+            .get_u64(
+                ROLLING_WINDOW_NUMBERS_KEY,
+                rolling::DEFAULT_NUM_WINDOWS as u64,
+            )
+            .map_err(cfg_err(ROLLING_WINDOW_NUMBERS_KEY))? as usize;
+        let peers_on = conf
+            .get_bool(
+                DFS_DATANODE_PEER_STATS_ENABLED_KEY,
+                DFS_DATANODE_PEER_STATS_ENABLED_DEFAULT,
+            )
+            .map_err(cfg_err(DFS_DATANODE_PEER_STATS_ENABLED_KEY))?;
+        let peers = if peers_on {
+            Some(PeerMetricsConfig {
+                min_samples: conf
+                    .get_u64(
+                        DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_KEY,
+                        DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_DEFAULT,
+                    )
+                    .map_err(cfg_err(
+                        DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_KEY,
+                    ))?,
+                min_nodes: conf
+                    .get_u64(
+                        DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_KEY,
+                        DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_DEFAULT,
+                    )
+                    .map_err(cfg_err(DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_KEY))?
+                    as usize,
+                low_threshold_ms: ms(conf
+                    .get_duration(
+                        DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_KEY,
+                        DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_DEFAULT,
+                        DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_UNIT,
+                    )
+                    .map_err(cfg_err(DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_KEY))?),
+                max_nodes_to_report: conf
+                    .get_u64(
+                        DFS_DATANODE_MAX_NODES_TO_REPORT_KEY,
+                        DFS_DATANODE_MAX_NODES_TO_REPORT_DEFAULT,
+                    )
+                    .map_err(cfg_err(DFS_DATANODE_MAX_NODES_TO_REPORT_KEY))?
+                    as usize,
+                window,
+                num_windows,
+            })
+        } else {
+            None
+        };
+        let pct = conf
+            .get_u64(
+                DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_KEY,
+                DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_DEFAULT,
+            )
+            .map_err(cfg_err(
+                DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_KEY,
+            ))?;
+        if pct > 100 {
+            return Err(MetricsError::Config {
+                key: DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_KEY,
+                msg: format!("{pct} is not a percentage (0-100)"),
+            });
+        }
+        let disks = if pct > 0 {
+            Some(DiskMetricsConfig {
+                sampling_percentage: pct as u8,
+                min_disks: conf
+                    .get_u64(
+                        DFS_DATANODE_MIN_OUTLIER_DETECTION_DISKS_KEY,
+                        DFS_DATANODE_MIN_OUTLIER_DETECTION_DISKS_DEFAULT,
+                    )
+                    .map_err(cfg_err(DFS_DATANODE_MIN_OUTLIER_DETECTION_DISKS_KEY))?
+                    as usize,
+                low_threshold_ms: ms(conf
+                    .get_duration(
+                        DFS_DATANODE_SLOWDISK_LOW_THRESHOLD_MS_KEY,
+                        DFS_DATANODE_SLOWDISK_LOW_THRESHOLD_MS_DEFAULT,
+                        DFS_DATANODE_SLOWDISK_LOW_THRESHOLD_MS_UNIT,
+                    )
+                    .map_err(cfg_err(DFS_DATANODE_SLOWDISK_LOW_THRESHOLD_MS_KEY))?),
+                max_disks_to_report: conf
+                    .get_u64(
+                        DFS_DATANODE_MAX_DISKS_TO_REPORT_KEY,
+                        DFS_DATANODE_MAX_DISKS_TO_REPORT_DEFAULT,
+                    )
+                    .map_err(cfg_err(DFS_DATANODE_MAX_DISKS_TO_REPORT_KEY))?
+                    as usize,
+                window,
+                num_windows,
+            })
+        } else {
+            None
+        };
+        let report_interval = conf
+            .get_duration(
+                DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY,
+                DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_DEFAULT,
+                DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_UNIT,
+            )
+            .map_err(cfg_err(DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY))?;
+        let pipeline_slownode = conf
+            .get_bool(DFS_PIPELINE_SLOWNODE_KEY, DFS_PIPELINE_SLOWNODE_DEFAULT)
+            .map_err(cfg_err(DFS_PIPELINE_SLOWNODE_KEY))?;
+        Ok(Self::new(
+            clock,
+            peers,
+            disks,
+            report_interval,
+            pipeline_slownode,
+        ))
+    }
+
+    /// Whether anything is collected at all.
+    pub fn enabled(&self) -> bool {
+        self.peers.is_some() || self.disks.is_some() || self.pipeline_slownode
+    }
+
+    /// Monotonic time now.
+    pub fn now(&self) -> Duration {
+        self.clock.monotonic()
+    }
+
+    /// One packet's latency to the downstream peer `peer` (ip:infoPort).
+    pub fn record_peer(&self, peer: &str, latency: Duration) {
+        if let Some(p) = &self.peers {
+            p.record(peer, latency, self.now());
+        }
+    }
+
+    /// Starts timing a file operation when it is sampled.
+    pub fn sample_io(&self) -> Option<std::time::Instant> {
+        self.disks
+            .as_ref()
+            .filter(|d| d.should_sample())
+            .map(|_| std::time::Instant::now())
+    }
+
+    /// Records a file operation started by [`Self::sample_io`].
+    pub fn record_io(&self, base_path: &str, kind: IoKind, started: Option<std::time::Instant>) {
+        if let (Some(d), Some(t)) = (&self.disks, started) {
+            d.record(base_path, kind, t.elapsed(), self.now());
+        }
+    }
+
+    /// The outlier reports for the next heartbeat: computed once every report interval
+    /// (the first heartbeat is due at once), empty otherwise.
+    pub fn heartbeat_reports(&self) -> OutlierReports {
+        let now = self.now();
+        {
+            let mut next = self.next_report.lock();
+            if next.is_some_and(|n| now < n) {
+                return OutlierReports::default();
+            }
+            *next = Some(now + self.report_interval);
+        }
+        let r = OutlierReports {
+            slow_peers: self
+                .peers
+                .as_ref()
+                .map(|p| p.slow_peer_reports(now))
+                .unwrap_or_default(),
+            slow_disks: self
+                .disks
+                .as_ref()
+                .map(|d| d.slow_disk_reports(now))
+                .unwrap_or_default(),
+        };
+        if !r.slow_peers.is_empty() || !r.slow_disks.is_empty() {
+            tracing::info!(peers = ?r.slow_peers, disks = ?r.slow_disks, "reporting slow peers/disks");
+        }
+        r
+    }
+
+    /// Records whether the NameNode considers this node slow.
+    pub fn set_slow_node(&self, slow: bool) {
+        self.slow_node.store(slow, Ordering::Relaxed);
+    }
+
+    /// The SLOW field of this node's own ack flag: DISABLED unless dfs.pipeline.slownode.
+    pub fn slow_status(&self) -> SlowStatus {
+        if !self.pipeline_slownode {
+            SlowStatus::Disabled
+        } else if self.slow_node.load(Ordering::Relaxed) {
+            SlowStatus::Slow
+        } else {
+            SlowStatus::Normal
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rhdfs_conf::clock::ManualClock;
+    use std::sync::Arc;
+
+    fn slow_conf() -> Configuration {
+        let mut c = Configuration::new();
+        c.set(keys::DFS_DATANODE_PEER_STATS_ENABLED_KEY, "true");
+        c.set(
+            keys::DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_KEY,
+            "3",
+        );
+        c.set(keys::DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_KEY, "3");
+        c.set(keys::DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY, "10s");
+        c.set(ROLLING_WINDOW_LENGTH_KEY, "1s");
+        c.set(keys::DFS_PIPELINE_SLOWNODE_KEY, "true");
+        c
+    }
+
+    #[test]
+    fn defaults_are_off() {
+        let m =
+            DataNodeMetrics::from_conf(&Configuration::new(), rhdfs_conf::clock::system_clock())
+                .unwrap();
+        assert!(!m.enabled());
+        assert_eq!(m.slow_status(), SlowStatus::Disabled);
+        assert!(m.sample_io().is_none());
+    }
+
+    #[test]
+    fn bad_percentage_is_an_error() {
+        let mut c = Configuration::new();
+        c.set(
+            keys::DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_KEY,
+            "101",
+        );
+        let e = DataNodeMetrics::from_conf(&c, rhdfs_conf::clock::system_clock()).unwrap_err();
+        assert!(e.to_string().contains("fileio.profiling"), "{e}");
+    }
+
+    #[test]
+    fn reports_once_per_interval() {
+        let clock = Arc::new(ManualClock::new(0));
+        let m = DataNodeMetrics::from_conf(&slow_conf(), clock.clone()).unwrap();
+        for _ in 0..5 {
+            for p in ["a:1", "b:1", "c:1"] {
+                m.record_peer(p, Duration::from_millis(1));
+            }
+            m.record_peer("slow:1", Duration::from_millis(100));
+        }
+        // First heartbeat: due, but the window has not closed yet.
+        assert!(m.heartbeat_reports().slow_peers.is_empty());
+        clock.advance(Duration::from_secs(2));
+        // Not due again until 10s after the first report.
+        assert!(m.heartbeat_reports().slow_peers.is_empty());
+        clock.advance(Duration::from_secs(8));
+        let r = m.heartbeat_reports();
+        assert_eq!(r.slow_peers.len(), 1);
+        assert_eq!(r.slow_peers[0].data_node_id.as_deref(), Some("slow:1"));
+        assert!(m.heartbeat_reports().slow_peers.is_empty());
+        assert_eq!(m.slow_status(), SlowStatus::Normal);
+        m.set_slow_node(true);
+        assert_eq!(m.slow_status(), SlowStatus::Slow);
+    }
+}
