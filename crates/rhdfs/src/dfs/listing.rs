@@ -5,26 +5,74 @@ use rhdfs_client::FileStatus;
 use super::format::{self, Align, LsWidths};
 use super::{ShResult, Shell, ShellError, Shown, need_args, parse_flags};
 
+/// -ls ordering and output options.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct LsOpts {
+    by_time: bool,
+    by_size: bool,
+    reverse: bool,
+    atime: bool,
+    paths_only: bool,
+}
+
+impl LsOpts {
+    /// -t (newest first, by access time with -u), -S (largest first), -r (reversed).
+    fn sort(&self, v: &mut [FileStatus]) {
+        if self.by_time {
+            let atime = self.atime;
+            let t = move |s: &FileStatus| {
+                if atime {
+                    s.access_time
+                } else {
+                    s.modification_time
+                }
+            };
+            v.sort_by(|a, b| t(b).cmp(&t(a)).then_with(|| a.path.cmp(&b.path)));
+        } else if self.by_size {
+            v.sort_by(|a, b| b.length.cmp(&a.length).then_with(|| a.path.cmp(&b.path)));
+        }
+        if self.reverse {
+            v.reverse();
+        }
+    }
+
+    fn line(&self, s: &FileStatus, shown: &str, w: &LsWidths, human: bool) -> String {
+        if self.paths_only {
+            shown.to_string()
+        } else {
+            format::ls_line(s, shown, w, human)
+        }
+    }
+}
+
 impl Shell<'_> {
     pub(crate) async fn ls(&mut self, a: &[String]) -> ShResult {
-        let (flags, _, mut args) =
-            parse_flags(a, &["d", "h", "R", "C", "t", "S", "r", "u", "q", "e"], &[])?;
+        let (flags, _, mut args) = parse_flags(a, &["d", "h", "R", "C", "t", "S", "r", "u"], &[])?;
         let dirs_only = flags.iter().any(|f| f == "d");
         let human = flags.iter().any(|f| f == "h");
         let recursive = flags.iter().any(|f| f == "R");
+        let has = |x: &str| flags.iter().any(|f| f == x);
+        self.ls_opts = LsOpts {
+            by_time: has("t"),
+            by_size: has("S"),
+            reverse: has("r"),
+            atime: has("u"),
+            paths_only: has("C"),
+        };
         if args.is_empty() {
             args.push(".".to_string());
         }
         for arg in &args {
-            let Some((shown, items)) = self.expand(arg).await? else {
+            let Some((shown, mut items)) = self.expand(arg).await? else {
                 continue;
             };
+            self.ls_opts.sort(&mut items);
             // Each match in glob order: a directory is listed (unless -d), anything else is
             // printed on its own (column widths of that one line, as FsShell does).
             for s in &items {
                 if dirs_only || !s.is_dir {
                     let w = LsWidths::of(std::slice::from_ref(s), human);
-                    let line = format::ls_line(s, &shown.show(&s.path), &w, human);
+                    let line = self.ls_opts.line(s, &shown.show(&s.path), &w, human);
                     writeln!(self.out, "{line}")?;
                 } else {
                     self.ls_dir(&s.path, &shown, human, recursive).await?;
@@ -36,7 +84,10 @@ impl Shell<'_> {
 
     async fn ls_dir(&mut self, dir: &str, shown: &Shown, human: bool, recursive: bool) -> ShResult {
         let children = match self.fs.list_status(dir).await {
-            Ok(c) => c,
+            Ok(mut c) => {
+                self.ls_opts.sort(&mut c);
+                c
+            }
             Err(e) => {
                 self.path_error(&shown.show(dir), &e);
                 return Ok(());
@@ -54,11 +105,12 @@ impl Shell<'_> {
             }
             let s = items[idx].clone();
             frames.push((items, w, idx + 1));
-            let line = format::ls_line(&s, &shown.show(&s.path), &w, human);
+            let line = self.ls_opts.line(&s, &shown.show(&s.path), &w, human);
             writeln!(self.out, "{line}")?;
             if recursive && s.is_dir {
                 match self.fs.list_status(&s.path).await {
-                    Ok(c) => {
+                    Ok(mut c) => {
+                        self.ls_opts.sort(&mut c);
                         let w = LsWidths::of(&c, human);
                         frames.push((c, w, 0));
                     }

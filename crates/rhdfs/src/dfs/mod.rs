@@ -99,6 +99,7 @@ pub async fn run_with(
         err,
         name: name.clone(),
         code: 0,
+        ls_opts: Default::default(),
     };
     let argv: Vec<String> = rest[1..].to_vec();
     let result = sh.dispatch(&argv).await;
@@ -194,6 +195,7 @@ pub(crate) struct Shell<'a> {
     pub err: &'a mut (dyn Write + Send),
     pub name: String,
     pub code: i32,
+    pub(crate) ls_opts: listing::LsOpts,
 }
 
 impl Shell<'_> {
@@ -344,7 +346,10 @@ const USAGES: &[(&str, &str)] = &[
         "getmerge",
         "-getmerge [-nl] [-skip-empty-file] <src> <localdst>",
     ),
-    ("ls", "-ls [-d] [-h] [-R] [<path> ...]"),
+    (
+        "ls",
+        "-ls [-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u] [<path> ...]",
+    ),
     ("mkdir", "-mkdir [-p] <path> ..."),
     ("mv", "-mv <src> ... <dst>"),
     ("put", "-put [-f] <localsrc> ... <dst>"),
