@@ -424,3 +424,40 @@ async fn idle_pipeline_is_kept_alive_by_heartbeats() -> anyhow::Result<()> {
     c.shutdown().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_of_three_killed_default_policy_adds_nodes() -> anyhow::Result<()> {
+    let mut c = cluster(5).await?;
+    let fs = fs(&c, &[]).await?;
+    let d = data(500_000, 70);
+    let mut w = fs.create("/two", CreateOptions::default()).await?;
+    w.write(&d[..200_000]).await?;
+    w.hflush().await?;
+    let pipeline = w.pipeline();
+    let victims: Vec<usize> = c
+        .running_datanodes()
+        .filter(|(_, dn)| {
+            let a = dn.xfer_addr().to_string();
+            a == pipeline[1] || a == pipeline[2]
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(victims.len(), 2);
+    for i in victims {
+        c.stop_datanode(i).await?;
+    }
+    w.write(&d[200_000..]).await?;
+    w.hflush().await?;
+    assert_eq!(
+        w.pipeline().len(),
+        3,
+        "replacements were added: {:?}",
+        w.pipeline()
+    );
+    w.close().await?;
+    assert_eq!(read_file(&fs, "/two").await?, d);
+    let locs = fs.block_locations("/two").await?;
+    assert_eq!(locs[0].hosts.len(), 3, "{locs:?}");
+    c.shutdown().await;
+    Ok(())
+}
