@@ -359,3 +359,35 @@ async fn put_get_large_file_is_byte_identical() -> anyhow::Result<()> {
     c.shutdown().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bench_dfsio_runs() -> anyhow::Result<()> {
+    let c = cluster(3).await?;
+    let tmp = tempfile::tempdir()?;
+    let local = tmp.path().to_string_lossy().into_owned();
+    for mode in ["-write", "-read"] {
+        let args: Vec<String> = [
+            "dfsio",
+            mode,
+            "--files",
+            "2",
+            "--size",
+            "2m",
+            "--replication",
+            "2",
+            "--local-dir",
+            &local,
+            "-fs",
+            &c.uri(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(dfs::bench::bench(args).await?, 0);
+    }
+    let fs = fs(&c, &[]).await?;
+    let st = fs.status("/benchmarks/TestDFSIO/io_data/test_io_1").await?;
+    assert_eq!((st.length, st.replication), (2 << 20, 2));
+    c.shutdown().await;
+    Ok(())
+}

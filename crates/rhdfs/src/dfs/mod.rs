@@ -2,6 +2,7 @@
 //! codes, on top of `rhdfs_client`.
 
 mod attrs;
+pub mod bench;
 mod copy;
 mod format;
 mod listing;
