@@ -15,7 +15,10 @@ pub mod fsdir;
 pub mod leases;
 pub mod namespace;
 pub mod namesystem;
+pub mod persist;
+pub mod retry_cache;
 pub mod rpc;
+pub mod safemode;
 pub mod server;
 pub mod storage;
 

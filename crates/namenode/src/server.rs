@@ -15,10 +15,11 @@ use rhdfs_ipc::{CallContext, RpcError, RpcServer, RpcService, ServerConfig};
 use rhdfs_proto::protocols::{CLIENT_PROTOCOL, DATANODE_PROTOCOL};
 use tokio::task::JoinHandle;
 
-use crate::namespace::{Namespace, NamespaceConfig};
+use crate::namespace::NamespaceConfig;
 use crate::namesystem::{Namesystem, NamesystemSettings};
 use crate::rpc::{ClientProtocolService, server_defaults};
 use crate::storage;
+use rhdfs_editlog::RecoveryMode;
 
 /// Why the NameNode could not start.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +28,8 @@ pub enum NameNodeError {
     Conf(#[from] rhdfs_conf::ConfError),
     #[error("name directory: {0}")]
     Storage(String),
+    #[error("name directory: {0}")]
+    Persist(#[from] crate::persist::PersistError),
     #[error("block manager: {0}")]
     BlockManager(#[from] rhdfs_blockmanager::BlockManagerError),
     #[error("cannot bind the RPC server at {addr}: {source}")]
@@ -97,24 +100,30 @@ pub fn namespace_config(
     })
 }
 
-fn ip_for_pool_id(host: &str) -> String {
-    match host.parse::<std::net::IpAddr>() {
-        Ok(ip) if !ip.is_unspecified() => ip.to_string(),
-        _ => "127.0.0.1".to_string(),
-    }
-}
-
 /// `rhdfs namenode -format`: writes a new namespace identity into every name directory
 /// (refusing non-empty ones unless `force`).
+/// Also saves the empty namespace as image 0. Blocking.
 pub fn format(conf: &Configuration, force: bool) -> Result<(), NameNodeError> {
-    let dirs = storage::name_dirs(conf)?;
-    let (host, _) = rhdfs_conf::addr::namenode_rpc_address(conf)?;
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    storage::format_dirs(&dirs, &ip_for_pool_id(&host), now_ms, force)?;
+    let user = rhdfs_conf::user::current_user();
+    let ns_cfg = namespace_config(conf, &user)?;
+    crate::persist::format(conf, &rhdfs_conf::clock::system_clock(), ns_cfg, force)?;
     Ok(())
+}
+
+/// `rhdfs namenode -recover`: loads the name directories keeping the valid prefix of a
+/// damaged edit log (RecoveryMode::KeepPrefix), repairs the directories and closes the
+/// log. Returns the last txid kept. Blocking.
+pub fn recover(conf: &Configuration) -> Result<u64, NameNodeError> {
+    let user = rhdfs_conf::user::current_user();
+    let ns_cfg = namespace_config(conf, &user)?;
+    let (durable, ns) = crate::persist::load(
+        conf,
+        &rhdfs_conf::clock::system_clock(),
+        ns_cfg,
+        RecoveryMode::KeepPrefix,
+    )?;
+    durable.close();
+    Ok(ns.last_txid())
 }
 
 /// Routes calls by protocol: DataNodes to the block manager, clients to the namespace.
@@ -144,6 +153,9 @@ pub struct NameNodeHandle {
     bm: Arc<BlockManager>,
     stop: Arc<AtomicBool>,
     lease_monitor: JoinHandle<()>,
+    checkpointer: JoinHandle<()>,
+    safe_mode: JoinHandle<()>,
+    durable: Arc<crate::persist::Durable>,
 }
 
 impl std::fmt::Debug for NameNodeHandle {
@@ -160,40 +172,76 @@ impl NameNode {
         conf: Configuration,
         clock: SharedClock,
     ) -> Result<NameNodeHandle, NameNodeError> {
+        Self::start_with(conf, clock, RecoveryMode::Strict).await
+    }
+
+    /// [`NameNode::start`] with an edit-log recovery mode (`KeepPrefix` = `-recover`).
+    pub async fn start_with(
+        conf: Configuration,
+        clock: SharedClock,
+        mode: RecoveryMode,
+    ) -> Result<NameNodeHandle, NameNodeError> {
         let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
-        let dirs = storage::name_dirs(&conf)?;
-        let ip = ip_for_pool_id(&host);
-        let now_ms = clock.now_millis();
-        let ns_info =
-            tokio::task::spawn_blocking(move || storage::load_or_format(&dirs, &ip, now_ms))
-                .await
-                .map_err(|e| NameNodeError::Storage(format!("storage task failed: {e}")))??;
+        storage::name_dirs(&conf)?;
         let user = tokio::task::spawn_blocking(rhdfs_conf::user::current_user)
             .await
             .unwrap_or_else(|_| "hdfs".to_string());
         let ns_cfg = namespace_config(&conf, &user)?;
+        let checkpoint_policy = crate::persist::checkpoint_policy(&conf)?;
+        let (durable, namespace) = {
+            let (conf, clock, ns_cfg) = (conf.clone(), clock.clone(), ns_cfg.clone());
+            tokio::task::spawn_blocking(move || crate::persist::load(&conf, &clock, ns_cfg, mode))
+                .await
+                .map_err(|e| NameNodeError::Storage(format!("storage task failed: {e}")))??
+        };
+        let v = durable.version();
+        let ns_info = rhdfs_blockmanager::NamespaceInfo {
+            namespace_id: v.namespace_id,
+            cluster_id: v.cluster_id.clone(),
+            block_pool_id: v.block_pool_id.clone(),
+            ctime: v.ctime,
+        };
         let defaults = server_defaults(&conf)?;
         let lease_recheck = conf.get_duration(
             keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_KEY,
             keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_DEFAULT,
             TimeUnit::Milliseconds,
         )?;
+        let replication_wait = conf.get_duration(
+            keys::RHDFS_NAMENODE_REPLICATION_WAIT_MS_KEY,
+            keys::RHDFS_NAMENODE_REPLICATION_WAIT_MS_DEFAULT,
+            keys::RHDFS_NAMENODE_REPLICATION_WAIT_MS_UNIT,
+        )?;
         let settings = NamesystemSettings {
             lease_recheck: lease_recheck.max(Duration::from_millis(10)),
-            ..NamesystemSettings::default()
+            replication_wait,
         };
 
         let bm = BlockManager::new(&conf, clock.clone(), ns_info.clone())?;
         bm.start();
-        let now = crate::namespace::Now {
-            wall_ms: clock.now_millis(),
-            mono: clock.monotonic(),
-        };
-        let namespace = Namespace::new(ns_cfg, now);
         let groups: crate::namesystem::GroupsLookup = Arc::new(rhdfs_conf::user::groups_of);
-        let fs = Namesystem::new(namespace, bm.clone(), clock, settings, groups);
+        let fs = Namesystem::new(namespace, bm.clone(), clock.clone(), settings, groups);
+        fs.attach_durable(durable.clone());
+        fs.register_loaded_blocks();
+        bm.set_last_txid(durable.log().last_txid());
         let stop = Arc::new(AtomicBool::new(false));
         let lease_monitor = fs.spawn_lease_monitor(stop.clone());
+        let safe_cfg = crate::safemode::SafeModeConfig::from_conf(&conf)?;
+        let mut tracker = crate::safemode::SafeModeTracker::new(safe_cfg);
+        crate::safemode::tick(&fs, &mut tracker);
+        let safe_mode = crate::safemode::spawn_safe_mode_monitor(
+            fs.clone(),
+            tracker,
+            safe_cfg.recheck,
+            stop.clone(),
+        );
+        let checkpointer = crate::persist::spawn_checkpointer(
+            fs.clone(),
+            durable.clone(),
+            checkpoint_policy,
+            clock,
+            stop.clone(),
+        );
 
         let router = Router {
             client: Arc::new(ClientProtocolService::new(fs.clone(), defaults)),
@@ -217,7 +265,10 @@ impl NameNode {
                 Err(source) => {
                     stop.store(true, Ordering::Relaxed);
                     lease_monitor.abort();
+                    checkpointer.abort();
+                    safe_mode.abort();
                     bm.stop();
+                    let _ = tokio::task::spawn_blocking(move || durable.close()).await;
                     return Err(NameNodeError::Bind {
                         addr: addr.to_string(),
                         source,
@@ -237,6 +288,9 @@ impl NameNode {
             bm,
             stop,
             lease_monitor,
+            checkpointer,
+            safe_mode,
+            durable,
         })
     }
 }
@@ -264,8 +318,26 @@ impl NameNodeHandle {
     pub async fn shutdown(self) {
         self.stop.store(true, Ordering::Relaxed);
         self.lease_monitor.abort();
+        self.checkpointer.abort();
+        self.safe_mode.abort();
         self.rpc.shutdown().await;
         self.bm.stop();
+        let durable = self.durable.clone();
+        let _ = tokio::task::spawn_blocking(move || durable.close()).await;
         tracing::info!("NameNode stopped");
+    }
+
+    /// Stops like a killed process: the RPC server and tasks end, the edit log is left as
+    /// it is on disk (nothing more is synced or finalized) and the directory locks are
+    /// released so a new NameNode in this process can start on the same directories.
+    pub async fn crash(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.lease_monitor.abort();
+        self.checkpointer.abort();
+        self.safe_mode.abort();
+        self.rpc.shutdown().await;
+        self.bm.stop();
+        self.durable.abandon();
+        tracing::info!("NameNode crashed (test)");
     }
 }

@@ -9,6 +9,7 @@ mod attrs;
 mod check;
 mod create;
 mod delete;
+mod image;
 mod mkdir;
 mod read;
 mod rename;
@@ -21,6 +22,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 pub use create::{AppendResult, CreateArgs, flags};
+pub use image::{IMAGE_PAYLOAD_MAGIC, ImageDecodeError, LoadedBlock};
 pub use read::{FileBlocks, FileStatus, Listing};
 pub use write::{AddBlockPlan, CompletePlan, FileRef, OpenFile};
 
@@ -102,6 +104,9 @@ pub struct Namespace {
     journal: Box<dyn Journal>,
     last_txid: u64,
     manual_safe_mode: bool,
+    /// Why start-up safe mode is on (None when off); see `crate::safemode`.
+    startup_safe_mode: Option<String>,
+    startup_safe_mode_done: bool,
 }
 
 impl Namespace {
@@ -119,6 +124,8 @@ impl Namespace {
             journal: Box::new(NoJournal::default()),
             last_txid: 0,
             manual_safe_mode: false,
+            startup_safe_mode: None,
+            startup_safe_mode_done: false,
         }
     }
 
@@ -172,18 +179,46 @@ impl Namespace {
         self.block_owner.len()
     }
 
-    // ---- safe mode (manual only; full safe mode is issue 4) ----
+    // ---- safe mode: manual, and start-up (driven by `crate::safemode`) ----
 
     pub fn in_safe_mode(&self) -> bool {
-        self.manual_safe_mode
+        self.manual_safe_mode || self.startup_safe_mode.is_some()
     }
 
+    /// ENTER turns manual safe mode on; LEAVE turns both manual and start-up safe mode
+    /// off (start-up safe mode then never comes back).
     pub fn set_manual_safe_mode(&mut self, on: bool) {
         self.manual_safe_mode = on;
+        if !on {
+            self.startup_safe_mode = None;
+            self.startup_safe_mode_done = true;
+        }
+    }
+
+    /// Publishes start-up safe mode's state (`Some(reason)` = on). Ignored once start-up
+    /// safe mode ended; returns whether it is still on.
+    pub fn set_startup_safe_mode(&mut self, reason: Option<String>) -> bool {
+        if self.startup_safe_mode_done {
+            return false;
+        }
+        self.startup_safe_mode_done = reason.is_none();
+        self.startup_safe_mode = reason;
+        !self.startup_safe_mode_done
+    }
+
+    /// The text `dfsadmin -safemode get` and SafeModeException give for start-up safe
+    /// mode, when it is on.
+    pub fn startup_safe_mode_reason(&self) -> Option<&str> {
+        self.startup_safe_mode.as_deref()
     }
 
     /// Fails with SafeModeException when mutations are not allowed.
     pub fn check_safe_mode(&self, what: &str) -> FsResult<()> {
+        if let (false, Some(reason)) = (self.manual_safe_mode, &self.startup_safe_mode) {
+            return Err(FsError::SafeMode(format!(
+                "{what}. Name node is in safe mode. {reason}"
+            )));
+        }
         if self.manual_safe_mode {
             return Err(FsError::SafeMode(format!(
                 "{what}. Name node is in safe mode. It was turned on manually. \

@@ -5,6 +5,7 @@
 //! manager; lock order is namespace, then block manager; blocks of deleted files go to
 //! the block manager only after the namespace lock is released.
 
+mod durable;
 mod leases;
 mod read;
 mod write;
@@ -57,6 +58,8 @@ pub struct Namesystem {
     settings: NamesystemSettings,
     groups: GroupsLookup,
     groups_cache: Mutex<HashMap<String, (Vec<String>, Instant)>>,
+    /// The edit log and image store (absent in tests that run without storage).
+    durable: std::sync::OnceLock<Arc<crate::persist::Durable>>,
 }
 
 impl std::fmt::Debug for Namesystem {
@@ -84,6 +87,7 @@ impl Namesystem {
             settings,
             groups,
             groups_cache: Mutex::new(HashMap::new()),
+            durable: std::sync::OnceLock::new(),
         })
     }
 

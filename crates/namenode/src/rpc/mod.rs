@@ -32,6 +32,7 @@ use rhdfs_proto::hdfs::{ChecksumTypeProto, FsServerDefaultsProto};
 
 use crate::fsdir::permission::Caller;
 use crate::namesystem::Namesystem;
+use crate::retry_cache::{Lookup, RetryCache};
 
 /// The server defaults clients read with getServerDefaults.
 pub fn server_defaults(
@@ -76,11 +77,26 @@ pub fn server_defaults(
 pub struct ClientProtocolService {
     fs: Arc<Namesystem>,
     defaults: FsServerDefaultsProto,
+    retry_cache: Option<Arc<RetryCache>>,
 }
 
 impl ClientProtocolService {
     pub fn new(fs: Arc<Namesystem>, defaults: FsServerDefaultsProto) -> Self {
-        ClientProtocolService { fs, defaults }
+        let retry_cache = Some(RetryCache::new(
+            crate::retry_cache::DEFAULT_EXPIRY,
+            fs.clock().clone(),
+        ));
+        ClientProtocolService {
+            fs,
+            defaults,
+            retry_cache,
+        }
+    }
+
+    /// Sets the retry cache's expiry; `None` turns the cache off.
+    pub fn with_retry_cache(mut self, expiry: Option<std::time::Duration>) -> Self {
+        self.retry_cache = expiry.map(|e| RetryCache::new(e, self.fs.clock().clone()));
+        self
     }
 
     pub fn namesystem(&self) -> &Arc<Namesystem> {
@@ -99,8 +115,31 @@ impl ClientProtocolService {
 #[async_trait]
 impl RpcService for ClientProtocolService {
     async fn call(&self, ctx: CallContext, body: Bytes) -> Result<Bytes, RpcError> {
-        let b = &body;
-        let c = &ctx;
+        let guard = match &self.retry_cache {
+            Some(cache) if RetryCache::applies(&ctx.method, &ctx.client_id, ctx.call_id) => {
+                match cache.lookup(&ctx.client_id, ctx.call_id).await {
+                    Lookup::Cached(answer) => return answer,
+                    Lookup::Run(g) => Some(g),
+                }
+            }
+            _ => None,
+        };
+        let answer = self.dispatch(&ctx, &body).await;
+        // Nothing is acknowledged before its edits are durable.
+        let answer = match self.fs.sync_edits().await {
+            Ok(()) => answer,
+            Err(e) => Err(e.into()),
+        };
+        if let Some(g) = guard {
+            g.finish(&answer);
+        }
+        answer
+    }
+}
+
+impl ClientProtocolService {
+    async fn dispatch(&self, c: &CallContext, b: &Bytes) -> Result<Bytes, RpcError> {
+        let ctx = c;
         match ctx.method.as_str() {
             "getServerDefaults" => self.get_server_defaults(c, b),
             "getFileInfo" => self.get_file_info(c, b).await,

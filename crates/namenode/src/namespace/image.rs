@@ -1,0 +1,354 @@
+//! The namespace as an image (checkpoint) payload, and replay of logged ops.
+//!
+//! Layout: the magic `RHNSIMG1`, then varints `last_txid`, `last_inode_id`,
+//! `last_block_id`, `last_gs`, the inode count, then every inode parent-first (the root
+//! first): id, parent, name, owner, group, mode, mtime, atime and a kind byte; a
+//! directory adds its two quotas (as two's-complement u64), a file its replication,
+//! block size, blocks (id, gs, length) and an optional writer (client name and
+//! machine). Integers are unsigned LEB128 varints, strings a varint length and bytes.
+//! Decoding never panics: bad input is an [`ImageDecodeError`].
+
+use std::time::Duration;
+
+use super::Namespace;
+use crate::edit::EditOp;
+use crate::error::FsResult;
+use crate::fsdir::{
+    BlockInfo, DirInode, FileInode, FsDirectory, Inode, InodeKind, PermissionStatus, ROOT_INODE_ID,
+    UnderConstruction,
+};
+
+/// First bytes of an image payload.
+pub const IMAGE_PAYLOAD_MAGIC: &[u8; 8] = b"RHNSIMG1";
+
+/// Why an image payload is not a namespace.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImageDecodeError {
+    #[error("namespace image is not an rhdfs image (bad magic)")]
+    BadMagic,
+    #[error("namespace image ends early at byte {0}")]
+    Truncated(usize),
+    #[error("namespace image: bad value at byte {at}: {what}")]
+    Bad { at: usize, what: &'static str },
+    #[error("namespace image: inode {id} cannot be placed under {parent}")]
+    Orphan { id: u64, parent: u64 },
+}
+
+/// A block of the namespace as the block manager must learn it after a load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadedBlock {
+    pub block: BlockInfo,
+    pub inode: u64,
+    pub replication: u16,
+    /// True for the last block of a file open for write.
+    pub under_construction: bool,
+}
+
+struct W(Vec<u8>);
+
+impl W {
+    fn u(&mut self, mut v: u64) {
+        loop {
+            let b = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                self.0.push(b);
+                return;
+            }
+            self.0.push(b | 0x80);
+        }
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+}
+
+struct R<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl R<'_> {
+    fn byte(&mut self) -> Result<u8, ImageDecodeError> {
+        let v = *self
+            .b
+            .get(self.at)
+            .ok_or(ImageDecodeError::Truncated(self.at))?;
+        self.at += 1;
+        Ok(v)
+    }
+    fn u(&mut self) -> Result<u64, ImageDecodeError> {
+        let start = self.at;
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(ImageDecodeError::Bad {
+            at: start,
+            what: "varint too long",
+        })
+    }
+    fn u16(&mut self) -> Result<u16, ImageDecodeError> {
+        let at = self.at;
+        u16::try_from(self.u()?).map_err(|_| ImageDecodeError::Bad {
+            at,
+            what: "value over 16 bits",
+        })
+    }
+    fn len(&mut self) -> Result<usize, ImageDecodeError> {
+        let at = self.at;
+        let n =
+            usize::try_from(self.u()?).map_err(|_| ImageDecodeError::Bad { at, what: "length" })?;
+        if n > self.b.len().saturating_sub(self.at) {
+            return Err(ImageDecodeError::Truncated(self.b.len()));
+        }
+        Ok(n)
+    }
+    fn bytes(&mut self) -> Result<Vec<u8>, ImageDecodeError> {
+        let n = self.len()?;
+        let s = self
+            .b
+            .get(self.at..self.at + n)
+            .ok_or(ImageDecodeError::Truncated(self.b.len()))?;
+        self.at += n;
+        Ok(s.to_vec())
+    }
+    fn string(&mut self) -> Result<String, ImageDecodeError> {
+        let at = self.at;
+        String::from_utf8(self.bytes()?).map_err(|_| ImageDecodeError::Bad {
+            at,
+            what: "not UTF-8",
+        })
+    }
+}
+
+const KIND_DIR: u8 = 0;
+const KIND_FILE: u8 = 1;
+
+fn encode_inode(w: &mut W, inode: &Inode) {
+    w.u(inode.id);
+    w.u(inode.parent);
+    w.bytes(&inode.name);
+    w.bytes(inode.perm.owner.as_bytes());
+    w.bytes(inode.perm.group.as_bytes());
+    w.u(u64::from(inode.perm.mode));
+    w.u(inode.mtime);
+    w.u(inode.atime);
+    match &inode.kind {
+        InodeKind::Dir(d) => {
+            w.0.push(KIND_DIR);
+            w.u(d.ns_quota as u64);
+            w.u(d.ds_quota as u64);
+        }
+        InodeKind::File(f) => {
+            w.0.push(KIND_FILE);
+            w.u(u64::from(f.replication));
+            w.u(f.block_size);
+            w.u(f.blocks.len() as u64);
+            for b in &f.blocks {
+                w.u(b.id);
+                w.u(b.gs);
+                w.u(b.num_bytes);
+            }
+            match &f.uc {
+                Some(uc) => {
+                    w.0.push(1);
+                    w.bytes(uc.client_name.as_bytes());
+                    w.bytes(uc.client_machine.as_bytes());
+                }
+                None => w.0.push(0),
+            }
+        }
+    }
+}
+
+fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
+    let id = r.u()?;
+    let parent = r.u()?;
+    let name = r.bytes()?;
+    let owner = r.string()?;
+    let group = r.string()?;
+    let mode = r.u16()?;
+    let mtime = r.u()?;
+    let atime = r.u()?;
+    let at = r.at;
+    let kind = match r.byte()? {
+        KIND_DIR => InodeKind::Dir(DirInode {
+            children: Default::default(),
+            ns_quota: r.u()? as i64,
+            ds_quota: r.u()? as i64,
+        }),
+        KIND_FILE => {
+            let replication = r.u16()?;
+            let block_size = r.u()?;
+            let n = r.len()?;
+            let mut blocks = Vec::with_capacity(n.min(1 << 16));
+            for _ in 0..n {
+                blocks.push(BlockInfo {
+                    id: r.u()?,
+                    gs: r.u()?,
+                    num_bytes: r.u()?,
+                });
+            }
+            let at = r.at;
+            let uc = match r.byte()? {
+                0 => None,
+                1 => Some(UnderConstruction {
+                    client_name: r.string()?,
+                    client_machine: r.string()?,
+                }),
+                _ => {
+                    return Err(ImageDecodeError::Bad {
+                        at,
+                        what: "writer flag",
+                    });
+                }
+            };
+            InodeKind::File(FileInode {
+                replication,
+                block_size,
+                blocks,
+                uc,
+            })
+        }
+        _ => {
+            return Err(ImageDecodeError::Bad {
+                at,
+                what: "inode kind",
+            });
+        }
+    };
+    Ok(Inode {
+        id,
+        parent,
+        name,
+        perm: PermissionStatus { owner, group, mode },
+        mtime,
+        atime,
+        kind,
+    })
+}
+
+impl Namespace {
+    /// The whole namespace as an image payload, with the txid it covers
+    /// ([`Namespace::last_txid`]). Runs under the namespace lock: one pass over the tree,
+    /// no I/O.
+    pub fn encode_image(&self) -> (u64, Vec<u8>) {
+        let mut w = W(Vec::with_capacity(64 + self.dir.inode_count() * 48));
+        w.0.extend_from_slice(IMAGE_PAYLOAD_MAGIC);
+        w.u(self.last_txid);
+        w.u(self.last_inode_id);
+        w.u(self.last_block_id);
+        w.u(self.last_gs);
+        let ids = self.dir.subtree(ROOT_INODE_ID);
+        w.u(ids.len() as u64);
+        for id in ids {
+            if let Some(inode) = self.dir.get(id) {
+                encode_inode(&mut w, inode);
+            }
+        }
+        (self.last_txid, w.0)
+    }
+
+    /// Replaces this namespace's tree, counters and leases with the image's (the
+    /// configuration and journal stay). Leases of open files start at `mono`.
+    pub fn load_image(&mut self, payload: &[u8], mono: Duration) -> Result<(), ImageDecodeError> {
+        let body = payload
+            .strip_prefix(IMAGE_PAYLOAD_MAGIC.as_slice())
+            .ok_or(ImageDecodeError::BadMagic)?;
+        let mut r = R { b: body, at: 0 };
+        let last_txid = r.u()?;
+        let last_inode_id = r.u()?;
+        let last_block_id = r.u()?;
+        let last_gs = r.u()?;
+        let count = r.u()?;
+        let mut dir = FsDirectory::new(&self.cfg.superuser, &self.cfg.supergroup, 0);
+        let mut block_owner = std::collections::HashMap::new();
+        let mut leases = crate::leases::LeaseManager::default();
+        for i in 0..count {
+            let inode = decode_inode(&mut r)?;
+            if let InodeKind::File(f) = &inode.kind {
+                for b in &f.blocks {
+                    block_owner.insert(b.id, inode.id);
+                }
+                if let Some(uc) = &f.uc {
+                    leases.add(&uc.client_name, inode.id, mono);
+                }
+            }
+            if i == 0 {
+                if inode.id != ROOT_INODE_ID {
+                    return Err(ImageDecodeError::Orphan {
+                        id: inode.id,
+                        parent: inode.parent,
+                    });
+                }
+                let root = dir
+                    .get_mut(ROOT_INODE_ID)
+                    .ok_or(ImageDecodeError::BadMagic)?;
+                root.perm = inode.perm;
+                root.mtime = inode.mtime;
+                root.atime = inode.atime;
+                if let (Some(d), InodeKind::Dir(src)) = (root.as_dir_mut(), inode.kind) {
+                    d.ns_quota = src.ns_quota;
+                    d.ds_quota = src.ds_quota;
+                }
+                continue;
+            }
+            let (id, parent) = (inode.id, inode.parent);
+            if !dir.attach(inode) {
+                return Err(ImageDecodeError::Orphan { id, parent });
+            }
+        }
+        if r.at != body.len() {
+            return Err(ImageDecodeError::Bad {
+                at: r.at,
+                what: "trailing bytes",
+            });
+        }
+        self.dir = dir;
+        self.block_owner = block_owner;
+        self.leases = leases;
+        self.last_txid = last_txid;
+        self.last_inode_id = last_inode_id;
+        self.last_block_id = last_block_id;
+        self.last_gs = last_gs;
+        Ok(())
+    }
+
+    /// Applies one op read back from the edit log (transaction `txid`).
+    pub fn replay(&mut self, op: &EditOp, txid: u64, mono: Duration) -> FsResult<()> {
+        self.apply(op, mono)?;
+        self.last_txid = txid;
+        Ok(())
+    }
+
+    /// Sets the txid the namespace is at (after a replay that ended on records it skipped).
+    pub fn set_last_txid(&mut self, txid: u64) {
+        self.last_txid = txid;
+    }
+
+    /// Every block of every file, for the block manager after a load.
+    pub fn loaded_blocks(&self) -> Vec<LoadedBlock> {
+        let mut out = Vec::with_capacity(self.block_owner.len());
+        for id in self.dir.subtree(ROOT_INODE_ID) {
+            let Some(f) = self.dir.get(id).and_then(Inode::as_file) else {
+                continue;
+            };
+            let n = f.blocks.len();
+            for (i, b) in f.blocks.iter().enumerate() {
+                out.push(LoadedBlock {
+                    block: *b,
+                    inode: id,
+                    replication: f.replication,
+                    under_construction: f.uc.is_some() && i + 1 == n,
+                });
+            }
+        }
+        out
+    }
+}

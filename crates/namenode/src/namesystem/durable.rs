@@ -1,0 +1,85 @@
+//! The namesystem's side of durability: syncing edits before answering, saveNamespace,
+//! and handing loaded blocks to the block manager.
+
+use std::sync::Arc;
+
+use rhdfs_blockmanager::BlockUcState;
+
+use super::{Namesystem, to_block};
+use crate::error::{FsError, FsResult};
+use crate::persist::Durable;
+
+impl Namesystem {
+    /// Joins the namesystem to its storage (once, at start).
+    pub fn attach_durable(&self, durable: Arc<Durable>) {
+        if self.durable.set(durable).is_err() {
+            tracing::warn!("namesystem storage attached twice; keeping the first");
+        }
+    }
+
+    /// The clock the namesystem runs on.
+    pub fn clock(&self) -> &rhdfs_conf::clock::SharedClock {
+        &self.clock
+    }
+
+    /// The storage, when the namesystem has one.
+    pub fn durable(&self) -> Option<&Arc<Durable>> {
+        self.durable.get()
+    }
+
+    /// Waits until every edit appended so far is durable: called before a mutation is
+    /// acknowledged. A failed sync means no name directory is left.
+    pub async fn sync_edits(&self) -> FsResult<()> {
+        let Some(d) = self.durable.get() else {
+            return Ok(());
+        };
+        match d.sync_all().await {
+            Ok(()) => {
+                self.bm.set_last_txid(d.log().synced_txid());
+                Ok(())
+            }
+            Err(e) => {
+                tracing::error!("edit log sync failed: {e}");
+                Err(FsError::Io(format!("edit log sync failed: {e}")))
+            }
+        }
+    }
+
+    /// saveNamespace: an image of the namespace now, then a roll. Only in safe mode, as
+    /// HDFS requires. Returns the image's txid.
+    pub async fn save_namespace(&self) -> FsResult<u64> {
+        if !self.with_ns(|ns| ns.in_safe_mode()) {
+            return Err(FsError::Io(
+                "Safe mode should be turned ON in order to create namespace image.".into(),
+            ));
+        }
+        self.checkpoint_now().await
+    }
+
+    /// A checkpoint regardless of safe mode (the periodic checkpointer and tests).
+    pub async fn checkpoint_now(&self) -> FsResult<u64> {
+        let Some(d) = self.durable.get() else {
+            return Err(FsError::Io("the NameNode has no storage".into()));
+        };
+        d.checkpoint(|| self.with_ns(|ns| ns.encode_image()))
+            .await
+            .map_err(|e| FsError::Io(format!("saveNamespace failed: {e}")))
+    }
+
+    /// Tells the block manager every block of the loaded namespace: blocks of closed files
+    /// are complete, the last block of an open file is under construction. Replicas come
+    /// with the DataNodes' reports.
+    pub fn register_loaded_blocks(&self) -> usize {
+        let blocks = self.with_ns(|ns| ns.loaded_blocks());
+        for b in &blocks {
+            let state = if b.under_construction {
+                BlockUcState::UnderConstruction
+            } else {
+                BlockUcState::Complete
+            };
+            self.bm
+                .load_block(to_block(&b.block), b.inode, b.replication, state);
+        }
+        blocks.len()
+    }
+}
