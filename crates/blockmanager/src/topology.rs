@@ -14,7 +14,7 @@
 //! runtime's worker with `block_in_place`, and callers on other async runtimes should run it
 //! with `spawn_blocking`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -385,6 +385,9 @@ impl TopologyConfig {
 pub struct RackResolver {
     mapping: Box<dyn DnsToSwitchMapping>,
     cache: Mutex<HashMap<String, String>>,
+    /// Addresses the mapping could not resolve: not asked again until `reload_cached`
+    /// (placement resolves racks under a lock, and a broken script must not run each time).
+    failed: Mutex<HashSet<String>>,
     reject_unresolved: bool,
     /// True when every node is on /default-rack without asking anything.
     trivial: bool,
@@ -401,6 +404,7 @@ impl RackResolver {
         RackResolver {
             mapping,
             cache: Mutex::new(HashMap::new()),
+            failed: Mutex::new(HashSet::new()),
             reject_unresolved,
             trivial: false,
         }
@@ -429,14 +433,15 @@ impl RackResolver {
     }
 
     /// Racks of `names`, in order, from the cache or one call to the mapping for the
-    /// addresses not cached yet. A failed or invalid answer is /default-rack (not cached),
-    /// or `Unresolved` when unresolved nodes are rejected.
+    /// addresses not asked yet. A failed or invalid answer is /default-rack (remembered
+    /// as failed until `reload_cached`), or `Unresolved` when unresolved nodes are rejected.
     pub fn resolve(&self, names: &[String]) -> Result<Vec<String>, TopologyError> {
         let missing: Vec<String> = {
             let cache = self.cache.lock();
+            let failed = self.failed.lock();
             let mut m: Vec<String> = names
                 .iter()
-                .filter(|n| !cache.contains_key(*n))
+                .filter(|n| !cache.contains_key(*n) && !failed.contains(*n))
                 .cloned()
                 .collect();
             m.sort();
@@ -454,9 +459,18 @@ impl RackResolver {
                 fresh.insert(name.clone(), rack);
             }
             let mut cache = self.cache.lock();
+            let mut failed = self.failed.lock();
             for (name, rack) in &fresh {
-                if let Some(rack) = rack {
-                    cache.insert(name.clone(), rack.clone());
+                match rack {
+                    Some(rack) => {
+                        cache.insert(name.clone(), rack.clone());
+                    }
+                    None => {
+                        if !self.reject_unresolved {
+                            tracing::warn!(host = %name, "Unresolved topology mapping; using {DEFAULT_RACK}");
+                        }
+                        failed.insert(name.clone());
+                    }
                 }
             }
         }
@@ -466,10 +480,7 @@ impl RackResolver {
             .map(|n| match cache.get(n) {
                 Some(r) => Ok(r.clone()),
                 None if self.reject_unresolved => Err(TopologyError::Unresolved(n.clone())),
-                None => {
-                    tracing::warn!(host = %n, "Unresolved topology mapping; using {DEFAULT_RACK}");
-                    Ok(DEFAULT_RACK.to_string())
-                }
+                None => Ok(DEFAULT_RACK.to_string()),
             })
             .collect()
     }
@@ -490,9 +501,10 @@ impl RackResolver {
         self.cache.lock().get(name).cloned()
     }
 
-    /// Forgets cached answers (e.g. after the table or script changed).
+    /// Forgets cached answers and failures (e.g. after the script changed).
     pub fn reload_cached(&self) {
         self.cache.lock().clear();
+        self.failed.lock().clear();
     }
 }
 

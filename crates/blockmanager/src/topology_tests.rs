@@ -199,8 +199,16 @@ fn failing_script_is_default_rack_or_rejected() {
         r.resolve(&strings(&["a", "b"])),
         Ok(strings(&[DEFAULT_RACK, DEFAULT_RACK]))
     );
-    // not cached: a fixed script is asked again
     assert_eq!(r.cached("a"), None);
+    // the failure is remembered: a fixed script is asked again only after a reload
+    script(
+        &dir,
+        "short.sh",
+        "#!/bin/sh\nfor a in \"$@\"; do echo /r1; done\n",
+    );
+    assert_eq!(r.resolve(&strings(&["a"])), Ok(strings(&[DEFAULT_RACK])));
+    r.reload_cached();
+    assert_eq!(r.resolve(&strings(&["a"])), Ok(strings(&["/r1"])));
     let failing = script(&dir, "fail.sh", "#!/bin/sh\nexit 3\n");
     let r = RackResolver::with_mapping(Box::new(ScriptMapping::new(&failing, 100)), true);
     assert_eq!(
