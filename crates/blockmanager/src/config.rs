@@ -36,6 +36,8 @@ pub struct BlockManagerConfig {
     pub reconstruction_pending_timeout: Duration,
     /// Seed of the placement / shuffling RNG (None: `$RHDFS_SEED` or entropy).
     pub seed: Option<u64>,
+    /// Slow peer / slow disk tracking and the slow node set (`slowpeers`).
+    pub slow: crate::slowpeers::SlowNodeConfig,
     /// The placement policy (`dfs.block.replicator.classname`), its load / space / stale
     /// settings and the rack mapping.
     pub placement: PlacementConfig,
@@ -72,6 +74,7 @@ impl Default for BlockManagerConfig {
             reconstruction_pending_timeout: Duration::from_secs(
                 DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_DEFAULT as u64,
             ),
+            slow: Default::default(),
             seed: None,
             placement: PlacementConfig::default(),
         }
@@ -220,6 +223,7 @@ impl BlockManagerConfig {
                     DFS_NAMENODE_FULL_BLOCK_REPORT_LEASE_LENGTH_MS_UNIT,
                 )
                 .map_err(conf_err)?,
+            slow: crate::slowpeers::SlowNodeConfig::from_conf(conf)?,
             seed: None,
             placement: PlacementConfig::from_conf(conf)?,
         })

@@ -33,6 +33,7 @@ pub mod render;
 pub mod report;
 mod reports;
 pub mod service;
+pub mod slowpeers;
 pub mod state;
 pub mod topology;
 pub mod views;

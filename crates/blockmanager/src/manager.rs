@@ -100,6 +100,7 @@ pub struct BlockManager {
     pub(crate) tasks: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) stopped: AtomicBool,
     pub(crate) reconstruction_enabled: AtomicBool,
+    pub(crate) slow: crate::slowpeers::SlowNodes,
 }
 
 impl std::fmt::Debug for BlockManager {
@@ -156,6 +157,7 @@ impl BlockManager {
             tasks: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
             reconstruction_enabled: AtomicBool::new(true),
+            slow: crate::slowpeers::SlowNodes::new(cfg.slow, clock.clone()),
             started,
             cfg,
             clock,
@@ -173,6 +175,12 @@ impl BlockManager {
 
     pub fn block_pool_id(&self) -> &str {
         &self.ns.block_pool_id
+    }
+
+    /// Slow peer / slow disk reports and the slow node set (JMX SlowPeersReport and
+    /// SlowDisksReport come from here).
+    pub fn slow_nodes(&self) -> &crate::slowpeers::SlowNodes {
+        &self.slow
     }
 
     /// The namespace's last transaction id, reported in heartbeat responses.
@@ -261,7 +269,8 @@ impl BlockManager {
     ) -> (Vec<Location>, PlacementOutcome) {
         let dns = self.datanodes.lock("choose_targets");
         let now = self.now_mono();
-        let view = dns.placement_view(now);
+        let mut view = dns.placement_view(now);
+        self.slow.mark_views(&mut view, || dns.all().map(|d| &d.id));
         let outcome = {
             let mut rng = self.rng.lock();
             self.placement.choose_detailed(req, &view, &mut rng)

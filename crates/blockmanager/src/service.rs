@@ -122,6 +122,13 @@ impl DatanodeProtocolService {
             req.xmits_in_progress.unwrap_or(0),
             req.request_full_block_report_lease.unwrap_or(false),
         );
+        if out.registered && (!req.slow_peers.is_empty() || !req.slow_disks.is_empty()) {
+            let id = &req.registration.datanode_id;
+            let reporting = format!("{}:{}", id.ip_addr, id.ipc_port);
+            self.bm
+                .slow_nodes()
+                .on_heartbeat(&reporting, &req.slow_peers, &req.slow_disks);
+        }
         let mut cmds = Vec::new();
         if !out.registered {
             cmds.push(DatanodeCommandProto {

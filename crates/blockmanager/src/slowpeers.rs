@@ -1,0 +1,513 @@
+//! Slow peers and slow disks as DataNodes report them in heartbeats.
+//!
+//! - [`SlowPeerTracker`]: for each node reported slow, which nodes reported it and when.
+//!   A report is valid for 3 × dfs.datanode.outliers.report.interval, so a slow node stays
+//!   known across at least two report rounds and is forgotten when reports stop.
+//! - [`SlowDiskTracker`]: the same for (DataNode, volume) pairs with their latencies.
+//! - [`SlowNodes`]: both trackers plus the slow node set (the nodes reported by the most
+//!   peers, at most dfs.namenode.max.slowpeer.collect.nodes), recomputed at most every
+//!   dfs.namenode.slowpeer.collect.interval. Placement skips these nodes when
+//!   dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled, and read ordering puts
+//!   them last when dfs.namenode.avoid.read.slow.datanode.
+//!
+//! Reports name nodes by address ("ip:port"); [`SlowNodes::slow_node_uuids`] resolves them
+//! against the registered DataNodes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rhdfs_conf::clock::SharedClock;
+use rhdfs_conf::{Configuration, keys};
+use rhdfs_proto::datanode::{SlowDiskReportProto, SlowPeerReportProto};
+
+use crate::datanodes::DatanodeId;
+use crate::error::BlockManagerError;
+use crate::placement::NodeView;
+
+/// Nodes listed in the JMX SlowPeersReport / SlowDisksReport views.
+pub const MAX_NODES_IN_JSON: usize = 5;
+
+/// Settings of the NameNode's slow node handling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlowNodeConfig {
+    /// dfs.datanode.peer.stats.enabled (the NameNode tracks peer reports only when on).
+    pub peer_stats_enabled: bool,
+    /// dfs.datanode.fileio.profiling.sampling.percentage > 0.
+    pub disk_stats_enabled: bool,
+    /// 3 × dfs.datanode.outliers.report.interval.
+    pub report_validity: Duration,
+    /// dfs.namenode.max.slowpeer.collect.nodes
+    pub max_collect_nodes: usize,
+    /// dfs.namenode.slowpeer.collect.interval
+    pub collect_interval: Duration,
+    /// dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled
+    pub exclude_for_write: bool,
+    /// dfs.namenode.avoid.read.slow.datanode
+    pub avoid_for_read: bool,
+}
+
+impl Default for SlowNodeConfig {
+    fn default() -> Self {
+        SlowNodeConfig {
+            peer_stats_enabled: keys::DFS_DATANODE_PEER_STATS_ENABLED_DEFAULT,
+            disk_stats_enabled: false,
+            report_validity: keys::DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_DEFAULT * 3,
+            max_collect_nodes: keys::DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_DEFAULT as usize,
+            collect_interval: keys::DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_DEFAULT,
+            exclude_for_write:
+                keys::DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_DEFAULT,
+            avoid_for_read: keys::DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_DEFAULT,
+        }
+    }
+}
+
+fn conf_err(key: &str) -> impl Fn(rhdfs_conf::ConfError) -> BlockManagerError + '_ {
+    move |e| BlockManagerError::Config(format!("{key}: {e}"))
+}
+
+impl SlowNodeConfig {
+    pub fn from_conf(conf: &Configuration) -> Result<Self, BlockManagerError> {
+        use keys::*;
+        let d = SlowNodeConfig::default();
+        let interval = conf
+            .get_duration(
+                DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY,
+                DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_DEFAULT,
+                DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_UNIT,
+            )
+            .map_err(conf_err(DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY))?;
+        Ok(SlowNodeConfig {
+            peer_stats_enabled: conf
+                .get_bool(DFS_DATANODE_PEER_STATS_ENABLED_KEY, d.peer_stats_enabled)
+                .map_err(conf_err(DFS_DATANODE_PEER_STATS_ENABLED_KEY))?,
+            disk_stats_enabled: conf
+                .get_u64(
+                    DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_KEY,
+                    DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_DEFAULT,
+                )
+                .map_err(conf_err(
+                    DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_KEY,
+                ))?
+                > 0,
+            report_validity: interval * 3,
+            max_collect_nodes: conf
+                .get_u64(
+                    DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_KEY,
+                    DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_DEFAULT,
+                )
+                .map_err(conf_err(DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_KEY))?
+                as usize,
+            collect_interval: conf
+                .get_duration(
+                    DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_KEY,
+                    DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_DEFAULT,
+                    DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_UNIT,
+                )
+                .map_err(conf_err(DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_KEY))?,
+            exclude_for_write: conf
+                .get_bool(
+                    DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_KEY,
+                    d.exclude_for_write,
+                )
+                .map_err(conf_err(
+                    DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_KEY,
+                ))?,
+            avoid_for_read: conf
+                .get_bool(DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_KEY, d.avoid_for_read)
+                .map_err(conf_err(DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_KEY))?,
+        })
+    }
+
+    /// Whether the slow node set is collected at all (peer stats on, and someone uses it).
+    pub fn collects(&self) -> bool {
+        self.peer_stats_enabled && (self.exclude_for_write || self.avoid_for_read)
+    }
+}
+
+/// One valid report on a slow node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerReport {
+    pub reporting_node: String,
+    pub latency: f64,
+}
+
+/// Reports per (slow node, reporting node), each stamped with the monotonic time it came in.
+#[derive(Debug)]
+pub struct SlowPeerTracker {
+    validity: Duration,
+    reports: Mutex<BTreeMap<String, BTreeMap<String, (Duration, f64)>>>,
+}
+
+impl SlowPeerTracker {
+    pub fn new(validity: Duration) -> Self {
+        SlowPeerTracker {
+            validity,
+            reports: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn report_validity(&self) -> Duration {
+        self.validity
+    }
+
+    /// `reporting` says `slow` is slow (replacing its previous report on `slow`).
+    pub fn add_report(&self, slow: &str, reporting: &str, latency: f64, now: Duration) {
+        self.reports
+            .lock()
+            .entry(slow.to_string())
+            .or_default()
+            .insert(reporting.to_string(), (now, latency));
+    }
+
+    fn valid(&self, at: Duration, now: Duration) -> bool {
+        now.saturating_sub(at) < self.validity
+    }
+
+    /// Valid reports on `slow`, by reporting node.
+    pub fn reports_for_node(&self, slow: &str, now: Duration) -> Vec<PeerReport> {
+        let g = self.reports.lock();
+        g.get(slow)
+            .into_iter()
+            .flatten()
+            .filter(|(_, (at, _))| self.valid(*at, now))
+            .map(|(r, (_, l))| PeerReport {
+                reporting_node: r.clone(),
+                latency: *l,
+            })
+            .collect()
+    }
+
+    /// Every node with at least one valid report, with those reports; expired reports are
+    /// dropped from the tracker on the way.
+    pub fn all_reports(&self, now: Duration) -> BTreeMap<String, Vec<PeerReport>> {
+        let mut g = self.reports.lock();
+        g.retain(|_, by| {
+            by.retain(|_, (at, _)| now.saturating_sub(*at) < self.validity);
+            !by.is_empty()
+        });
+        g.iter()
+            .map(|(slow, by)| {
+                let v = by
+                    .iter()
+                    .map(|(r, (_, l))| PeerReport {
+                        reporting_node: r.clone(),
+                        latency: *l,
+                    })
+                    .collect();
+                (slow.clone(), v)
+            })
+            .collect()
+    }
+
+    /// The `n` nodes reported by the most peers (ties by name), most reported first.
+    pub fn slow_nodes(&self, n: usize, now: Duration) -> Vec<String> {
+        let mut v: Vec<(String, usize)> = self
+            .all_reports(now)
+            .into_iter()
+            .map(|(k, r)| (k, r.len()))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v.into_iter().take(n).map(|(k, _)| k).collect()
+    }
+
+    /// JSON of the top `n` slow nodes (Hadoop's SlowPeersReport attribute):
+    /// `[{"SlowNode":..,"SlowPeerLatencyWithReportingNodes":[{"ReportingNode":..,"ReportedLatency":..}]}]`.
+    pub fn json(&self, n: usize, now: Duration) -> String {
+        let all = self.all_reports(now);
+        let top = self.slow_nodes(n, now);
+        let items: Vec<String> = top
+            .iter()
+            .filter_map(|slow| {
+                let reps = all.get(slow)?;
+                let inner: Vec<String> = reps
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{{\"ReportingNode\":{},\"ReportedLatency\":{}}}",
+                            json_str(&r.reporting_node),
+                            json_num(r.latency)
+                        )
+                    })
+                    .collect();
+                Some(format!(
+                    "{{\"SlowNode\":{},\"SlowPeerLatencyWithReportingNodes\":[{}]}}",
+                    json_str(slow),
+                    inner.join(",")
+                ))
+            })
+            .collect();
+        format!("[{}]", items.join(","))
+    }
+}
+
+/// The latest report on one (DataNode, volume) pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiskReport {
+    /// "dataNodeAddress:basePath", as Hadoop names slow disks.
+    pub disk_id: String,
+    /// (op name, mean latency ms): METADATA, READ, WRITE as reported.
+    pub latencies: BTreeMap<&'static str, f64>,
+}
+
+impl DiskReport {
+    fn worst(&self) -> f64 {
+        self.latencies.values().copied().fold(0.0, f64::max)
+    }
+}
+
+/// Slow disk reports per (DataNode, volume), valid for the same time as peer reports.
+#[derive(Debug)]
+pub struct SlowDiskTracker {
+    validity: Duration,
+    reports: Mutex<BTreeMap<String, (Duration, DiskReport)>>,
+}
+
+impl SlowDiskTracker {
+    pub fn new(validity: Duration) -> Self {
+        SlowDiskTracker {
+            validity,
+            reports: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The slow disks of one heartbeat from `datanode` (its address).
+    pub fn add_reports(&self, datanode: &str, disks: &[SlowDiskReportProto], now: Duration) {
+        let mut g = self.reports.lock();
+        for d in disks {
+            let Some(path) = d.base_path.as_deref().filter(|p| !p.is_empty()) else {
+                continue;
+            };
+            let mut latencies = BTreeMap::new();
+            for (name, v) in [
+                ("METADATA", d.mean_metadata_op_latency),
+                ("READ", d.mean_read_io_latency),
+                ("WRITE", d.mean_write_io_latency),
+            ] {
+                if let Some(v) = v.filter(|v| v.is_finite()) {
+                    latencies.insert(name, v);
+                }
+            }
+            let disk_id = format!("{datanode}:{path}");
+            g.insert(disk_id.clone(), (now, DiskReport { disk_id, latencies }));
+        }
+    }
+
+    /// Valid reports, the slowest first (ties by id), at most `n`; expired ones are dropped.
+    pub fn slow_disks(&self, n: usize, now: Duration) -> Vec<DiskReport> {
+        let mut g = self.reports.lock();
+        g.retain(|_, (at, _)| now.saturating_sub(*at) < self.validity);
+        let mut v: Vec<DiskReport> = g.values().map(|(_, r)| r.clone()).collect();
+        v.sort_by(|a, b| {
+            b.worst()
+                .total_cmp(&a.worst())
+                .then_with(|| a.disk_id.cmp(&b.disk_id))
+        });
+        v.truncate(n);
+        v
+    }
+
+    /// JSON of the top `n` slow disks (Hadoop's SlowDisksReport attribute):
+    /// `[{"SlowDiskID":..,"Latencies":{"METADATA":..,"READ":..,"WRITE":..}}]`.
+    pub fn json(&self, n: usize, now: Duration) -> String {
+        let items: Vec<String> = self
+            .slow_disks(n, now)
+            .iter()
+            .map(|r| {
+                let lat: Vec<String> = r
+                    .latencies
+                    .iter()
+                    .map(|(k, v)| format!("{}:{}", json_str(k), json_num(*v)))
+                    .collect();
+                format!(
+                    "{{\"SlowDiskID\":{},\"Latencies\":{{{}}}}}",
+                    json_str(&r.disk_id),
+                    lat.join(",")
+                )
+            })
+            .collect();
+        format!("[{}]", items.join(","))
+    }
+}
+
+#[derive(Debug, Default)]
+struct Collected {
+    next: Option<Duration>,
+    /// Slow node addresses as of the last collection.
+    nodes: Arc<Vec<String>>,
+}
+
+/// The NameNode's slow node state: trackers fed by heartbeats and the collected slow set.
+#[derive(Debug)]
+pub struct SlowNodes {
+    cfg: SlowNodeConfig,
+    clock: SharedClock,
+    pub peers: SlowPeerTracker,
+    pub disks: SlowDiskTracker,
+    collected: Mutex<Collected>,
+}
+
+impl SlowNodes {
+    pub fn new(cfg: SlowNodeConfig, clock: SharedClock) -> Self {
+        SlowNodes {
+            peers: SlowPeerTracker::new(cfg.report_validity),
+            disks: SlowDiskTracker::new(cfg.report_validity),
+            collected: Mutex::new(Collected::default()),
+            cfg,
+            clock,
+        }
+    }
+
+    pub fn config(&self) -> &SlowNodeConfig {
+        &self.cfg
+    }
+
+    /// Takes the slow peer/disk entries of one heartbeat from a registered node;
+    /// `reporting` is its address (ip:ipcPort, as Hadoop keys reporters).
+    pub fn on_heartbeat(
+        &self,
+        reporting: &str,
+        slow_peers: &[SlowPeerReportProto],
+        slow_disks: &[SlowDiskReportProto],
+    ) {
+        let now = self.clock.monotonic();
+        if self.cfg.peer_stats_enabled && !slow_peers.is_empty() {
+            tracing::debug!(datanode = %reporting, ?slow_peers, "DataNode reported slow peers");
+            for p in slow_peers {
+                let Some(id) = p.data_node_id.as_deref().filter(|s| !s.is_empty()) else {
+                    continue;
+                };
+                let lat = p.aggregate_latency.filter(|l| l.is_finite()).unwrap_or(0.0);
+                self.peers.add_report(id, reporting, lat, now);
+            }
+        }
+        if self.cfg.disk_stats_enabled && !slow_disks.is_empty() {
+            tracing::debug!(datanode = %reporting, ?slow_disks, "DataNode reported slow disks");
+            self.disks.add_reports(reporting, slow_disks, now);
+        }
+    }
+
+    /// Addresses of the slow node set, recollected when the collect interval has passed.
+    pub fn slow_node_addrs(&self) -> Arc<Vec<String>> {
+        if !self.cfg.collects() {
+            return Arc::default();
+        }
+        let now = self.clock.monotonic();
+        let mut c = self.collected.lock();
+        if c.next.is_none_or(|n| now >= n) {
+            let nodes = self.peers.slow_nodes(self.cfg.max_collect_nodes, now);
+            if !nodes.is_empty() || !c.nodes.is_empty() {
+                tracing::info!(?nodes, "slow peers collected");
+            }
+            c.nodes = Arc::new(nodes);
+            c.next = Some(now + self.cfg.collect_interval);
+        }
+        c.nodes.clone()
+    }
+
+    /// UUIDs of the slow node set among `nodes`.
+    pub fn slow_node_uuids(&self, nodes: &[&DatanodeId]) -> BTreeSet<String> {
+        let addrs = self.slow_node_addrs();
+        addrs
+            .iter()
+            .filter_map(|a| resolve(a, nodes.iter().copied()))
+            .collect()
+    }
+
+    /// Sets `slow` on the views of the slow node set (what placement and read ordering
+    /// consult when excluding or demoting slow nodes). `nodes` lists the registered
+    /// DataNodes; it is called only when the slow set is collected at all.
+    pub fn mark_views<'a, I>(&self, views: &mut [NodeView], nodes: impl FnOnce() -> I)
+    where
+        I: IntoIterator<Item = &'a DatanodeId>,
+    {
+        if !self.cfg.collects() {
+            return;
+        }
+        let ids: Vec<&DatanodeId> = nodes().into_iter().collect();
+        let slow = self.slow_node_uuids(&ids);
+        if slow.is_empty() {
+            return;
+        }
+        for v in views.iter_mut() {
+            if slow.contains(&v.uuid) {
+                v.slow = true;
+            }
+        }
+    }
+
+    /// Hadoop's JMX `SlowPeersReport` attribute (None when peer stats are off).
+    pub fn slow_peers_report(&self) -> Option<String> {
+        self.cfg
+            .peer_stats_enabled
+            .then(|| self.peers.json(MAX_NODES_IN_JSON, self.clock.monotonic()))
+    }
+
+    /// Hadoop's JMX `SlowDisksReport` attribute (None when disk stats are off).
+    pub fn slow_disks_report(&self) -> Option<String> {
+        self.cfg
+            .disk_stats_enabled
+            .then(|| self.disks.json(MAX_NODES_IN_JSON, self.clock.monotonic()))
+    }
+}
+
+/// The uuid of the node `addr` ("host:port") names: the node with that host (ip or name)
+/// and one of its ports; failing that, the only node on that host.
+pub fn resolve<'a>(addr: &str, nodes: impl IntoIterator<Item = &'a DatanodeId>) -> Option<String> {
+    let (host, port) = match addr.rsplit_once(':') {
+        Some((h, p)) => (h, p.parse::<u32>().ok()),
+        None => (addr, None),
+    };
+    let on_host: Vec<&DatanodeId> = nodes
+        .into_iter()
+        .filter(|d| d.ip_addr == host || d.host_name == host)
+        .collect();
+    if let Some(p) = port
+        && let Some(d) = on_host.iter().find(|d| {
+            [d.info_port, d.info_secure_port, d.xfer_port, d.ipc_port]
+                .iter()
+                .any(|x| *x != 0 && *x == p)
+        })
+    {
+        return Some(d.uuid.clone());
+    }
+    match on_host.as_slice() {
+        [only] => Some(only.uuid.clone()),
+        _ => None,
+    }
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn json_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "0.0".into();
+    }
+    let s = format!("{v}");
+    if s.contains('.') || s.contains('e') {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+#[cfg(test)]
+#[path = "slowpeers_tests.rs"]
+mod tests;
