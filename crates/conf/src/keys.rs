@@ -325,6 +325,16 @@ pub mod namenode {
     /// Unit of a bare number in `dfs.namenode.lease-recheck-interval-ms`.
     pub const DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
+    /// `rhdfs.namenode.replication.wait.ms` (rhdfs only: Hadoop's NameNode answers at once
+    /// and leaves the waiting to the client's retries): how long `complete` and `addBlock`
+    /// wait on the NameNode for a COMMITTED block to reach `dfs.namenode.replication.min`
+    /// finalized replicas before answering false / NotReplicatedYetException. 0 = Hadoop's
+    /// behaviour.
+    pub const RHDFS_NAMENODE_REPLICATION_WAIT_MS_KEY: &str = "rhdfs.namenode.replication.wait.ms";
+    pub const RHDFS_NAMENODE_REPLICATION_WAIT_MS_DEFAULT: Duration = Duration::from_millis(2000);
+    /// Unit of a bare number in `rhdfs.namenode.replication.wait.ms`.
+    pub const RHDFS_NAMENODE_REPLICATION_WAIT_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
     /// `dfs.namenode.max-lock-hold-to-release-lease-ms`: Lock budget per lease-monitor pass.
     pub const DFS_NAMENODE_MAX_LOCK_HOLD_TO_RELEASE_LEASE_MS_KEY: &str =
         "dfs.namenode.max-lock-hold-to-release-lease-ms";
