@@ -106,6 +106,56 @@ pub trait PlacementPolicy: Send + Sync {
             ..Default::default()
         }
     }
+
+    /// The rack of each node (a policy without a rack mapping: the view's own rack).
+    fn racks_of(&self, nodes: &[NodeView]) -> Vec<String> {
+        rack_aware::view_racks(nodes)
+    }
+
+    /// The rack of a host that is not one of `nodes` (a client), if a mapping knows it.
+    fn rack_of_host(&self, _host: &str) -> Option<String> {
+        None
+    }
+
+    /// Read order (indices into `nodes`) for a reader on `reader_host`: its node, its
+    /// rack, the rest (shuffled among equals); out-of-service, then (per `flags`) stale
+    /// and slow nodes last.
+    fn sort_for_read(
+        &self,
+        reader_host: Option<&str>,
+        nodes: &[NodeView],
+        flags: crate::topology::ReadSortFlags,
+        rng: &mut StdRng,
+    ) -> Vec<usize> {
+        rack_aware::sort_for_read(self, reader_host, nodes, flags, rng)
+    }
+
+    /// Which of `candidates` (indices into `holders`, the nodes holding good replicas) to
+    /// delete so that `expected` replicas remain, keeping rack spread (Hadoop's
+    /// chooseReplicasToDelete; see `rack_aware::choose_replicas_to_delete`).
+    #[allow(clippy::too_many_arguments)]
+    fn choose_excess(
+        &self,
+        holders: &[NodeView],
+        candidates: &[usize],
+        expected: usize,
+        added: Option<usize>,
+        del_hint: Option<usize>,
+        now_mono: Duration,
+        heartbeat_tolerance: Duration,
+    ) -> Vec<usize> {
+        let racks = self.racks_of(holders);
+        let h = rack_aware::replica_holders(holders, racks);
+        rack_aware::choose_replicas_to_delete(
+            &h,
+            candidates,
+            expected,
+            added,
+            del_hint,
+            now_mono,
+            heartbeat_tolerance,
+        )
+    }
 }
 
 /// Distinct live nodes with `remaining >= block_size`; favored, then local, then random.

@@ -810,59 +810,73 @@ impl RackAwarePlacement {
         }
     }
 
-    /// Read order for `nodes` (indices): the reader's node, its rack, the rest (shuffled
-    /// among equals), then out-of-service / stale / slow ones per `flags`.
-    pub fn sort_for_read(
-        &self,
-        reader_host: Option<&str>,
-        nodes: &[NodeView],
-        flags: ReadSortFlags,
-        rng: &mut StdRng,
-    ) -> Vec<usize> {
-        let racks = self.racks_of(nodes);
-        let reader_rack: Option<String> =
-            reader_host.map(|h| match nodes.iter().position(|v| v.matches_host(h)) {
-                Some(i) => racks[i].clone(),
-                None => self
-                    .resolver
-                    .resolve(&[h.to_string()])
-                    .ok()
-                    .and_then(|mut v| v.pop())
-                    .unwrap_or_else(|| DEFAULT_RACK.to_string()),
-            });
-        let reader = reader_host.map(|h| Reader {
-            host: h,
-            rack: reader_rack.as_deref(),
-        });
-        let read_nodes: Vec<ReadNode<'_>> = nodes
-            .iter()
-            .zip(&racks)
-            .map(|(v, r)| ReadNode {
-                ip_addr: &v.ip_addr,
-                host_name: &v.host_name,
-                rack: r,
-                stale: v.stale,
-                out_of_service: v.out_of_service,
-                slow: v.slow,
-            })
-            .collect();
-        sort_by_distance(reader.as_ref(), &read_nodes, flags, rng)
-    }
-
     /// Holders of `nodes` with their racks, for `choose_replicas_to_delete`.
     pub fn replica_holders(&self, nodes: &[NodeView]) -> Vec<ReplicaHolder> {
-        let racks = self.racks_of(nodes);
-        nodes
-            .iter()
-            .zip(racks)
-            .map(|(v, rack)| ReplicaHolder {
-                uuid: v.uuid.clone(),
-                rack,
-                remaining: v.remaining,
-                last_update_mono: v.last_update_mono,
-            })
-            .collect()
+        replica_holders(nodes, self.racks_of(nodes))
     }
+}
+
+/// The racks the views carry (empty: /default-rack).
+pub fn view_racks(nodes: &[NodeView]) -> Vec<String> {
+    nodes
+        .iter()
+        .map(|n| {
+            if n.rack.is_empty() {
+                DEFAULT_RACK.to_string()
+            } else {
+                n.rack.clone()
+            }
+        })
+        .collect()
+}
+
+/// `nodes` as replica holders on `racks`.
+pub fn replica_holders(nodes: &[NodeView], racks: Vec<String>) -> Vec<ReplicaHolder> {
+    nodes
+        .iter()
+        .zip(racks)
+        .map(|(v, rack)| ReplicaHolder {
+            uuid: v.uuid.clone(),
+            rack,
+            remaining: v.remaining,
+            last_update_mono: v.last_update_mono,
+        })
+        .collect()
+}
+
+/// Read order for `nodes` under policy `p`'s racks: see `PlacementPolicy::sort_for_read`.
+pub fn sort_for_read<P: PlacementPolicy + ?Sized>(
+    p: &P,
+    reader_host: Option<&str>,
+    nodes: &[NodeView],
+    flags: ReadSortFlags,
+    rng: &mut StdRng,
+) -> Vec<usize> {
+    let racks = p.racks_of(nodes);
+    let reader_rack: Option<String> =
+        reader_host.map(|h| match nodes.iter().position(|v| v.matches_host(h)) {
+            Some(i) => racks[i].clone(),
+            None => p
+                .rack_of_host(h)
+                .unwrap_or_else(|| DEFAULT_RACK.to_string()),
+        });
+    let reader = reader_host.map(|h| Reader {
+        host: h,
+        rack: reader_rack.as_deref(),
+    });
+    let read_nodes: Vec<ReadNode<'_>> = nodes
+        .iter()
+        .zip(&racks)
+        .map(|(v, r)| ReadNode {
+            ip_addr: &v.ip_addr,
+            host_name: &v.host_name,
+            rack: r,
+            stale: v.stale,
+            out_of_service: v.out_of_service,
+            slow: v.slow,
+        })
+        .collect();
+    sort_by_distance(reader.as_ref(), &read_nodes, flags, rng)
 }
 
 impl PlacementPolicy for RackAwarePlacement {
@@ -881,8 +895,19 @@ impl PlacementPolicy for RackAwarePlacement {
         nodes: &[NodeView],
         rng: &mut StdRng,
     ) -> PlacementOutcome {
-        let racks = self.racks_of(nodes);
+        let racks = RackAwarePlacement::racks_of(self, nodes);
         self.choose_with_racks(req, nodes, &racks, rng)
+    }
+
+    fn racks_of(&self, nodes: &[NodeView]) -> Vec<String> {
+        RackAwarePlacement::racks_of(self, nodes)
+    }
+
+    fn rack_of_host(&self, host: &str) -> Option<String> {
+        if self.resolver.is_trivial() {
+            return Some(DEFAULT_RACK.to_string());
+        }
+        self.resolver.resolve(&[host.to_string()]).ok()?.pop()
     }
 }
 

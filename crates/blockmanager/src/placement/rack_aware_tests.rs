@@ -553,6 +553,39 @@ fn read_sort_through_the_policy() {
     assert_eq!(o[1], 2);
     let holders = p.replica_holders(&nodes);
     assert_eq!(holders[2].rack, "/r1");
+    // through the trait object, as the block manager holds it
+    let dynp: Box<dyn PlacementPolicy> = build_policy(&PlacementConfig::default());
+    let o = dynp.sort_for_read(Some("h0-0"), &nodes, ReadSortFlags::default(), &mut rng(3));
+    assert_eq!(o[..2], [0, 1]);
+    // a reader that is not a DataNode: all nodes at equal distance, every node listed once
+    let o = dynp.sort_for_read(
+        Some("1.2.3.4"),
+        &nodes,
+        ReadSortFlags::default(),
+        &mut rng(3),
+    );
+    assert_eq!(o.iter().collect::<BTreeSet<_>>().len(), 4);
+}
+
+#[test]
+fn excess_choice_through_the_trait() {
+    let mut nodes = cluster(&[2, 1]);
+    for (i, n) in nodes.iter_mut().enumerate() {
+        n.remaining = 100 * (i as u64 + 1);
+        n.last_update_mono = Duration::from_secs(100);
+    }
+    let now = Duration::from_secs(101);
+    let tol = Duration::from_secs(12);
+    for p in [
+        build_policy(&PlacementConfig::default()),
+        Box::new(SimplePlacement) as Box<dyn PlacementPolicy>,
+    ] {
+        // racks r0, r0, r1: one of rack r0 goes, the one with less room
+        assert_eq!(
+            p.choose_excess(&nodes, &[0, 1, 2], 2, None, None, now, tol),
+            vec![0]
+        );
+    }
 }
 
 #[test]
