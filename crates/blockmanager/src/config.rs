@@ -41,6 +41,8 @@ pub struct BlockManagerConfig {
     /// The placement policy (`dfs.block.replicator.classname`), its load / space / stale
     /// settings and the rack mapping.
     pub placement: PlacementConfig,
+    /// Decommissioning and the replication stream hard limit (`redundancy::decommission`).
+    pub admin: crate::redundancy::decommission::AdminConfig,
 }
 
 impl Default for BlockManagerConfig {
@@ -77,6 +79,7 @@ impl Default for BlockManagerConfig {
             slow: Default::default(),
             seed: None,
             placement: PlacementConfig::default(),
+            admin: Default::default(),
         }
     }
 }
@@ -226,6 +229,7 @@ impl BlockManagerConfig {
             slow: crate::slowpeers::SlowNodeConfig::from_conf(conf)?,
             seed: None,
             placement: PlacementConfig::from_conf(conf)?,
+            admin: crate::redundancy::decommission::AdminConfig::from_conf(conf)?,
         })
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::placement::NodeView;
+use crate::redundancy::decommission::AdminState;
 
 /// Default rack of every node until the topology of seed 003 exists.
 pub const DEFAULT_RACK: &str = "/default-rack";
@@ -68,6 +69,8 @@ pub struct DatanodeDescriptor {
     /// Wall-clock ms and monotonic time of the last full block report (0 / zero: none).
     pub last_block_report_ms: u64,
     pub last_block_report_mono: Duration,
+    /// Normal, decommission in progress or decommissioned (`redundancy::decommission`).
+    pub admin: AdminState,
 }
 
 impl DatanodeDescriptor {
@@ -204,6 +207,7 @@ impl DatanodeManager {
                         dead: false,
                         last_block_report_ms: 0,
                         last_block_report_mono: Duration::ZERO,
+                        admin: AdminState::Normal,
                     },
                 );
             }
@@ -293,6 +297,11 @@ impl DatanodeManager {
         self.nodes.get(uuid)
     }
 
+    /// Sets a node's admin state; false if the node is unknown.
+    pub fn set_admin(&mut self, uuid: &str, state: AdminState) -> bool {
+        self.nodes.get_mut(uuid).map(|d| d.admin = state).is_some()
+    }
+
     pub fn is_alive(&self, uuid: &str, now_mono: Duration) -> bool {
         self.nodes
             .get(uuid)
@@ -334,6 +343,7 @@ impl DatanodeManager {
                 rack: DEFAULT_RACK.to_string(),
                 stale: self.liveness_of(d, now_mono) == Liveness::Stale,
                 xceiver_count: d.xceiver_count,
+                out_of_service: d.admin.is_out_of_service(),
                 last_update_mono: d.last_update_mono,
                 ..Default::default()
             })

@@ -28,7 +28,7 @@ mod manager;
 mod monitor;
 pub mod placement;
 pub mod reconstruction;
-mod redundancy;
+pub mod redundancy;
 pub mod render;
 pub mod report;
 mod reports;

@@ -563,6 +563,7 @@ impl BlockManager {
                     1 => true,
                     2 => live != Liveness::Dead,
                     3 => live == Liveness::Dead,
+                    4 => d.admin.is_decommission_in_progress(),
                     _ => false,
                 };
                 keep.then(|| {

@@ -1,18 +1,22 @@
-//! Reconstruction bookkeeping: blocks needing more replicas (neededReconstruction),
-//! replicas being made (pendingReconstruction, with a timeout), and the per-source queue
-//! of DNA_TRANSFER work waiting for the source's next heartbeat.
+//! Reconstruction bookkeeping: blocks needing more replicas (neededReconstruction, the
+//! priority queues of `redundancy::low_redundancy`), replicas being made
+//! (pendingReconstruction, with a timeout), and the per-source queue of DNA_TRANSFER work
+//! waiting for the source's next heartbeat.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::block::Block;
+use crate::redundancy::low_redundancy::{LowRedundancyBlocks, QUEUE_HIGHEST_PRIORITY};
 
 /// A replica copy: `block` from the source node to `targets` (uuid, storage id).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transfer {
     pub block: Block,
     pub targets: Vec<(Arc<str>, Arc<str>)>,
+    /// The low-redundancy queue the block was taken from (0 = highest).
+    pub priority: usize,
 }
 
 #[derive(Debug, Default)]
@@ -24,43 +28,43 @@ struct Pending {
 
 #[derive(Debug, Default)]
 pub struct Reconstruction {
-    needed: BTreeSet<u64>,
-    cursor: u64,
+    needed: LowRedundancyBlocks,
     pending: HashMap<u64, Pending>,
     transfers: HashMap<Arc<str>, VecDeque<Transfer>>,
 }
 
 impl Reconstruction {
-    pub fn mark_needed(&mut self, id: u64) {
-        self.needed.insert(id);
+    /// Puts the block in low-redundancy queue `priority` (moving it if already queued).
+    pub fn mark_needed(&mut self, id: u64, priority: usize) {
+        self.needed.update(id, priority);
     }
 
+    /// Blocks in every low-redundancy queue (the corrupt / missing one included).
     pub fn needed_len(&self) -> usize {
         self.needed.len()
     }
 
     pub fn is_needed(&self, id: u64) -> bool {
-        self.needed.contains(&id)
+        self.needed.contains(id)
+    }
+
+    pub fn priority_of(&self, id: u64) -> Option<usize> {
+        self.needed.priority_of(id)
+    }
+
+    /// Blocks in one priority queue.
+    pub fn queue_size(&self, priority: usize) -> usize {
+        self.needed.size_of(priority)
     }
 
     pub fn unmark(&mut self, id: u64) {
-        self.needed.remove(&id);
+        self.needed.remove(id);
     }
 
-    /// Up to `n` needed blocks, continuing after the last one handed out (round robin).
-    pub fn next_needed(&mut self, n: usize) -> Vec<u64> {
-        let mut out: Vec<u64> = self.needed.range(self.cursor..).take(n).copied().collect();
-        if out.len() < n {
-            let more: Vec<u64> = self
-                .needed
-                .range(..self.cursor)
-                .take(n - out.len())
-                .copied()
-                .collect();
-            out.extend(more);
-        }
-        self.cursor = out.last().map_or(0, |id| id.wrapping_add(1));
-        out
+    /// Up to `n` needed blocks with their priorities, highest priority first, each queue
+    /// continuing after the last block it handed out (round robin).
+    pub fn next_needed(&mut self, n: usize) -> Vec<(u64, usize)> {
+        self.needed.choose(n)
     }
 
     pub fn pending_count(&self, id: u64) -> usize {
@@ -126,16 +130,41 @@ impl Reconstruction {
             .push_back(t);
     }
 
-    pub fn take_transfers(&mut self, source: &str, limit: usize) -> Vec<Transfer> {
+    /// Hands out queued transfers of `source` in order: at most `limit` in all, and once
+    /// `limit` is reached only highest-priority ones up to `hard_limit`.
+    pub fn take_transfers(
+        &mut self,
+        source: &str,
+        limit: usize,
+        hard_limit: usize,
+    ) -> Vec<Transfer> {
         let Some(q) = self.transfers.get_mut(source) else {
             return Vec::new();
         };
-        let n = limit.min(q.len());
-        let out: Vec<Transfer> = q.drain(..n).collect();
+        let mut out = Vec::new();
+        let mut kept = VecDeque::new();
+        while let Some(t) = q.pop_front() {
+            let room = if t.priority == QUEUE_HIGHEST_PRIORITY {
+                out.len() < hard_limit.max(limit)
+            } else {
+                out.len() < limit
+            };
+            if room {
+                out.push(t);
+            } else {
+                kept.push_back(t);
+            }
+        }
+        *q = kept;
         if q.is_empty() {
             self.transfers.remove(source);
         }
         out
+    }
+
+    /// Transfers queued for `source` and not yet handed to it.
+    pub fn queued_for(&self, source: &str) -> usize {
+        self.transfers.get(source).map_or(0, VecDeque::len)
     }
 
     pub fn queued_transfers(&self) -> usize {
@@ -144,7 +173,7 @@ impl Reconstruction {
 
     /// Forgets a block entirely (it left the namespace).
     pub fn remove_block(&mut self, id: u64) {
-        self.needed.remove(&id);
+        self.needed.remove(id);
         self.pending.remove(&id);
     }
 
@@ -174,12 +203,51 @@ mod tests {
     fn round_robin_over_needed() {
         let mut r = Reconstruction::default();
         for id in [5, 1, 9, 3] {
-            r.mark_needed(id);
+            r.mark_needed(id, 2);
         }
-        assert_eq!(r.next_needed(2), vec![1, 3]);
-        assert_eq!(r.next_needed(3), vec![5, 9, 1]);
+        let ids = |v: Vec<(u64, usize)>| v.into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+        assert_eq!(ids(r.next_needed(2)), vec![1, 3]);
+        assert_eq!(ids(r.next_needed(3)), vec![5, 9, 1]);
         r.unmark(3);
-        assert_eq!(r.next_needed(10), vec![5, 9, 1]);
+        assert_eq!(ids(r.next_needed(10)), vec![5, 9, 1]);
+    }
+
+    #[test]
+    fn stream_limits_let_highest_priority_reach_the_hard_limit() {
+        let mut r = Reconstruction::default();
+        let src: Arc<str> = Arc::from("src");
+        let t = |id: u64, priority: usize| Transfer {
+            block: Block::new(id, 1, 1),
+            targets: vec![(Arc::from("t"), Arc::from("s"))],
+            priority,
+        };
+        for id in 1..=3 {
+            r.queue_transfer(&src, t(id, 2));
+        }
+        for id in 10..=13 {
+            r.queue_transfer(&src, t(id, QUEUE_HIGHEST_PRIORITY));
+        }
+        let got: Vec<u64> = r
+            .take_transfers("src", 2, 4)
+            .iter()
+            .map(|t| t.block.id)
+            .collect();
+        // Two normal ones fill the normal limit; highest ones go on up to the hard limit.
+        assert_eq!(got, vec![1, 2, 10, 11]);
+        assert_eq!(r.queued_for("src"), 3);
+        let got: Vec<u64> = r
+            .take_transfers("src", 0, 1)
+            .iter()
+            .map(|t| t.block.id)
+            .collect();
+        assert_eq!(got, vec![12]);
+        let got: Vec<u64> = r
+            .take_transfers("src", 2, 4)
+            .iter()
+            .map(|t| t.block.id)
+            .collect();
+        assert_eq!(got, vec![3, 13]);
+        assert_eq!(r.queued_for("src"), 0);
     }
 
     #[test]

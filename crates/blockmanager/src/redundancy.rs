@@ -1,10 +1,19 @@
 //! RedundancyMonitor work: copying replicas of under-replicated blocks (DNA_TRANSFER from a
 //! node holding a good replica to nodes chosen by the placement policy), plus the pass
-//! that runs it together with invalidation.
+//! that runs it together with invalidation and the decommission check.
+//!
+//! `low_redundancy`: the priority queues; `decommission`: the DatanodeAdminManager.
 
+pub mod decommission;
+pub mod low_redundancy;
+
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use rand::seq::IndexedRandom;
+
+use self::decommission::AdminState;
+use self::low_redundancy::QUEUE_HIGHEST_PRIORITY;
 
 use crate::block::Block;
 use crate::manager::{BlockManager, Location};
@@ -14,16 +23,59 @@ use crate::reconstruction::Transfer;
 /// A block picked for reconstruction, as seen under the blocks lock.
 struct Candidate {
     block: Block,
+    priority: usize,
     missing: usize,
-    sources: Vec<Arc<str>>,
+    /// Nodes with a usable replica, with their admin state.
+    sources: Vec<(Arc<str>, AdminState)>,
     holders: Vec<String>,
 }
 
+/// Picks the copy source among `sources` (Hadoop's chooseSourceDatanodes): alive nodes under
+/// their stream limit (`max_streams` for normal priorities, `hard_limit` for the highest),
+/// in-service before decommissioning before decommissioned, then the least busy; ties
+/// broken by `pick`.
+pub(crate) fn choose_source<'a>(
+    sources: &'a [(Arc<str>, AdminState)],
+    priority: usize,
+    load: impl Fn(&str) -> Option<usize>,
+    max_streams: usize,
+    hard_limit: usize,
+    pick: impl FnOnce(&[&'a Arc<str>]) -> Option<&'a Arc<str>>,
+) -> Option<Arc<str>> {
+    let rank = |s: AdminState| match s {
+        AdminState::Normal => 0,
+        AdminState::DecommissionInProgress => 1,
+        AdminState::Decommissioned => 2,
+    };
+    let eligible: Vec<(&Arc<str>, usize, usize)> = sources
+        .iter()
+        .filter_map(|(u, st)| {
+            let busy = load(u)?;
+            let limit = if priority == QUEUE_HIGHEST_PRIORITY {
+                hard_limit
+            } else {
+                max_streams
+            };
+            (busy < limit).then_some((u, rank(*st), busy))
+        })
+        .collect();
+    let best = eligible.iter().map(|(_, r, b)| (*r, *b)).min()?;
+    let ties: Vec<&Arc<str>> = eligible
+        .iter()
+        .filter(|(_, r, b)| (*r, *b) == best)
+        .map(|(u, _, _)| *u)
+        .collect();
+    pick(&ties).cloned()
+}
+
 impl BlockManager {
-    /// One RedundancyMonitor pass: reconstruction work, then invalidation work. Returns the
-    /// number of replicas scheduled (copies + deletions).
+    /// One RedundancyMonitor pass: reconstruction work, then invalidation work, then (once
+    /// per decommission interval) the decommission check. Returns the number of replicas
+    /// scheduled (copies + deletions).
     pub fn redundancy_monitor_pass(&self) -> usize {
-        self.compute_reconstruction_work() + self.compute_invalidate_work()
+        let n = self.compute_reconstruction_work() + self.compute_invalidate_work();
+        self.decommission_check(false);
+        n
     }
 
     /// Schedules copies for up to `live × dfs.namenode.replication.work.multiplier.per.iteration`
@@ -52,20 +104,20 @@ impl BlockManager {
             }
             let ids = st.recon.next_needed(max_blocks);
             let mut out = Vec::new();
-            for id in ids {
+            for (id, priority) in ids {
                 let Some(info) = st.map.get(id) else {
                     st.recon.unmark(id);
                     continue;
                 };
                 let gs = info.block.gs;
-                let sources: Vec<Arc<str>> = info
+                let sources: Vec<(Arc<str>, AdminState)> = info
                     .replicas
                     .iter()
                     .filter(|r| r.is_good_finalized() && r.gs == gs)
-                    .map(|r| r.dn_uuid.clone())
+                    .map(|r| (r.dn_uuid.clone(), st.admin.state(&r.dn_uuid)))
                     .collect();
                 let want = usize::from(info.replication);
-                let have = sources.len() + st.recon.pending_count(id);
+                let have = st.count_replicas(info).live + st.recon.pending_count(id);
                 if sources.is_empty() || have >= want {
                     continue;
                 }
@@ -77,6 +129,7 @@ impl BlockManager {
                 holders.extend(st.recon.pending_targets(id).iter().map(|t| t.to_string()));
                 out.push(Candidate {
                     block: info.block,
+                    priority,
                     missing: want - have,
                     sources,
                     holders,
@@ -84,13 +137,36 @@ impl BlockManager {
             }
             out
         };
+        // Copies already queued per source (not yet sent), counted against its streams.
+        let mut queued: HashMap<Arc<str>, usize> = HashMap::new();
+        {
+            let st = self.blocks.lock("reconstruction_work");
+            for c in &candidates {
+                for (s, _) in &c.sources {
+                    queued
+                        .entry(s.clone())
+                        .or_insert_with(|| st.recon.queued_for(s));
+                }
+            }
+        }
         let mut scheduled = 0;
         for c in candidates {
             let source = {
                 let dns = self.datanodes.lock("reconstruction_work");
-                let alive: Vec<&Arc<str>> =
-                    c.sources.iter().filter(|s| dns.is_alive(s, now)).collect();
-                alive.choose(&mut *self.rng.lock()).map(|s| (*s).clone())
+                let mut rng = self.rng.lock();
+                choose_source(
+                    &c.sources,
+                    c.priority,
+                    |u| {
+                        let d = dns.get(u)?;
+                        (dns.liveness_of(d, now) != crate::datanodes::Liveness::Dead).then(|| {
+                            queued.get(u).copied().unwrap_or(0) + d.xmits_in_progress as usize
+                        })
+                    },
+                    self.cfg.max_replication_streams,
+                    self.cfg.admin.max_streams_hard_limit,
+                    |ties| ties.choose(&mut *rng).copied(),
+                )
             };
             let Some(source) = source else { continue };
             let req = PlacementRequest {
@@ -123,6 +199,7 @@ impl BlockManager {
                 continue;
             }
             scheduled += targets.len();
+            *queued.entry(source.clone()).or_default() += 1;
             st.recon
                 .add_pending(c.block.id, targets.iter().map(|(t, _)| t.clone()));
             st.recon.queue_transfer(
@@ -130,6 +207,7 @@ impl BlockManager {
                 Transfer {
                     block: c.block,
                     targets,
+                    priority: c.priority,
                 },
             );
         }

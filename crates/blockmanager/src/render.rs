@@ -1,6 +1,6 @@
 //! DatanodeInfoProto rendering of a DataNode descriptor.
 
-use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto, datanode_info_proto::AdminState};
+use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
 
 use crate::datanodes::{DEFAULT_RACK, DatanodeDescriptor, DatanodeId, Liveness};
 
@@ -52,7 +52,7 @@ pub fn datanode_info_with_blocks(
         xceiver_count: Some(if dead { 0 } else { d.xceiver_count }),
         location: Some(DEFAULT_RACK.to_string()),
         non_dfs_used: num(d.non_dfs_used()),
-        admin_state: Some(AdminState::Normal as i32),
+        admin_state: Some(d.admin.to_proto()),
         cache_capacity: Some(0),
         cache_used: Some(0),
         last_update_monotonic: Some(d.last_update_mono.as_millis() as u64),

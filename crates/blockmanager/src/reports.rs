@@ -54,6 +54,7 @@ impl BlockManager {
     pub fn register_datanode(&self, id: DatanodeId, software_version: &str) -> RegisterOutcome {
         let now_ms = self.clock.now_millis();
         let now = self.now_mono();
+        let uuid = id.uuid.clone();
         let outcome = self
             .datanodes
             .lock("register")
@@ -62,6 +63,7 @@ impl BlockManager {
             tracing::info!(uuid = %old, "DataNode replaced by a new uuid at the same address");
             self.forget_node(old);
         }
+        self.admin_on_register(&uuid);
         outcome
     }
 
@@ -108,11 +110,10 @@ impl BlockManager {
         let (invalidate, transfers) = {
             let mut st = self.blocks.lock("heartbeat");
             let inv = st.pending.take(uuid, self.cfg.block_invalidate_limit);
-            let streams = self
-                .cfg
-                .max_replication_streams
-                .saturating_sub(xmits_in_progress as usize);
-            (inv, st.recon.take_transfers(uuid, streams))
+            let xmits = xmits_in_progress as usize;
+            let streams = self.cfg.max_replication_streams.saturating_sub(xmits);
+            let hard = self.cfg.admin.max_streams_hard_limit.saturating_sub(xmits);
+            (inv, st.recon.take_transfers(uuid, streams, hard))
         };
         let transfers = self.render_transfers(transfers);
         let full_report_lease = if request_full_report_lease {

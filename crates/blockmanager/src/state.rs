@@ -9,6 +9,8 @@ use crate::blocks_map::BlocksMap;
 use crate::error::BlockManagerError;
 use crate::invalidate::{InvalidateBlocks, PendingCommands};
 use crate::reconstruction::Reconstruction;
+use crate::redundancy::decommission::{AdminState, AdminTracker, is_sufficient};
+use crate::redundancy::low_redundancy::{NumberReplicas, priority};
 use crate::report::{ReportAction, ReportedReplica, classify};
 
 /// `numBytes` of a block deleted from the namespace in a DNA_INVALIDATE command: the
@@ -45,6 +47,8 @@ pub struct BlockState {
     pub invalidate: InvalidateBlocks,
     pub pending: PendingCommands,
     pub recon: Reconstruction,
+    /// Admin states (decommissioning) of the nodes, and the host lists.
+    pub admin: AdminTracker,
     min_replication: usize,
 }
 
@@ -55,6 +59,7 @@ impl BlockState {
             invalidate: InvalidateBlocks::new(),
             pending: PendingCommands::default(),
             recon: Reconstruction::default(),
+            admin: AdminTracker::default(),
             min_replication: min_replication.max(1),
         }
     }
@@ -191,8 +196,27 @@ impl BlockState {
         }
     }
 
-    /// Puts a COMPLETE block with fewer good replicas than expected (but at least one to
-    /// copy from) on the reconstruction list, or takes it off.
+    /// Replica counts of a block: good finalized replicas of its generation stamp split by
+    /// the admin state of their nodes, and corrupt ones.
+    pub fn count_replicas(&self, info: &BlockInfo) -> NumberReplicas {
+        let mut n = NumberReplicas::default();
+        for r in &info.replicas {
+            if r.corrupt.is_some() {
+                n.corrupt += 1;
+            } else if r.is_good_finalized() && r.gs == info.block.gs {
+                match self.admin.state(&r.dn_uuid) {
+                    AdminState::Normal => n.live += 1,
+                    AdminState::DecommissionInProgress => n.decommissioning += 1,
+                    AdminState::Decommissioned => n.decommissioned += 1,
+                }
+            }
+        }
+        n
+    }
+
+    /// Puts a COMPLETE block with fewer live replicas than expected in its low-redundancy
+    /// queue (Hadoop's priorities; no usable replica at all goes to the corrupt queue), or
+    /// takes it off.
     pub fn check_redundancy(&mut self, id: u64) {
         let Some(info) = self.map.get(id) else {
             self.recon.remove_block(id);
@@ -201,12 +225,120 @@ impl BlockState {
         if !info.is_complete() {
             return;
         }
-        let live = info.good_finalized();
-        if live > 0 && live < usize::from(info.replication) {
-            self.recon.mark_needed(id);
-        } else {
-            self.recon.unmark(id);
+        let n = self.count_replicas(info);
+        match priority(n, usize::from(info.replication), false) {
+            Some(p) => self.recon.mark_needed(id, p),
+            None => self.recon.unmark(id),
         }
+    }
+
+    /// Blocks with a replica on any storage of node `dn`, sorted.
+    pub fn blocks_of_node(&self, dn: &str) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .map
+            .storages_of_node(dn)
+            .iter()
+            .flat_map(|s| self.map.storage_blocks(s))
+            .map(|(id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// True when a decommissioning node's replica of `id` is no longer needed.
+    pub fn sufficient_for_decommission(&self, id: u64) -> bool {
+        let Some(info) = self.map.get(id) else {
+            return true;
+        };
+        let n = self.count_replicas(info);
+        let in_service = info
+            .replicas
+            .iter()
+            .filter(|r| {
+                r.corrupt.is_none()
+                    && r.gs == info.block.gs
+                    && !self.admin.state(&r.dn_uuid).is_out_of_service()
+            })
+            .count();
+        is_sufficient(info, n, in_service, self.min_replication)
+    }
+
+    /// Once a COMPLETE block has its full replication of live replicas again, its corrupt
+    /// replicas are removed and queued for deletion (Hadoop's invalidateCorruptReplicas).
+    /// Returns the number queued.
+    pub fn invalidate_corrupt_if_replaced(&mut self, id: u64) -> usize {
+        let Some(info) = self.map.get(id) else {
+            return 0;
+        };
+        if !info.is_complete()
+            || info.corrupt_replicas() == 0
+            || self.count_replicas(info).live < usize::from(info.replication).max(1)
+        {
+            return 0;
+        }
+        let corrupt: Vec<(Arc<str>, Arc<str>, Block)> = info
+            .replicas
+            .iter()
+            .filter(|r| r.corrupt.is_some())
+            .map(|r| {
+                (
+                    r.dn_uuid.clone(),
+                    r.storage_id.clone(),
+                    Block::new(id, r.gs, r.num_bytes),
+                )
+            })
+            .collect();
+        let mut n = 0;
+        for (dn, storage, b) in corrupt {
+            tracing::info!(block = id, dn = %dn, "BLOCK* invalidateCorruptReplicas: enough live replicas; deleting the corrupt one");
+            self.map.remove_replica(id, &storage);
+            if self.invalidate.add(&dn, b) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Removes live replicas beyond the block's replication (a node back in service).
+    /// Returns the number queued for deletion.
+    pub fn remove_excess_live(&mut self, id: u64) -> usize {
+        let Some(info) = self.map.get(id) else {
+            return 0;
+        };
+        if !info.is_complete() {
+            return 0;
+        }
+        let keep = usize::from(info.replication).max(1);
+        let live = self.live_replicas(info);
+        let mut n = 0;
+        for (dn, storage, b) in live.into_iter().skip(keep) {
+            self.map.remove_replica(id, &storage);
+            tracing::info!(block = id, dn = %dn, "BLOCK* chooseExcessRedundancies: deleting surplus replica");
+            if self.invalidate.add(&dn, b) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Good finalized replicas of the block's generation stamp on in-service nodes.
+    fn live_replicas(&self, info: &BlockInfo) -> Vec<(Arc<str>, Arc<str>, Block)> {
+        info.replicas
+            .iter()
+            .filter(|r| {
+                r.is_good_finalized()
+                    && r.gs == info.block.gs
+                    && !self.admin.state(&r.dn_uuid).is_out_of_service()
+            })
+            .map(|r| {
+                (
+                    r.dn_uuid.clone(),
+                    r.storage_id.clone(),
+                    Block::new(info.block.id, r.gs, r.num_bytes),
+                )
+            })
+            .collect()
     }
 
     /// Removes one replica (unreported in a full report, or its node died).
@@ -223,7 +355,10 @@ impl BlockState {
         let Some(info) = self.map.get(id) else {
             return;
         };
-        if !info.is_complete() || info.good_finalized() <= usize::from(info.replication).max(1) {
+        if !info.is_complete()
+            || self.admin.state(dn).is_out_of_service()
+            || self.count_replicas(info).live <= usize::from(info.replication).max(1)
+        {
             return;
         }
         if let Some(r) = self.map.remove_replica(id, storage) {
@@ -338,6 +473,7 @@ impl BlockState {
                 } else if state == Some(BlockUcState::Complete) {
                     self.recon.replica_arrived(id, dn);
                     self.process_excess(id, dn, storage);
+                    self.invalidate_corrupt_if_replaced(id);
                     self.check_redundancy(id);
                 }
             }
@@ -405,31 +541,7 @@ impl BlockState {
             return 0;
         }
         self.check_redundancy(id);
-        let Some(info) = self.map.get(id) else {
-            return 0;
-        };
-        let gs = info.block.gs;
-        let good: Vec<(Arc<str>, Arc<str>, Block)> = info
-            .replicas
-            .iter()
-            .filter(|r| r.is_good_finalized() && r.gs == gs)
-            .map(|r| {
-                (
-                    r.dn_uuid.clone(),
-                    r.storage_id.clone(),
-                    Block::new(id, r.gs, r.num_bytes),
-                )
-            })
-            .collect();
-        let keep = usize::from(replication).max(1);
-        let mut n = 0;
-        for (dn, storage, b) in good.into_iter().skip(keep) {
-            self.map.remove_replica(id, &storage);
-            if self.invalidate.add(&dn, b) {
-                n += 1;
-            }
-        }
-        n
+        self.remove_excess_live(id)
     }
 
     /// Counts for fsStats (a scan of the whole map).

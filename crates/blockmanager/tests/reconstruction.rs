@@ -81,37 +81,99 @@ fn pipeline_replicas_count_as_pending_until_timeout() {
 }
 
 #[test]
-fn transfers_per_heartbeat_follow_max_streams() {
+fn highest_priority_copies_use_the_hard_limit() {
     let (bm, _clock) = manager(config());
     add_nodes(&bm, 2, GB);
     for id in 1..=5 {
         complete_block(&bm, id, &[1]);
     }
+    // One replica left of each: highest priority, so the source may take up to the hard
+    // limit (4) of copies, not just max-streams (2).
     bm.set_replication(&(1..=5).collect::<Vec<_>>(), 2);
     assert_eq!(
         bm.compute_reconstruction_work(),
         4,
-        "2 live nodes × multiplier 2"
+        "hard limit 4 per source"
     );
-    assert_eq!(bm.compute_reconstruction_work(), 1);
-    // max streams 2, one transfer already running on the DataNode
+    assert_eq!(
+        bm.compute_reconstruction_work(),
+        0,
+        "source at its hard limit"
+    );
+    // one transfer already running on the DataNode: 4 - 1 more
     assert_eq!(
         bm.heartbeat(&uuid(1), vec![], 0, 1, false).transfers.len(),
+        3
+    );
+    assert_eq!(
+        bm.heartbeat(&uuid(1), vec![], 0, 0, false).transfers.len(),
         1
     );
+    assert_eq!(bm.compute_reconstruction_work(), 1);
     assert_eq!(
         bm.heartbeat(&uuid(1), vec![], 0, 0, false).transfers.len(),
-        2
-    );
-    assert_eq!(
-        bm.heartbeat(&uuid(1), vec![], 0, 0, false).transfers.len(),
-        2
+        1
     );
     assert!(
         bm.heartbeat(&uuid(1), vec![], 0, 0, false)
             .transfers
             .is_empty()
     );
+}
+
+#[test]
+fn normal_priority_copies_follow_max_streams() {
+    let (bm, _clock) = manager(config());
+    add_nodes(&bm, 4, GB);
+    for id in 1..=5 {
+        complete_block(&bm, id, &[1, 2]);
+    }
+    // Two of three replicas: low redundancy, max-streams (2) per source.
+    bm.set_replication(&(1..=5).collect::<Vec<_>>(), 3);
+    assert_eq!(bm.compute_reconstruction_work(), 4, "2 sources × 2 streams");
+    assert_eq!(bm.compute_reconstruction_work(), 0, "both sources busy");
+    let sent = bm.heartbeat(&uuid(1), vec![], 0, 1, false).transfers.len()
+        + bm.heartbeat(&uuid(2), vec![], 0, 1, false).transfers.len();
+    assert_eq!(sent, 2, "one stream each already in use");
+    let sent = bm.heartbeat(&uuid(1), vec![], 0, 0, false).transfers.len()
+        + bm.heartbeat(&uuid(2), vec![], 0, 0, false).transfers.len();
+    assert_eq!(sent, 2);
+    assert_eq!(bm.compute_reconstruction_work(), 1);
+}
+
+#[test]
+fn one_replica_left_is_copied_first() {
+    let mut cfg = config();
+    cfg.replication_work_multiplier = 1;
+    let (bm, _clock) = manager(cfg);
+    add_nodes(&bm, 4, GB);
+    // Blocks 1..=5: two of three replicas (low); block 9: one of three (highest).
+    for id in 1..=5 {
+        complete_block(&bm, id, &[1, 2]);
+    }
+    complete_block(&bm, 9, &[3]);
+    bm.set_replication(&[1, 2, 3, 4, 5, 9], 3);
+    // 4 live nodes × 1 = 4 blocks this pass, the highest-priority one among them.
+    let work = bm.compute_reconstruction_work();
+    assert_eq!(
+        work,
+        4 + 1,
+        "block 9 needs two copies, three low blocks one each"
+    );
+    let from_3: Vec<u64> = bm
+        .heartbeat(&uuid(3), vec![], 0, 0, false)
+        .transfers
+        .iter()
+        .map(|(b, _)| b.id)
+        .collect();
+    assert_eq!(from_3, vec![9]);
+    let mut low: Vec<u64> = [1, 2]
+        .iter()
+        .flat_map(|&i| bm.heartbeat(&uuid(i), vec![], 0, 0, false).transfers)
+        .map(|(b, _)| b.id)
+        .collect();
+    low.sort_unstable();
+    assert_eq!(low, vec![1, 2, 3]);
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod leases;
 mod listing;
 mod mkdirs;
 mod pipeline;
+pub mod refresh_nodes;
 mod rename;
 mod summary;
 
@@ -198,6 +199,7 @@ impl ClientProtocolService {
             "getFsStats" | "getStats" => self.get_fs_stats(c, b),
             "getFsReplicatedBlockStats" => self.get_fs_replicated_block_stats(c, b),
             "getDatanodeReport" => self.get_datanode_report(c, b).await,
+            "refreshNodes" => self.refresh_nodes(c, b).await,
             "setSafeMode" => self.set_safe_mode(c, b).await,
             "msync" => self.msync(c, b),
             "getHAServiceState" => self.get_ha_service_state(c, b),

@@ -1,0 +1,444 @@
+//! Decommissioning (Hadoop's DatanodeAdminManager): nodes named in `dfs.hosts.exclude`
+//! go Normal → Decommission In Progress → Decommissioned once every block they hold has
+//! enough replicas on in-service nodes. A node being decommissioned is never a write or
+//! reconstruction target, its replicas do not count as live (so its blocks are copied
+//! elsewhere), but it may still serve reads and act as a copy source.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rhdfs_conf::Configuration;
+use rhdfs_conf::keys::*;
+use rhdfs_proto::hdfs::datanode_info_proto::AdminState as AdminStateProto;
+
+use crate::block::{BlockInfo, BlockUcState};
+use crate::datanodes::DatanodeId;
+use crate::error::BlockManagerError;
+use crate::manager::BlockManager;
+use crate::redundancy::low_redundancy::NumberReplicas;
+
+/// Blocks examined per lock hold by the decommission check.
+const CHECK_CHUNK: usize = 1000;
+
+/// Settings of decommissioning and of the replication streams' hard limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdminConfig {
+    /// `dfs.hosts`: nodes allowed to register (empty file or unset: all).
+    pub hosts_include: Option<PathBuf>,
+    /// `dfs.hosts.exclude`: nodes to decommission.
+    pub hosts_exclude: Option<PathBuf>,
+    /// `dfs.namenode.decommission.interval`: how often decommissioning nodes are checked.
+    pub decommission_interval: Duration,
+    /// `dfs.namenode.replication.max-streams-hard-limit`: copies a source may be given for
+    /// highest-priority blocks.
+    pub max_streams_hard_limit: usize,
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        AdminConfig {
+            hosts_include: None,
+            hosts_exclude: None,
+            decommission_interval: DFS_NAMENODE_DECOMMISSION_INTERVAL_DEFAULT,
+            max_streams_hard_limit: DFS_NAMENODE_REPLICATION_STREAMS_HARD_LIMIT_DEFAULT as usize,
+        }
+    }
+}
+
+impl AdminConfig {
+    pub fn from_conf(conf: &Configuration) -> Result<Self, BlockManagerError> {
+        fn conf_err(e: impl std::fmt::Display) -> BlockManagerError {
+            BlockManagerError::Config(e.to_string())
+        }
+        let path = |k: &str| {
+            conf.get(k)
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Ok(AdminConfig {
+            hosts_include: path(DFS_HOSTS_KEY),
+            hosts_exclude: path(DFS_HOSTS_EXCLUDE_KEY),
+            decommission_interval: conf
+                .get_duration(
+                    DFS_NAMENODE_DECOMMISSION_INTERVAL_KEY,
+                    DFS_NAMENODE_DECOMMISSION_INTERVAL_DEFAULT,
+                    DFS_NAMENODE_DECOMMISSION_INTERVAL_UNIT,
+                )
+                .map_err(conf_err)?,
+            max_streams_hard_limit: conf
+                .get_u64(
+                    DFS_NAMENODE_REPLICATION_STREAMS_HARD_LIMIT_KEY,
+                    DFS_NAMENODE_REPLICATION_STREAMS_HARD_LIMIT_DEFAULT,
+                )
+                .map_err(conf_err)? as usize,
+        })
+    }
+}
+
+/// A DataNode's administrative state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AdminState {
+    #[default]
+    Normal,
+    DecommissionInProgress,
+    Decommissioned,
+}
+
+impl AdminState {
+    /// Not a write target, replicas not counted as live.
+    pub fn is_out_of_service(self) -> bool {
+        self != AdminState::Normal
+    }
+
+    pub fn is_decommission_in_progress(self) -> bool {
+        self == AdminState::DecommissionInProgress
+    }
+
+    /// DatanodeInfoProto.AdminState value.
+    pub fn to_proto(self) -> i32 {
+        match self {
+            AdminState::Normal => AdminStateProto::Normal as i32,
+            AdminState::DecommissionInProgress => AdminStateProto::DecommissionInprogress as i32,
+            AdminState::Decommissioned => AdminStateProto::Decommissioned as i32,
+        }
+    }
+}
+
+/// The include and exclude host lists.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostLists {
+    pub include: HashSet<String>,
+    pub exclude: HashSet<String>,
+}
+
+impl HostLists {
+    /// Entries of a hosts file: whitespace-separated host names, IPs or host:port, with
+    /// `#` starting a comment.
+    pub fn parse(text: &str) -> HashSet<String> {
+        text.lines()
+            .map(|l| l.split('#').next().unwrap_or(""))
+            .flat_map(str::split_whitespace)
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Reads both files named by the configuration (a file that is named but missing is an
+    /// error, as in Hadoop's refreshNodes).
+    pub fn load(cfg: &AdminConfig) -> Result<Self, BlockManagerError> {
+        let read = |p: &Option<PathBuf>| -> Result<HashSet<String>, BlockManagerError> {
+            match p {
+                None => Ok(HashSet::new()),
+                Some(p) => std::fs::read_to_string(p)
+                    .map(|t| Self::parse(&t))
+                    .map_err(|e| BlockManagerError::InvalidState(format!("{} ({e})", p.display()))),
+            }
+        };
+        Ok(HostLists {
+            include: read(&cfg.hosts_include)?,
+            exclude: read(&cfg.hosts_exclude)?,
+        })
+    }
+
+    fn listed(set: &HashSet<String>, id: &DatanodeId) -> bool {
+        [&id.ip_addr, &id.host_name]
+            .into_iter()
+            .filter(|h| !h.is_empty())
+            .any(|h| set.contains(h.as_str()) || set.contains(&format!("{h}:{}", id.xfer_port)))
+    }
+
+    pub fn is_excluded(&self, id: &DatanodeId) -> bool {
+        Self::listed(&self.exclude, id)
+    }
+
+    /// An empty include list allows every node.
+    pub fn is_included(&self, id: &DatanodeId) -> bool {
+        self.include.is_empty() || Self::listed(&self.include, id)
+    }
+}
+
+/// Admin states as the blocks lock sees them (mirrors `DatanodeDescriptor.admin`), the
+/// host lists, and when decommissioning nodes were last checked.
+#[derive(Debug, Default)]
+pub struct AdminTracker {
+    states: HashMap<Arc<str>, AdminState>,
+    pub hosts: HostLists,
+    pub hosts_loaded: bool,
+    last_check: Option<Duration>,
+}
+
+impl AdminTracker {
+    pub fn state(&self, uuid: &str) -> AdminState {
+        self.states.get(uuid).copied().unwrap_or_default()
+    }
+
+    pub fn set(&mut self, uuid: Arc<str>, state: AdminState) {
+        if state == AdminState::Normal {
+            self.states.remove(&uuid);
+        } else {
+            self.states.insert(uuid, state);
+        }
+    }
+
+    /// Nodes in a given state, sorted.
+    pub fn nodes_in(&self, state: AdminState) -> Vec<Arc<str>> {
+        let mut v: Vec<Arc<str>> = self
+            .states
+            .iter()
+            .filter(|(_, s)| **s == state)
+            .map(|(u, _)| u.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// True (and the check time recorded) when `interval` has passed since the last check.
+    pub fn check_due(&mut self, now: Duration, interval: Duration) -> bool {
+        match self.last_check {
+            Some(t) if now.saturating_sub(t) < interval => false,
+            _ => {
+                self.last_check = Some(now);
+                true
+            }
+        }
+    }
+}
+
+/// Whether a block has enough replicas elsewhere for a decommissioning node holding one
+/// to leave. COMPLETE blocks need their full replication on in-service nodes; blocks of
+/// files still being written need `min_replication` replicas (any state) in service.
+pub fn is_sufficient(
+    info: &BlockInfo,
+    n: NumberReplicas,
+    in_service_any_state: usize,
+    min_replication: usize,
+) -> bool {
+    match info.state {
+        BlockUcState::Complete => n.live >= usize::from(info.replication).max(1),
+        BlockUcState::Committed => n.live >= min_replication,
+        BlockUcState::UnderConstruction | BlockUcState::UnderRecovery => {
+            in_service_any_state >= min_replication
+        }
+    }
+}
+
+/// What `refresh_nodes` changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RefreshOutcome {
+    pub started: Vec<String>,
+    pub stopped: Vec<String>,
+    /// Registered nodes no longer in a non-empty include list.
+    pub not_included: Vec<String>,
+}
+
+impl BlockManager {
+    /// dfsadmin -refreshNodes: re-reads `dfs.hosts` and `dfs.hosts.exclude`; nodes newly
+    /// excluded start decommissioning, nodes no longer excluded return to service.
+    pub fn refresh_nodes(&self) -> Result<RefreshOutcome, BlockManagerError> {
+        let hosts = HostLists::load(&self.cfg.admin)?;
+        {
+            let mut st = self.blocks.lock("refresh_nodes");
+            st.admin.hosts = hosts.clone();
+            st.admin.hosts_loaded = true;
+        }
+        let nodes: Vec<(Arc<str>, DatanodeId, AdminState)> = {
+            let dns = self.datanodes.lock("refresh_nodes");
+            let mut v: Vec<_> = dns
+                .all()
+                .map(|d| (d.uuid.clone(), d.id.clone(), d.admin))
+                .collect();
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let mut out = RefreshOutcome::default();
+        for (uuid, id, state) in nodes {
+            if !hosts.is_included(&id) {
+                out.not_included.push(id.xfer_addr());
+            }
+            if hosts.is_excluded(&id) {
+                if state == AdminState::Normal {
+                    self.start_decommission(&uuid);
+                    out.started.push(id.xfer_addr());
+                }
+            } else if state.is_out_of_service() {
+                self.stop_decommission(&uuid);
+                out.stopped.push(id.xfer_addr());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Normal → Decommission In Progress; its blocks are checked for redundancy again.
+    pub fn start_decommission(&self, uuid: &str) {
+        tracing::info!(dn = uuid, "Starting decommission of node");
+        self.set_admin_state(uuid, AdminState::DecommissionInProgress);
+    }
+
+    /// Back to Normal; its replicas count as live again (surplus ones are removed).
+    pub fn stop_decommission(&self, uuid: &str) {
+        tracing::info!(dn = uuid, "Stopping decommission of node");
+        self.set_admin_state(uuid, AdminState::Normal);
+    }
+
+    pub fn admin_state(&self, uuid: &str) -> AdminState {
+        self.blocks.lock("admin_state").admin.state(uuid)
+    }
+
+    fn set_admin_state(&self, uuid: &str, state: AdminState) {
+        if !self.datanodes.lock("admin_state").set_admin(uuid, state) {
+            return;
+        }
+        let uuid: Arc<str> = Arc::from(uuid);
+        let ids = {
+            let mut st = self.blocks.lock("admin_state");
+            st.admin.set(uuid.clone(), state);
+            st.blocks_of_node(&uuid)
+        };
+        for chunk in ids.chunks(CHECK_CHUNK) {
+            let mut st = self.blocks.lock("admin_state");
+            for &id in chunk {
+                if state == AdminState::Normal {
+                    st.remove_excess_live(id);
+                }
+                st.check_redundancy(id);
+            }
+        }
+    }
+
+    /// A node (re-)registered: it keeps a known admin state, and starts decommissioning if
+    /// the exclude list names it.
+    pub(crate) fn admin_on_register(&self, uuid: &str) {
+        let (known, loaded) = {
+            let st = self.blocks.lock("admin_register");
+            (st.admin.state(uuid), st.admin.hosts_loaded)
+        };
+        if !loaded {
+            match HostLists::load(&self.cfg.admin) {
+                Ok(h) => {
+                    let mut st = self.blocks.lock("admin_register");
+                    st.admin.hosts = h;
+                    st.admin.hosts_loaded = true;
+                }
+                Err(e) => tracing::warn!("cannot read the hosts files: {e}"),
+            }
+        }
+        if known != AdminState::Normal {
+            self.datanodes.lock("admin_register").set_admin(uuid, known);
+        }
+        let id = self
+            .datanodes
+            .lock("admin_register")
+            .get(uuid)
+            .map(|d| d.id.clone());
+        let Some(id) = id else { return };
+        let excluded = self
+            .blocks
+            .lock("admin_register")
+            .admin
+            .hosts
+            .is_excluded(&id);
+        if excluded && known == AdminState::Normal {
+            self.start_decommission(uuid);
+        }
+    }
+
+    /// The DatanodeAdminManager's check, at most once per `dfs.namenode.decommission.interval`:
+    /// a decommissioning node whose blocks all have enough replicas elsewhere becomes
+    /// Decommissioned; blocks still short are put back on the reconstruction queues.
+    /// Returns the nodes that became Decommissioned.
+    pub fn decommission_check(&self, force: bool) -> Vec<Arc<str>> {
+        let now = self.now_mono();
+        let nodes = {
+            let mut st = self.blocks.lock("decommission_check");
+            if !st
+                .admin
+                .check_due(now, self.cfg.admin.decommission_interval)
+                && !force
+            {
+                return Vec::new();
+            }
+            st.admin.nodes_in(AdminState::DecommissionInProgress)
+        };
+        let mut done = Vec::new();
+        for uuid in nodes {
+            let ids = self.blocks.lock("decommission_check").blocks_of_node(&uuid);
+            let mut insufficient = 0usize;
+            for chunk in ids.chunks(CHECK_CHUNK) {
+                let mut st = self.blocks.lock("decommission_check");
+                for &id in chunk {
+                    if !st.sufficient_for_decommission(id) {
+                        insufficient += 1;
+                        if !st.recon.is_needed(id) && st.recon.pending_count(id) == 0 {
+                            st.check_redundancy(id);
+                        }
+                    }
+                }
+            }
+            if insufficient == 0 {
+                tracing::info!(dn = %uuid, "Decommissioning complete for node");
+                self.datanodes
+                    .lock("decommission_check")
+                    .set_admin(&uuid, AdminState::Decommissioned);
+                self.blocks
+                    .lock("decommission_check")
+                    .admin
+                    .set(uuid.clone(), AdminState::Decommissioned);
+                done.push(uuid);
+            } else {
+                tracing::debug!(dn = %uuid, insufficient, "node still decommissioning");
+            }
+        }
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(ip: &str, host: &str) -> DatanodeId {
+        DatanodeId {
+            uuid: "u".into(),
+            ip_addr: ip.into(),
+            host_name: host.into(),
+            xfer_port: 9866,
+            ..DatanodeId::default()
+        }
+    }
+
+    #[test]
+    fn hosts_files_match_ip_host_and_port() {
+        let set = HostLists::parse("# comment\n10.0.0.1  dn2.example\n10.0.0.3:9866 # x\n\n");
+        assert_eq!(set.len(), 3);
+        let lists = HostLists {
+            include: HashSet::new(),
+            exclude: set,
+        };
+        assert!(lists.is_excluded(&id("10.0.0.1", "a")));
+        assert!(lists.is_excluded(&id("10.0.0.9", "dn2.example")));
+        assert!(lists.is_excluded(&id("10.0.0.3", "c")));
+        assert!(!lists.is_excluded(&id("10.0.0.4", "d")));
+        assert!(lists.is_included(&id("10.0.0.4", "d")));
+    }
+
+    #[test]
+    fn tracker_states_and_interval() {
+        let mut t = AdminTracker::default();
+        t.set(Arc::from("b"), AdminState::DecommissionInProgress);
+        t.set(Arc::from("a"), AdminState::DecommissionInProgress);
+        t.set(Arc::from("c"), AdminState::Decommissioned);
+        assert_eq!(
+            t.nodes_in(AdminState::DecommissionInProgress),
+            vec![Arc::<str>::from("a"), Arc::from("b")]
+        );
+        t.set(Arc::from("a"), AdminState::Normal);
+        assert_eq!(t.state("a"), AdminState::Normal);
+        assert!(t.check_due(Duration::from_secs(1), Duration::from_secs(30)));
+        assert!(!t.check_due(Duration::from_secs(20), Duration::from_secs(30)));
+        assert!(t.check_due(Duration::from_secs(31), Duration::from_secs(30)));
+        assert_eq!(AdminState::DecommissionInProgress.to_proto(), 1);
+        assert_eq!(AdminState::Decommissioned.to_proto(), 2);
+    }
+}
