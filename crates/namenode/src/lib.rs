@@ -11,7 +11,9 @@
 pub mod edit;
 pub mod edit_codec;
 pub mod error;
+pub mod fsck;
 pub mod fsdir;
+pub mod http;
 pub mod leases;
 pub mod namespace;
 pub mod namesystem;

@@ -156,6 +156,7 @@ pub struct NameNodeHandle {
     checkpointer: JoinHandle<()>,
     safe_mode: JoinHandle<()>,
     durable: Arc<crate::persist::Durable>,
+    http: Option<crate::http::HttpServer>,
 }
 
 impl std::fmt::Debug for NameNodeHandle {
@@ -243,6 +244,7 @@ impl NameNode {
             stop.clone(),
         );
 
+        let http = crate::http::HttpServer::start_or_warn(&conf, fs.clone()).await;
         let router = Router {
             client: Arc::new(ClientProtocolService::new(fs.clone(), defaults)),
             datanode: Arc::new(DatanodeProtocolService::new(bm.clone())),
@@ -291,6 +293,7 @@ impl NameNode {
             checkpointer,
             safe_mode,
             durable,
+            http,
         })
     }
 }
@@ -301,9 +304,9 @@ impl NameNodeHandle {
         self.rpc.local_addr()
     }
 
-    /// The HTTP address: none, as the NameNode serves no HTTP yet.
+    /// The HTTP address (`/fsck`, `/jmx`, `/metrics`); None if it could not bind.
     pub fn http_addr(&self) -> Option<SocketAddr> {
-        None
+        self.http.as_ref().map(|h| h.local_addr())
     }
 
     pub fn block_manager(&self) -> Arc<BlockManager> {

@@ -137,8 +137,8 @@ impl FsckResult {
             );
         }
         let _ = write!(s, "\n {blocks}:\t{}", self.total_blocks);
-        if self.total_blocks > 0 {
-            let _ = write!(s, " ({avg} {} B)", self.total_size / self.total_blocks);
+        if let Some(size) = self.total_size.checked_div(self.total_blocks) {
+            let _ = write!(s, " ({avg} {size} B)");
         }
         if self.total_open_files_blocks != 0 {
             let _ = write!(s, " ({open}: {})", self.total_open_files_blocks);
@@ -226,7 +226,11 @@ impl FsckResult {
             self.corrupt_blocks,
             self.missing_replicas
         );
-        self.tail(&mut s, "DecommissionedReplicas:\t", "DecommissioningReplicas:\t");
+        self.tail(
+            &mut s,
+            "DecommissionedReplicas:\t",
+            "DecommissioningReplicas:\t",
+        );
         s
     }
 
@@ -235,7 +239,9 @@ impl FsckResult {
             let _ = write!(
                 s,
                 " ({} %)",
-                java_float((self.missing_replicas * 100) as f32 / self.num_expected_replicas as f32)
+                java_float(
+                    (self.missing_replicas * 100) as f32 / self.num_expected_replicas as f32
+                )
             );
         }
         if self.decommissioned_replicas > 0 {
@@ -365,7 +371,13 @@ mod tests {
         };
         let t = r.replicated_text(3, 1);
         assert!(t.starts_with(" Total size:\t30 B\n Total files:\t3\n Total blocks (validated):\t3 (avg. block size 10 B)\n  ********************************\n  UNDER MIN REPL'D BLOCKS:\t1 (33.333332 %)\n  MINIMAL BLOCK REPLICATION:\t1\n  CORRUPT FILES:\t1\n  MISSING BLOCKS:\t1\n  MISSING SIZE:\t\t10 B\n  ********************************\n Minimally replicated blocks:\t2 (66.666664 %)"), "{t}");
-        assert!(t.contains("\n Average block replication:\t1.6666666\n"), "{t}");
-        assert!(t.contains("\n Missing replicas:\t\t1 (11.111111 %)\n"), "{t}");
+        assert!(
+            t.contains("\n Average block replication:\t1.6666666\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("\n Missing replicas:\t\t1 (11.111111 %)\n"),
+            "{t}"
+        );
     }
 }

@@ -57,7 +57,9 @@ impl ClientProtocolService {
             missing_repl_one_blocks: s.missing_repl_one,
             blocks_in_future: 0,
             pending_deletion_blocks: s.pending_deletion + s.pending_deletion_commands,
-            highest_prio_low_redundancy_blocks: None,
+            highest_prio_low_redundancy_blocks: Some(
+                self.fs.block_manager().highest_priority_low_redundancy(),
+            ),
         }))
     }
 

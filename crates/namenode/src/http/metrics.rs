@@ -1,0 +1,294 @@
+//! `/jmx` (JSON beans named as Hadoop's: FSNamesystem, FSNamesystemState, plus the
+//! block manager's lock hold statistics) and `/metrics` (Prometheus text).
+
+use std::fmt::Write as _;
+
+use crate::namesystem::Namesystem;
+
+/// A JSON value of a bean attribute.
+enum Val {
+    Num(u64),
+    Str(String),
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn bean(name: &str, attrs: &[(String, Val)]) -> String {
+    let mut s = format!("  {{\n    \"name\" : {}", json_str(name));
+    for (k, v) in attrs {
+        let v = match v {
+            Val::Num(n) => n.to_string(),
+            Val::Str(t) => json_str(t),
+        };
+        let _ = write!(s, ",\n    {} : {v}", json_str(k));
+    }
+    s.push_str("\n  }");
+    s
+}
+
+/// Matches a JMX object name against `qry` ('*' matches any run of characters).
+fn matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == name;
+    }
+    let mut rest = name;
+    for (i, p) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(p) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(p);
+        } else {
+            match rest.find(p) {
+                Some(pos) => rest = &rest[pos + p.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
+    let bm = fs.block_manager();
+    let s = bm.fs_stats();
+    let files_total = fs.with_ns(|ns| ns.dir().inode_count()) as u64;
+    let nodes = bm.node_counts();
+    let a = |k: &str, v: Val| (k.to_string(), v);
+    let fsn = vec![
+        a("modelerType", Val::Str("FSNamesystem".into())),
+        a("tag.Context", Val::Str("dfs".into())),
+        a("tag.HAState", Val::Str("active".into())),
+        a("tag.Hostname", Val::Str(host.to_string())),
+        a("MissingBlocks", Val::Num(s.missing_blocks)),
+        a("MissingReplOneBlocks", Val::Num(s.missing_repl_one)),
+        a("CapacityTotal", Val::Num(s.capacity)),
+        a("CapacityUsed", Val::Num(s.used)),
+        a("CapacityRemaining", Val::Num(s.remaining)),
+        a("BlocksTotal", Val::Num(s.blocks_total)),
+        a("FilesTotal", Val::Num(files_total)),
+        a("UnderReplicatedBlocks", Val::Num(s.under_replicated)),
+        a("LowRedundancyBlocks", Val::Num(s.under_replicated)),
+        a("CorruptBlocks", Val::Num(s.corrupt_blocks)),
+        a(
+            "PendingDeletionBlocks",
+            Val::Num(s.pending_deletion + s.pending_deletion_commands),
+        ),
+        a("NumLiveDataNodes", Val::Num(s.live_datanodes)),
+        a("NumDeadDataNodes", Val::Num(s.dead_datanodes)),
+    ];
+    let state = vec![
+        a("modelerType", Val::Str("FSNamesystemState".into())),
+        a("CapacityTotal", Val::Num(s.capacity)),
+        a("CapacityUsed", Val::Num(s.used)),
+        a("CapacityRemaining", Val::Num(s.remaining)),
+        a("BlocksTotal", Val::Num(s.blocks_total)),
+        a("FilesTotal", Val::Num(files_total)),
+        a("PendingReplicationBlocks", Val::Num(0)),
+        a("UnderReplicatedBlocks", Val::Num(s.under_replicated)),
+        a("NumLiveDataNodes", Val::Num(nodes.live as u64)),
+        a("NumDeadDataNodes", Val::Num(nodes.dead as u64)),
+        a("FSState", Val::Str("Operational".into())),
+    ];
+    let mut locks = vec![a("modelerType", Val::Str("BlockManagerLocks".into()))];
+    for st in bm.lock_stats() {
+        let p = format!("{}.{}", st.lock, st.op);
+        locks.push(a(&format!("{p}.Count"), Val::Num(st.count)));
+        locks.push(a(
+            &format!("{p}.MaxHoldMicros"),
+            Val::Num(st.max_hold.as_micros() as u64),
+        ));
+        locks.push(a(
+            &format!("{p}.TotalHoldMicros"),
+            Val::Num(st.total_hold.as_micros() as u64),
+        ));
+        locks.push(a(
+            &format!("{p}.MaxWaitMicros"),
+            Val::Num(st.max_wait.as_micros() as u64),
+        ));
+    }
+    vec![
+        ("Hadoop:service=NameNode,name=FSNamesystem".to_string(), fsn),
+        (
+            "Hadoop:service=NameNode,name=FSNamesystemState".to_string(),
+            state,
+        ),
+        (
+            "Hadoop:service=NameNode,name=BlockManagerLocks".to_string(),
+            locks,
+        ),
+    ]
+}
+
+/// The `/jmx` JSON document (`{"beans" : [...]}`), optionally filtered by `qry`.
+pub fn jmx(fs: &Namesystem, host: &str, qry: Option<&str>) -> String {
+    let list: Vec<String> = beans(fs, host)
+        .into_iter()
+        .filter(|(name, _)| qry.is_none_or(|q| matches(q, name)))
+        .map(|(name, attrs)| bean(&name, &attrs))
+        .collect();
+    format!("{{\n  \"beans\" : [\n{}\n  ]\n}}\n", list.join(",\n"))
+}
+
+/// Prometheus text exposition of the namesystem figures and the lock statistics.
+pub fn prometheus(fs: &Namesystem) -> String {
+    let bm = fs.block_manager();
+    let s = bm.fs_stats();
+    let files_total = fs.with_ns(|ns| ns.dir().inode_count()) as u64;
+    let mut out = String::new();
+    let mut gauge = |name: &str, help: &str, v: u64| {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+    };
+    gauge(
+        "rhdfs_namenode_capacity_total_bytes",
+        "Configured capacity of live DataNodes.",
+        s.capacity,
+    );
+    gauge(
+        "rhdfs_namenode_capacity_used_bytes",
+        "DFS used on live DataNodes.",
+        s.used,
+    );
+    gauge(
+        "rhdfs_namenode_capacity_remaining_bytes",
+        "DFS remaining on live DataNodes.",
+        s.remaining,
+    );
+    gauge(
+        "rhdfs_namenode_blocks_total",
+        "Blocks in the blocks map.",
+        s.blocks_total,
+    );
+    gauge(
+        "rhdfs_namenode_files_total",
+        "Inodes in the namespace.",
+        files_total,
+    );
+    gauge(
+        "rhdfs_namenode_under_replicated_blocks",
+        "Blocks with fewer live replicas than expected.",
+        s.under_replicated,
+    );
+    gauge(
+        "rhdfs_namenode_corrupt_blocks",
+        "Blocks with corrupt replicas.",
+        s.corrupt_blocks,
+    );
+    gauge(
+        "rhdfs_namenode_missing_blocks",
+        "Blocks with no live replica.",
+        s.missing_blocks,
+    );
+    gauge(
+        "rhdfs_namenode_pending_deletion_blocks",
+        "Replicas waiting for deletion.",
+        s.pending_deletion + s.pending_deletion_commands,
+    );
+    gauge(
+        "rhdfs_namenode_live_datanodes",
+        "Live DataNodes.",
+        s.live_datanodes,
+    );
+    gauge(
+        "rhdfs_namenode_dead_datanodes",
+        "Dead DataNodes.",
+        s.dead_datanodes,
+    );
+    let stats = bm.lock_stats();
+    let series: [(&str, &str, &str); 4] = [
+        (
+            "rhdfs_blockmanager_lock_holds_total",
+            "counter",
+            "Lock acquisitions per lock and operation.",
+        ),
+        (
+            "rhdfs_blockmanager_lock_max_hold_seconds",
+            "gauge",
+            "Longest hold per lock and operation.",
+        ),
+        (
+            "rhdfs_blockmanager_lock_hold_seconds_total",
+            "counter",
+            "Total hold time per lock and operation.",
+        ),
+        (
+            "rhdfs_blockmanager_lock_max_wait_seconds",
+            "gauge",
+            "Longest wait per lock and operation.",
+        ),
+    ];
+    for (i, (name, kind, help)) in series.iter().enumerate() {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for st in &stats {
+            let v = match i {
+                0 => st.count.to_string(),
+                1 => format!("{:.6}", st.max_hold.as_secs_f64()),
+                2 => format!("{:.6}", st.total_hold.as_secs_f64()),
+                _ => format!("{:.6}", st.max_wait.as_secs_f64()),
+            };
+            let _ = writeln!(out, "{name}{{lock=\"{}\",op=\"{}\"}} {v}", st.lock, st.op);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns() {
+        assert!(matches(
+            "Hadoop:service=NameNode,name=FSNamesystem",
+            "Hadoop:service=NameNode,name=FSNamesystem"
+        ));
+        assert!(!matches(
+            "Hadoop:service=NameNode,name=FSNamesystem",
+            "Hadoop:service=NameNode,name=FSNamesystemState"
+        ));
+        assert!(matches(
+            "Hadoop:service=NameNode,*",
+            "Hadoop:service=NameNode,name=X"
+        ));
+        assert!(matches(
+            "*State",
+            "Hadoop:service=NameNode,name=FSNamesystemState"
+        ));
+    }
+
+    #[test]
+    fn json_escapes() {
+        assert_eq!(json_str("a\"b\\\n"), "\"a\\\"b\\\\\\n\"");
+        let b = bean(
+            "n",
+            &[
+                ("k".into(), Val::Num(1)),
+                ("s".into(), Val::Str("v".into())),
+            ],
+        );
+        assert_eq!(
+            b,
+            "  {\n    \"name\" : \"n\",\n    \"k\" : 1,\n    \"s\" : \"v\"\n  }"
+        );
+    }
+}

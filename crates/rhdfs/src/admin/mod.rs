@@ -1,0 +1,307 @@
+//! `rhdfs fsck` and `rhdfs dfsadmin`: the operator views, printed as Hadoop prints them.
+//!
+//! fsck fetches the NameNode's `/fsck` page (dfs.namenode.http-address); dfsadmin speaks
+//! ClientProtocol (and ClientDatanodeProtocol for -triggerBlockReport).
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rhdfs_namenode::fsck::dfsadmin::{self, ReportFilter};
+use rhdfs_namenode::http::client::{encode_component, get};
+
+use crate::args::CommonArgs;
+
+const FSCK_USAGE: &str = "Usage: rhdfs fsck <path> [-list-corruptfileblocks | [-move | -delete | -openforwrite] [-files [-blocks [-locations | -racks | -replicaDetails]]]]
+\t<path>\tstart checking from this path
+\t-move\tmove corrupted files to /lost+found
+\t-delete\tdelete corrupted files
+\t-files\tprint out files being checked
+\t-openforwrite\tprint out files opened for write
+\t-list-corruptfileblocks\tprint out list of missing blocks and files they belong to
+\t-files -blocks\tprint out block report
+\t-files -blocks -locations\tprint out locations for every block
+\t-files -blocks -racks\tprint out network topology for data-node locations
+\t-files -blocks -replicaDetails\tprint out each replica details";
+
+const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
+\t[-report [-live] [-dead] [-decommissioning]]
+\t[-metasave filename]
+\t[-triggerBlockReport [-incremental] <datanode_host:ipc_port>]";
+
+/// Hadoop's exit status -1, as the process sees it.
+const FAILED: i32 = 255;
+
+/// How long fsck may take before the client gives up.
+const FSCK_TIMEOUT: Duration = Duration::from_secs(3600);
+
+fn user() -> String {
+    rhdfs_conf::user::current_user()
+}
+
+/// `rhdfs fsck`: prints the NameNode's report; 0 when HEALTHY (or the path does not
+/// exist), 1 when CORRUPT, 255 (Hadoop's -1) on usage errors, as Hadoop's DFSck.
+pub async fn fsck(args: Vec<String>) -> Result<i32> {
+    let (common, rest) = CommonArgs::extract(args)?;
+    if rest.is_empty() || rest.first().is_some_and(|a| a == "-files") {
+        eprintln!("{FSCK_USAGE}");
+        return Ok(FAILED);
+    }
+    let user = user();
+    let mut query = format!("/fsck?ugi={}", encode_component(&user));
+    let mut dir: Option<String> = None;
+    let mut list_corrupt = false;
+    for a in &rest {
+        match a.as_str() {
+            "-move" => query.push_str("&move=1"),
+            "-delete" => query.push_str("&delete=1"),
+            "-files" => query.push_str("&files=1"),
+            "-openforwrite" => query.push_str("&openforwrite=1"),
+            "-blocks" => query.push_str("&blocks=1"),
+            "-locations" => query.push_str("&locations=1"),
+            "-racks" => query.push_str("&racks=1"),
+            "-replicaDetails" => query.push_str("&replicadetails=1"),
+            "-list-corruptfileblocks" => {
+                query.push_str("&listcorruptfileblocks=1");
+                list_corrupt = true;
+            }
+            s if !s.starts_with('-') => {
+                if dir.is_some() {
+                    eprintln!("fsck: can only operate on one path at a time '{s}'");
+                    eprintln!("{FSCK_USAGE}");
+                    return Ok(FAILED);
+                }
+                dir = Some(s.to_string());
+            }
+            s => {
+                eprintln!("fsck: Illegal option '{s}'");
+                eprintln!("{FSCK_USAGE}");
+                return Ok(FAILED);
+            }
+        }
+    }
+    let dir = dir.unwrap_or_else(|| "/".to_string());
+    let path = strip_scheme(&dir);
+    let conf = common.configuration()?;
+    let (host, port) = rhdfs_conf::addr::namenode_http_address(&conf)?;
+    let host = if host == "0.0.0.0" {
+        rhdfs_conf::addr::namenode_rpc_address(&conf)
+            .map(|(h, _)| h)
+            .unwrap_or_else(|_| "127.0.0.1".to_string())
+    } else {
+        host
+    };
+    let addr = format!("{host}:{port}");
+    query.push_str(&format!("&path={}", encode_component(&path)));
+    eprintln!("Connecting to namenode via http://{addr}{query}");
+    if list_corrupt {
+        return list_corrupt_file_blocks(&addr, &query, &dir).await;
+    }
+    let (code, body) = get(&addr, &query, FSCK_TIMEOUT)
+        .await
+        .with_context(|| format!("fetching http://{addr}{query}"))?;
+    if code != 200 {
+        anyhow::bail!("the NameNode answered HTTP {code}: {}", body.trim());
+    }
+    let mut last = "";
+    for line in body.lines() {
+        println!("{line}");
+        last = line;
+    }
+    Ok(fsck_exit_code(last))
+}
+
+/// DFSck's exit code from the last line of the report.
+pub fn fsck_exit_code(last: &str) -> i32 {
+    if last.ends_with("is HEALTHY") || last.ends_with("does not exist") {
+        0
+    } else if last.ends_with("is CORRUPT") {
+        1
+    } else if last.ends_with("is DECOMMISSIONED") {
+        2
+    } else if last.ends_with("is DECOMMISSIONING") {
+        3
+    } else {
+        FAILED
+    }
+}
+
+/// `hdfs://host:port/p` -> `/p`; a relative path is taken from `/`.
+fn strip_scheme(p: &str) -> String {
+    let path = match p.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]).to_string(),
+        None => p.to_string(),
+    };
+    if path.starts_with('/') {
+        path
+    } else {
+        format!("/{path}")
+    }
+}
+
+/// DFSck.listCorruptFileBlocks: asks again with `startblockafter` until the NameNode says
+/// there are no more.
+async fn list_corrupt_file_blocks(addr: &str, base: &str, dir: &str) -> Result<i32> {
+    let mut num = 0usize;
+    let mut cookie = 0i64;
+    let mut done = false;
+    while !done {
+        let url = if cookie > 0 {
+            format!("{base}&startblockafter={cookie}")
+        } else {
+            base.to_string()
+        };
+        let (code, body) = get(addr, &url, FSCK_TIMEOUT)
+            .await
+            .with_context(|| format!("fetching http://{addr}{url}"))?;
+        if code != 200 {
+            anyhow::bail!("the NameNode answered HTTP {code}: {}", body.trim());
+        }
+        let mut saw_cookie = false;
+        for line in body.lines() {
+            if let Some(rest) = line.strip_prefix("Cookie:") {
+                match rest.trim().parse::<i64>() {
+                    Ok(c) if c > cookie => {
+                        cookie = c;
+                        saw_cookie = true;
+                    }
+                    Ok(_) => {}
+                    Err(_) => {
+                        done = true;
+                        break;
+                    }
+                }
+                continue;
+            }
+            if line.ends_with("has no CORRUPT files")
+                || line.ends_with("has no more CORRUPT files")
+                || line.ends_with("does not exist")
+            {
+                done = true;
+                break;
+            }
+            if line.is_empty()
+                || line.starts_with("FSCK started by")
+                || line.starts_with("The filesystem under path")
+            {
+                continue;
+            }
+            num += 1;
+            if num == 1 {
+                println!("The list of corrupt files under path '{dir}' are:");
+            }
+            println!("{line}");
+        }
+        if !saw_cookie {
+            done = true;
+        }
+    }
+    println!("The filesystem under path '{dir}' has {num} CORRUPT files");
+    Ok(if num == 0 { 0 } else { FAILED })
+}
+
+/// `rhdfs dfsadmin`: -report, -metasave, -triggerBlockReport.
+pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
+    let (common, mut rest) = CommonArgs::extract(args)?;
+    if rest.is_empty() {
+        eprintln!("{DFSADMIN_USAGE}");
+        return Ok(FAILED);
+    }
+    let cmd = rest.remove(0);
+    let conf = common.configuration()?;
+    let user = user();
+    match cmd.as_str() {
+        "-report" => {
+            let mut filter = ReportFilter::default();
+            for a in &rest {
+                match a.as_str() {
+                    "-live" => filter.live = true,
+                    "-dead" => filter.dead = true,
+                    "-decommissioning" => filter.decommissioning = true,
+                    other => {
+                        eprintln!("report: Illegal option '{other}'");
+                        eprintln!("{DFSADMIN_USAGE}");
+                        return Ok(FAILED);
+                    }
+                }
+            }
+            let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
+            let text = dfsadmin::report(&format!("{host}:{port}"), &user, filter)
+                .await
+                .context("report")?;
+            print!("{text}");
+            Ok(0)
+        }
+        "-metasave" => {
+            let [file] = rest.as_slice() else {
+                eprintln!("Usage: rhdfs dfsadmin [-metasave filename]");
+                return Ok(FAILED);
+            };
+            let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
+            dfsadmin::meta_save(&format!("{host}:{port}"), &user, file)
+                .await
+                .context("metasave")?;
+            println!(
+                "Created metasave file {file} in the log directory of namenode hdfs://{host}:{port}"
+            );
+            Ok(0)
+        }
+        "-triggerBlockReport" => {
+            let incremental = rest.iter().any(|a| a == "-incremental");
+            rest.retain(|a| a != "-incremental");
+            let Some(pos) = rest.iter().position(|a| !a.starts_with('-')) else {
+                eprintln!("You must specify a host:port pair.");
+                return Ok(1);
+            };
+            let host_port = rest.remove(pos);
+            if !rest.is_empty() {
+                eprintln!("Can't understand arguments: {}", rest.join(" "));
+                return Ok(1);
+            }
+            if let Err(e) = dfsadmin::trigger_block_report(&host_port, &user, incremental).await {
+                eprintln!("triggerBlockReport error: {e}");
+                return Ok(1);
+            }
+            println!(
+                "Triggering {}block report on {host_port}.",
+                if incremental {
+                    "an incremental "
+                } else {
+                    "a full "
+                }
+            );
+            Ok(0)
+        }
+        other => {
+            eprintln!("{}: Unknown command", other.trim_start_matches('-'));
+            eprintln!("{DFSADMIN_USAGE}");
+            Ok(FAILED)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(
+            fsck_exit_code("The filesystem under path '/' is HEALTHY"),
+            0
+        );
+        assert_eq!(
+            fsck_exit_code("The filesystem under path '/' is CORRUPT"),
+            1
+        );
+        assert_eq!(fsck_exit_code("Path '/x' does not exist"), 0);
+        assert_eq!(fsck_exit_code("Fsck on path '/' FAILED"), FAILED);
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(strip_scheme("hdfs://nn:8020/a/b"), "/a/b");
+        assert_eq!(strip_scheme("hdfs://nn:8020"), "/");
+        assert_eq!(strip_scheme("/x"), "/x");
+        assert_eq!(strip_scheme("x"), "/x");
+    }
+}
