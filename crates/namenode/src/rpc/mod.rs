@@ -14,6 +14,7 @@ pub mod errors;
 mod info;
 mod leases;
 mod listing;
+mod metasave;
 mod mkdirs;
 mod pipeline;
 pub mod refresh_nodes;
@@ -199,6 +200,7 @@ impl ClientProtocolService {
             "getFsStats" | "getStats" => self.get_fs_stats(c, b),
             "getFsReplicatedBlockStats" => self.get_fs_replicated_block_stats(c, b),
             "getDatanodeReport" => self.get_datanode_report(c, b).await,
+            "metaSave" => self.meta_save(c, b).await,
             "refreshNodes" => self.refresh_nodes(c, b).await,
             "setSafeMode" => self.set_safe_mode(c, b).await,
             "msync" => self.msync(c, b),
