@@ -132,10 +132,12 @@ impl MiniClusterBuilder {
         let name_dir = base.join("name");
         set_default(&mut nn_conf, "dfs.namenode.name.dir", &name_dir.to_string_lossy());
         create_dir(&name_dir)?;
-        let namenode = NameNode::start(nn_conf, clock.clone())
+        let namenode = NameNode::start(nn_conf.clone(), clock.clone())
             .await
             .map_err(|e| ClusterError::NameNode(e.to_string()))?;
         let nn_addr = namenode.rpc_addr();
+        // A restarted NameNode comes back on the same port, where the DataNodes look for it.
+        nn_conf.set("dfs.namenode.rpc-address", format!("{host}:{}", nn_addr.port()));
         let uri = format!("hdfs://{}:{}", host, nn_addr.port());
 
         let mut cluster = MiniCluster {
@@ -147,6 +149,7 @@ impl MiniClusterBuilder {
             uri,
             volumes_per_datanode: self.volumes_per_datanode,
             namenode: Some(namenode),
+            nn_conf,
             datanodes: Vec::new(),
             dn_confs: Vec::new(),
         };
@@ -189,6 +192,7 @@ pub struct MiniCluster {
     uri: String,
     volumes_per_datanode: usize,
     namenode: Option<NameNodeHandle>,
+    nn_conf: Configuration,
     datanodes: Vec<Option<DataNodeHandle>>,
     dn_confs: Vec<Configuration>,
 }
@@ -340,6 +344,33 @@ impl MiniCluster {
             source: std::io::Error::other(e.to_string()),
         })?;
         Ok(path)
+    }
+
+    /// Stops the NameNode (DataNodes keep running and retry) and starts it again on the same
+    /// port and name directories, as after a crash or an operator restart. `extra` keys apply
+    /// to the new NameNode only (for example a start-up deletion delay).
+    pub async fn restart_namenode(&mut self, extra: &[(&str, &str)]) -> Result<(), ClusterError> {
+        if let Some(nn) = self.namenode.take() {
+            nn.shutdown().await;
+        }
+        let mut conf = self.nn_conf.clone();
+        for (k, v) in extra {
+            conf.set(k, v.to_string());
+        }
+        // The old listener may take a moment to release the port.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let nn = loop {
+            match NameNode::start(conf.clone(), self.clock.clone()).await {
+                Ok(nn) => break nn,
+                Err(e) if tokio::time::Instant::now() < deadline => {
+                    tracing::debug!("NameNode restart retrying: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(ClusterError::NameNode(e.to_string())),
+            }
+        };
+        self.namenode = Some(nn);
+        Ok(())
     }
 
     /// Stops every DataNode, then the NameNode.
