@@ -151,11 +151,15 @@ async fn same_output_as_java_fsshell() -> anyhow::Result<()> {
         vec!["-touchz", "/t/empty"],
         vec!["-setrep", "2", "/t/f1"],
         vec!["-chmod", "640", "/t/d1/f2"],
+        vec!["-mkdir", "-p", "rel/sub"],
+        vec!["-put", &f1.to_string_lossy(), "rel/f1"],
     ] {
         let (code, _, err) = rhdfs_run(u, &a).await?;
         anyhow::ensure!(code == 0, "{a:?}: {err}");
     }
     let f1s = f1.to_string_lossy().into_owned();
+    let uri_t = format!("{uri}/t");
+    let uri_nope = format!("{uri}/nope");
     let cmds: Vec<Vec<&str>> = vec![
         vec!["-ls", "/t"],
         vec!["-ls", "-R", "/t"],
@@ -168,6 +172,20 @@ async fn same_output_as_java_fsshell() -> anyhow::Result<()> {
         vec!["-ls", "-r", "/t"],
         vec!["-ls", "-C", "-R", "/t"],
         vec!["-ls", "/nope"],
+        vec!["-ls"],
+        vec!["-ls", "rel"],
+        vec!["-ls", "-R", "."],
+        vec!["-ls", "rel/*"],
+        vec!["-ls", "rel/nope"],
+        vec!["-ls", &uri_t],
+        vec!["-ls", "-d", &uri_t],
+        vec!["-ls", &uri_nope],
+        vec!["-du", "rel"],
+        vec!["-du", "-s", &uri_t],
+        vec!["-count", "rel", &uri_t],
+        vec!["-stat", "%n %b", "rel/f1"],
+        vec!["-cat", "rel/nope"],
+        vec!["-mkdir", "rel"],
         vec!["-ls", "/t/nomatch*"],
         vec!["-du", "/t"],
         vec!["-du", "-s", "/t", "/t/d1"],
