@@ -1,9 +1,25 @@
 //! Full block report leases: at most `dfs.namenode.max.full.block.report.leases` DataNodes
 //! may send a full report at once; a lease expires after
-//! `dfs.namenode.full.block.report.lease.length.ms`.
+//! `dfs.namenode.full.block.report.lease.length.ms`. A report carrying a lease id that is not
+//! the node's current, unexpired lease is ignored (Hadoop's checkBlockReportLease); id 0 is
+//! Hadoop's bypass (DataNodes not using leases, forced reports). A report split over several
+//! RPCs applies each storage once: a retried RPC of the same report id is not applied again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
+
+use crate::manager::BlockManager;
+
+/// Why a full report was not admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaseRejection {
+    /// The node holds no lease (never granted, released, or expired and purged).
+    NoLease,
+    /// The node holds a different lease.
+    WrongLease { current: u64 },
+    /// The lease has expired.
+    Expired,
+}
 
 #[derive(Debug)]
 pub struct ReportLeases {
@@ -12,6 +28,8 @@ pub struct ReportLeases {
     next_id: u64,
     /// DataNode uuid -> (lease id, expiry on the monotonic clock).
     active: HashMap<String, (u64, Duration)>,
+    /// DataNode uuid -> (id of its latest full report, storages of it already applied).
+    storages_seen: HashMap<String, (i64, HashSet<String>)>,
 }
 
 impl ReportLeases {
@@ -21,6 +39,20 @@ impl ReportLeases {
             length,
             next_id: 0,
             active: HashMap::new(),
+            storages_seen: HashMap::new(),
+        }
+    }
+
+    /// Hadoop's checkLease: may a full report with `id` from `dn` be processed now?
+    pub fn check(&self, dn: &str, id: u64, now: Duration) -> Result<(), LeaseRejection> {
+        if id == 0 {
+            return Ok(());
+        }
+        match self.active.get(dn) {
+            None => Err(LeaseRejection::NoLease),
+            Some((cur, _)) if *cur != id => Err(LeaseRejection::WrongLease { current: *cur }),
+            Some((_, exp)) if *exp <= now => Err(LeaseRejection::Expired),
+            Some(_) => Ok(()),
         }
     }
 
@@ -48,8 +80,40 @@ impl ReportLeases {
         self.active.remove(dn);
     }
 
+    /// True the first time storage `storage` of report `report_id` from `dn` is seen; false
+    /// for a repeat (a retried RPC), which must not be applied or counted again.
+    pub fn first_sight(&mut self, dn: &str, report_id: i64, storage: &str) -> bool {
+        let entry = self
+            .storages_seen
+            .entry(dn.to_string())
+            .or_insert_with(|| (report_id, HashSet::new()));
+        if entry.0 != report_id {
+            *entry = (report_id, HashSet::new());
+        }
+        entry.1.insert(storage.to_string())
+    }
+
     pub fn active(&self) -> usize {
         self.active.len()
+    }
+}
+
+impl BlockManager {
+    /// Checks a full report's lease (Hadoop's checkBlockReportLease); `Err` means the report
+    /// is ignored, and the DataNode asks for a lease again with a later heartbeat.
+    pub fn check_report_lease(&self, dn: &str, lease_id: u64) -> Result<(), LeaseRejection> {
+        let now = self.now_mono();
+        self.leases.lock().check(dn, lease_id, now)
+    }
+
+    /// Whether this storage of full report `report_id` is new (see `ReportLeases::first_sight`).
+    pub fn first_sight_of_storage(&self, dn: &str, report_id: i64, storage: &str) -> bool {
+        self.leases.lock().first_sight(dn, report_id, storage)
+    }
+
+    /// Leases currently held.
+    pub fn active_report_leases(&self) -> usize {
+        self.leases.lock().active()
     }
 }
 
@@ -71,5 +135,35 @@ mod tests {
         // everything expires
         assert_ne!(l.request("d", t + Duration::from_secs(20), 40), 0);
         assert_eq!(l.active(), 1);
+    }
+
+    #[test]
+    fn check_follows_hadoop() {
+        let mut l = ReportLeases::new(1, Duration::from_secs(10));
+        let t = Duration::from_secs(1);
+        assert_eq!(l.check("a", 0, t), Ok(()), "id 0 bypasses");
+        assert_eq!(l.check("a", 5, t), Err(LeaseRejection::NoLease));
+        let a = l.request("a", t, 40);
+        assert_eq!(l.check("a", a, t), Ok(()));
+        assert_eq!(
+            l.check("a", a + 1, t),
+            Err(LeaseRejection::WrongLease { current: a })
+        );
+        assert_eq!(
+            l.check("a", a, t + Duration::from_secs(10)),
+            Err(LeaseRejection::Expired)
+        );
+        l.release("a");
+        assert_eq!(l.check("a", a, t), Err(LeaseRejection::NoLease));
+    }
+
+    #[test]
+    fn each_storage_once_per_report() {
+        let mut l = ReportLeases::new(1, Duration::from_secs(10));
+        assert!(l.first_sight("a", 7, "s1"));
+        assert!(l.first_sight("a", 7, "s2"));
+        assert!(!l.first_sight("a", 7, "s1"), "retried RPC");
+        assert!(l.first_sight("b", 7, "s1"), "other node");
+        assert!(l.first_sight("a", 8, "s1"), "next report");
     }
 }

@@ -225,7 +225,28 @@ impl DatanodeProtocolService {
         req: BlockReportRequestProto,
     ) -> Result<BlockReportResponseProto, RpcError> {
         let uuid = req.registration.datanode_id.datanode_uuid.clone();
+        if let Some(c) = &req.context
+            && let Err(why) = self.bm.check_report_lease(&uuid, c.lease_id.unwrap_or(0))
+        {
+            // Hadoop ignores the report; the DataNode asks for a lease again later.
+            tracing::warn!(
+                dn = %uuid, lease = format!("0x{:x}", c.lease_id.unwrap_or(0)), reason = ?why,
+                "BR lease is not valid; the full block report is ignored"
+            );
+            return Ok(BlockReportResponseProto { cmd: None });
+        }
         for r in &req.reports {
+            if let Some(c) = &req.context
+                && !self
+                    .bm
+                    .first_sight_of_storage(&uuid, c.id, &r.storage.storage_uuid)
+            {
+                tracing::info!(
+                    dn = %uuid, storage = %r.storage.storage_uuid, report = c.id,
+                    "storage already processed in this full block report; skipped"
+                );
+                continue;
+            }
             let replicas = if !r.blocks_buffers.is_empty() {
                 decode_buffers(r.number_of_blocks.unwrap_or(0), &r.blocks_buffers)
             } else {

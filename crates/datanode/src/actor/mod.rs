@@ -343,8 +343,11 @@ async fn run_session(
             let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
         }
         shared.triggers.ibr_now.notify_one();
-        if report_due {
-            full_report(shared, &sess, resp.full_block_report_lease_id.unwrap_or(0)).await?;
+        // A periodic report goes only under a lease (dfs.namenode.max.full.block.report.leases
+        // limits how many DataNodes report at once); without one, ask again next heartbeat.
+        let lease = resp.full_block_report_lease_id.unwrap_or(0);
+        if report_due && lease != 0 {
+            full_report(shared, &sess, lease).await?;
             next_report = shared.clock.monotonic() + cfg.block_report_interval;
         }
         let now = tokio::time::Instant::now();

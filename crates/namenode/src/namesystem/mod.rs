@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use rhdfs_blockmanager::{Block, BlockManager, Location};
+use rhdfs_blockmanager::locks::TimedMutex;
+use rhdfs_blockmanager::{Block, BlockManager, LockStat, Location};
 use rhdfs_conf::clock::SharedClock;
 
 pub use read::{LocatedBlock, LocatedBlocks};
@@ -32,7 +33,8 @@ const GROUPS_CACHE: Duration = Duration::from_secs(300);
 #[derive(Debug, Clone)]
 pub struct NamesystemSettings {
     /// How long addBlock/complete wait on the server for replicas before answering
-    /// NotReplicatedYet / false (the client then retries).
+    /// NotReplicatedYet / false (the client then retries):
+    /// `rhdfs.namenode.replication.wait.ms`.
     pub replication_wait: Duration,
     /// How often the lease monitor looks for leases past the hard limit.
     pub lease_recheck: Duration,
@@ -41,7 +43,7 @@ pub struct NamesystemSettings {
 impl Default for NamesystemSettings {
     fn default() -> Self {
         NamesystemSettings {
-            replication_wait: Duration::from_secs(2),
+            replication_wait: rhdfs_conf::keys::RHDFS_NAMENODE_REPLICATION_WAIT_MS_DEFAULT,
             lease_recheck: Duration::from_secs(2),
         }
     }
@@ -52,7 +54,8 @@ pub type GroupsLookup = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
 /// Namespace + block manager.
 pub struct Namesystem {
-    ns: Mutex<Namespace>,
+    /// The namespace lock; hold and wait times are recorded per operation kind.
+    ns: TimedMutex<Namespace>,
     bm: Arc<BlockManager>,
     clock: SharedClock,
     settings: NamesystemSettings,
@@ -81,7 +84,7 @@ impl Namesystem {
         groups: GroupsLookup,
     ) -> Arc<Self> {
         Arc::new(Namesystem {
-            ns: Mutex::new(ns),
+            ns: TimedMutex::new("namesystem", ns),
             bm,
             clock,
             settings,
@@ -108,7 +111,21 @@ impl Namesystem {
 
     /// Runs `f` under the namespace lock (synchronous: nothing may await inside).
     pub fn with_ns<R>(&self, f: impl FnOnce(&mut Namespace) -> R) -> R {
-        f(&mut self.ns.lock())
+        self.with_ns_op("namespace", f)
+    }
+
+    /// `with_ns` with the hold recorded under operation kind `op` in `ns_lock_stats`.
+    pub fn with_ns_op<R>(&self, op: &'static str, f: impl FnOnce(&mut Namespace) -> R) -> R {
+        f(&mut self.ns.lock(op))
+    }
+
+    /// Longest/total hold and longest wait of the namespace lock, per operation kind.
+    pub fn ns_lock_stats(&self) -> Vec<LockStat> {
+        self.ns.stats()
+    }
+
+    pub fn reset_ns_lock_stats(&self) {
+        self.ns.reset_stats();
     }
 
     /// The caller `user` from `machine`, with groups (cached; looked up off the async
@@ -134,7 +151,7 @@ impl Namesystem {
                 g
             }
         };
-        let mut c = self.ns.lock().caller(user, groups);
+        let mut c = self.ns.lock("caller").caller(user, groups);
         c.machine = machine.to_string();
         c
     }

@@ -311,7 +311,7 @@ impl Namesystem {
     /// delete: the removed subtree's blocks go to the block manager after the lock.
     pub fn delete(&self, caller: &Caller, src: &str, recursive: bool) -> FsResult<bool> {
         let now = self.now();
-        let removed = self.with_ns(|ns| ns.delete(caller, src, recursive, now))?;
+        let removed = self.with_ns_op("delete", |ns| ns.delete(caller, src, recursive, now))?;
         Ok(match removed {
             Some(r) => {
                 self.remove_blocks(r.blocks);
