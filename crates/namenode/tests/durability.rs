@@ -330,3 +330,54 @@ async fn retried_create_delete_and_rename_get_the_first_answer() {
     assert!(!d3.result);
     nn.shutdown().await;
 }
+
+#[tokio::test]
+async fn save_namespace_in_safe_mode_then_restart_from_the_image() {
+    let t = tempfile::tempdir().unwrap();
+    let c = conf(t.path());
+    let nn = NameNode::start(c.clone(), system_clock()).await.unwrap();
+    let cl = client(&nn.rpc_addr().to_string()).await;
+    assert!(mkdirs(&cl, "/before").await.unwrap());
+    let err = cl
+        .call::<_, SaveNamespaceResponseProto>(
+            "saveNamespace",
+            &SaveNamespaceRequestProto::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{err:?}").contains("Safe mode should be turned ON"),
+        "{err:?}"
+    );
+    let safe = |action: SafeModeActionProto| SetSafeModeRequestProto {
+        action: action as i32,
+        checked: None,
+    };
+    let _: SetSafeModeResponseProto = cl
+        .call("setSafeMode", &safe(SafeModeActionProto::SafemodeEnter))
+        .await
+        .unwrap();
+    let r: SaveNamespaceResponseProto = cl
+        .call("saveNamespace", &SaveNamespaceRequestProto::default())
+        .await
+        .unwrap();
+    assert_eq!(r.saved, Some(true));
+    let _: SetSafeModeResponseProto = cl
+        .call("setSafeMode", &safe(SafeModeActionProto::SafemodeLeave))
+        .await
+        .unwrap();
+    assert!(mkdirs(&cl, "/after").await.unwrap());
+    let images: Vec<_> = std::fs::read_dir(t.path().join("current"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("fsimage_") && n != "fsimage_0000000000000000000")
+        .collect();
+    assert_eq!(images.len(), 1, "{images:?}");
+    drop(cl);
+    nn.crash().await;
+    let nn = NameNode::start(c, system_clock()).await.unwrap();
+    let cl = client(&nn.rpc_addr().to_string()).await;
+    assert!(info(&cl, "/before").await.is_some());
+    assert!(info(&cl, "/after").await.is_some());
+    nn.shutdown().await;
+}

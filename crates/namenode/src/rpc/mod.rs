@@ -19,6 +19,7 @@ mod mkdirs;
 mod pipeline;
 pub mod refresh_nodes;
 mod rename;
+mod save_namespace;
 mod summary;
 
 #[cfg(test)]
@@ -203,6 +204,8 @@ impl ClientProtocolService {
             "metaSave" => self.meta_save(c, b).await,
             "refreshNodes" => self.refresh_nodes(c, b).await,
             "setSafeMode" => self.set_safe_mode(c, b).await,
+            "saveNamespace" => self.save_namespace(c, b).await,
+            "rollEdits" => self.roll_edits(c, b).await,
             "msync" => self.msync(c, b),
             "getHAServiceState" => self.get_ha_service_state(c, b),
             _ => Err(RpcError::no_such_method_on(&ctx.method, &ctx.protocol)),

@@ -1,0 +1,54 @@
+//! saveNamespace (superuser, safe mode only) and rollEdits.
+
+use bytes::Bytes;
+use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
+use rhdfs_proto::hdfs::{
+    RollEditsResponseProto, SaveNamespaceRequestProto, SaveNamespaceResponseProto,
+};
+
+use super::ClientProtocolService;
+use super::errors::superuser_required;
+
+impl ClientProtocolService {
+    async fn require_superuser(&self, ctx: &CallContext) -> Result<(), RpcError> {
+        let caller = self.caller(ctx).await;
+        if !caller.superuser && self.fs.with_ns(|ns| ns.config().permissions_enabled) {
+            return Err(superuser_required(&caller.user));
+        }
+        Ok(())
+    }
+
+    /// Writes an image of the namespace now (the NameNode must be in safe mode).
+    pub(super) async fn save_namespace(
+        &self,
+        ctx: &CallContext,
+        body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        let _req: SaveNamespaceRequestProto = decode_request(body)?;
+        self.require_superuser(ctx).await?;
+        let txid = self.fs.save_namespace().await?;
+        tracing::info!(user = %ctx.user, txid, "saveNamespace");
+        Ok(encode_response(&SaveNamespaceResponseProto {
+            saved: Some(true),
+        }))
+    }
+
+    /// Finalizes the current edit segment and starts a new one.
+    pub(super) async fn roll_edits(
+        &self,
+        ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        self.require_superuser(ctx).await?;
+        let Some(d) = self.fs.durable().cloned() else {
+            return Err(RpcError::io("the NameNode has no edit log"));
+        };
+        let next = tokio::task::spawn_blocking(move || d.log().roll())
+            .await
+            .map_err(|e| RpcError::io(format!("rollEdits failed: {e}")))?
+            .map_err(|e| RpcError::io(format!("rollEdits failed: {e}")))?;
+        Ok(encode_response(&RollEditsResponseProto {
+            new_segment_tx_id: next,
+        }))
+    }
+}
