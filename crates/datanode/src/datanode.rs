@@ -104,6 +104,9 @@ impl DataNode {
                     keys::DFS_DATANODE_SYNCONCLOSE_DEFAULT,
                 )
                 .map_err(conf_err)?,
+            metrics: crate::metrics::DataNodeMetrics::from_conf(&conf, clock.clone())
+                .map_err(conf_err)?
+                .into_enabled(),
             ..XceiverConfig::default()
         };
         let ctx = XceiverContext {

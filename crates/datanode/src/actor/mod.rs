@@ -97,6 +97,8 @@ struct Shared {
     reregister: AtomicBool,
     registered: AtomicBool,
     cmd_tx: mpsc::UnboundedSender<(String, DatanodeCommandProto)>,
+    /// Slow peer / slow disk statistics reported in heartbeats.
+    metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
 }
 
 /// A running actor.
@@ -171,6 +173,7 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
         ds: xceiver.dataset.clone(),
         active: xceiver.active.clone(),
         faults: xceiver.faults.clone(),
+        metrics: xceiver.config.metrics.clone(),
         identity,
         clock,
         cfg,
@@ -366,6 +369,11 @@ async fn heartbeat_request(
     let stats = tokio::task::spawn_blocking(move || ds.storage_stats())
         .await
         .map_err(|e| ActorError::Other(format!("task failed: {e}")))?;
+    let outliers = shared
+        .metrics
+        .as_ref()
+        .map(|m| m.heartbeat_reports())
+        .unwrap_or_default();
     Ok(HeartbeatRequestProto {
         registration: sess.reg.clone(),
         reports: report::storage_reports(&stats),
@@ -375,6 +383,8 @@ async fn heartbeat_request(
         cache_capacity: Some(0),
         cache_used: Some(0),
         request_full_block_report_lease: Some(want_lease),
+        slow_peers: outliers.slow_peers,
+        slow_disks: outliers.slow_disks,
         ..Default::default()
     })
 }

@@ -7,6 +7,7 @@ pub mod outlier;
 pub mod peer;
 pub mod rolling;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -207,6 +208,11 @@ impl DataNodeMetrics {
         ))
     }
 
+    /// Shared when anything is enabled, None otherwise.
+    pub fn into_enabled(self) -> Option<Arc<Self>> {
+        self.enabled().then(|| Arc::new(self))
+    }
+
     /// Whether anything is collected at all.
     pub fn enabled(&self) -> bool {
         self.peers.is_some() || self.disks.is_some() || self.pipeline_slownode
@@ -285,6 +291,57 @@ impl DataNodeMetrics {
     }
 }
 
+/// The peer key of a pipeline's mirror when this node is the penultimate one (exactly one
+/// target downstream) and peer stats are on: `ip:infoSecurePort` when set, else `ip:infoPort`.
+pub fn pipeline_peer_key(
+    metrics: Option<&DataNodeMetrics>,
+    targets: &[rhdfs_proto::hdfs::DatanodeInfoProto],
+) -> Option<String> {
+    metrics?.peers.as_ref()?;
+    match targets {
+        [only] => Some(peer::peer_key(&only.id)),
+        _ => None,
+    }
+}
+
+/// This node's own flag in a pipeline ack: the status, plus the SLOW field when
+/// dfs.pipeline.slownode is on.
+pub fn own_ack_flag(metrics: Option<&DataNodeMetrics>, status: rhdfs_proto::hdfs::Status) -> u32 {
+    let slow = metrics.map_or(SlowStatus::Disabled, |m| m.slow_status());
+    rhdfs_transfer::ack::make_flag(status, rhdfs_transfer::ack::Ecn::Disabled, slow)
+}
+
+/// One possibly-sampled file operation on a volume: started before the operation, finished
+/// after it (on any thread).
+#[derive(Debug)]
+#[must_use]
+pub struct IoSample {
+    started: Option<(Arc<DataNodeMetrics>, String, std::time::Instant)>,
+}
+
+impl IoSample {
+    /// Starts timing when disk stats are on and this operation is drawn.
+    pub fn start(
+        metrics: &Option<Arc<DataNodeMetrics>>,
+        dataset: &crate::dataset::Dataset,
+        volume: usize,
+    ) -> Self {
+        let started = metrics.as_ref().and_then(|m| {
+            let t = m.sample_io()?;
+            let base = dataset.volume(volume)?.base.display().to_string();
+            Some((m.clone(), base, t))
+        });
+        IoSample { started }
+    }
+
+    /// Records the operation's latency if it was sampled.
+    pub fn finish(self, kind: IoKind) {
+        if let Some((m, base, t)) = self.started {
+            m.record_io(&base, kind, Some(t));
+        }
+    }
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -355,3 +412,6 @@ mod tests {
         assert_eq!(m.slow_status(), SlowStatus::Slow);
     }
 }
+
+#[cfg(test)]
+mod pipeline_tests;

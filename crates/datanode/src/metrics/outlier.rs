@@ -38,7 +38,7 @@ pub fn median(sorted: &[f64]) -> Option<f64> {
         return None;
     }
     let mid = sorted[n / 2];
-    Some(if n % 2 == 0 {
+    Some(if n.is_multiple_of(2) {
         (mid + sorted[n / 2 - 1]) / 2.0
     } else {
         mid

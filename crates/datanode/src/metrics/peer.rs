@@ -13,6 +13,15 @@ use rhdfs_proto::datanode::SlowPeerReportProto;
 use super::outlier::{OutlierDetector, OutlierMetrics};
 use super::rolling::RollingAverages;
 
+/// How a downstream node is named in peer stats and slow peer reports: `ip:infoSecurePort`
+/// when it has one, else `ip:infoPort` (the NameNode resolves it to the node).
+pub fn peer_key(id: &rhdfs_proto::hdfs::DatanodeIdProto) -> String {
+    match id.info_secure_port {
+        Some(p) if p != 0 => format!("{}:{}", id.ip_addr, p),
+        _ => format!("{}:{}", id.ip_addr, id.info_port),
+    }
+}
+
 /// Settings of [`PeerMetrics`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PeerMetricsConfig {

@@ -41,6 +41,8 @@ pub struct XceiverConfig {
     pub max_packet_size: usize,
     /// fsync a replica before finalizing it (dfs.datanode.synconclose).
     pub sync_on_close: bool,
+    /// Slow peer / slow disk statistics (None: all off).
+    pub metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
 }
 
 impl Default for XceiverConfig {
@@ -50,6 +52,7 @@ impl Default for XceiverConfig {
             socket_timeout: Duration::from_secs(60),
             max_packet_size: rhdfs_transfer::packet::MAX_PACKET_SIZE,
             sync_on_close: false,
+            metrics: None,
         }
     }
 }

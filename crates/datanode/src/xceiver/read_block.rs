@@ -103,7 +103,14 @@ pub(crate) async fn read_block(
     while pos < end {
         let upto = (pos + step).min(end);
         let r = reader.clone();
-        let (data, sums) = blocking(move || r.read(pos, upto)).await??;
+        let io =
+            crate::metrics::IoSample::start(&ctx.config.metrics, &ctx.dataset, r.info().volume);
+        let (data, sums) = blocking(move || {
+            let out = r.read(pos, upto);
+            io.finish(crate::metrics::IoKind::Read);
+            out
+        })
+        .await??;
         let pkt = Packet {
             header: PacketHeader {
                 offset_in_block: pos as i64,

@@ -3,8 +3,8 @@
 //! seqno order with this node's status first and the mirror's replies after it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
 use rhdfs_proto::hdfs::{BlockOpResponseProto, OpWriteBlockProto, PipelineAckProto, Status};
@@ -31,6 +31,8 @@ struct PendingAck {
     status: Status,
     /// Last packet or a fatal error: the responder stops after this ack.
     end: bool,
+    /// When the packet went to the mirror (peer stats clock), for the mirror's latency.
+    sent: Option<Duration>,
 }
 
 pub(crate) async fn write_block(
@@ -179,6 +181,7 @@ pub(crate) async fn write_block(
         None => (None, None),
     };
     let has_mirror = mirror_rd.is_some();
+    let peer_key = crate::metrics::pipeline_peer_key(ctx.config.metrics.as_deref(), &req.targets);
     let mirror_dead = AtomicBool::new(false);
     let (tx, rx) = mpsc::unbounded_channel::<PendingAck>();
     let recv = Receiver {
@@ -191,11 +194,12 @@ pub(crate) async fn write_block(
         packet_checksum: spec_to_wire(requested),
         mirror_dead: &mirror_dead,
         tx,
+        sent_nanos: AtomicU64::new(u64::MAX),
     };
     let Conn { rd, wr, peer } = conn;
     let (received, responded) = tokio::join!(
         recv.run(rd, mirror_wr, &mut writer, closed.clone()),
-        respond_acks(ctx, wr, mirror_rd, has_mirror, &mirror_dead, rx),
+        respond_acks(ctx, wr, mirror_rd, has_mirror, &mirror_dead, rx, peer_key),
     );
     if let Err(e) = &responded {
         tracing::debug!(peer = %peer, error = %e, "ack responder stopped");
@@ -304,12 +308,23 @@ struct Receiver<'a> {
     packet_checksum: rhdfs_transfer::DataChecksum,
     mirror_dead: &'a AtomicBool,
     tx: mpsc::UnboundedSender<PendingAck>,
+    /// Peer stats clock (nanos) when the current packet was forwarded; u64::MAX: none.
+    sent_nanos: AtomicU64,
 }
 
 impl Receiver<'_> {
     fn ack(&self, seqno: i64, status: Status, end: bool) {
         if self.acks {
-            let _ = self.tx.send(PendingAck { seqno, status, end });
+            let sent = match self.sent_nanos.load(Ordering::Relaxed) {
+                u64::MAX => None,
+                n => Some(Duration::from_nanos(n)),
+            };
+            let _ = self.tx.send(PendingAck {
+                seqno,
+                status,
+                end,
+                sent,
+            });
         }
     }
 
@@ -332,6 +347,12 @@ impl Receiver<'_> {
         loop {
             let (pkt, raw) =
                 timed(cfg.socket_timeout, read_packet_raw(rd, cfg.max_packet_size)).await?;
+            if mirror.is_some()
+                && let Some(m) = &self.ctx.config.metrics
+            {
+                self.sent_nanos
+                    .store(m.now().as_nanos() as u64, Ordering::Relaxed);
+            }
             if let Some(m) = mirror.as_mut()
                 && !self.mirror_dead.load(Ordering::Relaxed)
                 && let Err(e) = m.write_all(&raw).await
@@ -365,9 +386,15 @@ impl Receiver<'_> {
             }
             if let Some(w) = writer.take() {
                 let (data, off, sync) = (pkt.data.clone(), h.offset_in_block as u64, h.sync_block);
+                let io = crate::metrics::IoSample::start(
+                    &self.ctx.config.metrics,
+                    &self.ctx.dataset,
+                    w.volume(),
+                );
                 let (w, res) = blocking(move || {
                     let mut w = w;
                     let mut r = w.write_at(off, &data);
+                    io.finish(crate::metrics::IoKind::Write);
                     if r.is_ok() && sync {
                         r = w.sync();
                     }
@@ -433,11 +460,15 @@ async fn respond_acks(
     has_mirror: bool,
     mirror_dead: &AtomicBool,
     mut rx: mpsc::UnboundedReceiver<PendingAck>,
+    peer_key: Option<String>,
 ) -> Result<(), XceiverError> {
     let t = ctx.config.socket_timeout;
     while let Some(p) = rx.recv().await {
         let mut reply = vec![p.status as i32];
-        let mut flag = vec![p.status as u32];
+        let mut flag = vec![crate::metrics::own_ack_flag(
+            ctx.config.metrics.as_deref(),
+            p.status,
+        )];
         let started = Instant::now();
         let mut waited = 0u64;
         if has_mirror {
@@ -459,6 +490,11 @@ async fn respond_acks(
                     Err(e) => tracing::warn!(error = %e, "reading the mirror's ack failed"),
                 }
                 waited = started.elapsed().as_nanos() as u64;
+                if got.is_some()
+                    && let (Some(m), Some(k), Some(t0)) = (&ctx.config.metrics, &peer_key, p.sent)
+                {
+                    m.record_peer(k, m.now().saturating_sub(t0));
+                }
             }
             match got {
                 Some(a) => {
