@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::block::{Block, BlockUcState, ReplicaState};
 use crate::datanodes::{DEFAULT_RACK, Liveness};
 use crate::manager::BlockManager;
+use crate::redundancy::decommission::AdminState;
 
 /// Blocks looked up per lock hold in whole-map walks.
 pub const VIEW_CHUNK: usize = 2_000;
@@ -67,12 +68,13 @@ pub struct BlockView {
     /// Replicas on nodes that are not dead (for a block not COMPLETE: its expected
     /// pipeline when it has one).
     pub replicas: Vec<ReplicaView>,
-    /// Good finalized replicas of the current generation stamp on nodes not dead
-    /// (Hadoop's liveReplicas, stale nodes included).
+    /// Good finalized replicas of the current generation stamp on in-service nodes not
+    /// dead (Hadoop's liveReplicas, stale nodes included).
     pub live: usize,
     pub corrupt: usize,
     pub excess: usize,
     pub stale: usize,
+    /// Non-corrupt replicas on nodes being decommissioned / decommissioned.
     pub decommissioning: usize,
     pub decommissioned: usize,
     /// Only corrupt replicas are left (LocatedBlock.isCorrupt).
@@ -169,21 +171,41 @@ impl BlockManager {
                     if liveness == Liveness::Dead {
                         continue;
                     }
-                    let status = if corrupt {
-                        v.corrupt += 1;
-                        ReplicaStatus::Corrupt
-                    } else if excess {
-                        v.excess += 1;
-                        ReplicaStatus::Excess
-                    } else if liveness == Liveness::Stale {
-                        v.stale += 1;
-                        ReplicaStatus::StaleNode
-                    } else {
-                        ReplicaStatus::Live
+                    // Counted as Hadoop's countNodes does (corrupt first), shown as
+                    // getReplicaInfo does (decommission states first).
+                    let good = !corrupt && state == ReplicaState::Finalized && gs == raw.block.gs;
+                    let status = match d.admin {
+                        AdminState::Decommissioned => {
+                            if !corrupt {
+                                v.decommissioned += 1;
+                            }
+                            ReplicaStatus::Decommissioned
+                        }
+                        AdminState::DecommissionInProgress => {
+                            if !corrupt {
+                                v.decommissioning += 1;
+                            }
+                            ReplicaStatus::Decommissioning
+                        }
+                        AdminState::Normal if corrupt => ReplicaStatus::Corrupt,
+                        AdminState::Normal if excess => {
+                            v.excess += 1;
+                            ReplicaStatus::Excess
+                        }
+                        AdminState::Normal => {
+                            if good {
+                                v.live += 1;
+                            }
+                            if liveness == Liveness::Stale {
+                                v.stale += 1;
+                                ReplicaStatus::StaleNode
+                            } else {
+                                ReplicaStatus::Live
+                            }
+                        }
                     };
-                    if !corrupt && !excess && state == ReplicaState::Finalized && gs == raw.block.gs
-                    {
-                        v.live += 1;
+                    if corrupt {
+                        v.corrupt += 1;
                     }
                     v.replicas.push(ReplicaView {
                         dn_uuid: dn.to_string(),
@@ -196,7 +218,7 @@ impl BlockManager {
                         status,
                     });
                 }
-                v.is_corrupt = v.live == 0 && v.corrupt > 0;
+                v.is_corrupt = v.live + v.decommissioning + v.decommissioned == 0 && v.corrupt > 0;
                 Some(v)
             })
             .collect()
@@ -228,7 +250,9 @@ impl BlockManager {
         let mut out = Vec::new();
         for chunk in ids.chunks(VIEW_CHUNK) {
             for v in self.block_views(chunk).into_iter().flatten() {
-                if v.state == BlockUcState::Complete && v.live == 0 {
+                if v.state == BlockUcState::Complete
+                    && v.live + v.decommissioning + v.decommissioned == 0
+                {
                     out.push((v.block, v.inode_id));
                 }
             }

@@ -325,18 +325,22 @@ impl Walker<'_> {
             if last_incomplete && i + 1 == n {
                 continue;
             }
-            let (live, reps, is_corrupt, gs, len) = match v {
+            let (live, decommissioned, decommissioning, reps, is_corrupt, gs, len) = match v {
                 Some(v) => (
                     v.live as u64,
+                    v.decommissioned as u64,
+                    v.decommissioning as u64,
                     v.replicas.as_slice(),
                     v.is_corrupt,
                     v.block.gs,
                     v.block.num_bytes,
                 ),
-                None => (0, &[][..], false, b.gs, b.num_bytes),
+                None => (0, 0, 0, &[][..], false, b.gs, b.num_bytes),
             };
             let ext = format!("{}:blk_{}_{}", self.pool, b.id, gs);
-            let total = live;
+            self.res.decommissioned_replicas += decommissioned;
+            self.res.decommissioning_replicas += decommissioning;
+            let total = live + decommissioned + decommissioning;
             self.res.total_replicas += total;
             let is_missing = total == 0;
             self.res.num_expected_replicas += target;
@@ -369,7 +373,7 @@ impl Walker<'_> {
                 }
                 let _ = writeln!(
                     self.out,
-                    " Under replicated {ext}. Target Replicas is {target} but found {live} live replica(s), 0 decommissioned replica(s), 0 decommissioning replica(s)."
+                    " Under replicated {ext}. Target Replicas is {target} but found {live} live replica(s), {decommissioned} decommissioned replica(s), {decommissioning} decommissioning replica(s)."
                 );
             }
             let _ = write!(report, "{number}. {ext} len={len}");

@@ -11,6 +11,9 @@ use rhdfs_namenode::http::client::{encode_component, get};
 
 use crate::args::CommonArgs;
 
+mod refresh_nodes;
+mod safemode;
+
 const FSCK_USAGE: &str = "Usage: rhdfs fsck <path> [-list-corruptfileblocks | [-move | -delete | -openforwrite] [-files [-blocks [-locations | -racks | -replicaDetails]]]]
 \t<path>\tstart checking from this path
 \t-move\tmove corrupted files to /lost+found
@@ -25,6 +28,7 @@ const FSCK_USAGE: &str = "Usage: rhdfs fsck <path> [-list-corruptfileblocks | [-
 
 const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-report [-live] [-dead] [-decommissioning]]
+\t[-refreshNodes]
 \t[-metasave filename]
 \t[-triggerBlockReport [-incremental] <datanode_host:ipc_port>]";
 
@@ -231,6 +235,9 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
             print!("{text}");
             Ok(0)
         }
+        "-refreshNodes" => refresh_nodes::refresh_nodes(&conf, &user).await,
+        "-safemode" => safemode::safemode(&conf, &user, &rest).await,
+        "-saveNamespace" => safemode::save_namespace(&conf, &user).await,
         "-metasave" => {
             let [file] = rest.as_slice() else {
                 eprintln!("Usage: rhdfs dfsadmin [-metasave filename]");
