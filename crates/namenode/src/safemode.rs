@@ -211,6 +211,56 @@ pub fn spawn_safe_mode_monitor(
     })
 }
 
+/// What `dfsadmin -safemode` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SafeModeAction {
+    Get,
+    Enter,
+    Leave,
+    ForceExit,
+}
+
+/// The client side of setSafeMode: whether the NameNode at `addr` (host:port) is in safe
+/// mode after `action`.
+pub async fn set_safe_mode(
+    addr: &str,
+    user: &str,
+    action: SafeModeAction,
+) -> Result<bool, rhdfs_ipc::IpcError> {
+    use rhdfs_proto::hdfs::{
+        SafeModeActionProto, SetSafeModeRequestProto, SetSafeModeResponseProto,
+    };
+    let c =
+        rhdfs_ipc::RpcClient::connect(addr, rhdfs_proto::protocols::CLIENT_PROTOCOL, user).await?;
+    let action = match action {
+        SafeModeAction::Get => SafeModeActionProto::SafemodeGet,
+        SafeModeAction::Enter => SafeModeActionProto::SafemodeEnter,
+        SafeModeAction::Leave => SafeModeActionProto::SafemodeLeave,
+        SafeModeAction::ForceExit => SafeModeActionProto::SafemodeForceExit,
+    };
+    let r: SetSafeModeResponseProto = c
+        .call(
+            "setSafeMode",
+            &SetSafeModeRequestProto {
+                action: action as i32,
+                checked: Some(false),
+            },
+        )
+        .await?;
+    Ok(r.result)
+}
+
+/// The client side of saveNamespace.
+pub async fn save_namespace(addr: &str, user: &str) -> Result<(), rhdfs_ipc::IpcError> {
+    use rhdfs_proto::hdfs::{SaveNamespaceRequestProto, SaveNamespaceResponseProto};
+    let c =
+        rhdfs_ipc::RpcClient::connect(addr, rhdfs_proto::protocols::CLIENT_PROTOCOL, user).await?;
+    let _: SaveNamespaceResponseProto = c
+        .call("saveNamespace", &SaveNamespaceRequestProto::default())
+        .await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

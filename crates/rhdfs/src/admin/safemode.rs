@@ -1,0 +1,84 @@
+//! `rhdfs dfsadmin -safemode get|enter|leave|forceExit|wait` and `-saveNamespace`.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use rhdfs_conf::Configuration;
+use rhdfs_namenode::safemode::{SafeModeAction, save_namespace as save, set_safe_mode};
+
+const USAGE: &str = "Usage: rhdfs dfsadmin [-safemode enter | leave | get | wait | forceExit]";
+
+fn nn_addr(conf: &Configuration) -> Result<String> {
+    let (host, port) = rhdfs_conf::addr::namenode_rpc_address(conf)?;
+    Ok(format!("{host}:{port}"))
+}
+
+fn status(on: bool) -> &'static str {
+    if on {
+        "Safe mode is ON"
+    } else {
+        "Safe mode is OFF"
+    }
+}
+
+/// `-safemode <action>`: prints Hadoop's "Safe mode is ON|OFF"; `wait` polls until the
+/// NameNode leaves safe mode. Returns the exit code.
+pub async fn safemode(conf: &Configuration, user: &str, rest: &[String]) -> Result<i32> {
+    let [action] = rest else {
+        eprintln!("{USAGE}");
+        return Ok(-1);
+    };
+    let addr = nn_addr(conf)?;
+    let (action, wait) = match action.to_ascii_lowercase().as_str() {
+        "get" => (SafeModeAction::Get, false),
+        "enter" => (SafeModeAction::Enter, false),
+        "leave" => (SafeModeAction::Leave, false),
+        "forceexit" => (SafeModeAction::ForceExit, false),
+        "wait" => (SafeModeAction::Get, true),
+        _ => {
+            eprintln!("{USAGE}");
+            return Ok(-1);
+        }
+    };
+    loop {
+        let on = match set_safe_mode(&addr, user, action).await {
+            Ok(on) => on,
+            Err(e) => {
+                eprintln!("safemode: {e}");
+                return Ok(-1);
+            }
+        };
+        if wait && on {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            continue;
+        }
+        println!("{}", status(on));
+        return Ok(0);
+    }
+}
+
+/// `-saveNamespace`: the NameNode must be in safe mode.
+pub async fn save_namespace(conf: &Configuration, user: &str) -> Result<i32> {
+    let addr = nn_addr(conf)?;
+    match save(&addr, user).await {
+        Ok(()) => {
+            println!("Save namespace successful");
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("saveNamespace: {e}");
+            Ok(-1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_words() {
+        assert_eq!(status(true), "Safe mode is ON");
+        assert_eq!(status(false), "Safe mode is OFF");
+    }
+}
