@@ -348,3 +348,99 @@ async fn put_files_read_by_hdfs_native_and_java() -> anyhow::Result<()> {
     c.shutdown().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn same_changes_as_java_fsshell() -> anyhow::Result<()> {
+    let Some(jars) = jars() else {
+        eprintln!("skipping: no java or no Hadoop client jars");
+        return Ok(());
+    };
+    let c = cluster(3).await?;
+    let uri = c.uri();
+    let u = uri.as_str();
+    let tmp = tempfile::tempdir()?;
+    let conf = tmp.path().join("conf");
+    std::fs::create_dir_all(&conf)?;
+    std::fs::write(
+        conf.join("core-site.xml"),
+        format!(
+            "<?xml version=\"1.0\"?><configuration><property><name>fs.defaultFS</name><value>{uri}</value></property></configuration>"
+        ),
+    )?;
+    let f1 = tmp.path().join("f1");
+    std::fs::write(&f1, b"hello world\n")?;
+    let f1s = f1.to_string_lossy().into_owned();
+    // The same tree under /j (changed by Java) and /r (changed by rhdfs).
+    for root in ["/j", "/r"] {
+        for a in [
+            vec![
+                "-mkdir".to_string(),
+                "-p".into(),
+                format!("{root}/d/s"),
+                format!("{root}/e"),
+            ],
+            vec!["-put".into(), f1s.clone(), format!("{root}/a")],
+            vec!["-put".into(), f1s.clone(), format!("{root}/f")],
+            vec!["-put".into(), f1s.clone(), format!("{root}/d/s/x")],
+        ] {
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            let (code, _, err) = rhdfs_run(u, &a).await?;
+            anyhow::ensure!(code == 0, "{a:?}: {err}");
+        }
+    }
+    let cmds: Vec<Vec<&str>> = vec![
+        vec!["-mv", "R/a", "R/b"],
+        vec!["-mv", "R/nope", "R/x"],
+        vec!["-mv", "R/b", "R/d"],
+        vec!["-mv", "R/d/b", "R/f"],
+        vec!["-mv", "R/d", "R/d/s"],
+        vec!["-cp", "R/f", "R/g"],
+        vec!["-cp", "R/f", "R/g"],
+        vec!["-cp", "-f", "R/f", "R/g"],
+        vec!["-cp", "R/d", "R/d3"],
+        vec!["-setrep", "2", "R/f"],
+        vec!["-setrep", "1", "R/d"],
+        vec!["-chmod", "-R", "700", "R/d"],
+        vec!["-chmod", "g+w,o-r", "R/f"],
+        vec!["-chown", "-R", ":g2", "R/d"],
+        vec!["-chgrp", "g3", "R/f"],
+        vec!["-touchz", "R/t"],
+        vec!["-touchz", "R/d"],
+        vec!["-appendToFile", &f1s, "R/f"],
+        vec!["-cat", "R/f"],
+        vec!["-put", &f1s, "R/d"],
+        vec!["-put", &f1s, "R/d"],
+        vec!["-put", "-f", &f1s, "R/d"],
+        vec!["-put", &f1s, "R/nodir/x"],
+        vec!["-rmdir", "R/e"],
+        vec!["-rmdir", "R/d"],
+        vec!["-rm", "-r", "R/d3"],
+        vec!["-rm", "R/g", "R/nope"],
+        vec!["-rm", "-skipTrash", "R/t"],
+        vec!["-ls", "-R", "R"],
+    ];
+    let mut mismatches = Vec::new();
+    for a in &cmds {
+        let root = |s: &str, r: &str| match s.strip_prefix('R') {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{r}{rest}"),
+            _ => s.to_string(),
+        };
+        let ja: Vec<String> = a.iter().map(|s| root(s, "/j")).collect();
+        let ra: Vec<String> = a.iter().map(|s| root(s, "/r")).collect();
+        let ja: Vec<&str> = ja.iter().map(String::as_str).collect();
+        let ra: Vec<&str> = ra.iter().map(String::as_str).collect();
+        let (jc, jo, je) = java_run(&jars, &conf, &ja)?;
+        let (rc, ro, re) = rhdfs_run(u, &ra).await?;
+        let jo = mask(&jo).replace("/j", "/r");
+        let je = je.replace("/j", "/r");
+        if (jc, &jo, &je) != (rc, &mask(&ro), &re) {
+            mismatches.push(format!(
+                "{a:?}\n  java  ({jc}): {jo:?} / {je:?}\n  rhdfs ({rc}): {:?} / {re:?}",
+                mask(&ro)
+            ));
+        }
+    }
+    c.shutdown().await;
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    Ok(())
+}

@@ -129,8 +129,8 @@ impl Shell<'_> {
                         .is_some_and(|p| p.is_dir)
                     {
                         self.error(&format!(
-                            "`{}': No such file or directory",
-                            shown.show(&parent)
+                            "`{target_shown}': No such file or directory: `{}'",
+                            self.fs.qualify(&target)
                         ));
                         continue;
                     }
@@ -364,7 +364,7 @@ impl Shell<'_> {
                 let tshown = dst_shown.show(&target);
                 if target == s.path || target.starts_with(&format!("{}/", s.path)) {
                     self.error(&format!(
-                        "`{}': Is a subdirectory of itself",
+                        "`{}' to `{tshown}': is a subdirectory of itself",
                         shown.show(&s.path)
                     ));
                     continue;
