@@ -133,11 +133,14 @@ pub struct PeerReport {
     pub latency: f64,
 }
 
+/// Reporting node -> (monotonic time of its latest report, reported latency).
+type ReportsOnNode = BTreeMap<String, (Duration, f64)>;
+
 /// Reports per (slow node, reporting node), each stamped with the monotonic time it came in.
 #[derive(Debug)]
 pub struct SlowPeerTracker {
     validity: Duration,
-    reports: Mutex<BTreeMap<String, BTreeMap<String, (Duration, f64)>>>,
+    reports: Mutex<BTreeMap<String, ReportsOnNode>>,
 }
 
 impl SlowPeerTracker {
