@@ -3,6 +3,7 @@
 
 mod admin;
 mod args;
+mod bench;
 mod cluster;
 mod daemons;
 mod dfs;
@@ -25,6 +26,8 @@ Commands:
   fsck       PATH [-files [-blocks [-locations|-racks|-replicaDetails]]] [-openforwrite]
              [-list-corruptfileblocks] [-delete|-move]
   dfsadmin   -report [-live|-dead|-decommissioning] | -metasave FILE | -triggerBlockReport ...
+  bench      dfsio -write|-read --files N --size SIZE [--replication R]
+             delete-under-load [--blocks N] [--writers W] [--datanodes D]
   help       this text
 
 Logging: RUST_LOG=info (default), debug, ... on stderr.
@@ -56,6 +59,8 @@ fn main() -> ExitCode {
             "dfs" | "fs" => dfs::run(argv).await,
             "fsck" => admin::fsck(argv).await,
             "dfsadmin" => admin::dfsadmin(argv).await,
+            "bench" => bench::run(argv).await,
+            "bench" => bench::run(argv).await,
             "help" | "-h" | "--help" | "-help" => {
                 print!("{USAGE}");
                 Ok(0)
