@@ -1,0 +1,96 @@
+//! `rhdfs fsck` and `rhdfs dfsadmin` as processes against a MiniCluster: exit codes and
+//! the first/last lines Hadoop's tools print.
+
+use std::process::Output;
+
+use anyhow::Context;
+use rhdfs_minicluster::MiniCluster;
+
+async fn rhdfs(conf_dir: &std::path::Path, args: &[&str]) -> anyhow::Result<Output> {
+    Ok(tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+        .args(args)
+        .env("HADOOP_CONF_DIR", conf_dir)
+        .env("RUST_LOG", "error")
+        .output()
+        .await?)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
+    let cluster = MiniCluster::builder().datanodes(1).build().await?;
+    let dir = tempfile::tempdir()?;
+    cluster.write_client_conf(dir.path())?;
+    let http = cluster
+        .namenode()
+        .http_addr()
+        .context("no NameNode HTTP server")?;
+    let http_conf = format!("dfs.namenode.http-address={http}");
+
+    let out = rhdfs(dir.path(), &["fsck", "/", "-files", "-D", &http_conf]).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.starts_with("FSCK started by "), "{stdout}");
+    assert!(stdout.contains("\n/ <dir>\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("The filesystem under path '/' is HEALTHY\n"),
+        "{stdout}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Connecting to namenode via http://"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = rhdfs(dir.path(), &["fsck", "/nope", "-D", &http_conf]).await?;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("Path '/nope' does not exist\n"));
+
+    let out = rhdfs(dir.path(), &["fsck", "/", "-bogus", "-D", &http_conf]).await?;
+    assert_eq!(out.status.code(), Some(255));
+
+    let out = rhdfs(dir.path(), &["dfsadmin", "-report"]).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("Configured Capacity: "), "{stdout}");
+    assert!(
+        stdout.contains("\nLive datanodes (1):\n\nName: "),
+        "{stdout}"
+    );
+
+    let meta = dir.path().join("meta.txt");
+    let meta_s = meta.to_string_lossy().to_string();
+    let out = rhdfs(dir.path(), &["dfsadmin", "-metasave", &meta_s]).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(
+        stdout,
+        format!(
+            "Created metasave file {meta_s} in the log directory of namenode {}\n",
+            cluster.uri()
+        )
+    );
+    assert!(std::fs::read_to_string(&meta)?.contains("Metasave: Number of datanodes: 1"));
+
+    let dn_ipc = cluster
+        .datanode(0)
+        .context("datanode 0")?
+        .ipc_addr()
+        .to_string();
+    let out = rhdfs(
+        dir.path(),
+        &["dfsadmin", "-triggerBlockReport", "-incremental", &dn_ipc],
+    )
+    .await?;
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("Triggering an incremental block report on {dn_ipc}.\n")
+    );
+
+    cluster.shutdown().await;
+    Ok(())
+}
