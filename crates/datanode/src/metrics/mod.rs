@@ -274,6 +274,55 @@ impl DataNodeMetrics {
         r
     }
 
+    /// The DataNodeInfo JMX attribute `SendPacketDownstreamAvgInfo`: average latency (ms)
+    /// per downstream peer, as `{"[peer]RollingAvgTime":ms,...}`; None when peer stats are off.
+    pub fn send_packet_downstream_avg_info(&self) -> Option<String> {
+        let p = self.peers.as_ref()?;
+        let items: Vec<String> = p
+            .averages(self.now())
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{}:{}",
+                    json_str(&format!("[{k}]RollingAvgTime")),
+                    json_num(*v)
+                )
+            })
+            .collect();
+        Some(format!("{{{}}}", items.join(",")))
+    }
+
+    /// The DataNodeInfo JMX attribute `SlowDisks`: slow volumes with their mean latency per
+    /// operation, as `{"/data/1":{"WRITE":ms},...}`; None when disk stats are off.
+    pub fn slow_disks_json(&self) -> Option<String> {
+        let d = self.disks.as_ref()?;
+        let items: Vec<String> = d
+            .slow_disks(self.now())
+            .iter()
+            .map(|(path, lat)| {
+                let ops: Vec<String> = lat
+                    .iter()
+                    .map(|(k, v)| format!("{}:{}", json_str(k.name()), json_num(*v)))
+                    .collect();
+                format!("{}:{{{}}}", json_str(path), ops.join(","))
+            })
+            .collect();
+        Some(format!("{{{}}}", items.join(",")))
+    }
+
+    /// Base paths of the slow volumes new replicas should avoid, at most `max`
+    /// (dfs.datanode.max.slowdisks.to.exclude; 0 = none), the slowest first.
+    pub fn slow_volumes_to_exclude(&self, max: usize) -> Vec<String> {
+        let Some(d) = self.disks.as_ref().filter(|_| max > 0) else {
+            return Vec::new();
+        };
+        d.slow_disk_reports(self.now())
+            .into_iter()
+            .filter_map(|r| r.base_path)
+            .take(max)
+            .collect()
+    }
+
     /// Records whether the NameNode considers this node slow.
     pub fn set_slow_node(&self, slow: bool) {
         self.slow_node.store(slow, Ordering::Relaxed);
@@ -339,6 +388,33 @@ impl IoSample {
         if let Some((m, base, t)) = self.started {
             m.record_io(&base, kind, Some(t));
         }
+    }
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn json_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "0.0".into();
+    }
+    let s = format!("{v}");
+    if s.contains('.') || s.contains('e') {
+        s
+    } else {
+        format!("{s}.0")
     }
 }
 
@@ -410,6 +486,53 @@ mod tests {
         assert_eq!(m.slow_status(), SlowStatus::Normal);
         m.set_slow_node(true);
         assert_eq!(m.slow_status(), SlowStatus::Slow);
+        assert_eq!(
+            m.send_packet_downstream_avg_info().as_deref(),
+            Some(
+                "{\"[a:1]RollingAvgTime\":1.0,\"[b:1]RollingAvgTime\":1.0,\
+                 \"[c:1]RollingAvgTime\":1.0,\"[slow:1]RollingAvgTime\":100.0}"
+            )
+        );
+        assert_eq!(m.slow_disks_json(), None);
+        assert!(m.slow_volumes_to_exclude(3).is_empty());
+    }
+
+    #[test]
+    fn slow_disk_views() {
+        let clock = Arc::new(ManualClock::new(0));
+        let m = DataNodeMetrics::new(
+            clock.clone(),
+            None,
+            Some(DiskMetricsConfig {
+                sampling_percentage: 100,
+                min_disks: 3,
+                window: Duration::from_secs(1),
+                ..Default::default()
+            }),
+            Duration::from_secs(60),
+            false,
+        );
+        assert!(m.enabled());
+        for (i, w) in [2u64, 3, 2, 300].iter().enumerate() {
+            let path = format!("/d{i}");
+            m.disks.as_ref().expect("disk stats on").record(
+                &path,
+                IoKind::Write,
+                Duration::from_millis(*w),
+                m.now(),
+            );
+        }
+        assert!(m.sample_io().is_some());
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(
+            m.slow_disks_json().as_deref(),
+            Some("{\"/d3\":{\"WRITE\":300.0}}")
+        );
+        assert_eq!(m.slow_volumes_to_exclude(0), Vec::<String>::new());
+        assert_eq!(m.slow_volumes_to_exclude(2), vec!["/d3".to_string()]);
+        let r = m.heartbeat_reports();
+        assert_eq!(r.slow_disks.len(), 1);
+        assert_eq!(m.send_packet_downstream_avg_info(), None);
     }
 }
 

@@ -14,12 +14,15 @@ use super::outlier::{OutlierDetector, OutlierMetrics};
 use super::rolling::RollingAverages;
 
 /// How a downstream node is named in peer stats and slow peer reports: `ip:infoSecurePort`
-/// when it has one, else `ip:infoPort` (the NameNode resolves it to the node).
+/// when it has one, else `ip:infoPort`, else (no HTTP port advertised, as in tests)
+/// `ip:xferPort`. The NameNode resolves any of these to the node.
 pub fn peer_key(id: &rhdfs_proto::hdfs::DatanodeIdProto) -> String {
-    match id.info_secure_port {
-        Some(p) if p != 0 => format!("{}:{}", id.ip_addr, p),
-        _ => format!("{}:{}", id.ip_addr, id.info_port),
-    }
+    let port = match id.info_secure_port {
+        Some(p) if p != 0 => p,
+        _ if id.info_port != 0 => id.info_port,
+        _ => id.xfer_port,
+    };
+    format!("{}:{}", id.ip_addr, port)
 }
 
 /// Settings of [`PeerMetrics`].
@@ -108,6 +111,22 @@ impl PeerMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peer_key_prefers_https_then_http_then_xfer() {
+        let mut id = rhdfs_proto::hdfs::DatanodeIdProto {
+            ip_addr: "10.0.0.4".into(),
+            xfer_port: 9866,
+            info_port: 9864,
+            info_secure_port: Some(9865),
+            ..Default::default()
+        };
+        assert_eq!(peer_key(&id), "10.0.0.4:9865");
+        id.info_secure_port = Some(0);
+        assert_eq!(peer_key(&id), "10.0.0.4:9864");
+        id.info_port = 0;
+        assert_eq!(peer_key(&id), "10.0.0.4:9866");
+    }
 
     fn cfg() -> PeerMetricsConfig {
         PeerMetricsConfig {
