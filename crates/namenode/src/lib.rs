@@ -14,6 +14,7 @@ pub mod error;
 pub mod fsck;
 pub mod fsdir;
 pub mod http;
+pub mod lease_recovery;
 pub mod leases;
 pub mod namespace;
 pub mod namesystem;

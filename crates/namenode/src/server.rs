@@ -137,7 +137,18 @@ impl RpcService for Router {
     async fn call(&self, ctx: CallContext, body: Bytes) -> Result<Bytes, RpcError> {
         match ctx.protocol.as_str() {
             CLIENT_PROTOCOL => self.client.call(ctx, body).await,
-            DATANODE_PROTOCOL => self.datanode.call(ctx, body).await,
+            DATANODE_PROTOCOL => match ctx.method.as_str() {
+                "sendHeartbeat" | "commitBlockSynchronization" => {
+                    crate::lease_recovery::route_datanode_call(
+                        self.client.namesystem(),
+                        &self.datanode,
+                        ctx,
+                        body,
+                    )
+                    .await
+                }
+                _ => self.datanode.call(ctx, body).await,
+            },
             _ => Err(RpcError::no_such_method_on(&ctx.method, &ctx.protocol)),
         }
     }

@@ -72,6 +72,7 @@ impl Namesystem {
                         "lease of {} not released: its last block needs block recovery",
                         of.holder
                     );
+                    self.start_block_recovery(of, last)?;
                     return Ok(false);
                 }
                 true

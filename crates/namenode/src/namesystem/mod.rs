@@ -63,6 +63,8 @@ pub struct Namesystem {
     groups_cache: Mutex<HashMap<String, (Vec<String>, Instant)>>,
     /// The edit log and image store (absent in tests that run without storage).
     durable: std::sync::OnceLock<Arc<crate::persist::Durable>>,
+    /// Block recoveries in progress (lease recovery).
+    pub(crate) recoveries: crate::lease_recovery::BlockRecoveries,
 }
 
 impl std::fmt::Debug for Namesystem {
@@ -91,6 +93,7 @@ impl Namesystem {
             groups,
             groups_cache: Mutex::new(HashMap::new()),
             durable: std::sync::OnceLock::new(),
+            recoveries: Default::default(),
         })
     }
 
