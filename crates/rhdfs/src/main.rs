@@ -60,7 +60,6 @@ fn main() -> ExitCode {
             "fsck" => admin::fsck(argv).await,
             "dfsadmin" => admin::dfsadmin(argv).await,
             "bench" => bench::run(argv).await,
-            "bench" => bench::run(argv).await,
             "help" | "-h" | "--help" | "-help" => {
                 print!("{USAGE}");
                 Ok(0)
