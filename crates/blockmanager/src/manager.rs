@@ -491,10 +491,7 @@ impl BlockManager {
     /// Raising replication does not copy replicas yet (no reconstruction work).
     pub fn set_replication(&self, ids: &[u64], replication: u16) {
         for chunk in ids.chunks(self.cfg.deletion_increment) {
-            let mut st = self.blocks.lock("set_replication");
-            for id in chunk {
-                st.set_replication(*id, replication);
-            }
+            self.set_replication_chunk(chunk, replication);
         }
     }
 

@@ -3,7 +3,7 @@
 //! (pendingReconstruction, with a timeout), and the per-source queue of DNA_TRANSFER work
 //! waiting for the source's next heartbeat.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,6 +31,8 @@ pub struct Reconstruction {
     needed: LowRedundancyBlocks,
     pending: HashMap<u64, Pending>,
     transfers: HashMap<Arc<str>, VecDeque<Transfer>>,
+    /// Blocks that may have surplus live replicas (`redundancy::excess` decides which go).
+    excess: BTreeSet<u64>,
 }
 
 impl Reconstruction {
@@ -171,8 +173,23 @@ impl Reconstruction {
         self.transfers.values().map(|q| q.len()).sum()
     }
 
+    /// Marks a block whose surplus replicas must be chosen and deleted.
+    pub fn mark_excess(&mut self, id: u64) {
+        self.excess.insert(id);
+    }
+
+    /// Up to `n` blocks marked for the excess check (removed from the mark set).
+    pub fn take_excess(&mut self, n: usize) -> Vec<u64> {
+        let ids: Vec<u64> = self.excess.iter().take(n).copied().collect();
+        for id in &ids {
+            self.excess.remove(id);
+        }
+        ids
+    }
+
     /// Forgets a block entirely (it left the namespace).
     pub fn remove_block(&mut self, id: u64) {
+        self.excess.remove(&id);
         self.needed.remove(id);
         self.pending.remove(&id);
     }

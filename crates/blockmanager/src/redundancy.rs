@@ -5,6 +5,7 @@
 //! `low_redundancy`: the priority queues; `decommission`: the DatanodeAdminManager.
 
 pub mod decommission;
+pub mod excess;
 pub mod low_redundancy;
 
 use std::collections::HashMap;
@@ -73,7 +74,9 @@ impl BlockManager {
     /// per decommission interval) the decommission check. Returns the number of replicas
     /// scheduled (copies + deletions).
     pub fn redundancy_monitor_pass(&self) -> usize {
-        let n = self.compute_reconstruction_work() + self.compute_invalidate_work();
+        let n = self.process_excess_work()
+            + self.compute_reconstruction_work()
+            + self.compute_invalidate_work();
         self.decommission_check(false);
         n
     }

@@ -183,6 +183,7 @@ impl BlockManager {
         if wake {
             self.replica_event.notify_waiters();
         }
+        self.process_excess_work();
         Ok(())
     }
 
@@ -254,6 +255,7 @@ impl BlockManager {
         if wake {
             self.replica_event.notify_waiters();
         }
+        self.process_excess_work();
         let (now_ms, now) = (self.clock.now_millis(), self.now_mono());
         self.datanodes
             .lock("full_report")

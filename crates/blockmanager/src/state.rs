@@ -323,7 +323,7 @@ impl BlockState {
     }
 
     /// Good finalized replicas of the block's generation stamp on in-service nodes.
-    fn live_replicas(&self, info: &BlockInfo) -> Vec<(Arc<str>, Arc<str>, Block)> {
+    pub(crate) fn live_replicas(&self, info: &BlockInfo) -> Vec<(Arc<str>, Arc<str>, Block)> {
         info.replicas
             .iter()
             .filter(|r| {
@@ -350,20 +350,17 @@ impl BlockState {
         removed
     }
 
-    /// A COMPLETE block with more good replicas than expected loses the one just added.
-    fn process_excess(&mut self, id: u64, dn: &Arc<str>, storage: &Arc<str>) {
+    /// A COMPLETE block with more live replicas than expected is marked for the excess
+    /// check (`redundancy::excess` chooses which replicas go, keeping rack spread).
+    fn process_excess(&mut self, id: u64, dn: &Arc<str>) {
         let Some(info) = self.map.get(id) else {
             return;
         };
-        if !info.is_complete()
-            || self.admin.state(dn).is_out_of_service()
-            || self.count_replicas(info).live <= usize::from(info.replication).max(1)
+        if info.is_complete()
+            && !self.admin.state(dn).is_out_of_service()
+            && self.count_replicas(info).live > usize::from(info.replication).max(1)
         {
-            return;
-        }
-        if let Some(r) = self.map.remove_replica(id, storage) {
-            tracing::info!(block = id, dn = %dn, "BLOCK* chooseExcessRedundancies: deleting surplus replica");
-            self.invalidate.add(dn, Block::new(id, r.gs, r.num_bytes));
+            self.recon.mark_excess(id);
         }
     }
 
@@ -472,7 +469,7 @@ impl BlockState {
                     out.completed = self.try_complete(id);
                 } else if state == Some(BlockUcState::Complete) {
                     self.recon.replica_arrived(id, dn);
-                    self.process_excess(id, dn, storage);
+                    self.process_excess(id, dn);
                     self.invalidate_corrupt_if_replaced(id);
                     self.check_redundancy(id);
                 }
@@ -528,6 +525,14 @@ impl BlockState {
             };
         self.check_redundancy(id);
         invalidated
+    }
+
+    /// Changes the expected replication only (the caller handles surplus replicas).
+    pub fn update_replication(&mut self, id: u64, replication: u16) {
+        if let Some(info) = self.map.get_mut(id) {
+            info.replication = replication;
+            self.check_redundancy(id);
+        }
     }
 
     /// Changes the expected replication; surplus good replicas of a COMPLETE block are

@@ -203,3 +203,39 @@ fn all_replicas_corrupt_are_kept_and_nothing_is_scheduled() {
     assert!(loc.corrupt);
     assert_eq!(loc.locations.len(), 2);
 }
+
+#[test]
+fn setrep_down_keeps_rack_spread() {
+    let table = exclude_file(
+        "racks",
+        "10.0.0.1 /r1\n10.0.0.2 /r1\n10.0.0.3 /r2\n10.0.0.4 /r2\n",
+    );
+    let mut conf = rhdfs_conf::Configuration::new();
+    conf.set(
+        "net.topology.node.switch.mapping.impl",
+        "org.apache.hadoop.net.TableMapping",
+    );
+    conf.set(
+        "net.topology.table.file.name",
+        table.to_string_lossy().to_string(),
+    );
+    let mut cfg = rhdfs_blockmanager::BlockManagerConfig::from_conf(&conf).expect("conf");
+    cfg.seed = Some(7);
+    let (bm, _clock) = manager(cfg);
+    add_nodes(&bm, 4, GB);
+    // Node 3 (alone on /r2) has the least free space of all, node 2 the least of /r1.
+    bm.heartbeat(&uuid(2), vec![report(2, GB / 4)], 0, 0, false);
+    bm.heartbeat(&uuid(3), vec![report(3, GB / 8)], 0, 0, false);
+    complete_block(&bm, 1, &[1, 2, 3]);
+    bm.set_replication(&[1], 2);
+    let mut left: Vec<String> = bm
+        .locations(1)
+        .into_iter()
+        .map(|l| l.info.id.datanode_uuid)
+        .collect();
+    left.sort();
+    // One replica per rack stays: /r1 (the one with more room) and /r2.
+    assert_eq!(left, vec![uuid(1), uuid(3)]);
+    assert_eq!(bm.fs_stats().pending_deletion, 1);
+    let _ = std::fs::remove_file(table);
+}

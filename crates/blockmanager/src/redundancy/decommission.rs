@@ -299,11 +299,11 @@ impl BlockManager {
         for chunk in ids.chunks(CHECK_CHUNK) {
             let mut st = self.blocks.lock("admin_state");
             for &id in chunk {
-                if state == AdminState::Normal {
-                    st.remove_excess_live(id);
-                }
                 st.check_redundancy(id);
             }
+        }
+        if state == AdminState::Normal {
+            self.remove_excess(&ids);
         }
     }
 
