@@ -41,6 +41,7 @@ pub struct DataNodeHandle {
     ipc: RpcServer,
     actor: ActorHandle,
     triggers: Arc<Triggers>,
+    metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
 }
 
 fn conf_err(e: impl std::fmt::Display) -> DataNodeError {
@@ -123,6 +124,7 @@ impl DataNode {
         )
         .await?;
         let xceiver = XceiverServer::bind(xfer_bind, ctx.clone()).await?;
+        let metrics = ctx.config.metrics.clone();
         let ipc_bind = bind_addr(
             &conf,
             keys::DFS_DATANODE_IPC_ADDRESS_KEY,
@@ -192,6 +194,7 @@ impl DataNode {
             ipc,
             actor,
             triggers,
+            metrics,
         })
     }
 }
@@ -223,6 +226,11 @@ impl DataNodeHandle {
 
     pub fn faults(&self) -> &FaultHooks {
         &self.faults
+    }
+
+    /// Slow peer / slow disk statistics (None when all are off).
+    pub fn metrics(&self) -> Option<&Arc<crate::metrics::DataNodeMetrics>> {
+        self.metrics.as_ref()
     }
 
     pub fn dataset(&self) -> &Arc<Dataset> {

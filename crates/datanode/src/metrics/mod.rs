@@ -537,4 +537,6 @@ mod tests {
 }
 
 #[cfg(test)]
+mod actor_tests;
+#[cfg(test)]
 mod pipeline_tests;
