@@ -504,6 +504,29 @@ The filesystem under path '/ops' is CORRUPT",
         "{missing}"
     );
 
+    // A file open for write: counted apart by default, listed with -openforwrite.
+    let open = client
+        .create("/ops/open", WriteOptions::default().replication(2))
+        .await?;
+    let default = fsck(&cluster, &format!("/fsck?ugi={user}&path=/ops")).await?;
+    assert!(
+        default.contains(" Total files:\t2 (Files currently being written: 1)\n"),
+        "{default}"
+    );
+    let ofw = fsck(
+        &cluster,
+        &format!("/fsck?ugi={user}&openforwrite=1&files=1&path=/ops"),
+    )
+    .await?;
+    assert!(
+        ofw.contains(
+            "\n/ops/open 0 bytes, replicated: replication=2, 0 block(s), OPENFORWRITE:  OK\n"
+        ),
+        "{ofw}"
+    );
+    assert!(ofw.contains(" Total files:\t3\n"), "{ofw}");
+    drop(open);
+
     cluster.shutdown().await;
     Ok(())
 }
