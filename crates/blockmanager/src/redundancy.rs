@@ -217,6 +217,13 @@ impl BlockManager {
         scheduled
     }
 
+    /// Blocks per low-redundancy queue, highest priority first (the last one: blocks with
+    /// no usable replica, corrupt or missing).
+    pub fn low_redundancy_queue_sizes(&self) -> [usize; low_redundancy::LEVEL] {
+        let st = self.blocks.lock("queue_sizes");
+        std::array::from_fn(|p| st.recon.queue_size(p))
+    }
+
     /// Renders queued transfers with the targets' current DatanodeInfo (dead targets dropped).
     pub(crate) fn render_transfers(&self, transfers: Vec<Transfer>) -> Vec<(Block, Vec<Location>)> {
         if transfers.is_empty() {

@@ -261,27 +261,11 @@ impl BlockManager {
         out
     }
 
-    /// Blocks with exactly one live replica but more expected (Hadoop's
-    /// QUEUE_HIGHEST_PRIORITY of the low-redundancy queues). Walks the map in chunks.
+    /// Blocks in Hadoop's QUEUE_HIGHEST_PRIORITY of the low-redundancy queues (one live
+    /// replica left of several expected, or every replica on decommissioning nodes).
     pub fn highest_priority_low_redundancy(&self) -> u64 {
-        let ids = {
-            let st = self.blocks.lock("views");
-            st.map.ids()
-        };
-        let mut n = 0;
-        for chunk in ids.chunks(VIEW_CHUNK) {
-            let st = self.blocks.lock("views");
-            for id in chunk {
-                if let Some(info) = st.map.get(*id)
-                    && info.is_complete()
-                    && info.good_finalized() == 1
-                    && info.replication > 1
-                {
-                    n += 1;
-                }
-            }
-        }
-        n
+        self.low_redundancy_queue_sizes()[crate::redundancy::low_redundancy::QUEUE_HIGHEST_PRIORITY]
+            as u64
     }
 
     /// The text `dfsadmin -metaSave` writes: the block manager's queues (blocks needing

@@ -106,6 +106,8 @@ fn decommissioning_replica_is_a_source_when_it_is_the_only_one() {
     assert_eq!(bm.admin_state(&uuid(1)), AdminState::DecommissionInProgress);
     complete_block(&bm, 7, &[1]);
     // All its replicas are on a decommissioning node: highest priority, source node 1.
+    assert_eq!(bm.highest_priority_low_redundancy(), 1);
+    assert_eq!(bm.low_redundancy_queue_sizes(), [1, 0, 0, 0, 0]);
     assert_eq!(bm.compute_reconstruction_work(), 2);
     let t = bm
         .heartbeat(&uuid(1), vec![report(1, GB)], 0, 0, false)
