@@ -12,6 +12,7 @@ pub mod meta;
 pub mod metrics;
 pub mod notify;
 pub mod reader;
+pub mod recovery;
 pub mod replica;
 pub mod scan;
 pub mod volume;

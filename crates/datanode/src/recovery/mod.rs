@@ -1,0 +1,16 @@
+//! Block recovery on the DataNode (lease recovery of a file whose writer died).
+//!
+//! - [`sync`]: which replicas take part and the length they agree on (pure).
+//! - [`replica`]: InterDatanodeProtocol's two steps against the local dataset
+//!   (`initReplicaRecovery`, `updateReplicaUnderRecovery`).
+//! - [`service`]: the InterDatanodeProtocol RPC service.
+//! - [`primary`]: what the primary DataNode does on DNA_RECOVERBLOCK: ask every replica,
+//!   decide, update each, then `commitBlockSynchronization` to the NameNode.
+
+pub mod primary;
+pub mod replica;
+pub mod service;
+pub mod sync;
+
+pub use primary::recover_block;
+pub use service::InterDatanodeService;
