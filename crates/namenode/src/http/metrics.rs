@@ -111,7 +111,8 @@ fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
         a("FSState", Val::Str("Operational".into())),
     ];
     let mut locks = vec![a("modelerType", Val::Str("BlockManagerLocks".into()))];
-    for st in bm.lock_stats() {
+    // Block-manager locks and the namespace lock (lock "namesystem").
+    for st in bm.lock_stats().into_iter().chain(fs.ns_lock_stats()) {
         let p = format!("{}.{}", st.lock, st.op);
         locks.push(a(&format!("{p}.Count"), Val::Num(st.count)));
         locks.push(a(
@@ -214,7 +215,8 @@ pub fn prometheus(fs: &Namesystem) -> String {
         "Dead DataNodes.",
         s.dead_datanodes,
     );
-    let stats = bm.lock_stats();
+    let mut stats = bm.lock_stats();
+    stats.extend(fs.ns_lock_stats());
     let series: [(&str, &str, &str); 4] = [
         (
             "rhdfs_blockmanager_lock_holds_total",
