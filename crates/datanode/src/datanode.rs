@@ -134,9 +134,9 @@ impl DataNode {
         let triggers = Arc::new(Triggers::default());
         let ipc = RpcServer::bind(
             ipc_bind,
-            Arc::new(ClientDatanodeService::new(
+            Arc::new(crate::recovery::DatanodeIpcRouter::new(
+                ClientDatanodeService::new(dataset.clone(), triggers.clone()),
                 dataset.clone(),
-                triggers.clone(),
             )),
             ServerConfig::from_conf(&conf).map_err(conf_err)?,
         )
