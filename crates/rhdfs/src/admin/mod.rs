@@ -95,7 +95,11 @@ pub async fn fsck(args: Vec<String>) -> Result<i32> {
         host
     };
     let addr = format!("{host}:{port}");
-    query.push_str(&format!("&path={}", encode_component(&path)));
+    // URLEncoder-style, as DFSck sends it ("/" as %2F).
+    query.push_str(&format!(
+        "&path={}",
+        encode_component(&path).replace('/', "%2F")
+    ));
     eprintln!("Connecting to namenode via http://{addr}{query}");
     if list_corrupt {
         return list_corrupt_file_blocks(&addr, &query, &dir).await;
