@@ -96,7 +96,7 @@ impl DatanodeProtocolService {
         &self,
         ctx: &CallContext,
         req: RegisterDatanodeRequestProto,
-    ) -> RegisterDatanodeResponseProto {
+    ) -> Result<RegisterDatanodeResponseProto, RpcError> {
         let mut reg = req.registration;
         // Like Hadoop, trust the connection's address over the one the DataNode claims.
         let peer_ip = ctx.peer.ip();
@@ -108,8 +108,11 @@ impl DatanodeProtocolService {
             uuid = %id.uuid, addr = %id.xfer_addr(),
             "BLOCK* registerDatanode: from DatanodeRegistration({})", id.xfer_addr()
         );
+        if !self.bm.is_host_allowed(&id) {
+            return Err(crate::redundancy::decommission::disallowed_error(&id));
+        }
         self.bm.register_datanode(id, &reg.software_version);
-        RegisterDatanodeResponseProto { registration: reg }
+        Ok(RegisterDatanodeResponseProto { registration: reg })
     }
 
     fn heartbeat(&self, req: HeartbeatRequestProto) -> HeartbeatResponseProto {
@@ -345,10 +348,17 @@ impl RpcService for DatanodeProtocolService {
             }
             "registerDatanode" => {
                 let req: RegisterDatanodeRequestProto = decode_request(&body)?;
-                Ok(encode_response(&self.register(&ctx, req)))
+                self.register(&ctx, req).map(|r| encode_response(&r))
             }
             "sendHeartbeat" => {
                 let req: HeartbeatRequestProto = decode_request(&body)?;
+                if self
+                    .bm
+                    .is_disallowed(&req.registration.datanode_id.datanode_uuid)
+                {
+                    let id = render::datanode_id_from_proto(&req.registration.datanode_id);
+                    return Err(crate::redundancy::decommission::disallowed_error(&id));
+                }
                 Ok(encode_response(&self.heartbeat(req)))
             }
             "blockReport" => {

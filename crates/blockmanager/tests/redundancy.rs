@@ -241,3 +241,30 @@ fn setrep_down_keeps_rack_spread() {
     assert_eq!(bm.fs_stats().pending_deletion, 1);
     let _ = std::fs::remove_file(table);
 }
+
+#[test]
+fn include_list_refuses_unknown_hosts() {
+    let include = exclude_file("include", "10.0.0.1\nhost2\n");
+    let mut cfg = config();
+    cfg.admin.hosts_include = Some(include.clone());
+    let (bm, _clock) = manager(cfg);
+    assert!(bm.is_host_allowed(&dn_id(1)));
+    assert!(bm.is_host_allowed(&dn_id(2)));
+    assert!(!bm.is_host_allowed(&dn_id(3)));
+    add_nodes(&bm, 2, GB);
+    // Node 2 leaves the include list: after refreshNodes its heartbeats are refused.
+    std::fs::write(&include, "10.0.0.1\n").unwrap();
+    let out = bm.refresh_nodes().expect("refresh");
+    assert_eq!(out.not_included, vec!["10.0.0.2:9866".to_string()]);
+    assert!(bm.is_disallowed(&uuid(2)));
+    assert!(!bm.is_disallowed(&uuid(1)));
+    let e = rhdfs_blockmanager::redundancy::decommission::disallowed_error(&dn_id(2));
+    assert_eq!(
+        e.class_name,
+        "org.apache.hadoop.hdfs.server.protocol.DisallowedDatanodeException"
+    );
+    assert!(e.message.starts_with(
+        "Datanode denied communication with namenode because the host is not in the include-list: DatanodeRegistration(10.0.0.2:9866"
+    ));
+    let _ = std::fs::remove_file(include);
+}

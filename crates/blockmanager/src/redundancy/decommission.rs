@@ -166,6 +166,9 @@ pub struct AdminTracker {
     states: HashMap<Arc<str>, AdminState>,
     pub hosts: HostLists,
     pub hosts_loaded: bool,
+    /// Registered nodes a refresh found missing from a non-empty include list: their
+    /// heartbeats are refused until they are included again.
+    pub disallowed: HashSet<Arc<str>>,
     last_check: Option<Duration>,
 }
 
@@ -224,6 +227,25 @@ pub fn is_sufficient(
     }
 }
 
+/// Java class of the error a node outside the include list receives.
+pub const DISALLOWED_DATANODE_EXCEPTION: &str =
+    "org.apache.hadoop.hdfs.server.protocol.DisallowedDatanodeException";
+
+/// Hadoop's refusal of a node the include list does not name.
+pub fn disallowed_error(id: &DatanodeId) -> rhdfs_ipc::RpcError {
+    rhdfs_ipc::RpcError::new(
+        DISALLOWED_DATANODE_EXCEPTION,
+        format!(
+            "Datanode denied communication with namenode because the host is not in the include-list: DatanodeRegistration({}, datanodeUuid={}, infoPort={}, infoSecurePort={}, ipcPort={})",
+            id.xfer_addr(),
+            id.uuid,
+            id.info_port,
+            id.info_secure_port,
+            id.ipc_port
+        ),
+    )
+}
+
 /// What `refresh_nodes` changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RefreshOutcome {
@@ -253,9 +275,11 @@ impl BlockManager {
             v
         };
         let mut out = RefreshOutcome::default();
+        let mut disallowed = HashSet::new();
         for (uuid, id, state) in nodes {
             if !hosts.is_included(&id) {
                 out.not_included.push(id.xfer_addr());
+                disallowed.insert(uuid.clone());
             }
             if hosts.is_excluded(&id) {
                 if state == AdminState::Normal {
@@ -267,6 +291,7 @@ impl BlockManager {
                 out.stopped.push(id.xfer_addr());
             }
         }
+        self.blocks.lock("refresh_nodes").admin.disallowed = disallowed;
         Ok(out)
     }
 
@@ -280,6 +305,33 @@ impl BlockManager {
     pub fn stop_decommission(&self, uuid: &str) {
         tracing::info!(dn = uuid, "Stopping decommission of node");
         self.set_admin_state(uuid, AdminState::Normal);
+    }
+
+    /// False when a non-empty `dfs.hosts` include list does not name the node (its
+    /// registration is refused with DisallowedDatanodeException).
+    pub fn is_host_allowed(&self, id: &DatanodeId) -> bool {
+        self.ensure_hosts_loaded();
+        self.blocks.lock("hosts").admin.hosts.is_included(id)
+    }
+
+    /// True when the last refreshNodes dropped this registered node from the include list
+    /// (its heartbeats are refused).
+    pub fn is_disallowed(&self, uuid: &str) -> bool {
+        self.blocks.lock("hosts").admin.disallowed.contains(uuid)
+    }
+
+    fn ensure_hosts_loaded(&self) {
+        if self.blocks.lock("hosts").admin.hosts_loaded {
+            return;
+        }
+        match HostLists::load(&self.cfg.admin) {
+            Ok(h) => {
+                let mut st = self.blocks.lock("hosts");
+                st.admin.hosts = h;
+                st.admin.hosts_loaded = true;
+            }
+            Err(e) => tracing::warn!("cannot read the hosts files: {e}"),
+        }
     }
 
     pub fn admin_state(&self, uuid: &str) -> AdminState {
@@ -310,20 +362,8 @@ impl BlockManager {
     /// A node (re-)registered: it keeps a known admin state, and starts decommissioning if
     /// the exclude list names it.
     pub(crate) fn admin_on_register(&self, uuid: &str) {
-        let (known, loaded) = {
-            let st = self.blocks.lock("admin_register");
-            (st.admin.state(uuid), st.admin.hosts_loaded)
-        };
-        if !loaded {
-            match HostLists::load(&self.cfg.admin) {
-                Ok(h) => {
-                    let mut st = self.blocks.lock("admin_register");
-                    st.admin.hosts = h;
-                    st.admin.hosts_loaded = true;
-                }
-                Err(e) => tracing::warn!("cannot read the hosts files: {e}"),
-            }
-        }
+        self.ensure_hosts_loaded();
+        let known = self.blocks.lock("admin_register").admin.state(uuid);
         if known != AdminState::Normal {
             self.datanodes.lock("admin_register").set_admin(uuid, known);
         }
