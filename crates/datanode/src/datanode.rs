@@ -59,6 +59,7 @@ impl DataNode {
             addr: format!("{host}:{port}"),
             user: rhdfs_conf::user::current_user(),
         });
+        crate::recovery::set_namenode(&connector.addr, &connector.user);
         Self::start_with(conf, clock, connector).await
     }
 

@@ -29,6 +29,9 @@ pub(super) async fn worker(
                 Some(bc) => block_command(&shared, &xceiver, &deleter, bc),
                 None => tracing::warn!("BlockCommand without blkCmd"),
             },
+            CmdType::BlockRecoveryCommand => {
+                crate::recovery::on_recovery_command(&shared.ds, cmd.recovery_cmd);
+            }
             CmdType::RegisterCommand => {
                 tracing::info!(%bpid, "NameNode asked us to re-register");
                 shared.reregister.store(true, Ordering::Relaxed);

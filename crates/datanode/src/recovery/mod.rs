@@ -8,12 +8,14 @@
 //! - [`primary`]: what the primary DataNode does on DNA_RECOVERBLOCK: ask every replica,
 //!   decide, update each, then `commitBlockSynchronization` to the NameNode.
 
+pub mod command;
 pub mod primary;
 pub mod replica;
 pub mod router;
 pub mod service;
 pub mod sync;
 
+pub use command::{on_recovery_command, set_namenode};
 pub use primary::recover_block;
 pub use router::DatanodeIpcRouter;
 pub use service::InterDatanodeService;
