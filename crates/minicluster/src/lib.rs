@@ -332,12 +332,15 @@ impl MiniCluster {
         }
     }
 
-    /// Writes a `core-site.xml` (fs.defaultFS = this cluster) and an empty-ish `hdfs-site.xml`
-    /// into `dir`, for Hadoop clients.
+    /// Writes a `core-site.xml` into `dir` for Hadoop clients and the rhdfs tools:
+    /// `fs.defaultFS` (this cluster) and `dfs.namenode.http-address` (for `rhdfs fsck`).
     pub fn write_client_conf(&self, dir: &Path) -> Result<PathBuf, ClusterError> {
         create_dir(dir)?;
         let mut core = Configuration::new();
         core.set("fs.defaultFS", self.uri.clone());
+        if let Some(http) = self.namenode().http_addr() {
+            core.set("dfs.namenode.http-address", http.to_string());
+        }
         let path = dir.join("core-site.xml");
         core.write_xml(&path).map_err(|e| ClusterError::Io {
             path: path.clone(),

@@ -59,6 +59,9 @@ pub async fn run(args: Vec<String>) -> Result<()> {
         let mut out = std::io::stdout().lock();
         writeln!(out, "ready {uri}")?;
         writeln!(out, "  NameNode     {uri} ({datanodes} DataNodes)")?;
+        if let Some(http) = cluster.namenode().http_addr() {
+            writeln!(out, "  NameNode web http://{http}/ (fsck, jmx, metrics)")?;
+        }
         writeln!(out, "  data         {}", dir.display())?;
         writeln!(out, "  client conf  {}", core_site.display())?;
         writeln!(out, "  try          HADOOP_CONF_DIR={} hadoop fs -ls /", conf_dir.display())?;

@@ -68,7 +68,8 @@ fn main() -> ExitCode {
         }
     });
     match result {
-        Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
+        // Like Java's System.exit, only the low byte survives: -1 exits with 255.
+        Ok(code) => ExitCode::from(u8::try_from(code.rem_euclid(256)).unwrap_or(1)),
         Err(e) => {
             eprintln!("rhdfs {name}: {e:#}");
             ExitCode::from(1)
