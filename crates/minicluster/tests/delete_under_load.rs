@@ -1,7 +1,7 @@
 //! Issue 5, "What must work" items 1 and 4 (seed 000's failure, designed out):
 //!
 //! 1. A directory of 20,000 one-block files is deleted while 4 writers create and close small
-//!    files without pause. No writer gets a close failure; every hold of the block-manager lock
+//!    files without pause (and the DataNodes' disk deletes are slowed down). No writer gets a close failure; every hold of the block-manager lock
 //!    by the deletion covers at most `dfs.namenode.block.deletion.increment` blocks (the hold
 //!    count proves it) and the longest hold of either lock (namesystem, block manager) stays
 //!    below a bound computed from the batch size and the per-block cost measured in the same
@@ -170,6 +170,11 @@ async fn delete_of_20000_files_under_writers() -> anyhow::Result<()> {
                 }
             }
         }));
+    }
+    // Seed 000's DataNodes were busy deleting: every replica deletion costs 1 ms of disk time
+    // here (4 deleter threads per volume), while heartbeats and IBRs must go on.
+    for (_, dn) in cluster.running_datanodes() {
+        dn.faults().set_delete_delay(Duration::from_millis(1));
     }
     // Let the writers get going, then measure only the delete and what follows.
     tokio::time::sleep(Duration::from_millis(500)).await;
