@@ -27,6 +27,18 @@ struct ReportBadBlocksRequestProto {
 #[derive(Clone, PartialEq, Message)]
 struct ReportBadBlocksResponseProto {}
 
+async fn fsck(c: &MiniCluster, query: &str) -> anyhow::Result<String> {
+    let addr = c
+        .namenode()
+        .http_addr()
+        .ok_or_else(|| anyhow::anyhow!("no HTTP server"))?;
+    let (code, body) =
+        rhdfs_namenode::http::client::get(&addr.to_string(), query, Duration::from_secs(20))
+            .await?;
+    anyhow::ensure!(code == 200, "HTTP {code}: {body}");
+    Ok(body)
+}
+
 /// Short intervals: a stopped DataNode is dead after 2 × 0.5 s + 10 × 1 s.
 fn builder(n: usize) -> rhdfs_minicluster::MiniClusterBuilder {
     MiniCluster::builder()
@@ -205,6 +217,14 @@ async fn corrupt_replica_replaced_then_deleted_all_corrupt_kept() -> anyhow::Res
             &ReportBadBlocksRequestProto { blocks: vec![bad] },
         )
         .await?;
+    // fsck names the corrupt replica while it is kept.
+    let user = common::current_user();
+    let report = fsck(
+        &c,
+        &format!("/fsck?ugi={user}&files=1&blocks=1&replicadetails=1&path=/c/one"),
+    )
+    .await?;
+    assert!(report.contains("CORRUPT"), "{report}");
     // Reads still succeed (the corrupt replica is not served).
     common::assert_same_bytes(
         "/c/one",
@@ -228,7 +248,12 @@ async fn corrupt_replica_replaced_then_deleted_all_corrupt_kept() -> anyhow::Res
                     && on.len() == 3
                     && !on.contains(&bad_idx))
                 .then_some(())
-                .ok_or_else(|| format!("{s:?} {:?} {r:?}", locs.iter().map(|l| l.info.id.xfer_port).collect::<Vec<_>>()))
+                .ok_or_else(|| {
+                    format!(
+                        "{s:?} {:?} {r:?}",
+                        locs.iter().map(|l| l.info.id.xfer_port).collect::<Vec<_>>()
+                    )
+                })
             }
         },
     )
@@ -256,6 +281,9 @@ async fn corrupt_replica_replaced_then_deleted_all_corrupt_kept() -> anyhow::Res
         Some(3),
         "nothing deleted"
     );
+    let report = fsck(&c, &format!("/fsck?ugi={user}&path=/")).await?;
+    assert!(report.contains("/c/all"), "{report}");
+    assert!(report.contains("is CORRUPT"), "{report}");
     c.shutdown().await;
     Ok(())
 }
