@@ -107,7 +107,7 @@ impl Namesystem {
             )));
         }
         let now = self.now();
-        let fb = self.with_ns(|ns| {
+        let fb = self.with_ns_op("get_block_locations", |ns| {
             let fb = ns.file_blocks(caller, src)?;
             if let Err(e) = ns.touch_access_time(fb.file_id, now) {
                 tracing::debug!(src, "access time not updated: {e}");
@@ -118,11 +118,11 @@ impl Namesystem {
     }
 
     pub fn file_info(&self, caller: &Caller, src: &str) -> FsResult<Option<FileStatus>> {
-        self.with_ns(|ns| ns.file_info(caller, src))
+        self.with_ns_op("file_info", |ns| ns.file_info(caller, src))
     }
 
     pub fn located_file_info(&self, caller: &Caller, src: &str) -> FsResult<Option<FileStatus>> {
-        self.with_ns(|ns| ns.located_file_info(caller, src))
+        self.with_ns_op("located_file_info", |ns| ns.located_file_info(caller, src))
     }
 
     pub fn listing(
@@ -132,6 +132,8 @@ impl Namesystem {
         start_after: &[u8],
         need_location: bool,
     ) -> FsResult<Option<Listing>> {
-        self.with_ns(|ns| ns.listing(caller, src, start_after, need_location))
+        self.with_ns_op("listing", |ns| {
+            ns.listing(caller, src, start_after, need_location)
+        })
     }
 }

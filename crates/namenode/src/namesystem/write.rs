@@ -32,10 +32,10 @@ impl Namesystem {
     /// blocks allow it.
     pub async fn create(&self, caller: &Caller, args: &CreateArgs<'_>) -> FsResult<FileStatus> {
         let now = self.now();
-        let result = self.with_ns(|ns| ns.create(caller, args, now));
+        let result = self.with_ns_op("create", |ns| ns.create(caller, args, now));
         let (status, removed) = match result {
             Err(FsError::RecoveryInProgress(_)) if self.release_path(args.src).await? => {
-                self.with_ns(|ns| ns.create(caller, args, now))?
+                self.with_ns_op("create", |ns| ns.create(caller, args, now))?
             }
             other => other?,
         };
@@ -55,7 +55,7 @@ impl Namesystem {
         let now = self.now();
         let machine = caller.machine.clone();
         let run = || {
-            self.with_ns(|ns| {
+            self.with_ns_op("append", |ns| {
                 let r = ns.append(caller, src, client_name, &machine, flag, now)?;
                 let block = r.last_block.map(|(b, off)| {
                     let locations = self.locations(b.id);
@@ -93,7 +93,7 @@ impl Namesystem {
     /// chooses targets (no namespace lock held) and allocates the block.
     pub async fn add_block(&self, caller: &Caller, a: &AddBlockArgs) -> FsResult<LocatedBlock> {
         let now = self.now();
-        let plan = self.with_ns(|ns| {
+        let plan = self.with_ns_op("add_block", |ns| {
             let plan = ns.add_block_prepare(&a.src, a.file_id, &a.client_name, a.previous, now)?;
             if let AddBlockPlan::New {
                 previous: Some(p), ..
@@ -144,7 +144,7 @@ impl Namesystem {
             file.block_size,
         )?;
         let now = self.now();
-        let (file, block, offset) = self.with_ns(|ns| {
+        let (file, block, offset) = self.with_ns_op("add_block", |ns| {
             let r = ns.add_block_allocate(&a.src, a.file_id, &a.client_name, last_id, now)?;
             self.bm
                 .add_block_under_construction(to_block(&r.1), r.0.id, r.0.replication, &targets);
@@ -169,7 +169,7 @@ impl Namesystem {
         file_id: u64,
     ) -> FsResult<bool> {
         let now = self.now();
-        let plan = self.with_ns(|ns| {
+        let plan = self.with_ns_op("complete", |ns| {
             let plan = ns.complete_prepare(src, file_id, client_name, last, now)?;
             if let (CompletePlan::Check { .. }, Some(l)) = (&plan, last) {
                 self.bm.commit_block(to_block(&l))?;
@@ -197,7 +197,9 @@ impl Namesystem {
             }
         }
         let now = self.now();
-        self.with_ns(|ns| ns.complete_finish(src, file_id, client_name, now))?;
+        self.with_ns_op("complete", |ns| {
+            ns.complete_finish(src, file_id, client_name, now)
+        })?;
         Ok(true)
     }
 
@@ -210,7 +212,7 @@ impl Namesystem {
         file_id: u64,
     ) -> FsResult<()> {
         let now = self.now();
-        self.with_ns(|ns| {
+        self.with_ns_op("abandon_block", |ns| {
             if ns.abandon_block(src, file_id, holder, block.id, now)? {
                 self.bm.abandon_block(block.id);
             }
@@ -227,7 +229,9 @@ impl Namesystem {
         file_id: u64,
     ) -> FsResult<()> {
         let now = self.now();
-        self.with_ns(|ns| ns.fsync(src, file_id, client, last_block_length, now))
+        self.with_ns_op("fsync", |ns| {
+            ns.fsync(src, file_id, client, last_block_length, now)
+        })
     }
 
     /// updateBlockForPipeline: the block with a new generation stamp.
@@ -237,7 +241,9 @@ impl Namesystem {
         client: &str,
     ) -> FsResult<LocatedBlock> {
         let now = self.now();
-        let gs = self.with_ns(|ns| ns.update_block_for_pipeline(block, client, now))?;
+        let gs = self.with_ns_op("update_block_for_pipeline", |ns| {
+            ns.update_block_for_pipeline(block, client, now)
+        })?;
         Ok(LocatedBlock {
             block: BlockInfo { gs, ..*block },
             offset: 0,
@@ -256,7 +262,7 @@ impl Namesystem {
         storage_ids: &[String],
     ) -> FsResult<()> {
         let now = self.now();
-        self.with_ns(|ns| {
+        self.with_ns_op("update_pipeline", |ns| {
             ns.update_pipeline(client, old, new, now)?;
             self.bm
                 .update_pipeline(to_block(old), to_block(new), new_nodes, storage_ids);
@@ -277,7 +283,9 @@ impl Namesystem {
         n: usize,
         client: &str,
     ) -> FsResult<LocatedBlock> {
-        let file = self.with_ns(|ns| ns.check_lease(src, file_id, client))?;
+        let file = self.with_ns_op("get_additional_datanode", |ns| {
+            ns.check_lease(src, file_id, client)
+        })?;
         let existing_uuids: Vec<String> = existing
             .iter()
             .map(|d| d.id.datanode_uuid.clone())
@@ -323,12 +331,13 @@ impl Namesystem {
 
     pub fn rename(&self, caller: &Caller, src: &str, dst: &str) -> FsResult<bool> {
         let now = self.now();
-        self.with_ns(|ns| ns.rename(caller, src, dst, now))
+        self.with_ns_op("rename", |ns| ns.rename(caller, src, dst, now))
     }
 
     pub fn rename2(&self, caller: &Caller, src: &str, dst: &str, overwrite: bool) -> FsResult<()> {
         let now = self.now();
-        let removed = self.with_ns(|ns| ns.rename2(caller, src, dst, overwrite, now))?;
+        let removed =
+            self.with_ns_op("rename2", |ns| ns.rename2(caller, src, dst, overwrite, now))?;
         self.remove_blocks(removed.blocks);
         Ok(())
     }
@@ -341,13 +350,17 @@ impl Namesystem {
         create_parent: bool,
     ) -> FsResult<bool> {
         let now = self.now();
-        self.with_ns(|ns| ns.mkdirs(caller, src, masked, create_parent, now))
+        self.with_ns_op("mkdirs", |ns| {
+            ns.mkdirs(caller, src, masked, create_parent, now)
+        })
     }
 
     /// setReplication (the block manager learns the new factor).
     pub fn set_replication(&self, caller: &Caller, src: &str, replication: u16) -> FsResult<bool> {
         let now = self.now();
-        let blocks = self.with_ns(|ns| ns.set_replication(caller, src, replication, now))?;
+        let blocks = self.with_ns_op("set_replication", |ns| {
+            ns.set_replication(caller, src, replication, now)
+        })?;
         Ok(match blocks {
             Some(ids) => {
                 self.bm.set_replication(&ids, replication);
@@ -359,7 +372,9 @@ impl Namesystem {
 
     pub fn set_permission(&self, caller: &Caller, src: &str, mode: u16) -> FsResult<()> {
         let now = self.now();
-        self.with_ns(|ns| ns.set_permission(caller, src, mode, now))
+        self.with_ns_op("set_permission", |ns| {
+            ns.set_permission(caller, src, mode, now)
+        })
     }
 
     pub fn set_owner(
@@ -370,7 +385,9 @@ impl Namesystem {
         group: Option<&str>,
     ) -> FsResult<()> {
         let now = self.now();
-        self.with_ns(|ns| ns.set_owner(caller, src, owner, group, now))
+        self.with_ns_op("set_owner", |ns| {
+            ns.set_owner(caller, src, owner, group, now)
+        })
     }
 
     pub fn set_times(
@@ -381,11 +398,13 @@ impl Namesystem {
         atime: Option<u64>,
     ) -> FsResult<()> {
         let now = self.now();
-        self.with_ns(|ns| ns.set_times(caller, src, mtime, atime, now))
+        self.with_ns_op("set_times", |ns| {
+            ns.set_times(caller, src, mtime, atime, now)
+        })
     }
 
     pub fn renew_lease(&self, client: &str) -> FsResult<()> {
         let now = self.now();
-        self.with_ns(|ns| ns.renew_lease(client, now.mono))
+        self.with_ns_op("renew_lease", |ns| ns.renew_lease(client, now.mono))
     }
 }
