@@ -8,7 +8,10 @@
 //! invalidation scheduling), `monitor` (tasks), `service` (DatanodeProtocol RPC),
 //! `state` (the locked state and its operations), `report` (BlockListAsLongs and
 //! reportDiff classification), `placement`, `datanodes`, `invalidate`, `blocks_map`,
-//! `locks` (hold-time statistics), `render` (DatanodeInfoProto), `leases`, `config`.
+//! `locks` (hold-time statistics), `render` (DatanodeInfoProto), `leases`, `config`,
+//! `reconstruction` (needed / pending / queued DNA_TRANSFER bookkeeping), `redundancy`
+//! (RedundancyMonitor pass: `low_redundancy` priority queues, source choice and stream
+//! limits, `excess` replicas, `decommission` = DatanodeAdminManager and host lists).
 //!
 //! Locks: `blocks` (blocks map, InvalidateBlocks, reconstruction queues) and `datanodes`
 //! (registry, heartbeat stats) are separate parking_lot mutexes, each hold bounded (reports,
