@@ -59,8 +59,10 @@ impl DataNode {
             addr: format!("{host}:{port}"),
             user: rhdfs_conf::user::current_user(),
         });
-        crate::recovery::set_namenode(&connector.addr, &connector.user);
-        Self::start_with(conf, clock, connector).await
+        let (nn, user) = (connector.addr.clone(), connector.user.clone());
+        let handle = Self::start_with(conf, clock, connector).await?;
+        crate::recovery::set_namenode(handle.uuid(), &nn, &user);
+        Ok(handle)
     }
 
     /// Starts a DataNode talking to the NameNode through `connector`.

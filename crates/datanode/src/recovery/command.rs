@@ -2,9 +2,10 @@
 //! recovered on its own task ([`super::recover_block`]).
 //!
 //! The primary reports to the NameNode over a connection of its own; the address is the
-//! one the DataNode was started with ([`set_namenode`]), shared by every DataNode of the
-//! process (a minicluster's DataNodes all serve the same NameNode).
+//! one the DataNode was started with ([`set_namenode`]), kept per DataNode uuid (several
+//! clusters may run in one test process).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -12,11 +13,14 @@ use rhdfs_proto::datanode::BlockRecoveryCommandProto;
 
 use crate::dataset::Dataset;
 
-static NAMENODE: Mutex<Option<(String, String)>> = Mutex::new(None);
+static NAMENODE: Mutex<Option<HashMap<String, (String, String)>>> = Mutex::new(None);
 
-/// Where primaries send commitBlockSynchronization: `addr` (host:port) as `user`.
-pub fn set_namenode(addr: &str, user: &str) {
-    *NAMENODE.lock() = Some((addr.to_string(), user.to_string()));
+/// Where DataNode `uuid` sends commitBlockSynchronization: `addr` (host:port) as `user`.
+pub fn set_namenode(uuid: &str, addr: &str, user: &str) {
+    NAMENODE
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(uuid.to_string(), (addr.to_string(), user.to_string()));
 }
 
 /// Starts the recovery of every block in `cmd` with this DataNode as primary. Returns
@@ -26,7 +30,9 @@ pub fn on_recovery_command(ds: &Arc<Dataset>, cmd: Option<BlockRecoveryCommandPr
         tracing::warn!("BlockRecoveryCommand without recoveryCmd");
         return 0;
     };
-    let Some((nn, user)) = NAMENODE.lock().clone() else {
+    let uuid = ds.datanode_uuid().to_string();
+    let target = NAMENODE.lock().as_ref().and_then(|m| m.get(&uuid).cloned());
+    let Some((nn, user)) = target else {
         tracing::warn!(
             blocks = cmd.blocks.len(),
             "block recovery asked but the NameNode address is unknown; ignored"
@@ -36,9 +42,8 @@ pub fn on_recovery_command(ds: &Arc<Dataset>, cmd: Option<BlockRecoveryCommandPr
     let n = cmd.blocks.len();
     for rb in cmd.blocks {
         let ds = ds.clone();
-        let (nn, user) = (nn.clone(), user.clone());
+        let (nn, user, uuid) = (nn.clone(), user.clone(), uuid.clone());
         tokio::spawn(async move {
-            let uuid = ds.datanode_uuid().to_string();
             if let Err(e) = super::recover_block(&ds, &uuid, &user, &nn, &rb).await {
                 tracing::warn!("{e}");
             }
