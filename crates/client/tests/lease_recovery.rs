@@ -30,7 +30,12 @@ async fn writer_killed_after_hflush_then_recover_lease_closes_the_file() -> anyh
 
     let fs2 = fs(&c, &[]).await?;
     let seen = read_file(&fs2, "/dead").await?;
-    assert!(seen.len() >= d.len(), "read {} of {} hflushed bytes", seen.len(), d.len());
+    assert!(
+        seen.len() >= d.len(),
+        "read {} of {} hflushed bytes",
+        seen.len(),
+        d.len()
+    );
     assert_eq!(&seen[..d.len()], &d[..]);
 
     let gs_before = c
@@ -39,7 +44,10 @@ async fn writer_killed_after_hflush_then_recover_lease_closes_the_file() -> anyh
         .with_ns(|ns| ns.last_generation_stamp());
     let deadline = Instant::now() + Duration::from_secs(60);
     while !fs2.recover_lease("/dead").await? {
-        assert!(Instant::now() < deadline, "recoverLease never closed the file");
+        assert!(
+            Instant::now() < deadline,
+            "recoverLease never closed the file"
+        );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     // The file was closed by block recovery: a recovery id (new GS) was handed out.
@@ -70,7 +78,9 @@ async fn hard_limit_recovers_a_dead_writers_file_by_itself() -> anyhow::Result<(
         .await?;
     let writer_fs = fs(&c, &[]).await?;
     let d = data(70_000, 9);
-    let mut w = writer_fs.create("/orphan", CreateOptions::default()).await?;
+    let mut w = writer_fs
+        .create("/orphan", CreateOptions::default())
+        .await?;
     w.write(&d).await?;
     w.hflush().await?;
     std::mem::forget(w);
@@ -86,7 +96,10 @@ async fn hard_limit_recovers_a_dead_writers_file_by_itself() -> anyhow::Result<(
         if closed {
             break;
         }
-        assert!(Instant::now() < deadline, "the hard limit never closed the file");
+        assert!(
+            Instant::now() < deadline,
+            "the hard limit never closed the file"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let st = fs2.status("/orphan").await?;
