@@ -2,14 +2,14 @@
 # Installs the Apache Hadoop 3.5.0 Java client jars (taken from PyPI's pyspark==4.3.0) into a cache
 # directory and prints that directory. Idempotent: does nothing when the jars are already there.
 #
-#   scripts/install-hadoop-client.sh            # cache = $RHDFS_CACHE or <repo>/.cache
+#   scripts/install-hadoop-client.sh            # cache = $RHDFS_CACHE or ~/.cache/rhdfs
 #   RHDFS_HADOOP_CLIENT_DIR=<cache>/hadoop-client is what the integration tests look for.
 #
 # Needs: Java 17 (installed with apt-get when missing and we are root), python3 with pip.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${RHDFS_CACHE:-$REPO/.cache}"
+CACHE="${RHDFS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rhdfs}"
 DEST="$CACHE/hadoop-client"
 PYSPARK_VERSION="4.3.0"
 HADOOP_VERSION="3.5.0"
@@ -37,9 +37,9 @@ ensure_java() {
         command -v sudo >/dev/null 2>&1 || { log "not root and no sudo: install openjdk-17-jre-headless yourself"; exit 1; }
         sudo="sudo"
     fi
-    $sudo apt-get update
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jre-headless
-    java -version
+    $sudo apt-get update >&2
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jre-headless >&2
+    java -version >&2
 }
 
 ensure_java

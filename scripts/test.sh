@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install-hadoop-client.sh
-export RHDFS_HADOOP_CLIENT_DIR="${RHDFS_HADOOP_CLIENT_DIR:-$PWD/.cache/hadoop-client}"
+# The script prints the directory holding the jars (a cache under ~/.cache/rhdfs by default,
+# or $RHDFS_CACHE), so a second run downloads nothing.
+jars="$(bash scripts/install-hadoop-client.sh)"
+export RHDFS_HADOOP_CLIENT_DIR="${RHDFS_HADOOP_CLIENT_DIR:-$jars}"
 # The Java client tests must run, not skip, wherever this script runs.
 export RHDFS_REQUIRE_JAVA=1
 

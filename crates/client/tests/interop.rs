@@ -31,18 +31,34 @@ async fn rhdfs_dfs(uri: &str, args: &[&str]) -> anyhow::Result<(i32, Vec<u8>)> {
     Ok((code, out))
 }
 
+/// The Hadoop client jars: `RHDFS_HADOOP_CLIENT_DIR`, else where
+/// `scripts/install-hadoop-client.sh` puts them (`~/.cache/rhdfs/hadoop-client`, or
+/// `<repo>/.cache/hadoop-client`). `None` skips the Java part of a test, unless
+/// `RHDFS_REQUIRE_JAVA=1` (set by `scripts/test.sh`), which makes a missing client a failure.
 fn jars() -> Option<PathBuf> {
-    let dir = std::env::var_os("RHDFS_HADOOP_CLIENT_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.cache/hadoop-client")
-        });
-    let ok = dir.join("hadoop-client-api-3.5.0.jar").is_file()
-        && Command::new("java")
-            .arg("-version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    ok.then_some(dir)
+    let mut candidates = Vec::new();
+    if let Some(d) = std::env::var_os("RHDFS_HADOOP_CLIENT_DIR").filter(|d| !d.is_empty()) {
+        candidates.push(PathBuf::from(d));
+    } else {
+        if let Some(home) = std::env::var_os("HOME") {
+            candidates.push(PathBuf::from(home).join(".cache/rhdfs/hadoop-client"));
+        }
+        candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.cache/hadoop-client"));
+    }
+    let java = Command::new("java")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let found = candidates
+        .into_iter()
+        .find(|d| d.join("hadoop-client-api-3.5.0.jar").is_file());
+    match found {
+        Some(dir) if java => Some(dir),
+        _ if std::env::var("RHDFS_REQUIRE_JAVA").is_ok_and(|v| v == "1") => {
+            panic!("RHDFS_REQUIRE_JAVA=1 but java or the Hadoop client jars are missing")
+        }
+        _ => None,
+    }
 }
 
 /// (exit code, stdout, stderr) of the Java FsShell.

@@ -127,17 +127,32 @@ impl MiniClusterBuilder {
         let host = self.bind_host.clone();
 
         let mut nn_conf = self.conf.clone();
-        set_default(&mut nn_conf, "dfs.namenode.rpc-address", &format!("{host}:0"));
-        set_default(&mut nn_conf, "dfs.namenode.http-address", &format!("{host}:0"));
+        set_default(
+            &mut nn_conf,
+            "dfs.namenode.rpc-address",
+            &format!("{host}:0"),
+        );
+        set_default(
+            &mut nn_conf,
+            "dfs.namenode.http-address",
+            &format!("{host}:0"),
+        );
         let name_dir = base.join("name");
-        set_default(&mut nn_conf, "dfs.namenode.name.dir", &name_dir.to_string_lossy());
+        set_default(
+            &mut nn_conf,
+            "dfs.namenode.name.dir",
+            &name_dir.to_string_lossy(),
+        );
         create_dir(&name_dir)?;
         let namenode = NameNode::start(nn_conf.clone(), clock.clone())
             .await
             .map_err(|e| ClusterError::NameNode(e.to_string()))?;
         let nn_addr = namenode.rpc_addr();
         // A restarted NameNode comes back on the same port, where the DataNodes look for it.
-        nn_conf.set("dfs.namenode.rpc-address", format!("{host}:{}", nn_addr.port()));
+        nn_conf.set(
+            "dfs.namenode.rpc-address",
+            format!("{host}:{}", nn_addr.port()),
+        );
         let uri = format!("hdfs://{}:{}", host, nn_addr.port());
 
         let mut cluster = MiniCluster {
@@ -164,7 +179,9 @@ impl MiniClusterBuilder {
                 })?;
             cluster.datanodes.push(Some(dn));
         }
-        cluster.wait_live_datanodes(self.datanodes, self.wait_ready).await?;
+        cluster
+            .wait_live_datanodes(self.datanodes, self.wait_ready)
+            .await?;
         Ok(cluster)
     }
 }
@@ -260,7 +277,10 @@ impl MiniCluster {
         for d in &dirs {
             create_dir(d)?;
         }
-        let dirs: Vec<String> = dirs.iter().map(|d| d.to_string_lossy().into_owned()).collect();
+        let dirs: Vec<String> = dirs
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect();
         set_default(&mut conf, "dfs.datanode.data.dir", &dirs.join(","));
         let host = &self.host;
         set_default(&mut conf, "dfs.datanode.address", &format!("{host}:0"));
@@ -291,7 +311,10 @@ impl MiniCluster {
 
     /// Stops DataNode `i` (its files stay on disk). Returns its datanode UUID.
     pub async fn stop_datanode(&mut self, i: usize) -> Result<String, ClusterError> {
-        let slot = self.datanodes.get_mut(i).ok_or(ClusterError::NoSuchDataNode(i))?;
+        let slot = self
+            .datanodes
+            .get_mut(i)
+            .ok_or(ClusterError::NoSuchDataNode(i))?;
         let dn = slot.take().ok_or(ClusterError::NoSuchDataNode(i))?;
         let uuid = dn.uuid().to_string();
         dn.shutdown().await;
@@ -319,14 +342,21 @@ impl MiniCluster {
     }
 
     /// Waits until the NameNode counts at least `n` live DataNodes.
-    pub async fn wait_live_datanodes(&self, n: usize, timeout: Duration) -> Result<(), ClusterError> {
+    pub async fn wait_live_datanodes(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<(), ClusterError> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             if self.namenode().block_manager().live_datanodes() >= n {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(ClusterError::Timeout(timeout, format!("{n} live DataNodes")));
+                return Err(ClusterError::Timeout(
+                    timeout,
+                    format!("{n} live DataNodes"),
+                ));
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

@@ -57,7 +57,8 @@ impl CommonArgs {
                 .with_context(|| format!("reading {}", r.display()))?;
         }
         for d in &self.defines {
-            conf.apply_define(d).with_context(|| format!("bad -D {d}"))?;
+            conf.apply_define(d)
+                .with_context(|| format!("bad -D {d}"))?;
         }
         Ok(conf)
     }

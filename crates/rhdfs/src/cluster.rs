@@ -33,7 +33,10 @@ pub async fn run(args: Vec<String>) -> Result<()> {
     // DataNodes take free ports so that several fit on one host.
     if conf.get("dfs.namenode.rpc-address").is_none() {
         let addr = match conf.get("fs.defaultFS") {
-            Some(uri) if uri.starts_with("hdfs://") => uri.trim_start_matches("hdfs://").trim_end_matches('/').to_string(),
+            Some(uri) if uri.starts_with("hdfs://") => uri
+                .trim_start_matches("hdfs://")
+                .trim_end_matches('/')
+                .to_string(),
             _ => "127.0.0.1:8020".to_string(),
         };
         conf.set("dfs.namenode.rpc-address", addr);
@@ -64,7 +67,11 @@ pub async fn run(args: Vec<String>) -> Result<()> {
         }
         writeln!(out, "  data         {}", dir.display())?;
         writeln!(out, "  client conf  {}", core_site.display())?;
-        writeln!(out, "  try          HADOOP_CONF_DIR={} hadoop fs -ls /", conf_dir.display())?;
+        writeln!(
+            out,
+            "  try          HADOOP_CONF_DIR={} hadoop fs -ls /",
+            conf_dir.display()
+        )?;
         out.flush()?;
     }
     crate::shutdown_signal().await;

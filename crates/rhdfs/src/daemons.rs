@@ -7,11 +7,13 @@ use rhdfs_namenode::NameNode;
 
 use crate::args::{CommonArgs, take_flag};
 
-/// Runs a NameNode until Ctrl-C; with `-format`, formats the name directories and exits.
+/// Runs a NameNode until Ctrl-C; with `-format`, formats the name directories and exits;
+/// with `-recover`, keeps the valid prefix of a damaged edit log and exits.
 pub async fn namenode(args: Vec<String>) -> Result<()> {
     let (common, mut rest) = CommonArgs::extract(args)?;
     let format = take_flag(&mut rest, &["-format", "--format"]);
     let force = take_flag(&mut rest, &["-force", "--force"]);
+    let recover = take_flag(&mut rest, &["-recover", "--recover"]);
     if !rest.is_empty() {
         bail!("unexpected arguments: {}", rest.join(" "));
     }
@@ -19,6 +21,17 @@ pub async fn namenode(args: Vec<String>) -> Result<()> {
     if format {
         rhdfs_namenode::format(&conf, force).context("formatting the namespace")?;
         println!("formatted");
+        return Ok(());
+    }
+    if recover {
+        // Like `hdfs namenode -recover`: keep the longest valid prefix of the edit log,
+        // repair every name directory to it, report, and exit.
+        let conf2 = conf.clone();
+        let last = tokio::task::spawn_blocking(move || rhdfs_namenode::server::recover(&conf2))
+            .await
+            .context("recovery task failed")?
+            .context("recovering the edit log")?;
+        println!("recovery complete: the namespace now ends at transaction {last}");
         return Ok(());
     }
     let nn = NameNode::start(conf, system_clock())

@@ -18,14 +18,15 @@ Commands:
              start a local NameNode and N DataNodes (default 3) on 127.0.0.1;
              prints `ready hdfs://host:port` once every DataNode has registered and
              writes DIR/conf/core-site.xml for clients. Ctrl-C stops everything.
-  namenode   [-format [-force]] [--config DIR] [-D key=value ...]
+  namenode   [-format [-force] | -recover] [--config DIR] [-D key=value ...]
              run a NameNode from core-site.xml/hdfs-site.xml (HADOOP_CONF_DIR or --config)
   datanode   [--config DIR] [-D key=value ...]
              run a DataNode from the same configuration
   dfs        FsShell commands: -ls, -put, -get, -cat, -rm, ... (`rhdfs dfs -help`)
   fsck       PATH [-files [-blocks [-locations|-racks|-replicaDetails]]] [-openforwrite]
              [-list-corruptfileblocks] [-delete|-move]
-  dfsadmin   -report [-live|-dead|-decommissioning] | -metasave FILE | -triggerBlockReport ...
+  dfsadmin   -report [-live|-dead|-decommissioning] | -safemode get|enter|leave|wait |
+             -saveNamespace | -metasave FILE | -refreshNodes | -triggerBlockReport ...
   bench      dfsio -write|-read --files N --size SIZE [--replication R]
              delete-under-load [--blocks N] [--writers W] [--datanodes D]
   help       this text
@@ -43,7 +44,10 @@ fn main() -> ExitCode {
     // Daemons log at info; client tools only warn, like Hadoop's shell.
     let daemon = matches!(cmd.as_str(), "cluster" | "namenode" | "datanode");
     init_logging(if daemon { "info" } else { "warn" });
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rhdfs: cannot start the async runtime: {e}");

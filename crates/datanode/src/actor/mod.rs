@@ -378,7 +378,9 @@ async fn heartbeat_request(
         registration: sess.reg.clone(),
         reports: report::storage_reports(&stats),
         xmits_in_progress: Some(0),
-        xceiver_count: Some(shared.active.load(Ordering::Relaxed) as u32),
+        // Like Hadoop, the transfer server's own accept thread counts as one xceiver, so an
+        // idle DataNode reports 1 and the NameNode's load average is never zero.
+        xceiver_count: Some(shared.active.load(Ordering::Relaxed) as u32 + 1),
         failed_volumes: Some(0),
         cache_capacity: Some(0),
         cache_used: Some(0),

@@ -1,5 +1,5 @@
 //! Runs Apache Hadoop's `org.apache.hadoop.fs.FsShell` (the code behind `hdfs dfs`) from the
-//! client jars that `scripts/install-hadoop-client.sh` puts in `<repo>/.cache/hadoop-client`
+//! client jars that `scripts/install-hadoop-client.sh` puts in `~/.cache/rhdfs/hadoop-client`
 //! (or `$RHDFS_HADOOP_CLIENT_DIR`).
 //!
 //! When the jars (or `java`) are missing, [`JavaShell::new`] prints a loud `SKIPPED` line and
@@ -99,7 +99,15 @@ fn truncate(s: &str, n: usize) -> String {
 pub fn client_dir() -> PathBuf {
     match std::env::var_os("RHDFS_HADOOP_CLIENT_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => super::repo_root().join(".cache").join("hadoop-client"),
+        _ => {
+            // Where scripts/install-hadoop-client.sh puts them by default, else the repo's cache.
+            let home = std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache/rhdfs/hadoop-client"));
+            match home {
+                Some(h) if h.join("hadoop-client-api-3.5.0.jar").is_file() => h,
+                _ => super::repo_root().join(".cache").join("hadoop-client"),
+            }
+        }
     }
 }
 

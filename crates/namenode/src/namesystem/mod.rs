@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rhdfs_blockmanager::locks::TimedMutex;
-use rhdfs_blockmanager::{Block, BlockManager, LockStat, Location};
+use rhdfs_blockmanager::{Block, BlockManager, Location, LockStat};
 use rhdfs_conf::clock::SharedClock;
 
 pub use read::{LocatedBlock, LocatedBlocks};
