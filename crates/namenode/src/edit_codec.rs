@@ -5,8 +5,8 @@
 //! options are a 0/1 byte and the value, a block is (id, gs, num_bytes), a permission
 //! is (owner, group, mode). Decoding never panics: bad input is an [`EditDecodeError`].
 
+use crate::codec::{CodecError, R, W};
 use crate::edit::EditOp;
-use crate::fsdir::{BlockInfo, PermissionStatus};
 
 /// Why a payload is not an edit op.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,146 +36,12 @@ const SET_PERMISSION: u8 = 12;
 const SET_OWNER: u8 = 13;
 const SET_TIMES: u8 = 14;
 
-struct W(Vec<u8>);
-
-impl W {
-    fn u(&mut self, mut v: u64) {
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                self.0.push(b);
-                return;
-            }
-            self.0.push(b | 0x80);
+impl From<CodecError> for EditDecodeError {
+    fn from(e: CodecError) -> Self {
+        match e {
+            CodecError::Truncated(at) => EditDecodeError::Truncated(at),
+            CodecError::Bad { at, what } => EditDecodeError::Bad { at, what },
         }
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.u(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-    fn opt_u(&mut self, v: Option<u64>) {
-        match v {
-            Some(x) => {
-                self.0.push(1);
-                self.u(x);
-            }
-            None => self.0.push(0),
-        }
-    }
-    fn opt_s(&mut self, v: &Option<String>) {
-        match v {
-            Some(x) => {
-                self.0.push(1);
-                self.bytes(x.as_bytes());
-            }
-            None => self.0.push(0),
-        }
-    }
-    fn block(&mut self, b: &BlockInfo) {
-        self.u(b.id);
-        self.u(b.gs);
-        self.u(b.num_bytes);
-    }
-    fn perm(&mut self, p: &PermissionStatus) {
-        self.bytes(p.owner.as_bytes());
-        self.bytes(p.group.as_bytes());
-        self.u(u64::from(p.mode));
-    }
-}
-
-struct R<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl R<'_> {
-    fn byte(&mut self) -> Result<u8, EditDecodeError> {
-        let v = *self
-            .b
-            .get(self.at)
-            .ok_or(EditDecodeError::Truncated(self.at))?;
-        self.at += 1;
-        Ok(v)
-    }
-    fn u(&mut self) -> Result<u64, EditDecodeError> {
-        let start = self.at;
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(EditDecodeError::Bad {
-            at: start,
-            what: "varint too long",
-        })
-    }
-    fn u16(&mut self) -> Result<u16, EditDecodeError> {
-        let at = self.at;
-        u16::try_from(self.u()?).map_err(|_| EditDecodeError::Bad {
-            at,
-            what: "value over 16 bits",
-        })
-    }
-    fn bytes(&mut self) -> Result<Vec<u8>, EditDecodeError> {
-        let at = self.at;
-        let n =
-            usize::try_from(self.u()?).map_err(|_| EditDecodeError::Bad { at, what: "length" })?;
-        let end = self
-            .at
-            .checked_add(n)
-            .ok_or(EditDecodeError::Bad { at, what: "length" })?;
-        let s = self
-            .b
-            .get(self.at..end)
-            .ok_or(EditDecodeError::Truncated(self.b.len()))?;
-        self.at = end;
-        Ok(s.to_vec())
-    }
-    fn string(&mut self) -> Result<String, EditDecodeError> {
-        let at = self.at;
-        String::from_utf8(self.bytes()?).map_err(|_| EditDecodeError::Bad {
-            at,
-            what: "not UTF-8",
-        })
-    }
-    fn flag(&mut self) -> Result<bool, EditDecodeError> {
-        let at = self.at;
-        match self.byte()? {
-            0 => Ok(false),
-            1 => Ok(true),
-            _ => Err(EditDecodeError::Bad {
-                at,
-                what: "option flag",
-            }),
-        }
-    }
-    fn opt_u(&mut self) -> Result<Option<u64>, EditDecodeError> {
-        Ok(if self.flag()? { Some(self.u()?) } else { None })
-    }
-    fn opt_s(&mut self) -> Result<Option<String>, EditDecodeError> {
-        Ok(if self.flag()? {
-            Some(self.string()?)
-        } else {
-            None
-        })
-    }
-    fn block(&mut self) -> Result<BlockInfo, EditDecodeError> {
-        Ok(BlockInfo {
-            id: self.u()?,
-            gs: self.u()?,
-            num_bytes: self.u()?,
-        })
-    }
-    fn perm(&mut self) -> Result<PermissionStatus, EditDecodeError> {
-        Ok(PermissionStatus {
-            owner: self.string()?,
-            group: self.string()?,
-            mode: self.u16()?,
-        })
     }
 }
 
@@ -387,6 +253,7 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fsdir::{BlockInfo, PermissionStatus};
 
     fn samples() -> Vec<EditOp> {
         let perm = PermissionStatus {

@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use super::Namespace;
+use crate::codec::{CodecError, R, W};
 use crate::edit::EditOp;
 use crate::error::FsResult;
 use crate::fsdir::{
@@ -44,86 +45,12 @@ pub struct LoadedBlock {
     pub under_construction: bool,
 }
 
-struct W(Vec<u8>);
-
-impl W {
-    fn u(&mut self, mut v: u64) {
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                self.0.push(b);
-                return;
-            }
-            self.0.push(b | 0x80);
+impl From<CodecError> for ImageDecodeError {
+    fn from(e: CodecError) -> Self {
+        match e {
+            CodecError::Truncated(at) => ImageDecodeError::Truncated(at),
+            CodecError::Bad { at, what } => ImageDecodeError::Bad { at, what },
         }
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.u(b.len() as u64);
-        self.0.extend_from_slice(b);
-    }
-}
-
-struct R<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl R<'_> {
-    fn byte(&mut self) -> Result<u8, ImageDecodeError> {
-        let v = *self
-            .b
-            .get(self.at)
-            .ok_or(ImageDecodeError::Truncated(self.at))?;
-        self.at += 1;
-        Ok(v)
-    }
-    fn u(&mut self) -> Result<u64, ImageDecodeError> {
-        let start = self.at;
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(ImageDecodeError::Bad {
-            at: start,
-            what: "varint too long",
-        })
-    }
-    fn u16(&mut self) -> Result<u16, ImageDecodeError> {
-        let at = self.at;
-        u16::try_from(self.u()?).map_err(|_| ImageDecodeError::Bad {
-            at,
-            what: "value over 16 bits",
-        })
-    }
-    fn len(&mut self) -> Result<usize, ImageDecodeError> {
-        let at = self.at;
-        let n =
-            usize::try_from(self.u()?).map_err(|_| ImageDecodeError::Bad { at, what: "length" })?;
-        if n > self.b.len().saturating_sub(self.at) {
-            return Err(ImageDecodeError::Truncated(self.b.len()));
-        }
-        Ok(n)
-    }
-    fn bytes(&mut self) -> Result<Vec<u8>, ImageDecodeError> {
-        let n = self.len()?;
-        let s = self
-            .b
-            .get(self.at..self.at + n)
-            .ok_or(ImageDecodeError::Truncated(self.b.len()))?;
-        self.at += n;
-        Ok(s.to_vec())
-    }
-    fn string(&mut self) -> Result<String, ImageDecodeError> {
-        let at = self.at;
-        String::from_utf8(self.bytes()?).map_err(|_| ImageDecodeError::Bad {
-            at,
-            what: "not UTF-8",
-        })
     }
 }
 
