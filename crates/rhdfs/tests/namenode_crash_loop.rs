@@ -1,0 +1,611 @@
+//! Issue 4, item 1: a NameNode process under concurrent load (creates with small writes,
+//! appends, renames, deletes, mkdirs) is killed with SIGKILL at random moments; after each
+//! restart every acknowledged operation is visible with exact lengths and contents, nothing
+//! unacknowledged is half-applied, and a walk of the namespace reads every file back.
+//!
+//! Real processes: `rhdfs namenode` and three `rhdfs datanode`s, configured with `-D`.
+//! `RHDFS_CRASH_ROUNDS` (default 20) sets the number of kills; `RHDFS_CRASH_SEED` the seed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use rhdfs_client::{CreateOptions, FileSystem};
+use rhdfs_conf::Configuration;
+
+const WORKERS: usize = 4;
+const ROOT: &str = "/crash";
+
+/// A small deterministic RNG (xorshift64*), so a failing seed replays.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed.max(1))
+    }
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// An operation whose answer the client has not seen yet.
+#[derive(Debug, Clone)]
+enum Op {
+    Create { path: String, data: Vec<u8> },
+    Append { path: String, new: Vec<u8> },
+    Rename { src: String, dst: String },
+    Delete { path: String },
+    Mkdir { path: String },
+}
+
+/// What one worker knows the NameNode acknowledged, and its one in-flight operation.
+#[derive(Debug, Default)]
+struct Model {
+    files: BTreeMap<String, Vec<u8>>,
+    dirs: BTreeSet<String>,
+    in_flight: Option<Op>,
+    next: u64,
+}
+
+/// The processes; all are killed when dropped.
+struct Cluster {
+    dir: PathBuf,
+    port: u16,
+    namenode: Option<Child>,
+    datanodes: Vec<Child>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for c in self.namenode.iter_mut().chain(self.datanodes.iter_mut()) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+impl Cluster {
+    fn common(&self) -> Vec<String> {
+        let d = |kv: String| ["-D".to_string(), kv];
+        let mut v = vec![
+            "--config".to_string(),
+            self.dir.join("conf").to_string_lossy().into_owned(),
+        ];
+        for kv in [
+            format!("dfs.namenode.rpc-address=127.0.0.1:{}", self.port),
+            format!("fs.defaultFS=hdfs://127.0.0.1:{}", self.port),
+            format!("dfs.namenode.name.dir={}", self.dir.join("name").display()),
+            "dfs.namenode.http-address=127.0.0.1:0".to_string(),
+            "dfs.heartbeat.interval=1".to_string(),
+            "dfs.namenode.safemode.extension=0".to_string(),
+            "dfs.namenode.heartbeat.recheck-interval=5000".to_string(),
+            "dfs.blockreport.initialDelay=0".to_string(),
+            "dfs.replication=2".to_string(),
+            "ipc.client.connect.max.retries=3".to_string(),
+            "ipc.client.connect.retry.interval=200".to_string(),
+        ] {
+            v.extend(d(kv));
+        }
+        v
+    }
+
+    fn spawn(&self, args: &[String], log: &str) -> anyhow::Result<Child> {
+        let out = File::options()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(log))?;
+        Ok(Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()?)
+    }
+
+    fn start(dir: &Path) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(dir.join("conf"))?;
+        let mut c = Cluster {
+            dir: dir.to_path_buf(),
+            port: free_port()?,
+            namenode: None,
+            datanodes: Vec::new(),
+        };
+        let mut fmt = c.common();
+        fmt.push("namenode".into());
+        fmt.rotate_right(1);
+        fmt.push("-format".into());
+        let st = Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+            .args(&fmt)
+            .env("RUST_LOG", "warn")
+            .output()?;
+        ensure!(
+            st.status.success(),
+            "format failed: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        c.start_namenode()?;
+        for i in 0..3 {
+            let mut a = vec!["datanode".to_string()];
+            a.extend(c.common());
+            for kv in [
+                format!(
+                    "dfs.datanode.data.dir={}",
+                    dir.join(format!("data{i}")).display()
+                ),
+                "dfs.datanode.address=127.0.0.1:0".to_string(),
+                "dfs.datanode.ipc.address=127.0.0.1:0".to_string(),
+                "dfs.datanode.http.address=127.0.0.1:0".to_string(),
+            ] {
+                a.push("-D".into());
+                a.push(kv);
+            }
+            let child = c.spawn(&a, &format!("dn{i}.log"))?;
+            c.datanodes.push(child);
+        }
+        Ok(c)
+    }
+
+    fn start_namenode(&mut self) -> anyhow::Result<()> {
+        let mut a = vec!["namenode".to_string()];
+        a.extend(self.common());
+        self.namenode = Some(self.spawn(&a, "nn.log")?);
+        Ok(())
+    }
+
+    fn kill_namenode(&mut self) -> anyhow::Result<()> {
+        if let Some(mut c) = self.namenode.take() {
+            c.kill()?; // SIGKILL on Unix
+            c.wait()?;
+        }
+        Ok(())
+    }
+
+    fn log_tail(&self, name: &str) -> String {
+        let s = std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
+        let lines: Vec<&str> = s.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+
+    fn client_conf(&self) -> Configuration {
+        let mut conf = Configuration::new();
+        conf.set("dfs.replication", "2");
+        conf.set("ipc.client.connect.max.retries", "3");
+        conf.set("ipc.client.connect.retry.interval", "200");
+        conf
+    }
+
+    /// Connects once the NameNode accepts connections and has left safe mode.
+    async fn client_out_of_safe_mode(&self, probe: &str) -> anyhow::Result<FileSystem> {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        let uri = format!("hdfs://127.0.0.1:{}", self.port);
+        let mut last = String::new();
+        while Instant::now() < deadline {
+            if let Ok(Ok(fs)) = tokio::time::timeout(
+                Duration::from_secs(10),
+                FileSystem::connect_with(Some(&uri), self.client_conf()),
+            )
+            .await
+            {
+                match tokio::time::timeout(Duration::from_secs(10), fs.mkdirs(probe, None)).await {
+                    Ok(Ok(_)) => return Ok(fs),
+                    Ok(Err(e)) => last = e.to_string(),
+                    Err(_) => last = "mkdirs timed out".into(),
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        bail!(
+            "the NameNode did not leave safe mode: {last}\n{}",
+            self.log_tail("nn.log")
+        )
+    }
+}
+
+async fn with_timeout<T>(
+    what: &str,
+    f: impl Future<Output = Result<T, rhdfs_client::ClientError>>,
+) -> anyhow::Result<T> {
+    tokio::time::timeout(Duration::from_secs(30), f)
+        .await
+        .with_context(|| format!("{what}: timed out"))?
+        .with_context(|| what.to_string())
+}
+
+async fn write_file(fs: &FileSystem, path: &str, data: &[u8]) -> anyhow::Result<()> {
+    let mut w = with_timeout("create", fs.create(path, CreateOptions::default())).await?;
+    with_timeout("write", w.write(data)).await?;
+    with_timeout("close", w.close()).await
+}
+
+async fn append_file(fs: &FileSystem, path: &str, data: &[u8]) -> anyhow::Result<()> {
+    let mut w = with_timeout("append", fs.append(path)).await?;
+    with_timeout("write", w.write(data)).await?;
+    with_timeout("close", w.close()).await
+}
+
+async fn read_file(fs: &FileSystem, path: &str) -> anyhow::Result<Vec<u8>> {
+    let mut r = with_timeout("open", fs.open(path)).await?;
+    Ok(with_timeout("read", r.read_to_end()).await?.to_vec())
+}
+
+/// One worker's load: random operations under its own directory until aborted.
+async fn worker(
+    fs: FileSystem,
+    base: String,
+    model: Arc<Mutex<Model>>,
+    mut rng: Rng,
+    killed: Arc<AtomicBool>,
+    errors: Arc<Mutex<Vec<String>>>,
+) {
+    for _ in 0..100_000 {
+        let op = {
+            let mut m = model.lock().expect("model lock");
+            m.next += 1;
+            let n = m.next;
+            let files: Vec<(String, usize)> =
+                m.files.iter().map(|(k, v)| (k.clone(), v.len())).collect();
+            let pick = |rng: &mut Rng| files[rng.below(files.len() as u64) as usize].clone();
+            let op = match rng.below(10) {
+                0..=3 => {
+                    let mut parents: Vec<&String> = m.dirs.iter().collect();
+                    parents.push(&base);
+                    let parent = parents[rng.below(parents.len() as u64) as usize];
+                    let len = 1 + rng.below(3000) as usize;
+                    Op::Create {
+                        path: format!("{parent}/f{n}"),
+                        data: rng.bytes(len),
+                    }
+                }
+                4 | 5 if !files.is_empty() => {
+                    let (path, len) = pick(&mut rng);
+                    if len > 20_000 {
+                        Op::Delete { path }
+                    } else {
+                        let mut new = m.files[&path].clone();
+                        let add = 1 + rng.below(1500) as usize;
+                        new.extend(rng.bytes(add));
+                        Op::Append { path, new }
+                    }
+                }
+                6 | 7 if !files.is_empty() => {
+                    let (src, _) = pick(&mut rng);
+                    let parent = src.rsplit_once('/').map_or(base.as_str(), |p| p.0);
+                    Op::Rename {
+                        dst: format!("{parent}/r{n}"),
+                        src,
+                    }
+                }
+                8 if !files.is_empty() => Op::Delete {
+                    path: pick(&mut rng).0,
+                },
+                _ => Op::Mkdir {
+                    path: format!("{base}/d{n}"),
+                },
+            };
+            m.in_flight = Some(op.clone());
+            op
+        };
+        let res: anyhow::Result<()> =
+            match &op {
+                Op::Create { path, data } => write_file(&fs, path, data).await,
+                Op::Append { path, new } => {
+                    let old = model.lock().expect("model lock").files[path].len();
+                    append_file(&fs, path, &new[old..]).await
+                }
+                Op::Rename { src, dst } => with_timeout("rename", fs.rename(src, dst))
+                    .await
+                    .and_then(|ok| {
+                        if ok {
+                            Ok(())
+                        } else {
+                            bail!("rename returned false")
+                        }
+                    }),
+                Op::Delete { path } => with_timeout("delete", fs.delete(path, false))
+                    .await
+                    .and_then(|ok| {
+                        if ok {
+                            Ok(())
+                        } else {
+                            bail!("delete returned false")
+                        }
+                    }),
+                Op::Mkdir { path } => with_timeout("mkdirs", fs.mkdirs(path, None))
+                    .await
+                    .map(|_| ()),
+            };
+        if let Err(e) = res {
+            // The kill makes every in-flight call fail; an error before it is a bug.
+            if !killed.load(Ordering::SeqCst) {
+                errors
+                    .lock()
+                    .expect("errors lock")
+                    .push(format!("{op:?}: {e:#}"));
+            }
+            return; // the operation stays in flight (unknown)
+        }
+        let mut m = model.lock().expect("model lock");
+        m.in_flight = None;
+        match op {
+            Op::Create { path, data } => {
+                m.files.insert(path, data);
+            }
+            Op::Append { path, new } => {
+                m.files.insert(path, new);
+            }
+            Op::Rename { src, dst } => {
+                if let Some(d) = m.files.remove(&src) {
+                    m.files.insert(dst, d);
+                }
+            }
+            Op::Delete { path } => {
+                m.files.remove(&path);
+            }
+            Op::Mkdir { path } => {
+                m.dirs.insert(path);
+            }
+        }
+    }
+}
+
+/// Decides each in-flight operation from what the restarted NameNode shows, checking that
+/// it is either wholly applied or not at all; files an interrupted write left open are
+/// deleted (their content is not acknowledged).
+async fn resolve_in_flight(fs: &FileSystem, m: &mut Model) -> anyhow::Result<()> {
+    let Some(op) = m.in_flight.take() else {
+        return Ok(());
+    };
+    let info = |p: String| async move { with_timeout("getFileInfo", fs.get_file_info(&p)).await };
+    match op {
+        Op::Create { path, data } => {
+            if let Some(st) = info(path.clone()).await? {
+                ensure!(!st.is_dir, "{path}: an interrupted create left a directory");
+                ensure!(
+                    st.length <= data.len() as u64,
+                    "{path}: {} bytes after an interrupted create of {}",
+                    st.length,
+                    data.len()
+                );
+                with_timeout("delete", fs.delete(&path, false)).await?;
+            }
+        }
+        Op::Append { path, new } => {
+            let st = info(path.clone())
+                .await?
+                .with_context(|| format!("{path}: an interrupted append removed the file"))?;
+            ensure!(
+                st.length <= new.len() as u64,
+                "{path}: {} bytes after an interrupted append to {}",
+                st.length,
+                new.len()
+            );
+            with_timeout("delete", fs.delete(&path, false)).await?;
+            m.files.remove(&path);
+        }
+        Op::Rename { src, dst } => {
+            let s = info(src.clone()).await?.is_some();
+            let d = info(dst.clone()).await?.is_some();
+            ensure!(
+                s != d,
+                "interrupted rename {src} -> {dst}: src exists {s}, dst exists {d}"
+            );
+            if d && let Some(data) = m.files.remove(&src) {
+                m.files.insert(dst, data);
+            }
+        }
+        Op::Delete { path } => {
+            if info(path.clone()).await?.is_none() {
+                m.files.remove(&path);
+            }
+        }
+        Op::Mkdir { path } => {
+            if let Some(st) = info(path.clone()).await? {
+                ensure!(st.is_dir, "{path}: mkdirs left a file");
+                m.dirs.insert(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Walks `dir`, collecting every file and directory below it.
+async fn walk(
+    fs: &FileSystem,
+    dir: &str,
+    files: &mut BTreeMap<String, u64>,
+    dirs: &mut BTreeSet<String>,
+) -> anyhow::Result<()> {
+    let mut stack = vec![dir.to_string()];
+    let mut budget = 1_000_000usize;
+    while let Some(d) = stack.pop() {
+        for st in with_timeout("listStatus", fs.list_status(&d)).await? {
+            budget = budget
+                .checked_sub(1)
+                .context("namespace walk did not end")?;
+            if st.is_dir {
+                dirs.insert(st.path.clone());
+                stack.push(st.path);
+            } else {
+                files.insert(st.path, st.length);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the restarted namespace against the models; returns how many operations were in
+/// flight at the kill.
+async fn verify(fs: &FileSystem, models: &[Arc<Mutex<Model>>]) -> anyhow::Result<usize> {
+    let mut unknown = 0;
+    let mut want_files = BTreeMap::new();
+    let mut want_dirs = BTreeSet::new();
+    for (w, model) in models.iter().enumerate() {
+        let mut m = std::mem::take(&mut *model.lock().expect("model lock"));
+        unknown += usize::from(m.in_flight.is_some());
+        let res = resolve_in_flight(fs, &mut m).await;
+        want_dirs.insert(format!("{ROOT}/w{w}"));
+        want_dirs.extend(m.dirs.iter().cloned());
+        want_files.extend(m.files.iter().map(|(k, v)| (k.clone(), v.clone())));
+        *model.lock().expect("model lock") = m;
+        res?;
+    }
+    let mut files = BTreeMap::new();
+    let mut dirs = BTreeSet::new();
+    walk(fs, ROOT, &mut files, &mut dirs).await?;
+    ensure!(
+        dirs == want_dirs,
+        "directories: have {dirs:?}, want {want_dirs:?}"
+    );
+    let have: BTreeSet<&String> = files.keys().collect();
+    let want: BTreeSet<&String> = want_files.keys().collect();
+    ensure!(
+        have == want,
+        "files: unexpected {:?}, missing {:?}",
+        have.difference(&want).collect::<Vec<_>>(),
+        want.difference(&have).collect::<Vec<_>>()
+    );
+    for (path, data) in &want_files {
+        ensure!(
+            files[path] == data.len() as u64,
+            "{path}: length {} after restart, acknowledged {}",
+            files[path],
+            data.len()
+        );
+        let got = read_file(fs, path).await?;
+        ensure!(
+            got == *data,
+            "{path}: content differs after restart ({} bytes read)",
+            got.len()
+        );
+    }
+    Ok(unknown)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namenode_survives_sigkill_loop() -> anyhow::Result<()> {
+    let rounds: usize = std::env::var("RHDFS_CRASH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let seed: u64 = std::env::var("RHDFS_CRASH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(rand_seed);
+    println!("crash loop: seed {seed} (RHDFS_CRASH_SEED), {rounds} rounds");
+    let mut rng = Rng::new(seed);
+    let tmp = tempfile::tempdir()?;
+    let mut cluster = Cluster::start(tmp.path())?;
+    let started = Instant::now();
+
+    let fs = cluster.client_out_of_safe_mode("/probe/start").await?;
+    let models: Vec<Arc<Mutex<Model>>> = (0..WORKERS)
+        .map(|_| Arc::new(Mutex::new(Model::default())))
+        .collect();
+    for w in 0..WORKERS {
+        with_timeout("mkdirs", fs.mkdirs(&format!("{ROOT}/w{w}"), None)).await?;
+    }
+    // DataNodes must be registered before writes can get a pipeline.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for attempt in 0.. {
+        match write_file(&fs, &format!("/probe/first{attempt}"), b"x").await {
+            Ok(()) => break,
+            Err(e) if Instant::now() > deadline => {
+                return Err(e.context(format!(
+                    "no DataNode took a write\nnn.log:\n{}\ndn0.log:\n{}",
+                    cluster.log_tail("nn.log"),
+                    cluster.log_tail("dn0.log")
+                )));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(300)).await,
+        }
+    }
+    fs.close().await;
+
+    for round in 0..rounds {
+        let t = Instant::now();
+        let killed = Arc::new(AtomicBool::new(false));
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for (w, model) in models.iter().enumerate() {
+            let fs = FileSystem::connect_with(
+                Some(&format!("hdfs://127.0.0.1:{}", cluster.port)),
+                cluster.client_conf(),
+            )
+            .await?;
+            tasks.push(tokio::spawn(worker(
+                fs,
+                format!("{ROOT}/w{w}"),
+                Arc::clone(model),
+                Rng::new(rng.next()),
+                Arc::clone(&killed),
+                Arc::clone(&errors),
+            )));
+        }
+        let load = Duration::from_millis(300 + rng.below(1200));
+        tokio::time::sleep(load).await;
+        killed.store(true, Ordering::SeqCst);
+        cluster.kill_namenode()?;
+        for t in &tasks {
+            t.abort();
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+        let errs = std::mem::take(&mut *errors.lock().expect("errors lock"));
+        ensure!(
+            errs.is_empty(),
+            "round {round} (seed {seed}): operations failed before the kill: {errs:#?}\n{}",
+            cluster.log_tail("nn.log")
+        );
+        let acked: usize = models
+            .iter()
+            .map(|m| m.lock().expect("model lock").files.len())
+            .sum();
+
+        cluster.start_namenode()?;
+        let fs = cluster
+            .client_out_of_safe_mode(&format!("/probe/r{round}"))
+            .await
+            .with_context(|| format!("round {round} (seed {seed})"))?;
+        let unknown = verify(&fs, &models)
+            .await
+            .with_context(|| format!("round {round} (seed {seed}) after the restart"))?;
+        fs.close().await;
+        println!(
+            "round {round}: killed after {load:?}, {unknown} operations in flight, \
+             {acked} acknowledged files verified, {:?}",
+            t.elapsed()
+        );
+    }
+    println!("crash loop: {rounds} rounds in {:?}", started.elapsed());
+    Ok(())
+}
+
+fn rand_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+}
