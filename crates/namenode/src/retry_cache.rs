@@ -38,6 +38,27 @@ pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(600);
 
 type Answer = Result<Bytes, RpcError>;
 
+/// The retry cache's entry lifetime as configured: `dfs.namenode.enable.retrycache`
+/// (default true) and `dfs.namenode.retrycache.expirytime.millis` (default 600000);
+/// `None` when the cache is switched off.
+pub fn expiry_from_conf(
+    conf: &rhdfs_conf::Configuration,
+) -> Result<Option<Duration>, rhdfs_conf::ConfError> {
+    use rhdfs_conf::keys;
+    if !conf.get_bool(
+        keys::DFS_NAMENODE_ENABLE_RETRYCACHE_KEY,
+        keys::DFS_NAMENODE_ENABLE_RETRYCACHE_DEFAULT,
+    )? {
+        return Ok(None);
+    }
+    conf.get_duration(
+        keys::DFS_NAMENODE_RETRYCACHE_EXPIRYTIME_MILLIS_KEY,
+        keys::DFS_NAMENODE_RETRYCACHE_EXPIRYTIME_MILLIS_DEFAULT,
+        keys::DFS_NAMENODE_RETRYCACHE_EXPIRYTIME_MILLIS_UNIT,
+    )
+    .map(Some)
+}
+
 #[derive(Debug)]
 enum Entry {
     Running(watch::Receiver<Option<Answer>>),
@@ -174,6 +195,19 @@ mod tests {
     use super::*;
     use rhdfs_conf::clock::ManualClock;
     use std::sync::Arc;
+
+    #[test]
+    fn expiry_follows_the_configuration() -> Result<(), rhdfs_conf::ConfError> {
+        let mut conf = rhdfs_conf::Configuration::new();
+        assert_eq!(expiry_from_conf(&conf)?, Some(DEFAULT_EXPIRY));
+        conf.set("dfs.namenode.retrycache.expirytime.millis", "1500");
+        assert_eq!(expiry_from_conf(&conf)?, Some(Duration::from_millis(1500)));
+        conf.set("dfs.namenode.enable.retrycache", "false");
+        assert_eq!(expiry_from_conf(&conf)?, None);
+        conf.set("dfs.namenode.enable.retrycache", "maybe");
+        assert!(expiry_from_conf(&conf).is_err());
+        Ok(())
+    }
 
     #[tokio::test]
     async fn retry_gets_first_answer_and_expires() {

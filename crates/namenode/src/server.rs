@@ -214,6 +214,7 @@ impl NameNode {
             ctime: v.ctime,
         };
         let defaults = server_defaults(&conf)?;
+        let retry_expiry = crate::retry_cache::expiry_from_conf(&conf)?;
         let lease_recheck = conf.get_duration(
             keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_KEY,
             keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_DEFAULT,
@@ -257,7 +258,9 @@ impl NameNode {
 
         let http = crate::http::HttpServer::start_or_warn(&conf, fs.clone()).await;
         let router = Router {
-            client: Arc::new(ClientProtocolService::new(fs.clone(), defaults)),
+            client: Arc::new(
+                ClientProtocolService::new(fs.clone(), defaults).with_retry_cache(retry_expiry),
+            ),
             datanode: Arc::new(DatanodeProtocolService::new(bm.clone())),
         };
         let bind_host = conf
