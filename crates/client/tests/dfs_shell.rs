@@ -6,8 +6,12 @@ mod common;
 #[allow(dead_code)]
 #[path = "../../rhdfs/src/dfs/mod.rs"]
 mod dfs;
+#[allow(dead_code)]
+#[path = "support/seqfile.rs"]
+mod seqfile;
 
 use common::*;
+use seqfile::*;
 
 struct Out {
     code: i32,
@@ -388,6 +392,166 @@ async fn bench_dfsio_runs() -> anyhow::Result<()> {
     let fs = fs(&c, &[]).await?;
     let st = fs.status("/benchmarks/TestDFSIO/io_data/test_io_1").await?;
     assert_eq!((st.length, st.replication), (2 << 20, 2));
+    c.shutdown().await;
+    Ok(())
+}
+
+/// A writer the test can read while `-tail -f` is still running.
+#[derive(Clone, Default)]
+struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?
+            .extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("not poisoned")).into_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn tail_follows_appends() -> anyhow::Result<()> {
+    let c = cluster(3).await?;
+    let u = c.uri();
+    let tmp = tempfile::tempdir()?;
+    // Last 1 KB of a 3000-byte file.
+    let first: Vec<u8> = (0..3000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let local = tmp.path().join("first");
+    std::fs::write(&local, &first)?;
+    let o = sh(&u, &["-put", &local.to_string_lossy(), "/log"]).await;
+    assert_eq!(o.code, 0, "{}", o.err);
+    let o = sh(&u, &["-tail", "/log"]).await;
+    assert_eq!(o.out.as_bytes(), &first[3000 - 1024..]);
+    let o = sh(&u, &["-tail", "/log", "/log"]).await;
+    assert_eq!(o.code, 255);
+    assert!(o.err.starts_with("-tail: "), "{}", o.err);
+
+    // -f: a writer appends twice while tail polls (every 5 s, as Tail.java); stopped after 13 s.
+    let small = tmp.path().join("small");
+    std::fs::write(&small, b"0123456789\n")?;
+    let o = sh(&u, &["-put", &small.to_string_lossy(), "/grow"]).await;
+    assert_eq!(o.code, 0, "{}", o.err);
+    let out = Shared::default();
+    let seen = out.clone();
+    let uri = u.clone();
+    let dir = tmp.path().to_path_buf();
+    let writer = async move {
+        for (i, line) in ["appended one\n", "appended two\n"].iter().enumerate() {
+            tokio::time::sleep(std::time::Duration::from_secs(2 + 5 * i as u64)).await;
+            let p = dir.join(format!("add{i}"));
+            std::fs::write(&p, line)?;
+            let o = sh(&uri, &["-appendToFile", &p.to_string_lossy(), "/grow"]).await;
+            anyhow::ensure!(o.code == 0, "append: {}", o.err);
+        }
+        anyhow::Ok(())
+    };
+    let argv: Vec<String> = ["-fs", &u, "-tail", "-f", "/grow"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut w = out;
+    let mut err = Vec::new();
+    let tail = tokio::time::timeout(
+        std::time::Duration::from_secs(13),
+        dfs::run_with(argv, &mut w, &mut err),
+    );
+    let (wrote, r) = tokio::join!(writer, tail);
+    wrote?;
+    assert!(
+        r.is_err(),
+        "tail -f returned: {r:?} {}",
+        String::from_utf8_lossy(&err)
+    );
+    assert_eq!(seen.text(), "0123456789\nappended one\nappended two\n");
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn text_errors_and_unsupported_sequence_files() -> anyhow::Result<()> {
+    let c = cluster(1).await?;
+    let u = c.uri();
+    let tmp = tempfile::tempdir()?;
+    let io = |c: &str| format!("org.apache.hadoop.io.{c}");
+    let recs = vec![(text_w("k"), text_w("v"))];
+    let mut block = sequence_file(&io("Text"), &io("Text"), None, &recs);
+    // Turn on the compressed and block-compressed flags and name a codec after them.
+    let flags = 4 + 1 + 25 + 1 + 25;
+    let codec = b"org.apache.hadoop.io.compress.BZip2Codec";
+    block.splice(
+        flags..flags + 2,
+        [1u8, 1, codec.len() as u8]
+            .into_iter()
+            .chain(codec.iter().copied()),
+    );
+    let files: Vec<(&str, Vec<u8>)> = vec![
+        ("block", block),
+        (
+            "snappy",
+            sequence_file(
+                &io("Text"),
+                &io("Text"),
+                Some("org.apache.hadoop.io.compress.SnappyCodec"),
+                &recs,
+            ),
+        ),
+        (
+            "custom",
+            sequence_file("com.example.Thing", &io("Text"), None, &recs),
+        ),
+        ("tiny", b"SE".to_vec()),
+        ("bad.gz", b"not gzip at all".to_vec()),
+    ];
+    for (name, bytes) in &files {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, bytes)?;
+        let o = sh(&u, &["-put", &p.to_string_lossy(), &format!("/{name}")]).await;
+        assert_eq!(o.code, 0, "{}", o.err);
+    }
+    for (path, msg) in [
+        (
+            "/block",
+            "text: block-compressed SequenceFiles are not supported (codec org.apache.hadoop.io.compress.BZip2Codec)\n",
+        ),
+        (
+            "/snappy",
+            "text: SequenceFile record compression with org.apache.hadoop.io.compress.SnappyCodec is not supported\n",
+        ),
+        (
+            "/custom",
+            "text: SequenceFile Writable class com.example.Thing is not supported\n",
+        ),
+        ("/tiny", "text: java.io.EOFException\n"),
+    ] {
+        let o = sh(&u, &["-text", path]).await;
+        assert_eq!(
+            (o.code, o.out.as_str(), o.err.as_str()),
+            (1, "", msg),
+            "{path}"
+        );
+    }
+    // Java prints the same first line and exit code, then the usage of every command.
+    let o = sh(&u, &["-count", "-q", "-t", "bogus", "/"]).await;
+    assert_eq!(o.code, 255);
+    assert!(
+        o.err
+            .starts_with("-count: No enum constant org.apache.hadoop.fs.StorageType.BOGUS\n"),
+        "{}",
+        o.err
+    );
+    let o = sh(&u, &["-text", "/bad.gz"]).await;
+    assert_eq!(o.code, 1);
+    assert!(o.err.starts_with("text: gzip: "), "{}", o.err);
     c.shutdown().await;
     Ok(())
 }

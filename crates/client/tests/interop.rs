@@ -6,11 +6,15 @@ mod common;
 #[allow(dead_code)]
 #[path = "../../rhdfs/src/dfs/mod.rs"]
 mod dfs;
+#[allow(dead_code)]
+#[path = "support/seqfile.rs"]
+mod seqfile;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
+use seqfile::*;
 
 async fn rhdfs_dfs(uri: &str, args: &[&str]) -> anyhow::Result<(i32, Vec<u8>)> {
     let mut argv = vec![
@@ -160,7 +164,7 @@ async fn same_output_as_java_fsshell() -> anyhow::Result<()> {
     let f3 = tmp.path().join("f3");
     std::fs::write(&f3, data(3000, 61))?;
     for a in [
-        vec!["-mkdir", "-p", "/t/d1/d2", "/t/e"],
+        vec!["-mkdir", "-p", "/t/d1/d2", "/t/e", "/x"],
         vec!["-put", &f1.to_string_lossy(), "/t/f1"],
         vec!["-put", &f2.to_string_lossy(), "/t/d1/f2"],
         vec!["-put", &f3.to_string_lossy(), "/t/d1/d2/f3"],
@@ -172,6 +176,12 @@ async fn same_output_as_java_fsshell() -> anyhow::Result<()> {
     ] {
         let (code, _, err) = rhdfs_run(u, &a).await?;
         anyhow::ensure!(code == 0, "{a:?}: {err}");
+    }
+    // -text inputs: gzip (by magic and by name), zlib (.deflate), SequenceFiles.
+    let text_files = text_inputs(tmp.path())?;
+    for (local, remote) in &text_files {
+        let (code, _, err) = rhdfs_run(u, &["-put", &local.to_string_lossy(), remote]).await?;
+        anyhow::ensure!(code == 0, "put {remote}: {err}");
     }
     let f1s = f1.to_string_lossy().into_owned();
     let uri_t = format!("{uri}/t");
@@ -228,6 +238,27 @@ async fn same_output_as_java_fsshell() -> anyhow::Result<()> {
         vec!["-cat", "/t/d1"],
         vec!["-tail", "/t/f1"],
         vec!["-text", "/t/f1"],
+        vec!["-text", "/x/plain.gz", "/x/renamed.bin", "/x/z.deflate"],
+        vec!["-text", "/x/seq-text", "/x/seq-nums", "/x/seq-bytes"],
+        vec!["-text", "/x/seq-deflate", "/x/seq-gzip"],
+        vec!["-text", "/x/empty.txt", "/x/one"],
+        vec!["-tail", "/t/d1/f2"],
+        vec!["-tail", "/t/d1"],
+        vec!["-tail", "/nope"],
+        vec!["-count", "-v", "/t"],
+        vec!["-count", "-q", "-v", "/t"],
+        vec!["-count", "-u", "/t", "/t/d1"],
+        vec!["-count", "-u", "-v", "-h", "/t"],
+        vec!["-count", "-q", "-t", "/t"],
+        vec!["-count", "-q", "-t", "-v", "/t"],
+        vec!["-count", "-u", "-t", "SSD,disk", "-v", "/t"],
+        vec!["-count", "-q", "-t", "all", "/t"],
+        vec!["-count", "-x", "-v", "/t"],
+        vec!["-count", "-q", "-x", "/t"],
+        vec!["-count", "-e", "-v", "/t", "/t/f1", "/t/empty"],
+        vec!["-count", "-q", "-t", "ram_disk", "/t"],
+        vec!["-count", "-q", "-e", "/t"],
+        vec!["-count", "-v", "-h", "-e", "-u", "/t"],
         vec!["-test", "-e", "/t/f1"],
         vec!["-test", "-d", "/t/f1"],
         vec!["-test", "-z", "/t/empty"],

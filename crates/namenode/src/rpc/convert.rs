@@ -117,6 +117,12 @@ pub fn content_summary(cs: &ContentSummary) -> ContentSummaryProto {
         snapshot_file_count: None,
         snapshot_directory_count: None,
         snapshot_space_consumed: None,
-        erasure_coding_policy: None,
+        // As Hadoop's NameNode: "Replicated" for a (non-striped) file; a directory without
+        // an erasure coding policy of its own or above it has none ("").
+        erasure_coding_policy: Some(if cs.directory_count == 0 {
+            "Replicated".to_string()
+        } else {
+            String::new()
+        }),
     }
 }

@@ -223,6 +223,32 @@ pub fn count_line(
     out
 }
 
+/// QuotaUsage's columns (`-count -u`): quota, remaining, space quota, remaining space.
+pub fn quota_usage(summary: &rhdfs_client::ContentSummary, human_readable: bool) -> String {
+    let f = |v: i64| {
+        if v >= 0 {
+            size(v as u64, human_readable)
+        } else {
+            v.to_string()
+        }
+    };
+    let (q, rq) = if summary.quota < 0 {
+        ("none".to_string(), "inf".to_string())
+    } else {
+        let used = (summary.directory_count + summary.file_count) as i64;
+        (f(summary.quota), f(summary.quota - used))
+    };
+    let (sq, rsq) = if summary.space_quota < 0 {
+        ("none".to_string(), "inf".to_string())
+    } else {
+        (
+            f(summary.space_quota),
+            f(summary.space_quota - summary.space_consumed as i64),
+        )
+    };
+    format!("{q:>12} {rq:>15} {sq:>15} {rsq:>15} ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -214,22 +214,86 @@ impl Shell<'_> {
     }
 
     pub(crate) async fn count(&mut self, a: &[String]) -> ShResult {
-        let (flags, _, args) = parse_flags(a, &["q", "h", "v", "u", "x", "e", "s"], &[])?;
-        need_args(&args, 1)?;
-        let quotas = flags.iter().any(|f| f == "q");
-        let human = flags.iter().any(|f| f == "h");
-        if flags.iter().any(|f| f == "v") {
-            let mut h = String::new();
-            if quotas {
-                h.push_str(&format!(
-                    "{:>12} {:>15} {:>15} {:>15} ",
-                    "QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA"
-                ));
+        // CommandFormat's -t: the next argument is its value when it is not an option and
+        // another argument follows it; otherwise the value is empty (all types).
+        let mut rest: Vec<String> = Vec::new();
+        let mut type_value: Option<String> = None;
+        let mut i = 0;
+        while i < a.len() {
+            let s = &a[i];
+            if s == "--" || !s.starts_with('-') || s == "-" {
+                rest.extend_from_slice(&a[i..]);
+                break;
             }
-            h.push_str(&format!(
-                "{:>12} {:>12} {:>18} PATHNAME",
-                "DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE"
-            ));
+            if s == "-t" {
+                let left = a.len() - i - 1;
+                match a.get(i + 1) {
+                    Some(v) if left > 1 && !v.starts_with('-') => {
+                        type_value = Some(v.clone());
+                        i += 2;
+                    }
+                    _ => {
+                        type_value = Some(String::new());
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+            rest.push(s.clone());
+            i += 1;
+        }
+        let (flags, _, mut args) = parse_flags(&rest, &["q", "h", "v", "u", "x", "e", "s"], &[])?;
+        if args.is_empty() {
+            args.push(".".to_string());
+        }
+        let has = |f: &str| flags.iter().any(|x| x == f);
+        let quotas = has("q");
+        let human = has("h");
+        let usage_only = has("u");
+        let mut exclude_snapshots = has("x");
+        let ec = has("e");
+        let mut types: Option<Vec<String>> = None;
+        if quotas || usage_only {
+            if let Some(t) = &type_value {
+                types = Some(storage_types(t)?);
+            }
+            if exclude_snapshots {
+                writeln!(
+                    self.out,
+                    "q or u option is given, the -x option is ignored."
+                )?;
+                exclude_snapshots = false;
+            }
+        }
+        let _ = exclude_snapshots; // no snapshots: the counts are the same either way
+        if has("v") {
+            let mut h = String::new();
+            if let Some(t) = &types {
+                for name in t {
+                    h.push_str(&format!(
+                        "{:>14} {:>18} ",
+                        format!("{name}_QUOTA"),
+                        format!("REM_{name}_QUOTA")
+                    ));
+                }
+            } else {
+                if quotas || usage_only {
+                    h.push_str(&format!(
+                        "{:>12} {:>15} {:>15} {:>15} ",
+                        "QUOTA", "REM_QUOTA", "SPACE_QUOTA", "REM_SPACE_QUOTA"
+                    ));
+                }
+                if !usage_only {
+                    h.push_str(&format!(
+                        "{:>12} {:>12} {:>18} ",
+                        "DIR_COUNT", "FILE_COUNT", "CONTENT_SIZE"
+                    ));
+                }
+            }
+            if ec {
+                h.push_str("ERASURECODING_POLICY ");
+            }
+            h.push_str("PATHNAME");
             writeln!(self.out, "{h}")?;
         }
         for arg in &args {
@@ -239,7 +303,23 @@ impl Shell<'_> {
             for s in items {
                 match self.fs.content_summary(&s.path).await {
                     Ok(cs) => {
-                        let line = format::count_line(&cs, quotas, human, &shown.show(&s.path));
+                        let mut line = if let Some(t) = &types {
+                            // No storage-type quotas are kept: every type reports none/inf.
+                            t.iter()
+                                .map(|_| format!("{:>14} {:>18} ", "none", "inf"))
+                                .collect()
+                        } else if usage_only {
+                            format::quota_usage(&cs, human)
+                        } else {
+                            format::count_line(&cs, quotas, human, "")
+                        };
+                        if ec {
+                            // rhdfs has no erasure coding: files are replicated, and
+                            // directories carry no policy (Hadoop prints "EC:" then).
+                            let policy = if s.is_dir { "EC:" } else { "Replicated" };
+                            line.push_str(&format!("{policy:>20} "));
+                        }
+                        line.push_str(&shown.show(&s.path));
                         writeln!(self.out, "{line}")?;
                     }
                     Err(e) => self.path_error(&shown.show(&s.path), &e),
@@ -319,4 +399,24 @@ impl Shell<'_> {
         }
         Ok(())
     }
+}
+
+/// The storage types `-count -t` reports: all that take a quota, or the listed ones.
+fn storage_types(t: &str) -> ShResult<Vec<String>> {
+    const QUOTA_TYPES: [&str; 5] = ["SSD", "DISK", "ARCHIVE", "PROVIDED", "NVDIMM"];
+    const ALL: [&str; 6] = ["RAM_DISK", "SSD", "DISK", "ARCHIVE", "PROVIDED", "NVDIMM"];
+    if t.is_empty() || t.eq_ignore_ascii_case("all") {
+        return Ok(QUOTA_TYPES.iter().map(|s| s.to_string()).collect());
+    }
+    let mut v = Vec::new();
+    for name in t.split(',').filter(|s| !s.is_empty()) {
+        let up = name.to_ascii_uppercase();
+        if !ALL.contains(&up.as_str()) {
+            return Err(ShellError::Usage(format!(
+                "No enum constant org.apache.hadoop.fs.StorageType.{up}"
+            )));
+        }
+        v.push(up);
+    }
+    Ok(v)
 }

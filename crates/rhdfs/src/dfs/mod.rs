@@ -9,6 +9,7 @@ mod listing;
 mod modify;
 mod progress;
 mod reading;
+mod text;
 
 use std::io::Write;
 
@@ -337,7 +338,10 @@ const USAGES: &[(&str, &str)] = &[
         "copyToLocal",
         "-copyToLocal [-f] [-ignoreCrc] <src> ... <localdst>",
     ),
-    ("count", "-count [-q] [-h] <path> ..."),
+    (
+        "count",
+        "-count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] [-s] <path> ...",
+    ),
     ("cp", "-cp [-f] <src> ... <dst>"),
     ("df", "-df [-h] [<path> ...]"),
     ("du", "-du [-s] [-h] <path> ..."),
@@ -358,7 +362,7 @@ const USAGES: &[(&str, &str)] = &[
     ("rmdir", "-rmdir [--ignore-fail-on-non-empty] <dir> ..."),
     ("setrep", "-setrep [-R] [-w] <rep> <path> ..."),
     ("stat", "-stat [format] <path> ..."),
-    ("tail", "-tail [-f] <file>"),
+    ("tail", "-tail [-f] [-s <sleep interval>] <file>"),
     ("test", "-test -[defsz] <path>"),
     ("text", "-text [-ignoreCrc] <src> ..."),
     ("touchz", "-touchz <path> ..."),

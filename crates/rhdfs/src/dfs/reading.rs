@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::{ShResult, Shell, ShellError, need_args, parse_flags};
 
 impl Shell<'_> {
-    pub(crate) async fn cat(&mut self, a: &[String], _text: bool) -> ShResult {
+    pub(crate) async fn cat(&mut self, a: &[String], text: bool) -> ShResult {
         let (_, _, args) = parse_flags(a, &["ignoreCrc"], &[])?;
         need_args(&args, 1)?;
         for arg in &args {
@@ -26,6 +26,10 @@ impl Shell<'_> {
                         continue;
                     }
                 };
+                if text {
+                    self.text_one(&mut r, &s.path).await?;
+                    continue;
+                }
                 loop {
                     match r.read_chunk().await {
                         Ok(Some(b)) => self.out.write_all(&b)?,
@@ -42,13 +46,68 @@ impl Shell<'_> {
         Ok(())
     }
 
+    /// `-text` of one open file: decoded when it is gzip, a SequenceFile or has a codec's
+    /// extension, else copied like `-cat`.
+    async fn text_one(&mut self, r: &mut rhdfs_client::FileReader, path: &str) -> ShResult {
+        let mut buf = Vec::new();
+        let mut decided = false;
+        loop {
+            match r.read_chunk().await {
+                Ok(Some(b)) => {
+                    if decided {
+                        self.out.write_all(&b)?;
+                        continue;
+                    }
+                    buf.extend_from_slice(&b);
+                    if buf.len() >= 4 && !super::text::needs_decoding(path, &buf) {
+                        decided = true;
+                        self.out.write_all(&buf)?;
+                        buf.clear();
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    self.out.flush()?;
+                    self.error(&e.message());
+                    return Ok(());
+                }
+            }
+        }
+        if decided || (buf.len() < 4 && !super::text::needs_decoding(path, &buf)) {
+            self.out.write_all(&buf)?;
+            return Ok(());
+        }
+        match super::text::decode(path, &buf) {
+            Ok(v) => self.out.write_all(&v)?,
+            Err(e) => {
+                self.out.flush()?;
+                self.error(&e);
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) async fn tail(&mut self, a: &[String]) -> ShResult {
-        let (_, _, args) = parse_flags(a, &["f"], &["s"])?;
+        let (flags, values, args) = parse_flags(a, &["f"], &["s"])?;
         if args.len() != 1 {
             return Err(ShellError::Usage(format!(
                 "Not enough arguments: expected 1 but got {}",
                 args.len()
             )));
+        }
+        let follow = flags.iter().any(|f| f == "f");
+        // Tail.java sleeps 5 s between polls; -s (with -f) sets it in milliseconds.
+        let mut delay_ms: u64 = 5000;
+        if let Some((_, v)) = values.iter().find(|(k, _)| k == "s")
+            && follow
+            && !v.is_empty()
+        {
+            let n: i64 = v
+                .parse()
+                .map_err(|_| ShellError::Fatal(format!("For input string: \"{v}\"")))?;
+            if n > 0 {
+                delay_ms = n as u64;
+            }
         }
         let Some((shown, items)) = self.expand(&args[0]).await? else {
             return Ok(());
@@ -59,12 +118,41 @@ impl Shell<'_> {
                 self.error(&format!("`{disp}': Is a directory"));
                 continue;
             }
-            let mut r = self.fs.open(&s.path).await?;
-            let start = r.len().saturating_sub(1024);
-            let b = r.read_range(start, 1024).await?;
-            self.out.write_all(&b)?;
+            let mut offset: i64 = -1024;
+            loop {
+                offset = self.tail_from(&s.path, offset).await?;
+                self.out.flush()?;
+                if !follow {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+            }
         }
         Ok(())
+    }
+
+    /// Prints the file from `offset` (negative: that far before the end, floored at 0) and
+    /// returns where the next poll starts.
+    async fn tail_from(&mut self, path: &str, offset: i64) -> ShResult<i64> {
+        let len = self.fs.status(path).await?.length as i64;
+        if offset > len {
+            return Ok(len);
+        }
+        let start = if offset < 0 {
+            (len + offset).max(0)
+        } else {
+            offset
+        };
+        if start == len {
+            return Ok(len);
+        }
+        let mut r = self.fs.open(path).await?;
+        let end = r.len() as i64;
+        let b = r
+            .read_range(start as u64, (end - start).max(0) as u64)
+            .await?;
+        self.out.write_all(&b)?;
+        Ok(start + b.len() as i64)
     }
 
     pub(crate) async fn get(&mut self, a: &[String]) -> ShResult {
