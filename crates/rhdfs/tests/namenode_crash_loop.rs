@@ -1,7 +1,8 @@
 //! Issue 4, item 1: a NameNode process under concurrent load (creates with small writes,
 //! appends, renames, deletes, mkdirs) is killed with SIGKILL at random moments; after each
 //! restart every acknowledged operation is visible with exact lengths and contents, nothing
-//! unacknowledged is half-applied, and a walk of the namespace reads every file back.
+//! unacknowledged is half-applied, a walk of the namespace reads every file back, and
+//! `rhdfs fsck /` finds the namespace HEALTHY (no missing or corrupt blocks).
 //!
 //! Real processes: `rhdfs namenode` and three `rhdfs datanode`s, configured with `-D`.
 //! `RHDFS_CRASH_ROUNDS` (default 20) sets the number of kills; `RHDFS_CRASH_SEED` the seed.
@@ -67,6 +68,7 @@ struct Model {
 struct Cluster {
     dir: PathBuf,
     port: u16,
+    http_port: u16,
     namenode: Option<Child>,
     datanodes: Vec<Child>,
 }
@@ -97,7 +99,7 @@ impl Cluster {
             format!("dfs.namenode.rpc-address=127.0.0.1:{}", self.port),
             format!("fs.defaultFS=hdfs://127.0.0.1:{}", self.port),
             format!("dfs.namenode.name.dir={}", self.dir.join("name").display()),
-            "dfs.namenode.http-address=127.0.0.1:0".to_string(),
+            format!("dfs.namenode.http-address=127.0.0.1:{}", self.http_port),
             "dfs.heartbeat.interval=1".to_string(),
             "dfs.namenode.safemode.extension=0".to_string(),
             "dfs.namenode.heartbeat.recheck-interval=5000".to_string(),
@@ -130,6 +132,7 @@ impl Cluster {
         let mut c = Cluster {
             dir: dir.to_path_buf(),
             port: free_port()?,
+            http_port: free_port()?,
             namenode: None,
             datanodes: Vec::new(),
         };
@@ -195,6 +198,34 @@ impl Cluster {
         conf.set("ipc.client.connect.max.retries", "3");
         conf.set("ipc.client.connect.retry.interval", "200");
         conf
+    }
+
+    /// `rhdfs fsck /` against the NameNode: every block of every file must be there.
+    async fn fsck(&self) -> anyhow::Result<()> {
+        let out = tokio::time::timeout(
+            Duration::from_secs(60),
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+                .args(["fsck", "/", "-D"])
+                .arg(format!(
+                    "dfs.namenode.http-address=127.0.0.1:{}",
+                    self.http_port
+                ))
+                .arg("-D")
+                .arg(format!("fs.defaultFS=hdfs://127.0.0.1:{}", self.port))
+                .env("HADOOP_CONF_DIR", self.dir.join("conf"))
+                .env("RUST_LOG", "error")
+                .output(),
+        )
+        .await
+        .context("fsck timed out")??;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        ensure!(
+            out.status.success() && stdout.trim_end().ends_with("is HEALTHY"),
+            "fsck: {}\n{stdout}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(())
     }
 
     /// Connects once the NameNode accepts connections and has left safe mode.
@@ -594,6 +625,10 @@ async fn namenode_survives_sigkill_loop() -> anyhow::Result<()> {
             .await
             .with_context(|| format!("round {round} (seed {seed}) after the restart"))?;
         fs.close().await;
+        cluster
+            .fsck()
+            .await
+            .with_context(|| format!("round {round} (seed {seed})"))?;
         println!(
             "round {round}: killed after {load:?}, {unknown} operations in flight, \
              {acked} acknowledged files verified, {:?}",
