@@ -417,6 +417,20 @@ async fn same_changes_as_java_fsshell() -> anyhow::Result<()> {
     let f1 = tmp.path().join("f1");
     std::fs::write(&f1, b"hello world\n")?;
     let f1s = f1.to_string_lossy().into_owned();
+    // A local file with its own times and mode for -put -p.
+    let fp = tmp.path().join("fp");
+    std::fs::write(&fp, b"preserved\n")?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let t0 = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_577_934_245_000);
+        let t1 = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_580_000_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(&fp)?
+            .set_times(std::fs::FileTimes::new().set_modified(t0).set_accessed(t1))?;
+        std::fs::set_permissions(&fp, std::fs::Permissions::from_mode(0o640))?;
+    }
+    let fps = fp.to_string_lossy().into_owned();
     // The same tree under /j (changed by Java) and /r (changed by rhdfs).
     for root in ["/j", "/r"] {
         for a in [
@@ -455,6 +469,23 @@ async fn same_changes_as_java_fsshell() -> anyhow::Result<()> {
         vec!["-touchz", "R/d"],
         vec!["-appendToFile", &f1s, "R/f"],
         vec!["-cat", "R/f"],
+        vec!["-put", "-p", &fps, "R/pp"],
+        vec!["-cp", "-p", "R/pp", "R/pp2"],
+        vec!["-cp", "-pt", "R/f", "R/pt"],
+        vec!["-cp", "-pop", "R/f", "R/po"],
+        vec!["-cp", "-p", "R/d", "R/dp"],
+        // Times from the local file are the same in both trees; the others are compared
+        // with their sources below.
+        vec!["-stat", "%n %Y %u %g %a", "R/pp", "R/pp2"],
+        vec![
+            "-stat",
+            "%n %u %g %a",
+            "R/pt",
+            "R/po",
+            "R/dp",
+            "R/dp/s",
+            "R/dp/s/x",
+        ],
         vec!["-put", &f1s, "R/d"],
         vec!["-put", &f1s, "R/d"],
         vec!["-put", "-f", &f1s, "R/d"],
@@ -485,6 +516,16 @@ async fn same_changes_as_java_fsshell() -> anyhow::Result<()> {
                 "{a:?}\n  java  ({jc}): {jo:?} / {je:?}\n  rhdfs ({rc}): {:?} / {re:?}",
                 mask(&ro)
             ));
+        }
+    }
+    // -p kept the source's modification times, in both trees.
+    for r in ["/j", "/r"] {
+        for (copy, src) in [("pt", "f"), ("dp/s", "d/s"), ("dp/s/x", "d/s/x")] {
+            let (_, a, _) = rhdfs_run(u, &["-stat", "%Y", &format!("{r}/{copy}")]).await?;
+            let (_, b, _) = rhdfs_run(u, &["-stat", "%Y", &format!("{r}/{src}")]).await?;
+            if a != b || a.is_empty() {
+                mismatches.push(format!("{r}/{copy} mtime {a:?} != {r}/{src} {b:?}"));
+            }
         }
     }
     c.shutdown().await;

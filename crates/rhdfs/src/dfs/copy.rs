@@ -136,9 +136,15 @@ impl Shell<'_> {
                     .unwrap_or_default();
                 Box::pin(self.upload(&e, &path::join(dst, &name), overwrite)).await?;
             }
-            return Ok(());
+        } else {
+            self.upload_file(local, dst, overwrite).await?;
         }
-        self.upload_file(local, dst, overwrite).await
+        if let Some(m) = &meta
+            && self.preserve.any()
+        {
+            self.preserve_attrs(dst, &SourceAttrs::of_local(m)).await?;
+        }
+        Ok(())
     }
 
     /// Downloads an HDFS file to a local path via `<local>._COPYING_`.
@@ -193,6 +199,12 @@ impl Shell<'_> {
         dst: &str,
         overwrite: bool,
     ) -> Result<(), CopyError> {
+        // FsShell takes the source's attributes before reading it (a read may move atime).
+        let attrs = if self.preserve.any() {
+            Some(SourceAttrs::of_status(&self.fs.status(src).await?))
+        } else {
+            None
+        };
         if is_dir {
             if !self.fs.exists(dst).await? {
                 self.fs.mkdirs(dst, None).await?;
@@ -201,7 +213,7 @@ impl Shell<'_> {
                 let t = path::join(dst, e.name());
                 Box::pin(self.copy_within(&e.path, e.is_dir, &t, overwrite)).await?;
             }
-            return Ok(());
+            return self.preserve_from(attrs, dst).await;
         }
         let tmp = format!("{dst}{COPYING}");
         let mut r = self.fs.open(src).await?;
@@ -228,12 +240,138 @@ impl Shell<'_> {
                 "Failed to rename {tmp} to {dst}"
             ))));
         }
-        Ok(())
+        self.preserve_from(attrs, dst).await
+    }
+
+    /// `-p`: puts the source's attributes, taken before the copy, onto `dst`.
+    async fn preserve_from(
+        &mut self,
+        attrs: Option<SourceAttrs>,
+        dst: &str,
+    ) -> Result<(), CopyError> {
+        match attrs {
+            Some(a) => self.preserve_attrs(dst, &a).await,
+            None => Ok(()),
+        }
     }
 
     /// Reports a copy failure on `shown`.
     pub(crate) fn copy_error(&mut self, shown: &str, e: CopyError) {
         let m = e.message(shown);
         self.error(&m);
+    }
+}
+
+/// FsShell's `-p[topax]`: timestamps, ownership, permission (ACLs and xattrs are accepted
+/// and not carried: rhdfs has neither).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Preserve {
+    pub times: bool,
+    pub owner: bool,
+    pub permission: bool,
+}
+
+impl Preserve {
+    pub(crate) fn any(&self) -> bool {
+        self.times || self.owner || self.permission
+    }
+
+    /// `-p` alone keeps times, ownership and permission; `-pLETTERS` only what is listed.
+    pub(crate) fn parse(letters: &str) -> Option<Preserve> {
+        if letters.is_empty() {
+            return Some(Preserve {
+                times: true,
+                owner: true,
+                permission: true,
+            });
+        }
+        let mut p = Preserve::default();
+        for c in letters.chars() {
+            match c {
+                't' => p.times = true,
+                'o' => p.owner = true,
+                'p' | 'a' => p.permission = true,
+                'x' => {}
+                _ => return None,
+            }
+        }
+        Some(p)
+    }
+}
+
+/// The attributes a copy takes from its source.
+pub(crate) struct SourceAttrs {
+    pub mtime: u64,
+    pub atime: u64,
+    pub owner: String,
+    pub group: String,
+    pub permission: u16,
+}
+
+impl SourceAttrs {
+    pub(crate) fn of_status(s: &rhdfs_client::FileStatus) -> Self {
+        SourceAttrs {
+            mtime: s.modification_time,
+            atime: s.access_time,
+            owner: s.owner.clone(),
+            group: s.group.clone(),
+            permission: s.permission,
+        }
+    }
+
+    /// A local file's times, owner and group names (from /etc/passwd and /etc/group, else
+    /// the numeric ids) and permission bits.
+    pub(crate) fn of_local(m: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        let ms =
+            |secs: i64, nanos: i64| (secs.max(0) as u64) * 1000 + (nanos.max(0) as u64) / 1_000_000;
+        SourceAttrs {
+            mtime: ms(m.mtime(), m.mtime_nsec()),
+            atime: ms(m.atime(), m.atime_nsec()),
+            owner: id_name("/etc/passwd", m.uid()),
+            group: id_name("/etc/group", m.gid()),
+            permission: (m.mode() & 0o7777) as u16,
+        }
+    }
+}
+
+/// The name for `id` in a passwd/group style file (`name:x:id:...`), else the number.
+fn id_name(file: &str, id: u32) -> String {
+    let wanted = id.to_string();
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|l| {
+                let mut f = l.split(':');
+                let name = f.next()?;
+                let _ = f.next()?;
+                (f.next()? == wanted).then(|| name.to_string())
+            })
+        })
+        .unwrap_or(wanted)
+}
+
+impl Shell<'_> {
+    /// Applies `self.preserve` to `dst`, in FsShell's order: times, owner, permission.
+    pub(crate) async fn preserve_attrs(
+        &mut self,
+        dst: &str,
+        src: &SourceAttrs,
+    ) -> Result<(), CopyError> {
+        let p = self.preserve;
+        if p.times {
+            self.fs
+                .set_times(dst, Some(src.mtime), Some(src.atime))
+                .await?;
+        }
+        if p.owner {
+            self.fs
+                .set_owner(dst, Some(&src.owner), Some(&src.group))
+                .await?;
+        }
+        if p.permission {
+            self.fs.set_permission(dst, src.permission).await?;
+        }
+        Ok(())
     }
 }

@@ -44,6 +44,16 @@ pub struct LsWidths {
 }
 
 impl LsWidths {
+    /// Column by column, the wider of two.
+    pub fn max(&self, o: &LsWidths) -> LsWidths {
+        LsWidths {
+            repl: self.repl.max(o.repl),
+            owner: self.owner.max(o.owner),
+            group: self.group.max(o.group),
+            len: self.len.max(o.len),
+        }
+    }
+
     pub fn of(items: &[FileStatus], human_readable: bool) -> Self {
         let mut w = LsWidths {
             repl: 3,

@@ -68,10 +68,11 @@ impl Shell<'_> {
             };
             self.ls_opts.sort(&mut items);
             // Each match in glob order: a directory is listed (unless -d), anything else is
-            // printed on its own (column widths of that one line, as FsShell does).
+            // printed on its own. Column widths only grow during one command, as Ls.java's
+            // fields do.
             for s in &items {
                 if dirs_only || !s.is_dir {
-                    let w = LsWidths::of(std::slice::from_ref(s), human);
+                    let w = self.widen(std::slice::from_ref(s), human);
                     let line = self.ls_opts.line(s, &shown.show(&s.path), &w, human);
                     writeln!(self.out, "{line}")?;
                 } else {
@@ -80,6 +81,17 @@ impl Shell<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The command's column widths, grown to fit `items`.
+    fn widen(&mut self, items: &[FileStatus], human: bool) -> LsWidths {
+        let w = LsWidths::of(items, human);
+        let w = match self.ls_widths {
+            Some(old) => old.max(&w),
+            None => w,
+        };
+        self.ls_widths = Some(w);
+        w
     }
 
     async fn ls_dir(&mut self, dir: &str, shown: &Shown, human: bool, recursive: bool) -> ShResult {
@@ -96,8 +108,9 @@ impl Shell<'_> {
         if !recursive && !children.is_empty() {
             writeln!(self.out, "Found {} items", children.len())?;
         }
-        // Depth-first: a subdirectory's entries follow its own line; widths per directory.
-        let w = LsWidths::of(&children, human);
+        // Depth-first: a subdirectory's entries follow its own line; widths grow with each
+        // directory listed.
+        let w = self.widen(&children, human);
         let mut frames: Vec<(Vec<FileStatus>, LsWidths, usize)> = vec![(children, w, 0)];
         while let Some((items, w, idx)) = frames.pop() {
             if idx >= items.len() {
@@ -105,13 +118,14 @@ impl Shell<'_> {
             }
             let s = items[idx].clone();
             frames.push((items, w, idx + 1));
+            let w = self.ls_widths.unwrap_or(w);
             let line = self.ls_opts.line(&s, &shown.show(&s.path), &w, human);
             writeln!(self.out, "{line}")?;
             if recursive && s.is_dir {
                 match self.fs.list_status(&s.path).await {
                     Ok(mut c) => {
                         self.ls_opts.sort(&mut c);
-                        let w = LsWidths::of(&c, human);
+                        let w = self.widen(&c, human);
                         frames.push((c, w, 0));
                     }
                     Err(e) => self.path_error(&shown.show(&s.path), &e),

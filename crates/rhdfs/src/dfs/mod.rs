@@ -102,6 +102,8 @@ pub async fn run_with(
         name: name.clone(),
         code: 0,
         ls_opts: Default::default(),
+        preserve: Default::default(),
+        ls_widths: None,
     };
     let argv: Vec<String> = rest[1..].to_vec();
     let result = sh.dispatch(&argv).await;
@@ -198,6 +200,10 @@ pub(crate) struct Shell<'a> {
     pub name: String,
     pub code: i32,
     pub(crate) ls_opts: listing::LsOpts,
+    /// What `-cp -p` / `-put -p` carry over to the copies.
+    pub(crate) preserve: copy::Preserve,
+    /// `-ls` column widths so far in this command.
+    pub(crate) ls_widths: Option<format::LsWidths>,
 }
 
 impl Shell<'_> {
@@ -342,7 +348,7 @@ const USAGES: &[(&str, &str)] = &[
         "count",
         "-count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] [-s] <path> ...",
     ),
-    ("cp", "-cp [-f] <src> ... <dst>"),
+    ("cp", "-cp [-f] [-p | -p[topax]] <src> ... <dst>"),
     ("df", "-df [-h] [<path> ...]"),
     ("du", "-du [-s] [-h] <path> ..."),
     ("expunge", "-expunge"),
@@ -357,7 +363,7 @@ const USAGES: &[(&str, &str)] = &[
     ),
     ("mkdir", "-mkdir [-p] <path> ..."),
     ("mv", "-mv <src> ... <dst>"),
-    ("put", "-put [-f] <localsrc> ... <dst>"),
+    ("put", "-put [-f] [-p] <localsrc> ... <dst>"),
     ("rm", "-rm [-f] [-r|-R] [-skipTrash] <src> ..."),
     ("rmdir", "-rmdir [--ignore-fail-on-non-empty] <dir> ..."),
     ("setrep", "-setrep [-R] [-w] <rep> <path> ..."),

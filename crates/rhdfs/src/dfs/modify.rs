@@ -70,6 +70,9 @@ impl Shell<'_> {
 
     pub(crate) async fn put(&mut self, a: &[String]) -> ShResult {
         let (flags, _, args) = parse_flags(a, &["f", "p", "l", "d"], &["t", "q"])?;
+        if flags.iter().any(|f| f == "p") {
+            self.preserve = super::copy::Preserve::parse("").unwrap_or_default();
+        }
         need_args(&args, 1)?;
         let overwrite = flags.iter().any(|f| f == "f");
         let (srcs, dst_arg) = if args.len() == 1 {
@@ -388,7 +391,19 @@ impl Shell<'_> {
     }
 
     pub(crate) async fn cp(&mut self, a: &[String]) -> ShResult {
-        let (flags, _, args) = parse_flags(a, &["f", "p", "d"], &["t", "q"])?;
+        // -p or -p[topax] (letters glued to the flag).
+        let mut rest = Vec::new();
+        for (i, s) in a.iter().enumerate() {
+            if !s.starts_with('-') || s == "-" || s == "--" {
+                rest.extend_from_slice(&a[i..]);
+                break;
+            }
+            match s.strip_prefix("-p").map(super::copy::Preserve::parse) {
+                Some(Some(p)) => self.preserve = p,
+                _ => rest.push(s.clone()),
+            }
+        }
+        let (flags, _, args) = parse_flags(&rest, &["f", "d"], &["t", "q"])?;
         need_args(&args, 2)?;
         let overwrite = flags.iter().any(|f| f == "f");
         let (srcs, dst) = args.split_at(args.len() - 1);
