@@ -12,8 +12,10 @@
 //! Item 2 (startup delay after a NameNode restart) is covered at the block-manager level with
 //! a manual clock in `crates/blockmanager/tests/delete_path.rs`.
 
+mod common;
+
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -31,35 +33,8 @@ const WRITERS: usize = 4;
 /// Concurrent creators used to build the 20,000-file directory quickly.
 const CREATORS: usize = 48;
 
-/// Every finalized replica file (`blk_<id>`, not `.meta`) under the given data dirs.
 fn replica_files(dirs: &[PathBuf]) -> HashSet<PathBuf> {
-    fn walk(dir: &Path, out: &mut HashSet<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if let Some(name) = p.file_name().and_then(|n| n.to_str())
-                && name.starts_with("blk_")
-                && !name.ends_with(".meta")
-            {
-                out.insert(p);
-            }
-        }
-    }
-    let mut out = HashSet::new();
-    for d in dirs {
-        walk(d, &mut out);
-    }
-    out
-}
-
-fn all_data_dirs(cluster: &MiniCluster) -> Vec<PathBuf> {
-    (0..cluster.num_datanodes())
-        .flat_map(|i| cluster.datanode_data_dirs(i))
-        .collect()
+    common::all_block_files(dirs).into_iter().collect()
 }
 
 async fn write_file(
@@ -145,7 +120,7 @@ async fn delete_of_20000_files_under_writers() -> anyhow::Result<()> {
     }
     let created_in = t0.elapsed();
     eprintln!("created {BULK} one-block files in {created_in:?}");
-    let doomed = replica_files(&all_data_dirs(&cluster));
+    let doomed = replica_files(&common::all_data_dirs(&cluster));
     assert_eq!(doomed.len(), BULK, "one replica file per bulk file");
     assert_eq!(bm.fs_stats().blocks_total, BULK as u64);
 
@@ -187,7 +162,7 @@ async fn delete_of_20000_files_under_writers() -> anyhow::Result<()> {
     let drained = loop {
         let s = bm.fs_stats();
         if s.pending_removal == 0 && s.pending_deletion == 0 && s.pending_deletion_commands == 0 {
-            let left = replica_files(&all_data_dirs(&cluster));
+            let left = replica_files(&common::all_data_dirs(&cluster));
             if doomed.iter().all(|p| !left.contains(p)) {
                 break t_delete.elapsed();
             }

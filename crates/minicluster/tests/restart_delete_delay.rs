@@ -7,8 +7,10 @@
 //! The first NameNode runs with a start-up delay of an hour, so it sends no deletion before
 //! the restart and the number of replicas involved is exact.
 
+mod common;
+
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,33 +24,7 @@ const REPLICATION: u32 = 2;
 const DELAY: Duration = Duration::from_secs(5);
 
 fn replica_files(dirs: &[PathBuf]) -> HashSet<PathBuf> {
-    fn walk(dir: &Path, out: &mut HashSet<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if let Some(name) = p.file_name().and_then(|n| n.to_str())
-                && name.starts_with("blk_")
-                && !name.ends_with(".meta")
-            {
-                out.insert(p);
-            }
-        }
-    }
-    let mut out = HashSet::new();
-    for d in dirs {
-        walk(d, &mut out);
-    }
-    out
-}
-
-fn data_dirs(cluster: &MiniCluster) -> Vec<PathBuf> {
-    (0..cluster.num_datanodes())
-        .flat_map(|i| cluster.datanode_data_dirs(i))
-        .collect()
+    common::all_block_files(dirs).into_iter().collect()
 }
 
 fn pending(cluster: &MiniCluster) -> u64 {
@@ -90,7 +66,7 @@ async fn restart_after_large_delete_holds_deletion_for_the_startup_delay() -> an
         t.await??;
     }
     let involved = (FILES as u64) * u64::from(REPLICATION);
-    let doomed = replica_files(&data_dirs(&cluster));
+    let doomed = replica_files(&common::all_data_dirs(&cluster));
     assert_eq!(doomed.len() as u64, involved);
     assert!(client.delete("/doomed", true).await?);
     drop(client);
@@ -119,7 +95,7 @@ async fn restart_after_large_delete_holds_deletion_for_the_startup_delay() -> an
     let mut held_samples = 0;
     loop {
         let p = pending(&cluster);
-        let on_disk = replica_files(&data_dirs(&cluster));
+        let on_disk = replica_files(&common::all_data_dirs(&cluster));
         let after = t0.elapsed();
         if after >= DELAY {
             break;
@@ -134,7 +110,7 @@ async fn restart_after_large_delete_holds_deletion_for_the_startup_delay() -> an
     }
     // Then it drains and the files go.
     let drained_at = loop {
-        let on_disk = replica_files(&data_dirs(&cluster));
+        let on_disk = replica_files(&common::all_data_dirs(&cluster));
         if pending(&cluster) == 0 && doomed.iter().all(|f| !on_disk.contains(f)) {
             break t0.elapsed();
         }

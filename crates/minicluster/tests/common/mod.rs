@@ -121,6 +121,13 @@ pub fn all_block_files(dirs: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The data directories of every DataNode slot of `cluster`, running or stopped.
+pub fn all_data_dirs(cluster: &rhdfs_minicluster::MiniCluster) -> Vec<PathBuf> {
+    (0..cluster.num_datanodes())
+        .flat_map(|i| cluster.datanode_data_dirs(i))
+        .collect()
+}
+
 /// Asserts two byte strings are equal without dumping megabytes on failure.
 #[track_caller]
 pub fn assert_same_bytes(what: &str, got: &[u8], want: &[u8]) {
