@@ -29,6 +29,10 @@ pub enum EditLogError {
         expected: u64,
         found: u64,
     },
+    /// A txid that should be in a finalized segment is in none (read before a roll
+    /// finalized it, or its segment was purged).
+    #[error("edit log in {dir}: txid {txid} is in no finalized segment")]
+    NotFinalized { dir: PathBuf, txid: u64 },
     /// `seen_txid` says transactions up to at least `seen` existed, but the log ends earlier.
     #[error("edit log in {dir} ends at txid {last} but seen_txid is {seen}: edits are missing")]
     MissingEdits { dir: PathBuf, last: u64, seen: u64 },

@@ -22,7 +22,9 @@
 //! empty namespace at txid 0. Checkpoint: serialize the namespace as of txid `t` (all of
 //! it synced), [`ImageStore::save_image`], [`EditLog::roll`], then
 //! [`EditLog::purge_before`]`(oldest retained image + 1)` so a fallback to the older
-//! image can still replay.
+//! image can still replay. A checkpoint built off the live namespace instead rolls first
+//! (everything up to `roll() - 1` is then finalized) and replays
+//! [`EditLog::read_finalized`] onto the newest image, while appends go on.
 //!
 //! Recovery rules: an incomplete final record at the end of the last in-progress segment
 //! (including a zero-filled tail, or a complete final record whose checksum fails, which a
@@ -42,6 +44,7 @@
 //! [`EditLog::sync_async`]; from async code run the others on `spawn_blocking`.
 
 mod error;
+mod finalized;
 pub mod fs;
 mod image;
 pub mod layout;
@@ -52,6 +55,7 @@ mod storage;
 mod version;
 
 pub use error::{EditLogError, Result};
+pub use finalized::RecordLocation;
 pub use image::{IMAGE_MAGIC, IMAGE_TRAILER_LEN, ImageStore, decode_image};
 pub use log::EditLog;
 pub use record::EditRecord;
