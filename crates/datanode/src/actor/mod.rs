@@ -1,7 +1,9 @@
-//! The actor that serves one NameNode: handshake (versionRequest, registerDatanode, full block
-//! report), heartbeats on schedule, incremental block reports on their own task (RECEIVED at
-//! once, RECEIVING/DELETED with the next heartbeat), commands handed to a worker, periodic
-//! full reports, and reconnect + re-register when the NameNode goes away.
+//! The actor that serves one NameNode: handshake (versionRequest, registerDatanode),
+//! heartbeats on schedule, incremental block reports on their own task (RECEIVED at once,
+//! RECEIVING/DELETED with the next heartbeat), commands handed to a worker, full reports
+//! (the first right after registration, then periodic) each sent under a report lease the
+//! NameNode grants in a heartbeat response, and reconnect + re-register when the NameNode
+//! goes away.
 
 mod commands;
 pub mod deleter;
@@ -311,11 +313,12 @@ async fn run_session(
     shared.reregister.store(false, Ordering::Relaxed);
 
     let cfg = &shared.cfg;
+    // The first full report is due at once (or after a random part of
+    // dfs.blockreport.initialDelay); like every periodic one it goes only under a lease the
+    // NameNode grants in a heartbeat response, so at most
+    // dfs.namenode.max.full.block.report.leases DataNodes report at the same time.
     let mut next_report = shared.clock.monotonic() + random_delay(cfg.initial_delay);
-    if cfg.initial_delay.is_zero() {
-        full_report(shared, &sess, 0).await?;
-        next_report = shared.clock.monotonic() + cfg.block_report_interval;
-    }
+    let mut lease: u64 = 0;
     // Anything that happened while disconnected goes now.
     shared.triggers.ibr_now.notify_one();
     let mut next_hb = tokio::time::Instant::now();
@@ -330,27 +333,38 @@ async fn run_session(
             ));
         }
         if shared.triggers.full_report.swap(false, Ordering::Relaxed) {
-            full_report(shared, &sess, 0).await?;
+            // A forced report (triggerBlockReport) does not wait: it uses the lease held,
+            // if any, else none (id 0), as Hadoop's DataNode does.
+            full_report(shared, &sess, std::mem::take(&mut lease)).await?;
             next_report = shared.clock.monotonic() + cfg.block_report_interval;
         }
         if tokio::time::Instant::now() < next_hb {
             continue;
         }
         next_hb += cfg.heartbeat_interval;
-        let report_due = shared.clock.monotonic() >= next_report;
+        let want_lease = lease == 0 && shared.clock.monotonic() >= next_report;
         let resp = sess
             .nn
-            .send_heartbeat(heartbeat_request(shared, &sess, report_due).await?)
+            .send_heartbeat(heartbeat_request(shared, &sess, want_lease).await?)
             .await?;
         for cmd in resp.cmds {
             let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
         }
         shared.triggers.ibr_now.notify_one();
-        // A periodic report goes only under a lease (dfs.namenode.max.full.block.report.leases
-        // limits how many DataNodes report at once); without one, ask again next heartbeat.
-        let lease = resp.full_block_report_lease_id.unwrap_or(0);
-        if report_due && lease != 0 {
-            full_report(shared, &sess, lease).await?;
+        let granted = resp.full_block_report_lease_id.unwrap_or(0);
+        if granted != 0 {
+            if lease != 0 && lease != granted {
+                tracing::warn!(
+                    old = format!("0x{lease:x}"),
+                    new = format!("0x{granted:x}"),
+                    "the NameNode sent a full block report lease while one is held; using the new one"
+                );
+            }
+            lease = granted;
+        }
+        // Without a lease (all taken), the heartbeats keep asking for one.
+        if lease != 0 {
+            full_report(shared, &sess, std::mem::take(&mut lease)).await?;
             next_report = shared.clock.monotonic() + cfg.block_report_interval;
         }
         let now = tokio::time::Instant::now();

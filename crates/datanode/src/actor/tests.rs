@@ -1,9 +1,10 @@
-//! The actor against a fake NameNode: registration and full report, RECEIVED at once,
-//! DNA_INVALIDATE through the async deleter while heartbeats keep their schedule,
-//! re-registration on DNA_REGISTER and after the NameNode comes back.
+//! The actor against a fake NameNode: registration and full report (under a report lease
+//! the heartbeat asked for), RECEIVED at once, DNA_INVALIDATE through the async deleter
+//! while heartbeats keep their schedule, re-registration on DNA_REGISTER and after the
+//! NameNode comes back.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -31,6 +32,12 @@ struct Fake {
     reports: Mutex<Vec<BlockReportRequestProto>>,
     ibrs: Mutex<Vec<(u64, i32)>>,
     queued_cmds: Mutex<Vec<DatanodeCommandProto>>,
+    /// Heartbeats that asked for a full block report lease, and when (heartbeat index).
+    lease_requests: Mutex<Vec<usize>>,
+    /// Lease requests answered with 0 (all leases taken) before one is granted.
+    refuse_leases: AtomicUsize,
+    /// Leases granted so far; lease n (from 1) has id 0x5000_0000 + n.
+    leases_granted: AtomicU64,
 }
 
 impl Fake {
@@ -90,9 +97,26 @@ impl NamenodeProtocol for FakeNn {
     ) -> Result<HeartbeatResponseProto, ActorError> {
         self.0.check()?;
         assert_eq!(req.reports.len(), 1);
-        self.0.heartbeats.lock().push(std::time::Instant::now());
+        let index = {
+            let mut hb = self.0.heartbeats.lock();
+            hb.push(std::time::Instant::now());
+            hb.len() - 1
+        };
+        let mut lease = 0;
+        if req.request_full_block_report_lease == Some(true) {
+            self.0.lease_requests.lock().push(index);
+            let refuse = self
+                .0
+                .refuse_leases
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok();
+            if !refuse {
+                lease = 0x5000_0000 + self.0.leases_granted.fetch_add(1, Ordering::Relaxed) + 1;
+            }
+        }
         Ok(HeartbeatResponseProto {
             cmds: std::mem::take(&mut *self.0.queued_cmds.lock()),
+            full_block_report_lease_id: Some(lease),
             ..Default::default()
         })
     }
@@ -283,5 +307,63 @@ async fn received_block_is_reported_at_once() {
         hb,
         "sent without waiting for a heartbeat"
     );
+    dn.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_full_report_waits_for_a_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut conf = Configuration::new();
+    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
+    conf.set("dfs.datanode.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.heartbeat.interval", "50ms");
+    let fake = Arc::new(Fake::default());
+    // The NameNode's leases are all taken for the first two requests.
+    fake.refuse_leases.store(2, Ordering::Relaxed);
+    let dn = DataNode::start_with(
+        conf,
+        rhdfs_conf::clock::system_clock(),
+        Arc::new(Conn(fake.clone())),
+    )
+    .await
+    .unwrap();
+    wait_for("full report", || !fake.reports.lock().is_empty()).await;
+    {
+        let requests = fake.lease_requests.lock().clone();
+        // The first heartbeat after registration asks; refused twice, granted the third time.
+        assert_eq!(requests, vec![0, 1, 2], "{requests:?}");
+        let reports = fake.reports.lock();
+        assert_eq!(reports.len(), 1, "no report without a lease");
+        let ctx = reports[0].context.as_ref().expect("report context");
+        assert_eq!(
+            ctx.lease_id,
+            Some(0x5000_0001),
+            "sent under the granted lease"
+        );
+    }
+    // Reported: no further lease requests until the next report is due (hours away).
+    let hb = fake.heartbeats.lock().len();
+    wait_for("more heartbeats", || fake.heartbeats.lock().len() >= hb + 3).await;
+    assert_eq!(fake.lease_requests.lock().len(), 3);
+    assert_eq!(fake.reports.lock().len(), 1);
+
+    // DNA_REGISTER: after registering again the first report again waits for a lease.
+    let regs = fake.registers.lock().len();
+    fake.refuse_leases.store(1, Ordering::Relaxed);
+    fake.queued_cmds.lock().push(DatanodeCommandProto {
+        cmd_type: CmdType::RegisterCommand as i32,
+        register_cmd: Some(RegisterCommandProto {}),
+        ..Default::default()
+    });
+    wait_for("re-registration", || fake.registers.lock().len() > regs).await;
+    wait_for("second report", || fake.reports.lock().len() > 1).await;
+    assert_eq!(
+        fake.lease_requests.lock().len(),
+        5,
+        "refused once, then granted"
+    );
+    let ctx = fake.reports.lock()[1].context.expect("context");
+    assert_eq!(ctx.lease_id, Some(0x5000_0002));
     dn.shutdown().await;
 }
