@@ -249,7 +249,6 @@ impl NameNode {
             stop.clone(),
         );
         let checkpointer = crate::persist::spawn_checkpointer(
-            fs.clone(),
             durable.clone(),
             checkpoint_policy,
             clock,

@@ -45,25 +45,34 @@ impl Namesystem {
         }
     }
 
-    /// saveNamespace: an image of the namespace now, then a roll. Only in safe mode, as
-    /// HDFS requires. Returns the image's txid.
+    /// saveNamespace: an image of the live namespace now (encoded under the lock: in safe
+    /// mode nothing changes it), then a roll and a purge. Only in safe mode, as HDFS
+    /// requires. Returns the image's txid.
     pub async fn save_namespace(&self) -> FsResult<u64> {
         if !self.with_ns(|ns| ns.in_safe_mode()) {
             return Err(FsError::Io(
                 "Safe mode should be turned ON in order to create namespace image.".into(),
             ));
         }
-        self.checkpoint_now().await
+        let Some(d) = self.durable.get() else {
+            return Err(FsError::Io("the NameNode has no storage".into()));
+        };
+        d.save_live(|| self.with_ns_op("saveNamespace", |ns| ns.encode_image()))
+            .await
+            .map_err(|e| FsError::Io(format!("saveNamespace failed: {e}")))
     }
 
-    /// A checkpoint regardless of safe mode (the periodic checkpointer and tests).
+    /// A checkpoint now, regardless of safe mode and built off the live namespace (the
+    /// periodic checkpoint's path; never takes the namespace lock). Returns the txid of
+    /// the newest image afterwards.
     pub async fn checkpoint_now(&self) -> FsResult<u64> {
         let Some(d) = self.durable.get() else {
             return Err(FsError::Io("the NameNode has no storage".into()));
         };
-        d.checkpoint(|| self.with_ns(|ns| ns.encode_image()))
+        d.checkpoint()
             .await
-            .map_err(|e| FsError::Io(format!("saveNamespace failed: {e}")))
+            .map(|s| s.txid)
+            .map_err(|e| FsError::Io(format!("checkpoint failed: {e}")))
     }
 
     /// Tells the block manager every block of the loaded namespace: blocks of closed files

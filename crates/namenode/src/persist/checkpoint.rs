@@ -1,5 +1,14 @@
-//! Checkpoints: the image of the namespace written beside the edit log, then a roll and
-//! a purge of the segments no retained image needs.
+//! Checkpoints: an image of the namespace written beside the edit log, then a purge of
+//! the segments no retained image needs.
+//!
+//! The periodic checkpoint is built the way a Secondary/Standby NameNode builds one, off
+//! the live namespace: on a blocking thread the log is rolled (every edit up to `T` is
+//! then in finalized segments), the newest image is loaded into a private [`Namespace`],
+//! the finalized edits after it up to `T` are replayed with the start-up replay code, and
+//! the result is saved as the image for `T`. The namespace lock is never taken; the only
+//! state shared with the serving NameNode is the edit log's roll and its finalized files.
+//! saveNamespace (safe mode: no mutations) encodes the live namespace under the lock
+//! instead; both end in the same roll, save and purge.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +18,8 @@ use rhdfs_conf::clock::SharedClock;
 use tokio::task::JoinHandle;
 
 use super::{Durable, PersistError};
-use crate::namesystem::Namesystem;
+use crate::edit_codec;
+use crate::namespace::{Namespace, Now};
 
 /// When the NameNode checkpoints on its own.
 #[derive(Debug, Clone, Copy)]
@@ -22,12 +32,167 @@ pub struct CheckpointPolicy {
     pub check: Duration,
 }
 
+/// What one checkpoint did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckpointStats {
+    /// The txid the saved image covers.
+    pub txid: u64,
+    /// The txid of the image it was built from (equal to `txid` when nothing was saved
+    /// because no edit came after the newest image).
+    pub base_txid: u64,
+    /// Edits replayed onto the base image.
+    pub replayed: u64,
+    /// Inodes in the image.
+    pub inodes: usize,
+    /// Size of the image payload in bytes.
+    pub bytes: usize,
+    /// Wall time the checkpoint took (by the injected clock).
+    pub elapsed: Duration,
+}
+
+/// The namespace rebuilt off the live one, encoded.
+struct BuiltImage {
+    base_txid: u64,
+    replayed: u64,
+    inodes: usize,
+    payload: Vec<u8>,
+}
+
 impl Durable {
-    /// Saves an image of the namespace as `encode` returns it (called under the namespace
-    /// lock by the caller: one in-memory pass), once the edits it covers are durable; the
-    /// file is written, the log rolled and old segments purged on a blocking thread.
-    /// Returns the image's txid. One checkpoint at a time.
-    pub async fn checkpoint(
+    /// The periodic checkpoint, off the live namespace (see the module docs): rolls the
+    /// log, rebuilds the namespace up to the roll from the newest image and the finalized
+    /// edits, saves it and purges. Never takes the namespace lock. A damaged segment or an
+    /// edit that does not replay fails it without saving anything; the NameNode goes on
+    /// serving. One checkpoint at a time.
+    pub async fn checkpoint(self: &Arc<Self>) -> Result<CheckpointStats, PersistError> {
+        let _one = self.checkpointing.lock().await;
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || -> Result<CheckpointStats, PersistError> {
+            let upto = me.log.roll()?.saturating_sub(1);
+            me.checkpoint_upto(upto)
+        })
+        .await
+        .map_err(|e| PersistError::Task(e.to_string()))?
+    }
+
+    /// Saves the image for `upto`, every txid up to which must be in finalized segments,
+    /// built from the newest image and the edits after it; then purges. Blocking; the
+    /// caller serializes checkpoints.
+    pub(crate) fn checkpoint_upto(&self, upto: u64) -> Result<CheckpointStats, PersistError> {
+        let started = self.clock.monotonic();
+        let built = self.build_image(upto)?;
+        let mut stats = CheckpointStats {
+            txid: upto,
+            base_txid: built.base_txid,
+            replayed: built.replayed,
+            inodes: built.inodes,
+            bytes: built.payload.len(),
+            elapsed: Duration::ZERO,
+        };
+        if built.base_txid == upto {
+            tracing::debug!(
+                txid = upto,
+                "no edits since the newest image; no checkpoint"
+            );
+            return Ok(stats);
+        }
+        self.save_and_purge(upto, &built.payload)?;
+        stats.elapsed = self.clock.monotonic().saturating_sub(started);
+        tracing::info!(
+            txid = upto,
+            base_txid = stats.base_txid,
+            replayed = stats.replayed,
+            inodes = stats.inodes,
+            bytes = stats.bytes,
+            elapsed_ms = stats.elapsed.as_millis() as u64,
+            "checkpoint saved (built off the live namespace)"
+        );
+        Ok(stats)
+    }
+
+    /// Loads the newest image into a private namespace, replays the finalized edits after
+    /// it up to `upto` (as start-up does) and encodes the result. The private namespace
+    /// is dropped before this returns: only the payload stays. Blocking.
+    fn build_image(&self, upto: u64) -> Result<BuiltImage, PersistError> {
+        let Some((base_txid, image)) = self.images.load_latest_image()? else {
+            return Err(PersistError::Checkpoint(
+                "no image to build a checkpoint from".into(),
+            ));
+        };
+        if base_txid > upto {
+            return Err(PersistError::Checkpoint(format!(
+                "the newest image (txid {base_txid}) is past the edits finalized (txid {upto})"
+            )));
+        }
+        let mono = self.clock.monotonic();
+        let mut ns = Namespace::new(
+            self.ns_cfg.clone(),
+            Now {
+                wall_ms: self.clock.now_millis(),
+                mono,
+            },
+        );
+        ns.load_image(&image, mono)
+            .map_err(|source| PersistError::Image {
+                txid: base_txid,
+                source,
+            })?;
+        ns.set_last_txid(base_txid);
+        drop(image);
+        let replayed = self
+            .log
+            .read_finalized::<PersistError>(base_txid, upto, |at, rec| {
+                let bad = |reason: String| {
+                    let err = PersistError::RecordAt {
+                        path: at.path.to_path_buf(),
+                        offset: at.offset,
+                        txid: rec.txid,
+                        reason,
+                    };
+                    tracing::error!("checkpoint replay: {err}");
+                    err
+                };
+                let op = edit_codec::decode(&rec.payload).map_err(|e| bad(e.to_string()))?;
+                ns.replay(&op, rec.txid, mono)
+                    .map_err(|e| bad(e.to_string()))
+            })
+            .inspect_err(|e| {
+                if let PersistError::EditLog(e) = e {
+                    tracing::error!("checkpoint replay: {e}");
+                }
+            })?;
+        if ns.last_txid() != upto {
+            return Err(PersistError::Checkpoint(format!(
+                "replay ended at txid {} instead of {upto}",
+                ns.last_txid()
+            )));
+        }
+        let (_, payload) = ns.encode_image();
+        let inodes = ns.total_files_and_dirs();
+        drop(ns);
+        Ok(BuiltImage {
+            base_txid,
+            replayed,
+            inodes,
+            payload,
+        })
+    }
+
+    /// Saves `payload` as the image for `txid` (temp file, fsync, rename in every
+    /// directory), then removes the segments no retained image needs. Blocking.
+    fn save_and_purge(&self, txid: u64, payload: &[u8]) -> Result<(), PersistError> {
+        self.images.save_image(txid, payload)?;
+        if let Some(oldest) = self.images.oldest_retained_txid() {
+            self.log.purge_before(oldest + 1)?;
+        }
+        Ok(())
+    }
+
+    /// saveNamespace: saves the live namespace as `encode` returns it (called by the
+    /// caller under the namespace lock; in safe mode nothing changes it), once the edits
+    /// it covers are durable, then rolls and purges on a blocking thread. Returns the
+    /// image's txid. One checkpoint at a time.
+    pub async fn save_live(
         self: &Arc<Self>,
         encode: impl FnOnce() -> (u64, Vec<u8>),
     ) -> Result<u64, PersistError> {
@@ -36,12 +201,9 @@ impl Durable {
         self.log.sync_async(txid).await?;
         let me = self.clone();
         tokio::task::spawn_blocking(move || -> Result<u64, PersistError> {
-            me.images.save_image(txid, &payload)?;
             me.log.roll()?;
-            if let Some(oldest) = me.images.oldest_retained_txid() {
-                let removed = me.log.purge_before(oldest + 1)?;
-                tracing::info!(txid, bytes = payload.len(), removed, "checkpoint saved");
-            }
+            me.save_and_purge(txid, &payload)?;
+            tracing::info!(txid, bytes = payload.len(), "namespace saved");
             Ok(txid)
         })
         .await
@@ -55,9 +217,9 @@ impl Durable {
 }
 
 /// Checkpoints every `policy.period`, or sooner once `policy.txns` edits accumulated
-/// since the newest image, until `stop`.
+/// since the newest image, until `stop`. A failed checkpoint is logged and retried no
+/// sooner than one period later.
 pub fn spawn_checkpointer(
-    fs: Arc<Namesystem>,
     durable: Arc<Durable>,
     policy: CheckpointPolicy,
     clock: SharedClock,
@@ -65,26 +227,37 @@ pub fn spawn_checkpointer(
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut last_time = clock.monotonic();
+        let mut retry_at: Option<Duration> = None;
         loop {
             tokio::time::sleep(policy.check).await;
             if stop.load(Ordering::Relaxed) {
                 return;
+            }
+            let now = clock.monotonic();
+            if retry_at.is_some_and(|at| now < at) {
+                continue;
             }
             let since = durable
                 .log
                 .last_txid()
                 .saturating_sub(durable.newest_image_txid());
             let due = since >= policy.txns
-                || (since > 0 && clock.monotonic().saturating_sub(last_time) >= policy.period);
+                || (since > 0 && now.saturating_sub(last_time) >= policy.period);
             if !due {
                 continue;
             }
-            match durable
-                .checkpoint(|| fs.with_ns(|ns| ns.encode_image()))
-                .await
-            {
-                Ok(_) => last_time = clock.monotonic(),
-                Err(e) => tracing::error!("checkpoint failed: {e}"),
+            match durable.checkpoint().await {
+                Ok(_) => {
+                    last_time = clock.monotonic();
+                    retry_at = None;
+                }
+                Err(e) => {
+                    tracing::error!(
+                        "checkpoint failed: {e}; the NameNode keeps serving, next try in {:?}",
+                        policy.period
+                    );
+                    retry_at = Some(clock.monotonic() + policy.period);
+                }
             }
         }
     })

@@ -3,13 +3,14 @@
 //!
 //! Every mutation appends its op (under the namespace lock, so log order is apply order);
 //! the RPC layer then waits for [`rhdfs_editlog::EditLog::sync_async`] before it answers
-//! (see `Namesystem::sync_edits`). A checkpoint encodes the namespace under the lock (one
-//! pass, no I/O), waits for the edits it covers to be durable, and writes the image, rolls
-//! and purges on a blocking thread, so the NameNode keeps serving while it is written.
+//! (see `Namesystem::sync_edits`). The periodic checkpoint is built off the live
+//! namespace on a blocking thread (roll, newest image + finalized edits into a private
+//! namespace, save, purge: see `checkpoint`), so the NameNode keeps serving while it is
+//! built and written; saveNamespace encodes the live namespace under the lock.
 
 mod checkpoint;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ use rhdfs_editlog::{
     EditLog, EditLogError, ImageStore, RecoveryMode, StorageDirs, StorageLock, StorageVersion,
 };
 
-pub use checkpoint::{CheckpointPolicy, spawn_checkpointer};
+pub use checkpoint::{CheckpointPolicy, CheckpointStats, spawn_checkpointer};
 
 use crate::edit::{EditOp, Journal};
 use crate::edit_codec;
@@ -38,6 +39,16 @@ pub enum PersistError {
     BadRecord { txid: u64, reason: String },
     #[error("edit record txid {txid} cannot be replayed: {reason}")]
     Replay { txid: u64, reason: String },
+    /// A record a checkpoint replays does not decode or apply.
+    #[error("edit record txid {txid} in {} at byte offset {offset}: {reason}", path.display())]
+    RecordAt {
+        path: PathBuf,
+        offset: u64,
+        txid: u64,
+        reason: String,
+    },
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
     #[error("name directory {0} is not formatted and not empty")]
     NotFormatted(String),
     #[error("background task failed: {0}")]
@@ -76,6 +87,9 @@ pub struct Durable {
     lock: Mutex<Option<StorageLock>>,
     /// Serializes checkpoints.
     checkpointing: tokio::sync::Mutex<()>,
+    /// What a checkpoint's private namespace is built with.
+    ns_cfg: NamespaceConfig,
+    clock: SharedClock,
 }
 
 impl Durable {
@@ -189,7 +203,7 @@ pub fn load(
     let images = ImageStore::from_conf(dirs.clone(), conf)?;
     let mono = clock.monotonic();
     let mut ns = Namespace::new(
-        ns_cfg,
+        ns_cfg.clone(),
         Now {
             wall_ms: clock.now_millis(),
             mono,
@@ -234,6 +248,8 @@ pub fn load(
             version,
             lock: Mutex::new(Some(lock)),
             checkpointing: tokio::sync::Mutex::new(()),
+            ns_cfg,
+            clock: clock.clone(),
         }),
         ns,
     ))

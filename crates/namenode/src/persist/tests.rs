@@ -364,8 +364,8 @@ async fn checkpoint_under_concurrent_writers_then_restart_gives_same_namespace()
     let mut images = Vec::new();
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_millis(5)).await;
-        let txid = d.checkpoint(|| ns.lock().encode_image()).await.unwrap();
-        images.push(txid);
+        let stats = d.checkpoint().await.unwrap();
+        images.push(stats.txid);
     }
     for w in writers {
         w.await.unwrap();
@@ -393,4 +393,283 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(&p, to.join(e.file_name())).unwrap();
         }
     }
+}
+
+/// One writer's round `i`: a directory with a file of one block, closed; every third
+/// round the previous directory is renamed and its mode changed, every fifth it is
+/// deleted. Each op is logged under the lock, then synced as the RPC layer does.
+async fn writer_round(ns: &parking_lot::Mutex<Namespace>, d: &Durable, w: u64, i: u64) {
+    let txid = {
+        let mut ns = ns.lock();
+        let dir = ns.next_inode_id();
+        let mut ops = vec![EditOp::Mkdir {
+            id: dir,
+            parent: ROOT_INODE_ID,
+            name: format!("w{w}-{i}").into_bytes(),
+            perm: perm(0o755),
+            mtime: 1000 + i,
+        }];
+        let file = dir + 1;
+        let block = ns.next_block_id();
+        let gs = ns.next_generation_stamp();
+        ops.push(EditOp::AddFile {
+            id: file,
+            parent: dir,
+            name: b"f".to_vec(),
+            perm: perm(0o640),
+            mtime: 1000 + i,
+            replication: 3,
+            block_size: 1 << 20,
+            client_name: format!("DFSClient_w{w}"),
+            client_machine: "127.0.0.1".into(),
+            replaced: None,
+        });
+        ops.push(EditOp::AddBlock {
+            file,
+            block: blk(block, gs, 0),
+        });
+        ops.push(EditOp::UpdateLastBlock {
+            file,
+            block: blk(block, gs, 100 + i),
+        });
+        // Every seventh file stays open for write.
+        if i % 7 != 0 {
+            ops.push(EditOp::CloseFile {
+                file,
+                mtime: 2000 + i,
+                atime: 2000 + i,
+            });
+        }
+        for op in ops {
+            ns.log_and_apply(op, Duration::ZERO).unwrap();
+        }
+        if i > 0 {
+            let prev = format!("w{w}-{}", i - 1).into_bytes();
+            let prev_id = ns
+                .dir()
+                .get(ROOT_INODE_ID)
+                .and_then(|r| r.as_dir().and_then(|d| d.children.get(&prev).copied()));
+            if let Some(prev_id) = prev_id {
+                if i % 5 == 0 {
+                    ns.log_and_apply(
+                        EditOp::Delete {
+                            id: prev_id,
+                            mtime: 3000 + i,
+                        },
+                        Duration::ZERO,
+                    )
+                    .unwrap();
+                } else if i % 3 == 0 {
+                    ns.log_and_apply(
+                        EditOp::Rename {
+                            id: prev_id,
+                            dst_parent: ROOT_INODE_ID,
+                            dst_name: format!("r{w}-{i}").into_bytes(),
+                            replaced: None,
+                            mtime: 3000 + i,
+                        },
+                        Duration::ZERO,
+                    )
+                    .unwrap();
+                    ns.log_and_apply(
+                        EditOp::SetPermission {
+                            id: prev_id,
+                            mode: 0o700,
+                        },
+                        Duration::ZERO,
+                    )
+                    .unwrap();
+                    ns.log_and_apply(
+                        EditOp::SetTimes {
+                            id: prev_id,
+                            mtime: None,
+                            atime: Some(4000 + i),
+                        },
+                        Duration::ZERO,
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        ns.last_txid()
+    };
+    d.log().sync_async(txid).await.unwrap();
+}
+
+fn spawn_writers(
+    ns: &Arc<parking_lot::Mutex<Namespace>>,
+    d: &Arc<Durable>,
+    writers: u64,
+    rounds: u64,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..writers)
+        .map(|w| {
+            let (ns, d) = (ns.clone(), d.clone());
+            tokio::spawn(async move {
+                for i in 0..rounds {
+                    writer_round(&ns, &d, w, i).await;
+                    if i % 8 == 0 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_image_equals_the_live_encoding_at_the_same_txid() {
+    let t = tempfile::tempdir().unwrap();
+    let dirs = vec![t.path().join("n1"), t.path().join("n2")];
+    let c = conf(&dirs);
+    let (d, mut ns) = open(&c).unwrap();
+    apply_all(&mut ns, &script());
+    d.log().sync_all().unwrap();
+    let ns = Arc::new(parking_lot::Mutex::new(ns));
+    let writers = spawn_writers(&ns, &d, 3, 150);
+    tokio::time::sleep(Duration::from_millis(5)).await;
+
+    // The live namespace at a roll: under its lock nothing is appended between the roll
+    // and the encoding, so the encoding is exactly the namespace at txid T.
+    let (upto, live) = {
+        let (ns, d) = (ns.clone(), d.clone());
+        tokio::task::spawn_blocking(move || {
+            let g = ns.lock();
+            let upto = d.log().roll().unwrap() - 1;
+            (upto, g.encode_image())
+        })
+        .await
+        .unwrap()
+    };
+    assert_eq!(live.0, upto);
+    // The writers go on while the image for T is built off the live namespace.
+    let stats = {
+        let d = d.clone();
+        let _one = d.checkpointing.lock().await;
+        let d2 = d.clone();
+        tokio::task::spawn_blocking(move || d2.checkpoint_upto(upto))
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    assert_eq!(stats.txid, upto);
+    assert_eq!(stats.base_txid, 0);
+    assert_eq!(stats.replayed, upto);
+    assert_eq!(stats.bytes, live.1.len());
+    let during = ns.lock().last_txid();
+    for w in writers {
+        w.await.unwrap();
+    }
+    let end = ns.lock().last_txid();
+    assert!(
+        upto < during && during <= end,
+        "writers ran on across the checkpoint: roll {upto}, after the build {during}, end {end}"
+    );
+    // Byte for byte the same payload, in every name directory.
+    for dir in &dirs {
+        let name = dir
+            .join("current")
+            .join(rhdfs_editlog::layout::image_name(upto));
+        let file = std::fs::read(&name).unwrap();
+        let payload = rhdfs_editlog::decode_image(&file).unwrap();
+        assert!(payload == live.1.as_slice(), "{} differs", name.display());
+    }
+    d.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_under_writers_then_restart_from_image_and_later_edits() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("n");
+    let c = conf(std::slice::from_ref(&dir));
+    let (d, ns) = open(&c).unwrap();
+    let ns = Arc::new(parking_lot::Mutex::new(ns));
+    let writers = spawn_writers(&ns, &d, 4, 150);
+    let mut taken = Vec::new();
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let s = d.checkpoint().await.unwrap();
+        assert!(s.txid >= s.base_txid);
+        taken.push(s);
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    // More edits after the last checkpoint, so the restart replays some.
+    writer_round(&ns, &d, 9, 0).await;
+    writer_round(&ns, &d, 9, 1).await;
+    let want = snapshot(&ns.lock());
+    let last = ns.lock().last_txid();
+    let newest = d.newest_image_txid();
+    assert!(newest > 0 && newest < last, "{taken:?} last {last}");
+    assert!(
+        taken.iter().filter(|s| s.replayed > 0).count() >= 2,
+        "{taken:?}"
+    );
+    // Only the segments after the oldest retained image are left.
+    let oldest = d.images().oldest_retained_txid().unwrap();
+    let mut replayable = 0;
+    d.log()
+        .read_finalized::<PersistError>(oldest, d.log().roll().unwrap() - 1, |_, _| {
+            replayable += 1;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(replayable, last - oldest);
+    d.abandon();
+    drop(ns);
+
+    let (d2, ns2) = open(&c).unwrap();
+    assert_eq!(snapshot(&ns2), want);
+    assert_eq!(ns2.last_txid(), last);
+    assert!(ns2.check_consistency().is_empty());
+    d2.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damaged_segment_fails_the_checkpoint_naming_file_and_offset_and_saves_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("n");
+    let c = conf(std::slice::from_ref(&dir));
+    let (d, mut ns) = open(&c).unwrap();
+    apply_all(&mut ns, &script());
+    d.log().sync_all().unwrap();
+    let upto = d.log().roll().unwrap() - 1;
+    let seg = dir
+        .join("current")
+        .join(rhdfs_editlog::layout::finalized_name(1, upto));
+    let good = std::fs::read(&seg).unwrap();
+    let mut bad = good.clone();
+    bad[good.len() / 2] ^= 0x08;
+    std::fs::write(&seg, &bad).unwrap();
+
+    let err = d.checkpoint().await.unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(&err, PersistError::EditLog(EditLogError::Corrupt { path, .. }) if *path == seg),
+        "{msg}"
+    );
+    assert!(msg.contains("offset"), "{msg}");
+    assert_eq!(d.images().image_txids(), vec![0], "no partial image saved");
+    // The NameNode keeps logging.
+    std::fs::write(&seg, &good).unwrap();
+    apply_all(&mut ns, &[EditOp::SetGenstamp { gs: 5000 }]);
+    d.log().sync_all().unwrap();
+
+    // A record that passes its checksum but is not an op: named by file and offset too.
+    let junk = d.log().append(b"not an edit op").unwrap();
+    d.log().sync_all().unwrap();
+    let err = d.checkpoint().await.unwrap_err();
+    match &err {
+        PersistError::RecordAt {
+            path, offset, txid, ..
+        } => {
+            assert_eq!(*txid, junk);
+            assert!(path.to_string_lossy().contains("edits_"), "{err}");
+            assert!(*offset > 0);
+        }
+        other => panic!("unexpected {other}"),
+    }
+    assert_eq!(d.images().image_txids(), vec![0]);
+    d.close();
 }
