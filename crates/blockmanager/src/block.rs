@@ -114,6 +114,17 @@ pub struct ExpectedLocation {
     pub storage_id: Arc<str>,
 }
 
+/// The recovery of a block whose writer is gone (the recovery part of Hadoop's
+/// BlockUnderConstructionFeature): the recovery id (a new generation stamp), the primary
+/// DataNode told to run it, and the nodes already chosen as primary by this or an
+/// earlier attempt.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockRecovery {
+    pub recovery_id: u64,
+    pub primary: Option<Arc<str>>,
+    pub tried: Vec<Arc<str>>,
+}
+
 /// Everything the block manager knows about one block.
 #[derive(Clone, Debug)]
 pub struct BlockInfo {
@@ -124,6 +135,9 @@ pub struct BlockInfo {
     pub replicas: Vec<Replica>,
     /// The pipeline while the block is not COMPLETE.
     pub expected: Vec<ExpectedLocation>,
+    /// Set while the block is UNDER_RECOVERY (and kept until it is committed, so a later
+    /// attempt knows which primaries were tried).
+    pub recovery: Option<BlockRecovery>,
 }
 
 impl BlockInfo {
@@ -140,6 +154,7 @@ impl BlockInfo {
             inode_id,
             replicas: Vec::new(),
             expected,
+            recovery: None,
         }
     }
 

@@ -41,7 +41,7 @@ pub mod state;
 pub mod topology;
 pub mod views;
 
-pub use block::{Block, BlockInfo, BlockUcState, CorruptReason, ReplicaState};
+pub use block::{Block, BlockInfo, BlockRecovery, BlockUcState, CorruptReason, ReplicaState};
 pub use config::BlockManagerConfig;
 pub use datanodes::{DatanodeId, Liveness, StorageReport};
 pub use error::BlockManagerError;

@@ -14,7 +14,7 @@ use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::block::{Block, BlockUcState, ExpectedLocation};
+use crate::block::{Block, BlockRecovery, BlockUcState, ExpectedLocation};
 use crate::config::BlockManagerConfig;
 use crate::datanodes::{DatanodeManager, Liveness};
 use crate::error::BlockManagerError;
@@ -466,6 +466,69 @@ impl BlockManager {
         self.blocks
             .lock("update_pipeline")
             .update_pipeline(new, expected);
+    }
+
+    /// Starts (or restarts) the recovery of block `id` under `recovery_id` (Hadoop's
+    /// initializeBlockRecovery): the block becomes UNDER_RECOVERY and a primary is chosen
+    /// among its live expected locations, the most recently heartbeating node not yet
+    /// tried. Returns the primary's location, None when no location is alive (the block
+    /// stays UNDER_RECOVERY until a later attempt finds one).
+    pub fn initialize_block_recovery(
+        &self,
+        id: u64,
+        recovery_id: u64,
+    ) -> Result<Option<Location>, BlockManagerError> {
+        let expected: Vec<(Arc<str>, Arc<str>)> = {
+            let st = self.blocks.lock("recovery");
+            let info = st.map.get(id).ok_or(BlockManagerError::UnknownBlock(id))?;
+            info.expected
+                .iter()
+                .map(|e| (e.dn_uuid.clone(), e.storage_id.clone()))
+                .collect()
+        };
+        let live: std::collections::HashMap<Arc<str>, (Duration, Location)> = {
+            let dns = self.datanodes.lock("recovery");
+            let now = self.now_mono();
+            expected
+                .iter()
+                .filter_map(|(dn, storage)| {
+                    let d = dns.get(dn)?;
+                    let live = dns.liveness_of(d, now);
+                    if live == Liveness::Dead {
+                        return None;
+                    }
+                    let loc = Location {
+                        info: render::datanode_info(d, live),
+                        storage_type: d.storage(storage).map_or(1, |s| s.storage_type),
+                        storage_id: storage.to_string(),
+                    };
+                    Some((dn.clone(), (d.last_update_mono, loc)))
+                })
+                .collect()
+        };
+        let last_heartbeat = |dn: &str| live.get(dn).map(|(t, _)| *t);
+        let primary = {
+            let mut st = self.blocks.lock("recovery");
+            st.initialize_recovery(id, recovery_id, &last_heartbeat)?
+        };
+        Ok(primary.and_then(|p| live.get(&p).map(|(_, l)| l.clone())))
+    }
+
+    /// The recovery of block `id` while it is UNDER_RECOVERY: its recovery id, primary
+    /// and the primaries tried so far.
+    pub fn block_recovery(&self, id: u64) -> Option<BlockRecovery> {
+        let st = self.blocks.lock("recovery");
+        let info = st.map.get(id)?;
+        if info.state != BlockUcState::UnderRecovery {
+            return None;
+        }
+        info.recovery.clone()
+    }
+
+    /// True when `uuid` is a registered DataNode not declared dead.
+    pub fn is_datanode_alive(&self, uuid: &str) -> bool {
+        let now = self.now_mono();
+        self.datanodes.lock("liveness").is_alive(uuid, now)
     }
 
     /// Adds a block loaded from the image or edit log (NameNode restart); its replicas

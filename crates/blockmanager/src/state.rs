@@ -4,7 +4,11 @@
 
 use std::sync::Arc;
 
-use crate::block::{Block, BlockInfo, BlockUcState, CorruptReason, ExpectedLocation, ReplicaState};
+use std::time::Duration;
+
+use crate::block::{
+    Block, BlockInfo, BlockRecovery, BlockUcState, CorruptReason, ExpectedLocation, ReplicaState,
+};
 use crate::blocks_map::BlocksMap;
 use crate::error::BlockManagerError;
 use crate::invalidate::{InvalidateBlocks, PendingCommands};
@@ -80,6 +84,7 @@ impl BlockState {
         if let Some(info) = self.map.get_mut(block.id) {
             info.block = block;
             info.state = BlockUcState::UnderConstruction;
+            info.recovery = None;
             info.inode_id = inode_id;
             info.replication = replication;
             for r in &mut info.replicas {
@@ -149,6 +154,7 @@ impl BlockState {
                 }
                 info.block.num_bytes = commit.num_bytes;
                 info.state = BlockUcState::Committed;
+                info.recovery = None;
                 // Finalized replicas of another length cannot serve the committed block.
                 for r in &mut info.replicas {
                     if r.state == ReplicaState::Finalized
@@ -162,6 +168,62 @@ impl BlockState {
             }
         }
         Ok(self.try_complete(commit.id))
+    }
+
+    /// Hadoop's initializeBlockRecovery: the block under construction (or already under
+    /// recovery) becomes UNDER_RECOVERY with `recovery_id`. The primary is the expected
+    /// location whose node heartbeated most recently among the live ones not yet chosen
+    /// as primary; once every live one has been tried, all are eligible again. `alive`
+    /// gives a live node's last heartbeat (monotonic) and None for a dead or unknown one.
+    /// Returns the primary, or None when no expected location is alive.
+    pub fn initialize_recovery(
+        &mut self,
+        id: u64,
+        recovery_id: u64,
+        alive: &dyn Fn(&str) -> Option<Duration>,
+    ) -> Result<Option<Arc<str>>, BlockManagerError> {
+        let info = self
+            .map
+            .get_mut(id)
+            .ok_or(BlockManagerError::UnknownBlock(id))?;
+        if !matches!(
+            info.state,
+            BlockUcState::UnderConstruction | BlockUcState::UnderRecovery
+        ) {
+            return Err(BlockManagerError::InvalidState(format!(
+                "Cannot recover block {} in state {}",
+                info.block, info.state
+            )));
+        }
+        let mut tried = info.recovery.take().map(|r| r.tried).unwrap_or_default();
+        info.state = BlockUcState::UnderRecovery;
+        let live: Vec<(Arc<str>, Duration)> = info
+            .expected
+            .iter()
+            .filter_map(|e| alive(&e.dn_uuid).map(|t| (e.dn_uuid.clone(), t)))
+            .collect();
+        if live.iter().all(|(dn, _)| tried.contains(dn)) {
+            tried.clear();
+        }
+        let mut primary: Option<(Arc<str>, Duration)> = None;
+        for (dn, last) in live {
+            if tried.contains(&dn) {
+                continue;
+            }
+            if primary.as_ref().is_none_or(|(_, best)| last > *best) {
+                primary = Some((dn, last));
+            }
+        }
+        let primary = primary.map(|(dn, _)| dn);
+        if let Some(p) = &primary {
+            tried.push(p.clone());
+        }
+        info.recovery = Some(BlockRecovery {
+            recovery_id,
+            primary: primary.clone(),
+            tried,
+        });
+        Ok(primary)
     }
 
     /// COMMITTED -> COMPLETE when at least minReplication good finalized replicas exist.

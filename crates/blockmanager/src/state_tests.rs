@@ -318,3 +318,104 @@ fn commit_marks_short_finalized_replicas() {
     assert_eq!(info.good_finalized(), 1);
     assert_eq!(info.corrupt_replicas(), 1);
 }
+
+/// Block 7 under construction, expected on dn1..dn3 (heartbeats at 10 s, 30 s, 20 s).
+fn block_for_recovery() -> BlockState {
+    let mut st = BlockState::new(1);
+    let exp = (1..=3)
+        .map(|i| ExpectedLocation {
+            dn_uuid: a(&format!("dn{i}")),
+            storage_id: a(&format!("DS-{i}")),
+        })
+        .collect();
+    st.add_under_construction(Block::new(7, 1001, 0), 10, 3, exp);
+    st
+}
+
+fn heartbeats(dead: &'static [&'static str]) -> impl Fn(&str) -> Option<std::time::Duration> {
+    move |dn: &str| {
+        if dead.contains(&dn) {
+            return None;
+        }
+        let s = match dn {
+            "dn1" => 10,
+            "dn2" => 30,
+            "dn3" => 20,
+            _ => return None,
+        };
+        Some(std::time::Duration::from_secs(s))
+    }
+}
+
+#[test]
+fn recovery_primary_is_the_latest_heartbeat_not_yet_tried() {
+    let mut st = block_for_recovery();
+    let alive = heartbeats(&[]);
+    let picks: Vec<Option<Arc<str>>> = (0..4)
+        .map(|i| st.initialize_recovery(7, 2000 + i, &alive).ok().flatten())
+        .collect();
+    // dn2 (30 s), then dn3 (20 s), then dn1; with every node tried, dn2 again.
+    assert_eq!(
+        picks,
+        vec![
+            Some(a("dn2")),
+            Some(a("dn3")),
+            Some(a("dn1")),
+            Some(a("dn2"))
+        ]
+    );
+    let info = st.map.get(7).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(info.state, BlockUcState::UnderRecovery);
+    let rec = info.recovery.unwrap_or_default();
+    assert_eq!(rec.recovery_id, 2003);
+    assert_eq!(rec.primary, Some(a("dn2")));
+    assert_eq!(rec.tried, vec![a("dn2")]);
+}
+
+#[test]
+fn recovery_skips_dead_nodes_and_may_find_none() {
+    let mut st = block_for_recovery();
+    // dn2 is dead: dn3 is the most recent live node.
+    assert_eq!(
+        st.initialize_recovery(7, 2000, &heartbeats(&["dn2"])),
+        Ok(Some(a("dn3")))
+    );
+    // Only dn3 alive and already tried: it is chosen again.
+    assert_eq!(
+        st.initialize_recovery(7, 2001, &heartbeats(&["dn1", "dn2"])),
+        Ok(Some(a("dn3")))
+    );
+    // Nobody alive: still UNDER_RECOVERY with the new id, no primary.
+    assert_eq!(
+        st.initialize_recovery(7, 2002, &heartbeats(&["dn1", "dn2", "dn3"])),
+        Ok(None)
+    );
+    let info = st.map.get(7).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(info.state, BlockUcState::UnderRecovery);
+    assert_eq!(info.recovery.map(|r| r.recovery_id), Some(2002));
+}
+
+#[test]
+fn recovered_block_commits_and_leaves_recovery() {
+    let mut st = block_for_recovery();
+    assert!(st.initialize_recovery(7, 2000, &heartbeats(&[])).is_ok());
+    st.update_pipeline(Block::new(7, 2000, 50), Vec::new());
+    st.process_replica(
+        &a("dn2"),
+        &a("DS-2"),
+        &rep(7, 2000, 50, ReplicaState::Finalized),
+    );
+    assert_eq!(st.commit(Block::new(7, 2000, 50)), Ok(true));
+    let info = st.map.get(7).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(info.state, BlockUcState::Complete);
+    assert_eq!(info.recovery, None);
+    // A COMPLETE block cannot be recovered; an unknown one neither.
+    assert!(matches!(
+        st.initialize_recovery(7, 2001, &heartbeats(&[])),
+        Err(BlockManagerError::InvalidState(_))
+    ));
+    assert_eq!(
+        st.initialize_recovery(8, 2001, &heartbeats(&[])),
+        Err(BlockManagerError::UnknownBlock(8))
+    );
+}

@@ -1,13 +1,16 @@
 //! The NameNode's side of block recovery, for files whose writer is gone and whose last
-//! block is still being written: a new generation stamp (the recovery id) is logged, a
-//! primary DataNode among the block's locations gets a DNA_RECOVERBLOCK command with its
-//! next heartbeat, and its `commitBlockSynchronization` closes the file at the length the
-//! replicas agreed on.
+//! block is still being written: a new generation stamp (the recovery id) is logged, the
+//! block manager marks the block UNDER_RECOVERY and picks a primary DataNode among its
+//! live locations, the primary gets a DNA_RECOVERBLOCK command with its next heartbeat,
+//! and its `commitBlockSynchronization` closes the file at the length the replicas
+//! agreed on.
 //!
 //! Commands wait in [`BlockRecoveries`] until the primary heartbeats; the NameNode's
 //! router appends them to the block manager's heartbeat answer ([`append_commands`]).
-//! A recovery that got no answer within [`RECOVERY_RETRY`] may be started again with a
-//! newer recovery id.
+//! [`BlockRecoveries`] also plays Hadoop's PendingRecoveryBlocks: a recovery that got no
+//! answer within the block recovery timeout ([`block_recovery_timeout`]), or whose
+//! primary died, is started again with a newer recovery id and, when there is one, a
+//! primary not tried yet.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -25,13 +28,23 @@ use crate::fsdir::BlockInfo;
 use crate::namespace::OpenFile;
 use crate::namesystem::Namesystem;
 
-/// How long a recovery may go unanswered before another is started.
-pub const RECOVERY_RETRY: Duration = Duration::from_secs(30);
+/// Heartbeat intervals a block recovery may go unanswered before another is started
+/// (Hadoop's BlockManager.BLOCK_RECOVERY_TIMEOUT_MULTIPLIER).
+pub const BLOCK_RECOVERY_TIMEOUT_MULTIPLIER: u32 = 30;
+
+/// The block recovery timeout for a `dfs.heartbeat.interval` (Hadoop's
+/// getBlockRecoveryTimeout: 30 heartbeats, 90 s by default). Hadoop reads the interval
+/// in whole seconds; a sub-second interval is kept as it is here rather than becoming 0.
+pub fn block_recovery_timeout(heartbeat_interval: Duration) -> Duration {
+    heartbeat_interval * BLOCK_RECOVERY_TIMEOUT_MULTIPLIER
+}
 
 #[derive(Debug, Clone)]
 struct Recovery {
     recovery_id: u64,
     started: Duration,
+    /// The DataNode told to run it (None: no live location when it was started).
+    primary: Option<String>,
 }
 
 /// Recoveries in progress and the commands waiting for their primary's heartbeat.
@@ -55,11 +68,27 @@ impl BlockRecoveries {
         self.pending.lock().remove(uuid).unwrap_or_default()
     }
 
-    fn running(&self, block_id: u64, now: Duration) -> bool {
+    /// The recovery of `block_id` started at or after `now - timeout`, with its primary.
+    fn running(&self, block_id: u64, now: Duration, timeout: Duration) -> Option<Option<String>> {
         self.in_progress
             .lock()
             .get(&block_id)
-            .is_some_and(|r| now.saturating_sub(r.started) < RECOVERY_RETRY)
+            .filter(|r| now.saturating_sub(r.started) < timeout)
+            .map(|r| r.primary.clone())
+    }
+
+    /// Forgets the recovery of `block_id` and any command for it not yet sent.
+    fn finish(&self, block_id: u64) {
+        self.in_progress.lock().remove(&block_id);
+        self.drop_commands(block_id);
+    }
+
+    fn drop_commands(&self, block_id: u64) {
+        let mut pending = self.pending.lock();
+        pending.retain(|_, cmds| {
+            cmds.retain(|c| c.block.b.block_id != block_id);
+            !cmds.is_empty()
+        });
     }
 }
 
@@ -87,37 +116,52 @@ impl Namesystem {
         &self.recoveries
     }
 
-    /// Starts (or leaves running) the recovery of `of`'s last block `last`. Returns true
-    /// when a command was queued for a primary DataNode.
+    /// Starts (or leaves running) the recovery of `of`'s last block `last` (Hadoop's
+    /// addBlockRecoveryAttempt + initializeBlockRecovery). A recovery is left running
+    /// while it is younger than the block recovery timeout and its primary is alive (or,
+    /// when it found no live location, while there still is none). Returns true when a
+    /// command was queued for a primary DataNode.
     pub fn start_block_recovery(&self, of: &OpenFile, last: &BlockInfo) -> FsResult<bool> {
         let now = self.now();
-        if self.recoveries.running(last.id, now.mono) {
-            return Ok(false);
+        let bm = self.block_manager();
+        let timeout = self.settings().block_recovery_timeout;
+        if let Some(primary) = self.recoveries.running(last.id, now.mono, timeout) {
+            let stuck = match &primary {
+                Some(p) => !bm.is_datanode_alive(p),
+                None => !bm.locations(last.id).is_empty(),
+            };
+            if !stuck {
+                return Ok(false);
+            }
         }
-        let locations = self.block_manager().locations(last.id);
-        let Some(primary) = locations.first() else {
-            tracing::warn!(
-                file = of.file,
-                block = last.id,
-                "block recovery impossible: no live location for the last block"
-            );
-            return Ok(false);
-        };
         let recovery_id = self.with_ns(|ns| {
             let gs = ns.last_generation_stamp() + 1;
             ns.log_and_apply(EditOp::SetGenstamp { gs }, now.mono)?;
             Ok::<_, FsError>(gs)
         })?;
-        let pool = self.block_pool_id().to_string();
-        let block = crate::rpc::convert::located_from_parts(&pool, last, 0, &locations, false);
-        let uuid = primary.info.id.datanode_uuid.clone();
+        let primary = bm.initialize_block_recovery(last.id, recovery_id)?;
+        self.recoveries.drop_commands(last.id);
+        let uuid = primary.as_ref().map(|p| p.info.id.datanode_uuid.clone());
         self.recoveries.in_progress.lock().insert(
             last.id,
             Recovery {
                 recovery_id,
                 started: now.mono,
+                primary: uuid.clone(),
             },
         );
+        let Some(uuid) = uuid else {
+            tracing::warn!(
+                file = of.file,
+                block = last.id,
+                recovery_id,
+                "block recovery impossible for now: no live location for the last block"
+            );
+            return Ok(false);
+        };
+        let locations = bm.locations(last.id);
+        let pool = self.block_pool_id().to_string();
+        let block = crate::rpc::convert::located_from_parts(&pool, last, 0, &locations, false);
         self.recoveries
             .pending
             .lock()
@@ -150,11 +194,10 @@ impl Namesystem {
         let id = req.block.block_id;
         let old_gs = req.block.generation_stamp;
         let now = self.now();
-        let expected = self.recoveries.recovery_id(id);
         let file = self.with_ns(|ns| ns.block_owner(id));
         let Some(file) = file else {
             // A block deleted meanwhile (or already dropped by an earlier call).
-            self.recoveries.in_progress.lock().remove(&id);
+            self.recoveries.finish(id);
             return Err(FsError::Io(format!(
                 "Block (=BP:{}:blk_{id}_{old_gs}) not found",
                 self.block_pool_id()
@@ -163,14 +206,20 @@ impl Namesystem {
         let of = self.with_ns(|ns| ns.open_file_by_id(file));
         let Some(of) = of else {
             // Closed already: a repeated call after the file was closed succeeds.
-            self.recoveries.in_progress.lock().remove(&id);
+            self.recoveries.finish(id);
             return Ok(());
         };
-        if expected.is_some_and(|r| r != req.new_gen_stamp) {
+        // Only the recovery the block manager has on record may commit (Hadoop compares
+        // with the block's recovery id, 0 when no recovery was started).
+        let expected = self
+            .block_manager()
+            .block_recovery(id)
+            .map_or(0, |r| r.recovery_id);
+        if expected != req.new_gen_stamp {
             return Err(FsError::Io(format!(
-                "The recovery id {} does not match current recovery id {} for block blk_{id}_{old_gs}",
+                "The recovery id {} does not match current recovery id {expected} for block {}:blk_{id}_{old_gs}",
                 req.new_gen_stamp,
-                expected.unwrap_or(0)
+                self.block_pool_id()
             )));
         }
         if of.blocks.last().map(|b| b.id) != Some(id) {
@@ -229,7 +278,7 @@ impl Namesystem {
                 "commitBlockSynchronization"
             );
         }
-        self.recoveries.in_progress.lock().remove(&id);
+        self.recoveries.finish(id);
         Ok(())
     }
 }
@@ -267,11 +316,12 @@ pub async fn route_datanode_call(
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+    use std::time::Duration;
 
     use bytes::Bytes;
     use prost::Message;
     use rhdfs_blockmanager::{
-        BlockManager, BlockManagerConfig, DatanodeId, NamespaceInfo, StorageReport,
+        BlockManager, BlockManagerConfig, BlockUcState, DatanodeId, NamespaceInfo, StorageReport,
     };
     use rhdfs_conf::Configuration;
     use rhdfs_conf::clock::{ManualClock, SharedClock};
@@ -280,6 +330,7 @@ mod tests {
     use rhdfs_proto::hdfs::*;
     use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 
+    use super::block_recovery_timeout;
     use crate::namespace::{Namespace, NamespaceConfig, Now};
     use crate::namesystem::{Namesystem, NamesystemSettings};
     use crate::rpc::{ClientProtocolService, server_defaults};
@@ -302,8 +353,32 @@ mod tests {
         Ok(Resp::decode(out).unwrap())
     }
 
-    #[tokio::test]
-    async fn recover_lease_queues_a_recovery_and_commit_sync_closes_the_file() {
+    struct Env {
+        clock: Arc<ManualClock>,
+        bm: Arc<BlockManager>,
+        fs: Arc<Namesystem>,
+        svc: ClientProtocolService,
+    }
+
+    fn heartbeat(bm: &BlockManager, uuid: &str) {
+        bm.heartbeat(
+            uuid,
+            vec![StorageReport {
+                storage_id: format!("DS-{uuid}"),
+                storage_type: 1,
+                capacity: 1 << 40,
+                remaining: 1 << 40,
+                ..StorageReport::default()
+            }],
+            0,
+            0,
+            false,
+        );
+    }
+
+    /// A namesystem with DataNodes `dns`, registered and heartbeating one second apart
+    /// in that order (the last one has the most recent heartbeat).
+    fn env(dns: &[&str], settings: NamesystemSettings) -> Env {
         let clock = ManualClock::shared(1_700_000_000_000);
         let shared: SharedClock = clock.clone();
         let bm = BlockManager::with_config(
@@ -319,29 +394,22 @@ mod tests {
                 ctime: 0,
             },
         );
-        bm.register_datanode(
-            DatanodeId {
-                uuid: "dn1".into(),
-                ip_addr: "127.0.0.1".into(),
-                host_name: "localhost".into(),
-                xfer_port: 9001,
-                ..DatanodeId::default()
-            },
-            "3.5.0",
-        );
-        bm.heartbeat(
-            "dn1",
-            vec![StorageReport {
-                storage_id: "DS-1".into(),
-                storage_type: 1,
-                capacity: 1 << 40,
-                remaining: 1 << 40,
-                ..StorageReport::default()
-            }],
-            0,
-            0,
-            false,
-        );
+        for (i, dn) in dns.iter().enumerate() {
+            let port = 9001 + u32::try_from(i).unwrap();
+            // Checked below through the locations addBlock hands out.
+            let _ = bm.register_datanode(
+                DatanodeId {
+                    uuid: (*dn).into(),
+                    ip_addr: "127.0.0.1".into(),
+                    host_name: "localhost".into(),
+                    xfer_port: port,
+                    ..DatanodeId::default()
+                },
+                "3.5.0",
+            );
+            heartbeat(&bm, dn);
+            clock.advance(Duration::from_secs(1));
+        }
         let ns = Namespace::new(
             NamespaceConfig {
                 superuser: "root".into(),
@@ -356,13 +424,19 @@ mod tests {
             ns,
             bm.clone(),
             shared,
-            NamesystemSettings::default(),
+            settings,
             Arc::new(|_u: &str| Vec::new()),
         );
         let svc =
             ClientProtocolService::new(fs.clone(), server_defaults(&Configuration::new()).unwrap());
+        Env { clock, bm, fs, svc }
+    }
+
+    /// Creates `/f` (replication `repl`), adds a block and hflushes 100 bytes of it;
+    /// returns the block.
+    async fn open_file_with_block(svc: &ClientProtocolService, repl: u32) -> ExtendedBlockProto {
         let _: CreateResponseProto = call(
-            &svc,
+            svc,
             "create",
             &CreateRequestProto {
                 src: "/f".into(),
@@ -370,7 +444,7 @@ mod tests {
                 client_name: "writer".into(),
                 create_flag: 1,
                 create_parent: true,
-                replication: 1,
+                replication: repl,
                 block_size: 1 << 20,
                 ..Default::default()
             },
@@ -378,7 +452,7 @@ mod tests {
         .await
         .unwrap();
         let ab: AddBlockResponseProto = call(
-            &svc,
+            svc,
             "addBlock",
             &AddBlockRequestProto {
                 src: "/f".into(),
@@ -388,9 +462,9 @@ mod tests {
         )
         .await
         .unwrap();
-        let b = ab.block.b;
+        assert_eq!(ab.block.locs.len(), repl as usize);
         let _: FsyncResponseProto = call(
-            &svc,
+            svc,
             "fsync",
             &FsyncRequestProto {
                 src: "/f".into(),
@@ -401,43 +475,91 @@ mod tests {
         )
         .await
         .unwrap();
+        ab.block.b
+    }
+
+    async fn recover_lease(svc: &ClientProtocolService) -> bool {
         let rl = RecoverLeaseRequestProto {
             src: "/f".into(),
             client_name: "other".into(),
         };
-        let r: RecoverLeaseResponseProto = call(&svc, "recoverLease", &rl).await.unwrap();
-        assert!(!r.result);
-        let cmds = fs.block_recoveries().take_commands("dn1");
-        assert_eq!(cmds.len(), 1);
-        let rb = &cmds[0];
-        assert_eq!(rb.block.b.block_id, b.block_id);
-        assert!(rb.new_gen_stamp > b.generation_stamp);
-        // A second recoverLease while it runs queues nothing more.
-        let r: RecoverLeaseResponseProto = call(&svc, "recoverLease", &rl).await.unwrap();
-        assert!(!r.result);
-        assert!(fs.block_recoveries().take_commands("dn1").is_empty());
+        let r: RecoverLeaseResponseProto = call(svc, "recoverLease", &rl).await.unwrap();
+        r.result
+    }
 
-        // A stale recovery id is refused.
-        let mut req = CommitBlockSynchronizationRequestProto {
-            block: b.clone(),
-            new_gen_stamp: rb.new_gen_stamp - 1,
-            new_length: 150,
-            close_file: true,
-            delete_block: false,
-            new_taragets: vec![rb.block.locs[0].id.clone()],
-            new_target_storages: vec!["DS-1".into()],
-        };
-        assert!(fs.commit_block_synchronization(&req).is_err());
-        req.new_gen_stamp = rb.new_gen_stamp;
-        fs.commit_block_synchronization(&req).unwrap();
+    async fn is_closed(svc: &ClientProtocolService) -> bool {
         let closed: IsFileClosedResponseProto = call(
-            &svc,
+            svc,
             "isFileClosed",
             &IsFileClosedRequestProto { src: "/f".into() },
         )
         .await
         .unwrap();
-        assert!(closed.result);
+        closed.result
+    }
+
+    fn commit_sync(
+        b: &ExtendedBlockProto,
+        recovery_id: u64,
+        dns: &[&str],
+    ) -> CommitBlockSynchronizationRequestProto {
+        CommitBlockSynchronizationRequestProto {
+            block: b.clone(),
+            new_gen_stamp: recovery_id,
+            new_length: 150,
+            close_file: true,
+            delete_block: false,
+            new_taragets: dns
+                .iter()
+                .map(|d| DatanodeIdProto {
+                    datanode_uuid: (*d).into(),
+                    ..Default::default()
+                })
+                .collect(),
+            new_target_storages: dns.iter().map(|d| format!("DS-{d}")).collect(),
+        }
+    }
+
+    #[test]
+    fn recovery_timeout_is_thirty_heartbeats() {
+        assert_eq!(
+            block_recovery_timeout(Duration::from_secs(3)),
+            Duration::from_secs(90)
+        );
+        assert_eq!(
+            NamesystemSettings::default().block_recovery_timeout,
+            Duration::from_secs(90)
+        );
+        assert_eq!(
+            NamesystemSettings::default().lease_recheck,
+            Duration::from_millis(2000)
+        );
+    }
+
+    #[tokio::test]
+    async fn recover_lease_queues_a_recovery_and_commit_sync_closes_the_file() {
+        let Env { fs, svc, bm, .. } = env(&["dn1"], NamesystemSettings::default());
+        let b = open_file_with_block(&svc, 1).await;
+        assert!(!recover_lease(&svc).await);
+        let cmds = fs.block_recoveries().take_commands("dn1");
+        assert_eq!(cmds.len(), 1);
+        let rb = &cmds[0];
+        assert_eq!(rb.block.b.block_id, b.block_id);
+        assert!(rb.new_gen_stamp > b.generation_stamp);
+        assert_eq!(
+            bm.get_block(b.block_id).map(|(_, s)| s),
+            Some(BlockUcState::UnderRecovery)
+        );
+        // A second recoverLease while it runs queues nothing more.
+        assert!(!recover_lease(&svc).await);
+        assert!(fs.block_recoveries().take_commands("dn1").is_empty());
+
+        // A stale recovery id is refused.
+        let mut req = commit_sync(&b, rb.new_gen_stamp - 1, &["dn1"]);
+        assert!(fs.commit_block_synchronization(&req).is_err());
+        req.new_gen_stamp = rb.new_gen_stamp;
+        fs.commit_block_synchronization(&req).unwrap();
+        assert!(is_closed(&svc).await);
         let st: GetFileInfoResponseProto = call(
             &svc,
             "getFileInfo",
@@ -446,7 +568,122 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(st.fs.unwrap().length, 150);
+        assert_eq!(
+            bm.get_block(b.block_id).map(|(_, s)| s),
+            Some(BlockUcState::Committed)
+        );
+        assert!(bm.block_recovery(b.block_id).is_none());
         // Repeated by a retrying DataNode: still fine.
         fs.commit_block_synchronization(&req).unwrap();
+    }
+
+    #[tokio::test]
+    async fn unanswered_recovery_is_restarted_after_the_timeout_with_another_primary() {
+        let Env {
+            clock, fs, svc, bm, ..
+        } = env(&["dn1", "dn2", "dn3"], NamesystemSettings::default());
+        let b = open_file_with_block(&svc, 3).await;
+        // No recovery started yet: commitBlockSynchronization has nothing to match.
+        let early =
+            fs.commit_block_synchronization(&commit_sync(&b, b.generation_stamp + 1, &["dn1"]));
+        assert!(early.is_err());
+
+        assert!(!recover_lease(&svc).await);
+        let first = bm.block_recovery(b.block_id).expect("recovery on record");
+        // dn3 heartbeated last.
+        assert_eq!(first.primary.as_deref(), Some("dn3"));
+        let cmds = fs.block_recoveries().take_commands("dn3");
+        assert_eq!(cmds.len(), 1);
+        assert_eq!(cmds[0].new_gen_stamp, first.recovery_id);
+        assert_eq!(cmds[0].block.locs.len(), 3);
+
+        // Just under the timeout: left running, still UNDER_RECOVERY.
+        clock.advance(Duration::from_secs(89));
+        assert!(!recover_lease(&svc).await);
+        for dn in ["dn1", "dn2", "dn3"] {
+            assert!(fs.block_recoveries().take_commands(dn).is_empty());
+        }
+        assert_eq!(
+            bm.block_recovery(b.block_id).map(|r| r.recovery_id),
+            Some(first.recovery_id)
+        );
+        assert_eq!(
+            bm.get_block(b.block_id).map(|(_, s)| s),
+            Some(BlockUcState::UnderRecovery)
+        );
+
+        // Past it: a newer recovery id, and dn2 (the next most recent, not yet tried).
+        clock.advance(Duration::from_secs(2));
+        assert!(!recover_lease(&svc).await);
+        let second = bm.block_recovery(b.block_id).expect("recovery on record");
+        assert!(second.recovery_id > first.recovery_id);
+        assert_eq!(second.primary.as_deref(), Some("dn2"));
+        let cmds = fs.block_recoveries().take_commands("dn2");
+        assert_eq!(cmds.len(), 1);
+        assert_eq!(cmds[0].new_gen_stamp, second.recovery_id);
+        assert!(fs.block_recoveries().take_commands("dn3").is_empty());
+        assert_eq!(
+            bm.get_block(b.block_id).map(|(_, s)| s),
+            Some(BlockUcState::UnderRecovery)
+        );
+
+        // The first primary answers late: refused, the file stays open.
+        let late = fs.commit_block_synchronization(&commit_sync(&b, first.recovery_id, &["dn3"]));
+        let msg = late.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            msg.contains(&format!(
+                "The recovery id {} does not match current recovery id {}",
+                first.recovery_id, second.recovery_id
+            )),
+            "{msg}"
+        );
+        assert!(!is_closed(&svc).await);
+        // The current one closes it.
+        fs.commit_block_synchronization(&commit_sync(
+            &b,
+            second.recovery_id,
+            &["dn1", "dn2", "dn3"],
+        ))
+        .unwrap();
+        assert!(is_closed(&svc).await);
+        assert_eq!(
+            bm.get_block(b.block_id)
+                .map(|(blk, s)| (blk.gs, blk.num_bytes, s)),
+            Some((second.recovery_id, 150, BlockUcState::Committed))
+        );
+    }
+
+    #[tokio::test]
+    async fn recovery_moves_on_when_its_primary_dies() {
+        let settings = NamesystemSettings {
+            block_recovery_timeout: Duration::from_secs(3600),
+            ..NamesystemSettings::default()
+        };
+        let Env {
+            clock, fs, svc, bm, ..
+        } = env(&["dn1", "dn2", "dn3"], settings);
+        let b = open_file_with_block(&svc, 3).await;
+        assert!(!recover_lease(&svc).await);
+        let first = bm.block_recovery(b.block_id).expect("recovery on record");
+        assert_eq!(first.primary.as_deref(), Some("dn3"));
+        // dn3 never heartbeats again; dn1 and dn2 do, until dn3 is dead (630 s).
+        for _ in 0..8 {
+            clock.advance(Duration::from_secs(100));
+            heartbeat(&bm, "dn2");
+            clock.advance(Duration::from_secs(1));
+            heartbeat(&bm, "dn1");
+        }
+        assert!(!bm.is_datanode_alive("dn3"));
+        assert!(!recover_lease(&svc).await);
+        let second = bm.block_recovery(b.block_id).expect("recovery on record");
+        assert!(second.recovery_id > first.recovery_id);
+        // dn1 heartbeated last among the live ones.
+        assert_eq!(second.primary.as_deref(), Some("dn1"));
+        // The dead primary's unsent command was withdrawn.
+        assert!(fs.block_recoveries().take_commands("dn3").is_empty());
+        let cmds = fs.block_recoveries().take_commands("dn1");
+        assert_eq!(cmds.len(), 1);
+        assert_eq!(cmds[0].new_gen_stamp, second.recovery_id);
+        assert_eq!(cmds[0].block.locs.len(), 2);
     }
 }

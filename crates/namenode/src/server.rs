@@ -218,16 +218,22 @@ impl NameNode {
         let lease_recheck = conf.get_duration(
             keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_KEY,
             keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_DEFAULT,
-            TimeUnit::Milliseconds,
+            keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_UNIT,
         )?;
         let replication_wait = conf.get_duration(
             keys::RHDFS_NAMENODE_REPLICATION_WAIT_MS_KEY,
             keys::RHDFS_NAMENODE_REPLICATION_WAIT_MS_DEFAULT,
             keys::RHDFS_NAMENODE_REPLICATION_WAIT_MS_UNIT,
         )?;
+        let heartbeat = conf.get_duration(
+            keys::DFS_HEARTBEAT_INTERVAL_KEY,
+            keys::DFS_HEARTBEAT_INTERVAL_DEFAULT,
+            keys::DFS_HEARTBEAT_INTERVAL_UNIT,
+        )?;
         let settings = NamesystemSettings {
             lease_recheck: lease_recheck.max(Duration::from_millis(10)),
             replication_wait,
+            block_recovery_timeout: crate::lease_recovery::block_recovery_timeout(heartbeat),
         };
 
         let bm = BlockManager::new(&conf, clock.clone(), ns_info.clone())?;

@@ -36,15 +36,22 @@ pub struct NamesystemSettings {
     /// NotReplicatedYet / false (the client then retries):
     /// `rhdfs.namenode.replication.wait.ms`.
     pub replication_wait: Duration,
-    /// How often the lease monitor looks for leases past the hard limit.
+    /// How often the lease monitor looks for leases past the hard limit
+    /// (`dfs.namenode.lease-recheck-interval-ms`).
     pub lease_recheck: Duration,
+    /// How long a block recovery may go unanswered before another is started: 30 ×
+    /// `dfs.heartbeat.interval` (`lease_recovery::block_recovery_timeout`).
+    pub block_recovery_timeout: Duration,
 }
 
 impl Default for NamesystemSettings {
     fn default() -> Self {
         NamesystemSettings {
             replication_wait: rhdfs_conf::keys::RHDFS_NAMENODE_REPLICATION_WAIT_MS_DEFAULT,
-            lease_recheck: Duration::from_secs(2),
+            lease_recheck: rhdfs_conf::keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_DEFAULT,
+            block_recovery_timeout: crate::lease_recovery::block_recovery_timeout(
+                rhdfs_conf::keys::DFS_HEARTBEAT_INTERVAL_DEFAULT,
+            ),
         }
     }
 }
@@ -103,6 +110,11 @@ impl Namesystem {
 
     pub fn block_pool_id(&self) -> &str {
         self.bm.block_pool_id()
+    }
+
+    /// The settings this namesystem was built with.
+    pub fn settings(&self) -> &NamesystemSettings {
+        &self.settings
     }
 
     pub fn now(&self) -> Now {

@@ -88,6 +88,7 @@ fn env() -> Env {
         NamesystemSettings {
             replication_wait: Duration::from_millis(20),
             lease_recheck: Duration::from_secs(1),
+            ..NamesystemSettings::default()
         },
         Arc::new(|_u: &str| Vec::new()),
     );
