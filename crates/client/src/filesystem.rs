@@ -92,6 +92,22 @@ impl FileSystem {
         conf: Configuration,
         clock: SharedClock,
     ) -> Result<Self> {
+        let user = rhdfs_conf::user::current_user();
+        Self::connect_impl(uri, conf, clock, user).await
+    }
+
+    /// Connects to `uri` as `user` (simple authentication), not as the process's user:
+    /// what a server acting for a remote user needs (the NameNode's fsck -move).
+    pub async fn connect_as(uri: &str, conf: Configuration, user: &str) -> Result<Self> {
+        Self::connect_impl(Some(uri), conf, system_clock(), user.to_string()).await
+    }
+
+    async fn connect_impl(
+        uri: Option<&str>,
+        conf: Configuration,
+        clock: SharedClock,
+        user: String,
+    ) -> Result<Self> {
         let (uri, host, port) = match uri {
             Some(u) => {
                 let (h, p) = path::parse_hdfs_uri(u)?;
@@ -110,7 +126,6 @@ impl FileSystem {
             }
         };
         let cc = ClientConf::from_conf(&conf)?;
-        let user = rhdfs_conf::user::current_user();
         let target = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {

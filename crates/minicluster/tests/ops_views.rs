@@ -227,6 +227,7 @@ async fn fsck_and_report_match_hadoop() -> anyhow::Result<()> {
     .await?;
     let want = format!(
         "FSCK started by {user} (auth:SIMPLE) from /127.0.0.1 for path /ops at *
+
 /ops <dir>
 /ops/after2 1000 bytes, replicated: replication=2, 1 block(s):  OK
 0. {a2b} len=1000 Live_repl=2{a2l}

@@ -296,6 +296,9 @@ impl NameNode {
                     });
                 }
             };
+        if let Some(h) = &http {
+            h.set_rpc_addr(rpc.local_addr());
+        }
         tracing::info!(
             rpc = %rpc.local_addr(),
             pool = %ns_info.block_pool_id,

@@ -15,6 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+use crate::fsck::lost_found::LostFoundTarget;
 use crate::fsck::{FsckOptions, FsckRequester, FsckSettings};
 use crate::namesystem::Namesystem;
 
@@ -22,6 +23,9 @@ use crate::namesystem::Namesystem;
 const MAX_HEAD: usize = 16 * 1024;
 /// How long a client may take to send its request.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The user of requests that name none (Hadoop's web default user).
+const STATIC_USER_KEY: &str = "hadoop.http.staticuser.user";
+const STATIC_USER_DEFAULT: &str = "dr.who";
 
 /// Why the HTTP server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -39,12 +43,18 @@ struct Shared {
     fs: Arc<Namesystem>,
     fsck: FsckSettings,
     host_name: String,
+    static_user: String,
+    /// The NameNode's configuration (client settings for fsck -move).
+    conf: Configuration,
+    /// The RPC address, known once the RPC server is bound (fsck -move writes through it).
+    rpc_addr: std::sync::OnceLock<SocketAddr>,
 }
 
 /// The running HTTP server; dropping it stops accepting connections.
 pub struct HttpServer {
     addr: SocketAddr,
     task: JoinHandle<()>,
+    shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -94,10 +104,13 @@ impl HttpServer {
             fs,
             fsck,
             host_name: bind_host,
+            static_user: conf.get_str(STATIC_USER_KEY, STATIC_USER_DEFAULT),
+            conf: conf.clone(),
+            rpc_addr: std::sync::OnceLock::new(),
         });
-        let task = tokio::spawn(accept_loop(listener, shared));
+        let task = tokio::spawn(accept_loop(listener, shared.clone()));
         tracing::info!(http = %addr, "NameNode HTTP server started");
-        Ok(HttpServer { addr, task })
+        Ok(HttpServer { addr, task, shared })
     }
 
     /// Starts the server, or logs why it could not and returns None (the NameNode runs
@@ -114,6 +127,11 @@ impl HttpServer {
 
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Tells the server the NameNode's RPC address (fsck -move acts as a client of it).
+    pub fn set_rpc_addr(&self, addr: SocketAddr) {
+        let _ = self.shared.rpc_addr.set(addr);
     }
 }
 
@@ -263,16 +281,21 @@ async fn serve(
     match req.path.as_str() {
         "/fsck" => {
             let opts = FsckOptions::from_params(params());
+            let user = opts
+                .user
+                .clone()
+                .unwrap_or_else(|| shared.static_user.clone());
+            let ip = peer.ip().to_string();
             let who = FsckRequester {
-                user: opts.user.clone().unwrap_or_else(|| "dr.who".to_string()),
-                remote_ip: peer.ip().to_string(),
+                caller: shared.fs.caller(&user, &ip).await,
+                remote_ip: ip,
             };
-            let fs = shared.fs.clone();
-            let settings = shared.fsck;
+            let lost_found = shared.rpc_addr.get().map(|a| LostFoundTarget {
+                rpc_addr: *a,
+                conf: shared.conf.clone(),
+            });
             let body =
-                tokio::task::spawn_blocking(move || crate::fsck::run(&fs, &opts, settings, &who))
-                    .await
-                    .map_err(|e| std::io::Error::other(format!("fsck task failed: {e}")))?;
+                crate::fsck::run(shared.fs.clone(), opts, shared.fsck, who, lost_found).await;
             respond(&mut stream, 200, "OK", "text/plain; charset=utf-8", &body).await
         }
         "/jmx" => {
