@@ -1,5 +1,5 @@
-//! DataNode registry: registration, heartbeats with storage reports, and liveness
-//! (stale / dead) decided against an injected clock.
+//! DataNode registry: registration (with the node's network location), heartbeats with
+//! storage reports, and liveness (stale / dead) decided against an injected clock.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use crate::placement::NodeView;
 use crate::redundancy::decommission::AdminState;
+use crate::topology::{TopologyError, depth};
 
-/// Default rack of every node until the topology of seed 003 exists.
-pub const DEFAULT_RACK: &str = "/default-rack";
+/// The rack of a node no mapping places (`topology::DEFAULT_RACK`).
+pub use crate::topology::DEFAULT_RACK;
 
 /// A DataNode's identity and ports, as in DatanodeIDProto.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -71,6 +72,8 @@ pub struct DatanodeDescriptor {
     pub last_block_report_mono: Duration,
     /// Normal, decommission in progress or decommissioned (`redundancy::decommission`).
     pub admin: AdminState,
+    /// The rack path resolved at registration (Hadoop's networkLocation), e.g. "/r1".
+    pub network_location: String,
 }
 
 impl DatanodeDescriptor {
@@ -147,6 +150,9 @@ pub struct RegisterOutcome {
 pub struct DatanodeManager {
     nodes: HashMap<Arc<str>, DatanodeDescriptor>,
     liveness: LivenessConfig,
+    /// Set once two racks held nodes at the same time (Hadoop's
+    /// hasClusterEverBeenMultiRack): placement checks apply from then on.
+    ever_multi_rack: bool,
 }
 
 impl DatanodeManager {
@@ -154,6 +160,7 @@ impl DatanodeManager {
         DatanodeManager {
             nodes: HashMap::new(),
             liveness,
+            ever_multi_rack: false,
         }
     }
 
@@ -161,14 +168,18 @@ impl DatanodeManager {
         self.liveness
     }
 
-    /// Records a registration; a known uuid is updated in place and counts as alive again.
+    /// Records a registration on rack `location`; a known uuid is updated in place (its
+    /// location too) and counts as alive again. Refused, changing nothing, when the rack's
+    /// depth differs from that of the other nodes not dead (Hadoop's NetworkTopology.add:
+    /// all leaves at one level).
     pub fn register(
         &mut self,
         id: DatanodeId,
         software_version: &str,
+        location: &str,
         now_ms: u64,
         now_mono: Duration,
-    ) -> RegisterOutcome {
+    ) -> Result<RegisterOutcome, TopologyError> {
         let mut outcome = RegisterOutcome::default();
         let same_addr: Option<Arc<str>> = self
             .nodes
@@ -177,6 +188,20 @@ impl DatanodeManager {
                 *d.uuid != *id.uuid && d.id.ip_addr == id.ip_addr && d.id.xfer_port == id.xfer_port
             })
             .map(|d| d.uuid.clone());
+        let level = depth(location);
+        let conflict = self.nodes.values().any(|d| {
+            *d.uuid != *id.uuid
+                && same_addr.as_deref() != Some(&*d.uuid)
+                && self.liveness_of(d, now_mono) != Liveness::Dead
+                && depth(&d.network_location) != level
+        });
+        if conflict {
+            return Err(TopologyError::Invalid(format!(
+                "{}/{}",
+                location.trim_end_matches('/'),
+                id.xfer_addr()
+            )));
+        }
         if let Some(old) = same_addr {
             self.nodes.remove(&old);
             outcome.replaced = Some(old);
@@ -184,11 +209,15 @@ impl DatanodeManager {
         match self.nodes.get_mut(id.uuid.as_str()) {
             Some(d) => {
                 outcome.was_dead = d.dead;
+                if d.network_location != location {
+                    tracing::info!(uuid = %d.uuid, from = %d.network_location, to = location, "DataNode moved to another rack");
+                }
                 d.id = id;
                 d.software_version = software_version.to_string();
                 d.dead = false;
                 d.last_update_ms = now_ms;
                 d.last_update_mono = now_mono;
+                d.network_location = location.to_string();
             }
             None => {
                 outcome.new_node = true;
@@ -208,11 +237,35 @@ impl DatanodeManager {
                         last_block_report_ms: 0,
                         last_block_report_mono: Duration::ZERO,
                         admin: AdminState::Normal,
+                        network_location: location.to_string(),
                     },
                 );
             }
         }
-        outcome
+        if !self.ever_multi_rack && self.num_racks(now_mono) > 1 {
+            tracing::info!("The cluster has become multi-rack");
+            self.ever_multi_rack = true;
+        }
+        Ok(outcome)
+    }
+
+    /// Racks holding a node that is not dead (Hadoop's NetworkTopology.getNumOfRacks:
+    /// dead nodes leave the topology, decommissioned ones stay).
+    pub fn num_racks(&self, now_mono: Duration) -> usize {
+        let mut racks: Vec<&str> = self
+            .nodes
+            .values()
+            .filter(|d| self.liveness_of(d, now_mono) != Liveness::Dead)
+            .map(|d| d.network_location.as_str())
+            .collect();
+        racks.sort_unstable();
+        racks.dedup();
+        racks.len()
+    }
+
+    /// True once nodes on two racks were registered at the same time.
+    pub fn ever_multi_rack(&self) -> bool {
+        self.ever_multi_rack
     }
 
     /// Records a heartbeat. False if the node is unknown or was declared dead: it must
@@ -340,10 +393,11 @@ impl DatanodeManager {
                 host_name: d.id.host_name.clone(),
                 xfer_port: d.id.xfer_port,
                 remaining: d.best_storage().map_or(0, |s| s.remaining),
-                rack: DEFAULT_RACK.to_string(),
+                rack: d.network_location.clone(),
                 stale: self.liveness_of(d, now_mono) == Liveness::Stale,
                 xceiver_count: d.xceiver_count,
                 out_of_service: d.admin.is_out_of_service(),
+                decommissioned: d.admin == AdminState::Decommissioned,
                 last_update_mono: d.last_update_mono,
                 ..Default::default()
             })
@@ -365,6 +419,11 @@ mod tests {
             info_secure_port: 0,
             ipc_port: 2,
         }
+    }
+
+    fn reg(m: &mut DatanodeManager, id: DatanodeId, rack: &str, t: Duration) -> RegisterOutcome {
+        m.register(id, "3.5.0", rack, 0, t)
+            .unwrap_or_else(|e| panic!("register: {e}"))
     }
 
     fn cfg() -> LivenessConfig {
@@ -395,7 +454,11 @@ mod tests {
     fn live_stale_dead_with_manual_time() {
         let mut m = DatanodeManager::new(cfg());
         let t0 = Duration::from_secs(100);
-        assert!(m.register(id(1), "3.5.0", 0, t0).new_node);
+        assert!(
+            m.register(id(1), "3.5.0", DEFAULT_RACK, 0, t0)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .new_node
+        );
         let d = m
             .get("uuid-1")
             .cloned()
@@ -417,7 +480,7 @@ mod tests {
         assert_eq!(m.live_count(t0 + Duration::from_secs(700)), 0);
         // a dead node's heartbeat is refused until it registers again
         assert!(!m.heartbeat("uuid-1", vec![], 0, 0, 0, t0 + Duration::from_secs(701)));
-        let o = m.register(id(1), "3.5.0", 0, t0 + Duration::from_secs(702));
+        let o = reg(&mut m, id(1), DEFAULT_RACK, t0 + Duration::from_secs(702));
         assert!(o.was_dead && !o.new_node);
         assert!(m.heartbeat("uuid-1", vec![], 0, 0, 0, t0 + Duration::from_secs(703)));
         assert!(!m.heartbeat("nobody", vec![], 0, 0, 0, t0));
@@ -426,7 +489,7 @@ mod tests {
     #[test]
     fn heartbeat_updates_storages() {
         let mut m = DatanodeManager::new(cfg());
-        m.register(id(1), "3.5.0", 0, Duration::ZERO);
+        reg(&mut m, id(1), DEFAULT_RACK, Duration::ZERO);
         let r = |id: &str, cap| StorageReport {
             storage_id: id.into(),
             storage_type: 1,
@@ -459,11 +522,67 @@ mod tests {
     #[test]
     fn reformatted_node_replaces_old_uuid() {
         let mut m = DatanodeManager::new(cfg());
-        m.register(id(1), "3.5.0", 0, Duration::ZERO);
+        reg(&mut m, id(1), DEFAULT_RACK, Duration::ZERO);
         let mut again = id(1);
         again.uuid = "uuid-new".into();
-        let o = m.register(again, "3.5.0", 0, Duration::ZERO);
+        let o = reg(&mut m, again, DEFAULT_RACK, Duration::ZERO);
         assert_eq!(o.replaced, Some(Arc::from("uuid-1")));
         assert!(m.get("uuid-1").is_none());
+    }
+
+    #[test]
+    fn location_stored_and_racks_counted() {
+        let mut m = DatanodeManager::new(cfg());
+        let t = Duration::from_secs(1);
+        reg(&mut m, id(1), "/r1", t);
+        assert!(!m.ever_multi_rack());
+        reg(&mut m, id(2), "/r1", t);
+        reg(&mut m, id(3), "/r2", t);
+        assert_eq!(m.num_racks(t), 2);
+        assert!(m.ever_multi_rack());
+        let view = m.placement_view(t);
+        let racks: Vec<&str> = view.iter().map(|v| v.rack.as_str()).collect();
+        assert_eq!(racks, vec!["/r1", "/r1", "/r2"]);
+        // re-registration moves a node; an emptied rack no longer counts
+        reg(&mut m, id(3), "/r1", t);
+        assert_eq!(
+            m.get("uuid-3").map(|d| d.network_location.as_str()),
+            Some("/r1")
+        );
+        assert_eq!(m.num_racks(t), 1);
+        assert!(m.ever_multi_rack(), "sticky");
+        // dead nodes leave the rack count
+        reg(&mut m, id(4), "/r9", t);
+        assert_eq!(m.num_racks(t), 2);
+        m.check_dead(t + Duration::from_secs(700));
+        assert_eq!(m.num_racks(t + Duration::from_secs(700)), 0);
+    }
+
+    #[test]
+    fn rack_depth_must_match_the_other_nodes() {
+        let mut m = DatanodeManager::new(cfg());
+        let t = Duration::from_secs(1);
+        reg(&mut m, id(1), "/r1", t);
+        let err = m
+            .register(id(2), "3.5.0", "/dc1/r1", 0, t)
+            .err()
+            .unwrap_or_else(|| panic!("a deeper rack is refused"));
+        assert_eq!(
+            err.to_string(),
+            "Failed to add /dc1/r1/127.0.0.1:9002: You cannot have a rack and a non-rack \
+             node at the same level of the network topology."
+        );
+        assert_eq!(
+            err.java_class(),
+            "org.apache.hadoop.net.NetworkTopology$InvalidTopologyException"
+        );
+        assert!(m.get("uuid-2").is_none(), "nothing recorded");
+        // the node itself may move to another depth when it is the only one
+        reg(&mut m, id(1), "/dc1/r1", t);
+        reg(&mut m, id(2), "/dc1/r2", t);
+        // a dead node does not hold the depth
+        m.check_dead(t + Duration::from_secs(700));
+        let later = t + Duration::from_secs(701);
+        assert!(m.register(id(3), "3.5.0", "/r3", 0, later).is_ok());
     }
 }

@@ -26,11 +26,17 @@ pub enum BlockManagerError {
     /// A configuration key held a value that cannot be used.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A DataNode's rack could not be resolved or does not fit the topology.
+    #[error(transparent)]
+    Topology(#[from] crate::topology::TopologyError),
 }
 
 impl BlockManagerError {
     /// The Java exception class a client should receive for this error.
     pub fn java_class(&self) -> &'static str {
-        "java.io.IOException"
+        match self {
+            BlockManagerError::Topology(e) => e.java_class(),
+            _ => "java.io.IOException",
+        }
     }
 }

@@ -39,6 +39,7 @@ pub mod service;
 pub mod slowpeers;
 pub mod state;
 pub mod topology;
+mod topology_ops;
 pub mod views;
 
 pub use block::{Block, BlockInfo, BlockRecovery, BlockUcState, CorruptReason, ReplicaState};

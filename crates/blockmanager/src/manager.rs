@@ -92,6 +92,8 @@ pub struct BlockManager {
     pub(crate) datanodes: TimedMutex<DatanodeManager>,
     pub(crate) blocks: TimedMutex<BlockState>,
     pub(crate) placement: Box<dyn PlacementPolicy>,
+    /// Rack mapping of DataNodes (at registration) and readers; shared with the policy.
+    pub(crate) resolver: Arc<crate::topology::RackResolver>,
     pub(crate) rng: Mutex<StdRng>,
     pub(crate) replica_event: Notify,
     pub(crate) last_txid: AtomicU64,
@@ -142,10 +144,17 @@ impl BlockManager {
     ) -> Arc<Self> {
         let started = clock.monotonic();
         let rng = rhdfs_conf::rng::seeded_rng(cfg.seed);
+        let resolver = Arc::new(crate::topology::RackResolver::from_config(
+            &cfg.placement.topology,
+        ));
         Arc::new(BlockManager {
             datanodes: TimedMutex::new("datanodes", DatanodeManager::new(cfg.liveness)),
             blocks: TimedMutex::new("blocks", BlockState::new(cfg.min_replication)),
-            placement: crate::placement::rack_aware::build_policy(&cfg.placement),
+            placement: crate::placement::rack_aware::build_policy_with(
+                &cfg.placement,
+                resolver.clone(),
+            ),
+            resolver,
             rng: Mutex::new(rng),
             replica_event: Notify::new(),
             last_txid: AtomicU64::new(0),

@@ -26,6 +26,8 @@ pub struct NodeView {
     pub blocks_scheduled: u64,
     /// Decommissioning, decommissioned or in maintenance: never a write target.
     pub out_of_service: bool,
+    /// Decommissioned (read last).
+    pub decommissioned: bool,
     /// In the slow-node set (slow peer reports).
     pub slow: bool,
     /// Monotonic time of the last heartbeat.
@@ -118,8 +120,8 @@ pub trait PlacementPolicy: Send + Sync {
     }
 
     /// Read order (indices into `nodes`) for a reader on `reader_host`: its node, its
-    /// rack, the rest (shuffled among equals); out-of-service, then (per `flags`) stale
-    /// and slow nodes last.
+    /// rack, the rest (shuffled among equals); (per `flags`) slow, then stale, then
+    /// decommissioned nodes last (`topology::sort_by_distance`).
     fn sort_for_read(
         &self,
         reader_host: Option<&str>,

@@ -2,7 +2,7 @@
 
 use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
 
-use crate::datanodes::{DEFAULT_RACK, DatanodeDescriptor, DatanodeId, Liveness};
+use crate::datanodes::{DatanodeDescriptor, DatanodeId, Liveness};
 
 pub fn datanode_id(id: &DatanodeId) -> DatanodeIdProto {
     DatanodeIdProto {
@@ -50,7 +50,7 @@ pub fn datanode_info_with_blocks(
         block_pool_used: num(d.block_pool_used()),
         last_update: Some(d.last_update_ms),
         xceiver_count: Some(if dead { 0 } else { d.xceiver_count }),
-        location: Some(DEFAULT_RACK.to_string()),
+        location: Some(d.network_location.clone()),
         non_dfs_used: num(d.non_dfs_used()),
         admin_state: Some(d.admin.to_proto()),
         cache_capacity: Some(0),

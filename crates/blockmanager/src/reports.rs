@@ -49,22 +49,23 @@ pub struct FullReportSummary {
 }
 
 impl BlockManager {
-    /// Records a registration. A DataNode coming back from the dead starts with no replicas
-    /// until its next full report; a node replaced at the same address loses its replicas.
-    pub fn register_datanode(&self, id: DatanodeId, software_version: &str) -> RegisterOutcome {
-        let now_ms = self.clock.now_millis();
-        let now = self.now_mono();
+    /// Records a registration on the node's resolved rack (`topology_ops`; refused when the
+    /// rack is unresolved and such nodes are rejected, or does not fit the topology). A
+    /// DataNode coming back from the dead starts with no replicas until its next full
+    /// report; a node replaced at the same address loses its replicas.
+    pub fn register_datanode(
+        &self,
+        id: DatanodeId,
+        software_version: &str,
+    ) -> Result<RegisterOutcome, BlockManagerError> {
         let uuid = id.uuid.clone();
-        let outcome = self
-            .datanodes
-            .lock("register")
-            .register(id, software_version, now_ms, now);
+        let outcome = self.register_on_rack(id, software_version)?;
         if let Some(old) = &outcome.replaced {
             tracing::info!(uuid = %old, "DataNode replaced by a new uuid at the same address");
             self.forget_node(old);
         }
         self.admin_on_register(&uuid);
-        outcome
+        Ok(outcome)
     }
 
     /// Records a heartbeat and collects the commands for its response.

@@ -111,7 +111,9 @@ impl DatanodeProtocolService {
         if !self.bm.is_host_allowed(&id) {
             return Err(crate::redundancy::decommission::disallowed_error(&id));
         }
-        self.bm.register_datanode(id, &reg.software_version);
+        self.bm
+            .register_datanode(id, &reg.software_version)
+            .map_err(to_rpc)?;
         Ok(RegisterDatanodeResponseProto { registration: reg })
     }
 

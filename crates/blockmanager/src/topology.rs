@@ -46,6 +46,27 @@ pub enum TopologyError {
     /// A configuration value could not be read.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A DataNode's rack path has a depth other than the other nodes' (Hadoop's
+    /// InvalidTopologyException from NetworkTopology.add); `0` is the node's full path.
+    #[error(
+        "Failed to add {0}: You cannot have a rack and a non-rack node at the same level of the network topology."
+    )]
+    Invalid(String),
+}
+
+impl TopologyError {
+    /// The Java exception class a DataNode sees for this error.
+    pub fn java_class(&self) -> &'static str {
+        match self {
+            TopologyError::Unresolved(_) => "org.apache.hadoop.net.UnresolvedTopologyException",
+            TopologyError::Invalid(_) => {
+                "org.apache.hadoop.net.NetworkTopology$InvalidTopologyException"
+            }
+            TopologyError::UnsupportedMapping(_) | TopologyError::Config(_) => {
+                "java.io.IOException"
+            }
+        }
+    }
 }
 
 /// Normalizes a rack path: must start with '/', no trailing '/'. None if it cannot be one.
@@ -63,6 +84,11 @@ pub fn normalize_rack(path: &str) -> Option<String> {
 
 fn components(rack: &str) -> impl Iterator<Item = &str> {
     rack.split('/').filter(|c| !c.is_empty())
+}
+
+/// Levels of a rack path ("/r1" 1, "/dc1/r1" 2): a node under it is one level deeper.
+pub fn depth(rack: &str) -> usize {
+    components(rack).count()
 }
 
 /// Edges between node `a` on `rack_a` and node `b` on `rack_b` (`same_node` when they are
@@ -506,24 +532,37 @@ impl RackResolver {
         self.cache.lock().clear();
         self.failed.lock().clear();
     }
+
+    /// Forgets the cached answers and failures for `names` only (Hadoop's
+    /// reloadCachedMappings(names), after a node's rack was refused).
+    pub fn forget(&self, names: &[&str]) {
+        let mut cache = self.cache.lock();
+        let mut failed = self.failed.lock();
+        for n in names {
+            cache.remove(*n);
+            failed.remove(*n);
+        }
+    }
 }
 
 /// What read ordering needs to know of one replica holder.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReadNode<'a> {
-    pub ip_addr: &'a str,
-    pub host_name: &'a str,
+    /// The node's identity (datanode uuid), compared with the reader's node.
+    pub uuid: &'a str,
     pub rack: &'a str,
     pub stale: bool,
-    /// Decommissioning, decommissioned or in maintenance.
-    pub out_of_service: bool,
+    /// Decommissioned (a node still decommissioning is read from like any other, as in
+    /// Hadoop's ServiceComparator).
+    pub decommissioned: bool,
     pub slow: bool,
 }
 
-/// The reader: its address, and its rack when known.
+/// The reader: the DataNode it runs on (uuid), when it runs on one, and its rack (that
+/// node's, or the mapping's answer for the reader's address); None when unknown.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reader<'a> {
-    pub host: &'a str,
+    pub node: Option<&'a str>,
     pub rack: Option<&'a str>,
 }
 
@@ -535,30 +574,31 @@ pub struct ReadSortFlags {
     pub avoid_slow: bool,
 }
 
-/// The order in which a reader should try `nodes` (indices into `nodes`): active nodes
-/// by distance from the reader (its own node, then its rack, then the rest; shuffled among
-/// equals with `rng`), then out-of-service nodes, stale ones (if avoided) and slow ones
-/// (if avoided), in that order of badness.
+/// The order in which a reader should try `nodes` (indices into `nodes`), as Hadoop's
+/// DatanodeManager.sortLocatedBlock: first the nodes are ordered by service state
+/// (decommissioned last; behind the others, stale nodes when stale nodes are avoided, then
+/// slow ones when slow nodes are avoided), keeping their given order within a state; then
+/// the leading active nodes are ordered by network distance from the reader (its own node
+/// 0, its rack 2, another rack 4, ...; all equal when the reader's place is unknown),
+/// nodes at the same distance shuffled with `rng`.
 pub fn sort_by_distance(
     reader: Option<&Reader<'_>>,
     nodes: &[ReadNode<'_>],
     flags: ReadSortFlags,
     rng: &mut StdRng,
 ) -> Vec<usize> {
-    let badness = |n: &ReadNode<'_>| -> u8 {
-        if n.out_of_service {
-            3
-        } else if flags.avoid_stale && n.stale {
-            2
-        } else if flags.avoid_slow && n.slow {
-            1
-        } else {
-            0
-        }
+    let state = |n: &ReadNode<'_>| -> (bool, bool, bool) {
+        (
+            n.decommissioned,
+            flags.avoid_stale && n.stale,
+            flags.avoid_slow && n.slow,
+        )
     };
     let weight = |n: &ReadNode<'_>| -> u32 {
-        let Some(r) = reader else { return 0 };
-        if !r.host.is_empty() && (r.host == n.ip_addr || r.host == n.host_name) {
+        let Some(r) = reader else {
+            return u32::MAX;
+        };
+        if r.node.is_some_and(|u| !u.is_empty() && u == n.uuid) {
             return 0;
         }
         match r.rack {
@@ -567,14 +607,23 @@ pub fn sort_by_distance(
         }
     };
     let mut order: Vec<usize> = (0..nodes.len()).collect();
-    order.shuffle(rng);
-    order.sort_by_key(|&i| {
-        let b = badness(&nodes[i]);
-        // Only active nodes are ordered by distance; inactive ones keep their shuffle
-        // order within their badness class.
-        (b, if b == 0 { weight(&nodes[i]) } else { 0 })
-    });
-    order
+    // Stable: nodes in the same service state keep their order.
+    order.sort_by_key(|&i| state(&nodes[i]));
+    let active = order
+        .iter()
+        .take_while(|&&i| state(&nodes[i]) == (false, false, false))
+        .count();
+    let mut by_weight: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for &i in &order[..active] {
+        by_weight.entry(weight(&nodes[i])).or_default().push(i);
+    }
+    let mut out = Vec::with_capacity(nodes.len());
+    for (_, mut group) in by_weight {
+        group.shuffle(rng);
+        out.extend(group);
+    }
+    out.extend_from_slice(&order[active..]);
+    out
 }
 
 #[cfg(test)]

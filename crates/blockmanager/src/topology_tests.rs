@@ -232,10 +232,9 @@ fn failing_script_is_default_rack_or_rejected() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-fn rn<'a>(ip: &'a str, rack: &'a str) -> ReadNode<'a> {
+fn rn<'a>(uuid: &'a str, rack: &'a str) -> ReadNode<'a> {
     ReadNode {
-        ip_addr: ip,
-        host_name: "",
+        uuid,
         rack,
         ..Default::default()
     }
@@ -244,13 +243,14 @@ fn rn<'a>(ip: &'a str, rack: &'a str) -> ReadNode<'a> {
 #[test]
 fn read_order_local_then_rack_then_rest() {
     let nodes = vec![
-        rn("10.0.2.1", "/r2"),
-        rn("10.0.1.2", "/r1"),
-        rn("10.0.3.1", "/r3"),
-        rn("10.0.1.1", "/r1"),
+        rn("dn-2-1", "/r2"),
+        rn("dn-1-2", "/r1"),
+        rn("dn-3-1", "/r3"),
+        rn("dn-1-1", "/r1"),
     ];
+    // the reader runs on DataNode dn-1-1 of rack /r1
     let reader = Reader {
-        host: "10.0.1.1",
+        node: Some("dn-1-1"),
         rack: Some("/r1"),
     };
     let mut seen_first_remote = std::collections::BTreeSet::new();
@@ -271,41 +271,99 @@ fn read_order_local_then_rack_then_rest() {
     assert_eq!(seen_first_remote.len(), 2);
     // a reader off the cluster on a known rack: that rack first
     let reader = Reader {
-        host: "10.0.3.9",
+        node: None,
         rack: Some("/r3"),
     };
     let mut rng = StdRng::seed_from_u64(1);
     let o = sort_by_distance(Some(&reader), &nodes, ReadSortFlags::default(), &mut rng);
     assert_eq!(o[0], 2);
+    // a reader whose node holds no replica: its rack-mates first
+    let reader = Reader {
+        node: Some("dn-2-9"),
+        rack: Some("/r2"),
+    };
+    let o = sort_by_distance(Some(&reader), &nodes, ReadSortFlags::default(), &mut rng);
+    assert_eq!(o[0], 0);
+    // two-level racks: the same data centre before another one
+    let nodes2 = vec![rn("a", "/dc2/r1"), rn("b", "/dc1/r2"), rn("c", "/dc1/r1")];
+    let reader = Reader {
+        node: None,
+        rack: Some("/dc1/r1"),
+    };
+    let o = sort_by_distance(Some(&reader), &nodes2, ReadSortFlags::default(), &mut rng);
+    assert_eq!(o, vec![2, 1, 0]);
+}
+
+#[test]
+fn read_order_unknown_reader_is_a_seeded_shuffle() {
+    let nodes: Vec<ReadNode<'_>> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|u| rn(u, "/r1"))
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..30 {
+        let o = sort_by_distance(
+            None,
+            &nodes,
+            ReadSortFlags::default(),
+            &mut StdRng::seed_from_u64(seed),
+        );
+        let mut sorted = o.clone();
+        sorted.sort();
+        assert_eq!(sorted, vec![0, 1, 2, 3, 4]);
+        assert_eq!(
+            o,
+            sort_by_distance(
+                None,
+                &nodes,
+                ReadSortFlags::default(),
+                &mut StdRng::seed_from_u64(seed)
+            )
+        );
+        seen.insert(o);
+    }
+    assert!(seen.len() > 5, "orders vary with the seed");
 }
 
 #[test]
 fn read_order_puts_bad_nodes_last() {
     let mut nodes = vec![
-        rn("10.0.1.1", "/r1"),
-        rn("10.0.1.2", "/r1"),
-        rn("10.0.2.1", "/r2"),
-        rn("10.0.2.2", "/r2"),
+        rn("dn-1-1", "/r1"),
+        rn("dn-1-2", "/r1"),
+        rn("dn-2-1", "/r2"),
+        rn("dn-2-2", "/r2"),
     ];
     nodes[0].stale = true;
-    nodes[1].out_of_service = true;
+    nodes[1].decommissioned = true;
     nodes[2].slow = true;
     let reader = Reader {
-        host: "10.0.1.1",
+        node: Some("dn-1-1"),
         rack: Some("/r1"),
     };
     let flags = ReadSortFlags {
         avoid_stale: true,
         avoid_slow: true,
     };
-    let mut rng = StdRng::seed_from_u64(5);
-    assert_eq!(
-        sort_by_distance(Some(&reader), &nodes, flags, &mut rng),
-        vec![3, 2, 0, 1]
-    );
-    // stale not avoided: the local stale node is first; decommissioning still last
+    for seed in 0..10 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        // good node, then slow, then stale, then decommissioned
+        assert_eq!(
+            sort_by_distance(Some(&reader), &nodes, flags, &mut rng),
+            vec![3, 2, 0, 1]
+        );
+    }
+    // stale and slow not avoided (the defaults): the local stale node is first;
+    // the decommissioned node is still last
     let mut rng = StdRng::seed_from_u64(5);
     let o = sort_by_distance(Some(&reader), &nodes, ReadSortFlags::default(), &mut rng);
     assert_eq!(o[0], 0);
     assert_eq!(o[3], 1);
+    // a stale node that is also slow goes behind one that is only stale
+    nodes[3].stale = true;
+    nodes[3].slow = true;
+    let mut rng = StdRng::seed_from_u64(5);
+    assert_eq!(
+        sort_by_distance(Some(&reader), &nodes, flags, &mut rng),
+        vec![2, 0, 3, 1]
+    );
 }

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::block::{Block, BlockUcState, ReplicaState};
-use crate::datanodes::{DEFAULT_RACK, Liveness};
+use crate::datanodes::Liveness;
 use crate::manager::BlockManager;
 use crate::redundancy::decommission::AdminState;
 
@@ -79,6 +79,52 @@ pub struct BlockView {
     pub decommissioned: usize,
     /// Only corrupt replicas are left (LocatedBlock.isCorrupt).
     pub is_corrupt: bool,
+    /// How the replicas spread over racks (fsck's mis-replicated blocks).
+    pub rack_spread: RackSpread,
+}
+
+/// The racks a block's replicas are on, against the cluster's racks (Hadoop's
+/// BlockPlacementPolicyDefault.verifyBlockPlacement / BlockPlacementStatusDefault).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RackSpread {
+    /// Distinct racks of the replicas a reader would be given (the non-corrupt ones, or
+    /// the corrupt ones when nothing else is left).
+    pub racks: usize,
+    /// Racks holding a node not dead.
+    pub cluster_racks: usize,
+    /// The cluster has ever had two racks; until then every placement is satisfied.
+    pub multi_rack: bool,
+}
+
+impl RackSpread {
+    /// Racks a block of `replication` should span: two (one if it has one replica).
+    pub fn required_racks(&self, replication: u16) -> usize {
+        if self.multi_rack {
+            2.min(usize::from(replication))
+        } else {
+            1
+        }
+    }
+
+    /// Placement satisfied: enough racks, or every rack of the cluster used.
+    pub fn is_satisfied(&self, replication: u16) -> bool {
+        if !self.multi_rack {
+            return true;
+        }
+        self.required_racks(replication) <= self.racks || self.racks >= self.cluster_racks
+    }
+
+    /// Hadoop's description of a violation (None when satisfied).
+    pub fn violation(&self, replication: u16) -> Option<String> {
+        if self.is_satisfied(replication) {
+            return None;
+        }
+        Some(format!(
+            "Block should be additionally replicated on {} more rack(s). Total number of racks in the cluster: {}",
+            self.required_racks(replication) - self.racks,
+            self.cluster_racks
+        ))
+    }
 }
 
 /// Cluster facts fsck prints in its summary.
@@ -148,6 +194,8 @@ impl BlockManager {
         };
         let dns = self.datanodes.lock("views");
         let now = self.now_mono();
+        let cluster_racks = dns.num_racks(now);
+        let multi_rack = dns.ever_multi_rack();
         raws.into_iter()
             .map(|raw| {
                 let raw = raw?;
@@ -164,6 +212,11 @@ impl BlockManager {
                     decommissioning: 0,
                     decommissioned: 0,
                     is_corrupt: false,
+                    rack_spread: RackSpread {
+                        racks: 0,
+                        cluster_racks,
+                        multi_rack,
+                    },
                 };
                 for (dn, storage, state, gs, corrupt, excess) in raw.reps {
                     let Some(d) = dns.get(&dn) else { continue };
@@ -211,7 +264,7 @@ impl BlockManager {
                         dn_uuid: dn.to_string(),
                         xfer_addr: d.id.xfer_addr(),
                         host_name: d.id.host_name.clone(),
-                        rack: DEFAULT_RACK.to_string(),
+                        rack: d.network_location.clone(),
                         storage_type: d.storage(&storage).map_or(1, |s| s.storage_type),
                         storage_id: storage.to_string(),
                         state,
@@ -219,12 +272,21 @@ impl BlockManager {
                     });
                 }
                 v.is_corrupt = v.live + v.decommissioning + v.decommissioned == 0 && v.corrupt > 0;
+                let mut racks: Vec<&str> = v
+                    .replicas
+                    .iter()
+                    .filter(|r| v.is_corrupt || r.status != ReplicaStatus::Corrupt)
+                    .map(|r| r.rack.as_str())
+                    .collect();
+                racks.sort_unstable();
+                racks.dedup();
+                v.rack_spread.racks = racks.len();
                 Some(v)
             })
             .collect()
     }
 
-    /// Live and dead DataNodes, and racks with a live node.
+    /// Live and dead DataNodes, and the racks holding a node not dead.
     pub fn node_counts(&self) -> NodeCounts {
         let dns = self.datanodes.lock("views");
         let now = self.now_mono();
@@ -236,7 +298,7 @@ impl BlockManager {
                 c.live += 1;
             }
         }
-        c.racks = usize::from(c.live > 0);
+        c.racks = dns.num_racks(now);
         c
     }
 

@@ -355,7 +355,11 @@ fn liveness_stale_dead_and_replica_removal() {
         !bm.heartbeat(&uuid(3), vec![report(3, GB)], 0, 0, false)
             .registered
     );
-    assert!(bm.register_datanode(dn_id(3), "3.5.0").was_dead);
+    assert!(
+        bm.register_datanode(dn_id(3), "3.5.0")
+            .expect("register")
+            .was_dead
+    );
     let rep = vec![ReportedReplica {
         block: Block::new(1, 1001, 64),
         state: ReplicaState::Finalized,

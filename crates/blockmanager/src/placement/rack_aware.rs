@@ -176,6 +176,8 @@ pub struct PlacementSettings {
     pub stale_write_ratio: f64,
     /// `dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled`.
     pub exclude_slow_nodes: bool,
+    /// `dfs.namenode.avoid.read.stale.datanode`: stale nodes read last.
+    pub avoid_stale_for_read: bool,
 }
 
 impl Default for PlacementSettings {
@@ -189,6 +191,7 @@ impl Default for PlacementSettings {
             stale_write_ratio: DFS_NAMENODE_USE_STALE_DATANODE_FOR_WRITE_RATIO_DEFAULT,
             exclude_slow_nodes:
                 DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_DEFAULT,
+            avoid_stale_for_read: DFS_NAMENODE_AVOID_STALE_DATANODE_FOR_READ_DEFAULT,
         }
     }
 }
@@ -253,6 +256,12 @@ impl PlacementSettings {
                     d.exclude_slow_nodes,
                 )
                 .map_err(conf_err)?,
+            avoid_stale_for_read: conf
+                .get_bool(
+                    DFS_NAMENODE_AVOID_STALE_DATANODE_FOR_READ_KEY,
+                    d.avoid_stale_for_read,
+                )
+                .map_err(conf_err)?,
         })
     }
 }
@@ -304,14 +313,20 @@ impl PlacementConfig {
     }
 }
 
-/// The policy `cfg` names.
+/// The policy `cfg` names, with its own rack resolver built from `cfg.topology`.
 pub fn build_policy(cfg: &PlacementConfig) -> Box<dyn PlacementPolicy> {
+    build_policy_with(cfg, Arc::new(RackResolver::from_config(&cfg.topology)))
+}
+
+/// The policy `cfg` names, resolving racks with `resolver` (the block manager's, shared
+/// with DataNode registration).
+pub fn build_policy_with(
+    cfg: &PlacementConfig,
+    resolver: Arc<RackResolver>,
+) -> Box<dyn PlacementPolicy> {
     match cfg.policy {
         PolicyKind::Simple => Box::new(SimplePlacement),
-        PolicyKind::RackAware => Box::new(RackAwarePlacement::new(
-            cfg.settings.clone(),
-            Arc::new(RackResolver::from_config(&cfg.topology)),
-        )),
+        PolicyKind::RackAware => Box::new(RackAwarePlacement::new(cfg.settings.clone(), resolver)),
     }
 }
 
@@ -845,6 +860,8 @@ pub fn replica_holders(nodes: &[NodeView], racks: Vec<String>) -> Vec<ReplicaHol
 }
 
 /// Read order for `nodes` under policy `p`'s racks: see `PlacementPolicy::sort_for_read`.
+/// A reader on the host of one of `nodes` reads from that node (one picked with `rng` when
+/// the host has several), else its rack comes from `p.rack_of_host`.
 pub fn sort_for_read<P: PlacementPolicy + ?Sized>(
     p: &P,
     reader_host: Option<&str>,
@@ -853,26 +870,33 @@ pub fn sort_for_read<P: PlacementPolicy + ?Sized>(
     rng: &mut StdRng,
 ) -> Vec<usize> {
     let racks = p.racks_of(nodes);
-    let reader_rack: Option<String> =
-        reader_host.map(|h| match nodes.iter().position(|v| v.matches_host(h)) {
-            Some(i) => racks[i].clone(),
-            None => p
-                .rack_of_host(h)
-                .unwrap_or_else(|| DEFAULT_RACK.to_string()),
-        });
-    let reader = reader_host.map(|h| Reader {
-        host: h,
+    let (reader_node, reader_rack): (Option<usize>, Option<String>) = match reader_host {
+        None => (None, None),
+        Some(h) => {
+            let on_host: Vec<usize> = (0..nodes.len())
+                .filter(|&i| nodes[i].matches_host(h))
+                .collect();
+            match on_host.len() {
+                0 => (None, p.rack_of_host(h)),
+                k => {
+                    let i = on_host[rng.random_range(0..k)];
+                    (Some(i), Some(racks[i].clone()))
+                }
+            }
+        }
+    };
+    let reader = reader_host.map(|_| Reader {
+        node: reader_node.map(|i| nodes[i].uuid.as_str()),
         rack: reader_rack.as_deref(),
     });
     let read_nodes: Vec<ReadNode<'_>> = nodes
         .iter()
         .zip(&racks)
         .map(|(v, r)| ReadNode {
-            ip_addr: &v.ip_addr,
-            host_name: &v.host_name,
+            uuid: &v.uuid,
             rack: r,
             stale: v.stale,
-            out_of_service: v.out_of_service,
+            decommissioned: v.decommissioned,
             slow: v.slow,
         })
         .collect();

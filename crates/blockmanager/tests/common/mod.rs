@@ -71,7 +71,7 @@ pub fn report(i: u32, remaining: u64) -> StorageReport {
 /// Registers DataNodes 1..=n, each with one storage of `remaining` bytes free.
 pub fn add_nodes(bm: &BlockManager, n: u32, remaining: u64) {
     for i in 1..=n {
-        bm.register_datanode(dn_id(i), "3.5.0");
+        bm.register_datanode(dn_id(i), "3.5.0").expect("register");
         let out = bm.heartbeat(&uuid(i), vec![report(i, remaining)], 0, 0, false);
         assert!(out.registered);
     }

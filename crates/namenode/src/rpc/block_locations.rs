@@ -22,9 +22,19 @@ impl ClientProtocolService {
         let caller = self.caller(ctx).await;
         let offset = i64::try_from(req.offset).unwrap_or(i64::MAX);
         let length = i64::try_from(req.length).unwrap_or(i64::MAX);
-        let lbs = self
+        let mut lbs = self
             .fs
             .get_block_locations(&caller, &req.src, offset, length)?;
+        // Closest replicas first for the caller's address (Hadoop sorts the located blocks
+        // and the last block by the client machine after the namespace work).
+        let reader = ctx.peer.ip().to_string();
+        let mut locs: Vec<&mut Vec<rhdfs_blockmanager::Location>> = lbs
+            .blocks
+            .iter_mut()
+            .chain(lbs.last.iter_mut())
+            .map(|lb| &mut lb.locations)
+            .collect();
+        self.fs.block_manager().sort_for_reader(&reader, &mut locs);
         Ok(encode_response(&GetBlockLocationsResponseProto {
             locations: Some(located_blocks(self.pool(), &lbs)),
         }))

@@ -55,7 +55,8 @@ fn env() -> Env {
                 ..DatanodeId::default()
             },
             "3.5.0",
-        );
+        )
+        .expect("register");
         bm.heartbeat(
             &uuid,
             vec![StorageReport {
