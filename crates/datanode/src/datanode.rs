@@ -87,6 +87,7 @@ impl DataNode {
 
         let (tx, events) = mpsc::unbounded_channel();
         let notifier: Arc<dyn BlockNotifier> = Arc::new(tx);
+        dataset.set_notifier(notifier.clone());
         let xcfg = XceiverConfig {
             keepalive: conf
                 .get_duration(

@@ -17,6 +17,9 @@ pub enum StorageError {
     ReplicaExists { id: u64, state: String },
     #[error("replica blk_{id}: {msg}")]
     BadReplicaState { id: u64, msg: String },
+    /// A newer block recovery owns the replica (Hadoop's RecoveryInProgressException).
+    #[error("replica blk_{id}: {msg}")]
+    RecoveryInProgress { id: u64, msg: String },
     #[error("no volume has {0} bytes available")]
     OutOfSpace(u64),
     #[error("no data directories configured")]

@@ -39,6 +39,15 @@ impl fmt::Display for ReplicaState {
     }
 }
 
+/// What an RUR (ReplicaUnderRecovery) replica remembers: the state it had before the
+/// recovery took it over (its files are still where that state keeps them) and the id of the
+/// recovery that owns it (the generation stamp it will take).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnderRecovery {
+    pub original: ReplicaState,
+    pub recovery_id: u64,
+}
+
 /// One replica as the dataset knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplicaInfo {
@@ -53,4 +62,24 @@ pub struct ReplicaInfo {
     pub checksum: ChecksumSpec,
     /// Incremented each time a writer (re)opens the replica; stale writers stop updating it.
     pub writer_epoch: u64,
+    /// Set while the replica is RUR (`state == Rur`).
+    pub recovery: Option<UnderRecovery>,
+}
+
+impl ReplicaInfo {
+    /// The state before a block recovery took the replica over (its own state otherwise).
+    /// This is what block reports and initReplicaRecovery tell about it, as Hadoop does.
+    pub fn original_state(&self) -> ReplicaState {
+        match (self.state, self.recovery) {
+            (ReplicaState::Rur, Some(u)) => u.original,
+            // An RUR without its record can only have come from the rbw directory.
+            (ReplicaState::Rur, None) => ReplicaState::Rwr,
+            (s, _) => s,
+        }
+    }
+
+    /// The id of the recovery owning an RUR replica.
+    pub fn recovery_id(&self) -> Option<u64> {
+        self.recovery.map(|u| u.recovery_id)
+    }
 }

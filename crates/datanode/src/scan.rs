@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io::Read;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::checksum::ChecksumSpec;
@@ -67,19 +68,19 @@ fn scan_dir(
             let _ = fs::remove_file(p);
         }
         let meta_path = dir.join(meta::meta_file_name(id, gs));
-        let (spec, meta_len) = match read_meta_header(&meta_path) {
+        let read = if state == ReplicaState::Finalized {
+            read_meta_header(&meta_path).map(|(spec, _)| (spec, len))
+        } else {
+            // An interrupted writer: only the bytes its meta file vouches for count.
+            checksummed_length(&dir.join(meta::block_file_name(id)), &meta_path)
+        };
+        let (spec, num_bytes) = match read {
             Ok(v) => v,
             Err(err) => {
                 tracing::warn!(path = %meta_path.display(), %err, "unreadable meta file; replica ignored");
                 continue;
             }
         };
-        let mut num_bytes = len;
-        if state != ReplicaState::Finalized && spec.kind.size() > 0 {
-            // An interrupted writer: only bytes whose chunk CRC reached the meta file are valid.
-            let crcs = meta_len.saturating_sub(meta::META_HEADER_LEN) / spec.kind.size() as u64;
-            num_bytes = num_bytes.min(crcs * spec.bpc());
-        }
         out.push(ReplicaInfo {
             id,
             gs,
@@ -88,6 +89,7 @@ fn scan_dir(
             volume: vol.index,
             checksum: spec,
             writer_epoch: 0,
+            recovery: None,
         });
     }
     for (id, gss) in metas {
@@ -96,6 +98,41 @@ fn scan_dir(
         }
     }
     Ok(out)
+}
+
+/// The length of an unfinished replica (RBW, RWR) that its meta file vouches for: at most the
+/// bytes covered by the CRCs that reached the meta file, less the last chunk when its bytes
+/// do not match its CRC (a write cut off between the data and its checksum). Used on restart
+/// and by block recovery (initReplicaRecovery). Returns the replica's checksum too.
+pub fn checksummed_length(block: &Path, meta: &Path) -> Result<(ChecksumSpec, u64), StorageError> {
+    let (spec, meta_len) = read_meta_header(meta)?;
+    let b = fs::File::open(block)?;
+    let block_len = b.metadata()?.len();
+    let size = spec.kind.size() as u64;
+    if size == 0 {
+        return Ok((spec, block_len));
+    }
+    let crcs = meta_len.saturating_sub(meta::META_HEADER_LEN) / size;
+    let len = block_len.min(crcs.saturating_mul(spec.bpc()));
+    if len == 0 {
+        return Ok((spec, 0));
+    }
+    let last = (len - 1) / spec.bpc();
+    let start = last * spec.bpc();
+    let mut data = vec![0u8; (len - start) as usize];
+    b.read_exact_at(&mut data, start)?;
+    let mut stored = [0u8; 4];
+    fs::File::open(meta)?.read_exact_at(&mut stored, meta::crc_offset(&spec, last))?;
+    if spec.crc(&data).to_be_bytes() != stored {
+        tracing::warn!(
+            path = %block.display(),
+            len,
+            valid = start,
+            "last chunk does not match its checksum; replica cut to the chunk before it"
+        );
+        return Ok((spec, start));
+    }
+    Ok((spec, len))
 }
 
 pub fn read_meta_header(path: &Path) -> Result<(ChecksumSpec, u64), StorageError> {

@@ -7,12 +7,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::checksum::ChecksumSpec;
-use crate::dataset::Dataset;
+use crate::dataset::{Dataset, ReplicaGuard};
 use crate::error::StorageError;
 use crate::meta;
 use crate::replica::{ReplicaInfo, ReplicaState};
 
-/// An open replica being written (RBW or TEMPORARY).
+/// An open replica being written (RBW or TEMPORARY). Every write holds the replica's guard
+/// and first checks that the writer still owns the replica, so once a recovery or another
+/// writer took the replica over, this one fails instead of touching the files.
 #[derive(Debug)]
 pub struct ReplicaWriter {
     ds: Arc<Dataset>,
@@ -26,6 +28,7 @@ pub struct ReplicaWriter {
     block: File,
     meta: File,
     len: u64,
+    guard: ReplicaGuard,
 }
 
 impl ReplicaWriter {
@@ -35,6 +38,7 @@ impl ReplicaWriter {
         info: &ReplicaInfo,
         block: &Path,
         metap: &Path,
+        guard: ReplicaGuard,
     ) -> Result<Self, StorageError> {
         let b = OpenOptions::new()
             .read(true)
@@ -49,7 +53,7 @@ impl ReplicaWriter {
             .truncate(true)
             .open(metap)?;
         m.write_all_at(&meta::encode_header(&info.checksum), 0)?;
-        Ok(Self::new(ds, bpid, info, b, m, 0))
+        Ok(Self::new(ds, bpid, info, (b, m), 0, guard))
     }
 
     pub(crate) fn open(
@@ -58,6 +62,7 @@ impl ReplicaWriter {
         info: &ReplicaInfo,
         block: &Path,
         metap: &Path,
+        guard: ReplicaGuard,
     ) -> Result<Self, StorageError> {
         let b = OpenOptions::new().read(true).write(true).open(block)?;
         let m = OpenOptions::new().read(true).write(true).open(metap)?;
@@ -67,16 +72,16 @@ impl ReplicaWriter {
         let mut info = info.clone();
         info.checksum = spec;
         let len = info.num_bytes.min(b.metadata()?.len());
-        Ok(Self::new(ds, bpid, &info, b, m, len))
+        Ok(Self::new(ds, bpid, &info, (b, m), len, guard))
     }
 
     fn new(
         ds: Arc<Dataset>,
         bpid: &str,
         info: &ReplicaInfo,
-        block: File,
-        meta: File,
+        (block, meta): (File, File),
         len: u64,
+        guard: ReplicaGuard,
     ) -> Self {
         ReplicaWriter {
             ds,
@@ -90,6 +95,7 @@ impl ReplicaWriter {
             block,
             meta,
             len,
+            guard,
         }
     }
 
@@ -141,6 +147,7 @@ impl ReplicaWriter {
         if data.is_empty() {
             return Ok(());
         }
+        let _held = self.guard.lock();
         let bpc = self.spec.bpc();
         let end = offset + data.len() as u64;
         let first_chunk = offset / bpc;
@@ -178,18 +185,9 @@ impl ReplicaWriter {
         if len >= self.len {
             return Ok(());
         }
-        self.block.set_len(len)?;
-        let chunks = self.spec.chunks(len);
-        self.meta.set_len(meta::crc_offset(&self.spec, chunks))?;
-        let bpc = self.spec.bpc();
-        if !len.is_multiple_of(bpc) && self.spec.kind.size() > 0 {
-            let start = (len / bpc) * bpc;
-            let mut buf = vec![0u8; (len - start) as usize];
-            self.block.read_exact_at(&mut buf, start)?;
-            let crc = self.spec.crc(&buf).to_be_bytes();
-            self.meta
-                .write_all_at(&crc, meta::crc_offset(&self.spec, len / bpc))?;
-        }
+        let _held = self.guard.lock();
+        self.ds.check_epoch(&self.bpid, self.id, self.epoch)?;
+        truncate_files(&self.block, &self.meta, &self.spec, len)?;
         self.len = len;
         self.ds.update_len(&self.bpid, self.id, self.epoch, len)
     }
@@ -220,10 +218,34 @@ impl ReplicaWriter {
             len,
             block,
             meta,
+            guard,
             ..
         } = self;
         drop(block);
         drop(meta);
+        let _held = guard.lock();
         ds.finish(&bpid, id, epoch, len, to)
     }
+}
+
+/// Cuts a replica's files to `len` bytes: the block file, the meta file to the CRCs of the
+/// chunks left, and the CRC of a now partial last chunk recomputed from its bytes.
+pub(crate) fn truncate_files(
+    block: &File,
+    meta: &File,
+    spec: &ChecksumSpec,
+    len: u64,
+) -> Result<(), StorageError> {
+    block.set_len(len)?;
+    let chunks = spec.chunks(len);
+    meta.set_len(meta::crc_offset(spec, chunks))?;
+    let bpc = spec.bpc();
+    if !len.is_multiple_of(bpc) && spec.kind.size() > 0 {
+        let start = (len / bpc) * bpc;
+        let mut buf = vec![0u8; (len - start) as usize];
+        block.read_exact_at(&mut buf, start)?;
+        let crc = spec.crc(&buf).to_be_bytes();
+        meta.write_all_at(&crc, meta::crc_offset(spec, len / bpc))?;
+    }
+    Ok(())
 }

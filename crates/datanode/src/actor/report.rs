@@ -101,20 +101,17 @@ pub fn storage_reports(stats: &[StorageStats]) -> Vec<StorageReportProto> {
 
 /// The long-list encoding: numFinalized, numUC, finalized (id, len, gs) triplets, a delimiter
 /// triplet of -1s, then under-construction (id, len, gs, state) quads. TEMPORARY replicas are
-/// not reported.
+/// not reported. A replica under recovery (RUR) is reported as the replica it was before the
+/// recovery took it (FINALIZED, RBW or RWR), as Hadoop's DataNode does: the NameNode treats a
+/// reported RUR as corrupt.
 pub fn encode_block_list(replicas: &[ReplicaInfo]) -> (Vec<u64>, u64) {
     let finalized: Vec<&ReplicaInfo> = replicas
         .iter()
-        .filter(|r| r.state == ReplicaState::Finalized)
+        .filter(|r| r.original_state() == ReplicaState::Finalized)
         .collect();
     let uc: Vec<&ReplicaInfo> = replicas
         .iter()
-        .filter(|r| {
-            matches!(
-                r.state,
-                ReplicaState::Rbw | ReplicaState::Rwr | ReplicaState::Rur
-            )
-        })
+        .filter(|r| matches!(r.original_state(), ReplicaState::Rbw | ReplicaState::Rwr))
         .collect();
     let mut v = Vec::with_capacity(2 + 3 * finalized.len() + 3 + 4 * uc.len());
     v.push(finalized.len() as u64);
@@ -124,7 +121,7 @@ pub fn encode_block_list(replicas: &[ReplicaInfo]) -> (Vec<u64>, u64) {
     }
     v.extend_from_slice(&[u64::MAX; 3]);
     for r in &uc {
-        v.extend_from_slice(&[r.id, r.num_bytes, r.gs, r.state.code()]);
+        v.extend_from_slice(&[r.id, r.num_bytes, r.gs, r.original_state().code()]);
     }
     (v, (finalized.len() + uc.len()) as u64)
 }
@@ -214,6 +211,7 @@ mod tests {
             volume: 0,
             checksum: ChecksumSpec::default(),
             writer_epoch: 0,
+            recovery: None,
         }
     }
 

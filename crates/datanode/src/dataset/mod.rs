@@ -1,27 +1,43 @@
 //! The replica map over all volumes and the state transitions of replicas (create, append,
 //! recovery, finalize, invalidate). Every method here does blocking file I/O: call it from
 //! `spawn_blocking` or a dedicated thread.
+//!
+//! Each replica has a `writer_epoch`; every change of state gives it a new one, so a writer
+//! of an older epoch fails from then on. A change of state ([`Dataset::transition`]) and every
+//! write of the replica's writer hold the replica's *guard* (a mutex kept per epoch while the
+//! replica is being written or changed), so a recovery that takes a replica over waits for a
+//! write in flight and no stale write lands after it.
 
+mod recovery;
+#[cfg(test)]
+mod recovery_tests;
 mod transitions;
 
 use std::collections::HashMap;
 use std::fs;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
 use crate::error::StorageError;
 use crate::meta;
+use crate::notify::{BlockEvent, BlockNotifier, BlockStatus};
 use crate::replica::{ReplicaInfo, ReplicaState};
 use crate::scan;
 use crate::volume::{Volume, VolumeSpace};
+
+/// Serializes the writes of a replica's writer and the changes of its state.
+pub(crate) type ReplicaGuard = Arc<Mutex<()>>;
 
 #[derive(Debug, Default)]
 struct Inner {
     pools: HashMap<String, HashMap<u64, ReplicaInfo>>,
     next_volume: usize,
     next_epoch: u64,
+    /// Guards by writer epoch, for replicas with a writer or a change under way; removed
+    /// when the epoch ends (the replica changes state or is removed).
+    guards: HashMap<u64, ReplicaGuard>,
 }
 
 /// Space and usage of one volume, for storage reports.
@@ -38,6 +54,9 @@ pub struct Dataset {
     volumes: Vec<Arc<Volume>>,
     datanode_uuid: String,
     inner: Mutex<Inner>,
+    /// Where replica events the dataset raises itself go (a replica finalized by a block
+    /// recovery is RECEIVED_BLOCK in the next incremental report).
+    notifier: OnceLock<Arc<dyn BlockNotifier>>,
 }
 
 /// Files removed from the map by `remove_for_delete`, to be deleted by the async deleter.
@@ -74,6 +93,7 @@ impl Dataset {
             volumes,
             datanode_uuid: uuid,
             inner: Mutex::new(Inner::default()),
+            notifier: OnceLock::new(),
         };
         let mut pools = Vec::new();
         for v in &ds.volumes {
@@ -127,12 +147,40 @@ impl Dataset {
             }
         }
         tracing::info!(bpid, replicas = found.len(), "block pool loaded");
-        self.inner
-            .lock()
-            .pools
-            .entry(bpid.to_string())
-            .or_insert(found);
+        let mut inner = self.inner.lock();
+        if inner.pools.contains_key(bpid) {
+            return Ok(());
+        }
+        // Every replica gets an epoch of its own, so changes of different replicas never
+        // wait on one another's guard.
+        for r in found.values_mut() {
+            inner.next_epoch += 1;
+            r.writer_epoch = inner.next_epoch;
+        }
+        inner.pools.insert(bpid.to_string(), found);
         Ok(())
+    }
+
+    /// Sends the replica events the dataset raises itself to `n` (set once, at start).
+    pub fn set_notifier(&self, n: Arc<dyn BlockNotifier>) {
+        if self.notifier.set(n).is_err() {
+            tracing::warn!("dataset notifier already set; the new one is ignored");
+        }
+    }
+
+    /// Reports `r` (as it is now) with `status` to the NameNode side, if a notifier is set.
+    pub(crate) fn notify(&self, bpid: &str, r: &ReplicaInfo, status: BlockStatus) {
+        let (Some(n), Some(v)) = (self.notifier.get(), self.volumes.get(r.volume)) else {
+            return;
+        };
+        n.notify(BlockEvent {
+            bpid: bpid.to_string(),
+            storage_id: v.storage_id.clone(),
+            block_id: r.id,
+            gs: r.gs,
+            num_bytes: r.num_bytes,
+            status,
+        });
     }
 
     pub fn get(&self, bpid: &str, id: u64) -> Option<ReplicaInfo> {
@@ -148,13 +196,14 @@ impl Dataset {
             .unwrap_or_default()
     }
 
+    /// The block file (an RUR replica's files stay where its original state keeps them).
     pub fn block_path(&self, bpid: &str, r: &ReplicaInfo) -> PathBuf {
-        self.dir_of(bpid, r.volume, r.state)
+        self.dir_of(bpid, r.volume, r.original_state())
             .join(meta::block_file_name(r.id))
     }
 
     pub fn meta_path(&self, bpid: &str, r: &ReplicaInfo) -> PathBuf {
-        self.dir_of(bpid, r.volume, r.state)
+        self.dir_of(bpid, r.volume, r.original_state())
             .join(meta::meta_file_name(r.id, r.gs))
     }
 
@@ -204,12 +253,13 @@ impl Dataset {
         Err(StorageError::OutOfSpace(needed))
     }
 
-    /// Fails unless the writer with `epoch` still owns the replica.
+    /// Fails unless the writer with `epoch` still owns the replica (an RUR replica has no
+    /// writer: a recovery took it over).
     pub(crate) fn check_epoch(&self, bpid: &str, id: u64, epoch: u64) -> Result<(), StorageError> {
         let inner = self.inner.lock();
         match inner.pools.get(bpid).and_then(|m| m.get(&id)) {
             Some(r) if r.writer_epoch == epoch => Ok(()),
-            Some(_) => Err(bad(id, "replica was reopened by another writer".into())),
+            Some(r) => Err(superseded(r)),
             None => Err(StorageError::ReplicaNotFound(id)),
         }
     }
@@ -228,7 +278,7 @@ impl Dataset {
                 r.num_bytes = len;
                 Ok(())
             }
-            Some(_) => Err(bad(id, "replica was reopened by another writer".into())),
+            Some(r) => Err(superseded(r)),
             None => Err(StorageError::ReplicaNotFound(id)),
         }
     }
@@ -246,7 +296,7 @@ impl Dataset {
             .get(bpid, id)
             .ok_or(StorageError::ReplicaNotFound(id))?;
         if r.writer_epoch != epoch {
-            return Err(bad(id, "replica was reopened by another writer".into()));
+            return Err(superseded(&r));
         }
         let mut n = r.clone();
         n.state = to;
@@ -261,13 +311,100 @@ impl Dataset {
             }
         }
         let mut inner = self.inner.lock();
+        let inner = &mut *inner;
         match inner.pools.get_mut(bpid).and_then(|m| m.get_mut(&id)) {
             Some(e) if e.writer_epoch == epoch => {
+                // The writer is done: its epoch ends with it.
+                inner.guards.remove(&epoch);
+                inner.next_epoch += 1;
+                n.writer_epoch = inner.next_epoch;
                 *e = n.clone();
                 Ok(n)
             }
             _ => Err(bad(id, "replica changed while finalizing".into())),
         }
+    }
+
+    /// The guard of a replica's current epoch (created when nobody holds one yet), with the
+    /// replica as it was when the guard was looked up.
+    fn guard_for(&self, bpid: &str, id: u64) -> Result<(ReplicaInfo, ReplicaGuard), StorageError> {
+        let mut inner = self.inner.lock();
+        let inner = &mut *inner;
+        let r = inner
+            .pools
+            .get(bpid)
+            .and_then(|m| m.get(&id))
+            .ok_or(StorageError::ReplicaNotFound(id))?;
+        let g = inner.guards.entry(r.writer_epoch).or_default().clone();
+        Ok((r.clone(), g))
+    }
+
+    /// The guard a new writer of `info` (just created or reopened) holds for its writes;
+    /// fails if the replica changed again since.
+    pub(crate) fn attach_writer(
+        &self,
+        bpid: &str,
+        info: &ReplicaInfo,
+    ) -> Result<ReplicaGuard, StorageError> {
+        let mut inner = self.inner.lock();
+        let inner = &mut *inner;
+        match inner.pools.get(bpid).and_then(|m| m.get(&info.id)) {
+            Some(r) if r.writer_epoch == info.writer_epoch => {
+                Ok(inner.guards.entry(r.writer_epoch).or_default().clone())
+            }
+            Some(_) => Err(bad(
+                info.id,
+                "replica was reopened by another writer".into(),
+            )),
+            None => Err(StorageError::ReplicaNotFound(info.id)),
+        }
+    }
+
+    /// Changes replica `id` with its writer and every other change of it shut out. `work`
+    /// sees the replica as it is, does the file work of the change and returns the replica's
+    /// new record (or None for no change) plus a value for the caller. The new record gets a
+    /// new epoch (a writer of the old one fails from then on) and is returned.
+    pub(crate) fn transition<T>(
+        &self,
+        bpid: &str,
+        id: u64,
+        mut work: impl FnMut(&ReplicaInfo) -> Result<(Option<ReplicaInfo>, T), StorageError>,
+    ) -> Result<(T, Option<ReplicaInfo>), StorageError> {
+        for _ in 0..TRANSITION_ATTEMPTS {
+            let (seen, guard) = self.guard_for(bpid, id)?;
+            let _held = guard.lock();
+            let cur = self
+                .get(bpid, id)
+                .ok_or(StorageError::ReplicaNotFound(id))?;
+            if cur.writer_epoch != seen.writer_epoch {
+                // Changed before the guard was ours: look again.
+                continue;
+            }
+            let (new, value) = work(&cur)?;
+            let Some(mut new) = new else {
+                return Ok((value, None));
+            };
+            let mut inner = self.inner.lock();
+            let inner = &mut *inner;
+            let Some(slot) = inner
+                .pools
+                .get_mut(bpid)
+                .and_then(|m| m.get_mut(&id))
+                .filter(|e| e.writer_epoch == cur.writer_epoch)
+            else {
+                tracing::warn!(id, "replica removed while it changed state");
+                return Err(StorageError::ReplicaNotFound(id));
+            };
+            inner.guards.remove(&cur.writer_epoch);
+            inner.next_epoch += 1;
+            new.writer_epoch = inner.next_epoch;
+            *slot = new.clone();
+            return Ok((value, Some(new)));
+        }
+        Err(bad(
+            id,
+            "replica kept changing while another change waited for it".into(),
+        ))
     }
 
     /// Takes a replica out of the map for deletion (DNA_INVALIDATE); the caller deletes the files.
@@ -280,7 +417,9 @@ impl Dataset {
                 tracing::warn!(id, gs, "invalidate of an older generation stamp ignored");
                 return None;
             }
-            m.remove(&id)?
+            let info = m.remove(&id)?;
+            inner.guards.remove(&info.writer_epoch);
+            info
         };
         Some(DeletedReplica {
             bpid: bpid.to_string(),
@@ -313,6 +452,20 @@ pub fn delete_files(d: &DeletedReplica) -> Result<(), StorageError> {
 fn prefer(new: &ReplicaInfo, old: &ReplicaInfo) -> bool {
     (new.gs, new.state == ReplicaState::Finalized, new.num_bytes)
         > (old.gs, old.state == ReplicaState::Finalized, old.num_bytes)
+}
+
+/// How often a change of state looks again at a replica that changed under it.
+const TRANSITION_ATTEMPTS: usize = 8;
+
+/// The error a writer gets once its replica is no longer its own.
+fn superseded(r: &ReplicaInfo) -> StorageError {
+    match r.recovery_id() {
+        Some(rid) => bad(
+            r.id,
+            format!("replica is under recovery (recovery id {rid}); its writer was stopped"),
+        ),
+        None => bad(r.id, "replica was reopened by another writer".into()),
+    }
 }
 
 fn bad(id: u64, msg: String) -> StorageError {

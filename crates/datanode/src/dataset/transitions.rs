@@ -76,6 +76,7 @@ impl Dataset {
                 volume,
                 checksum: spec,
                 writer_epoch: epoch,
+                recovery: None,
             };
             inner
                 .pools
@@ -86,7 +87,10 @@ impl Dataset {
         };
         let block = self.block_path(bpid, &info);
         let metap = self.meta_path(bpid, &info);
-        match ReplicaWriter::create(self.clone(), bpid, &info, &block, &metap) {
+        let created = self.attach_writer(bpid, &info).and_then(|guard| {
+            ReplicaWriter::create(self.clone(), bpid, &info, &block, &metap, guard)
+        });
+        match created {
             Ok(w) => Ok(w),
             Err(e) => {
                 self.remove_if_epoch(bpid, id, epoch);
@@ -101,6 +105,7 @@ impl Dataset {
             && m.get(&id).is_some_and(|r| r.writer_epoch == epoch)
         {
             m.remove(&id);
+            inner.guards.remove(&epoch);
         }
     }
 
@@ -113,26 +118,25 @@ impl Dataset {
         new_gs: u64,
         expected_len: u64,
     ) -> Result<ReplicaWriter, StorageError> {
-        let r = self
-            .get(bpid, id)
-            .ok_or(StorageError::ReplicaNotFound(id))?;
-        if r.state != ReplicaState::Finalized {
-            return Err(bad(
-                id,
-                format!("cannot append to a replica in state {}", r.state),
-            ));
-        }
-        check_gs(&r, gs, new_gs)?;
-        if r.num_bytes != expected_len {
-            return Err(bad(
-                id,
-                format!(
-                    "length {} differs from the expected {expected_len}",
-                    r.num_bytes
-                ),
-            ));
-        }
-        self.reopen(bpid, &r, new_gs, None)
+        self.reopen(bpid, id, new_gs, None, |r| {
+            if r.state != ReplicaState::Finalized {
+                return Err(bad(
+                    id,
+                    format!("cannot append to a replica in state {}", r.state),
+                ));
+            }
+            check_gs(r, gs, new_gs)?;
+            if r.num_bytes != expected_len {
+                return Err(bad(
+                    id,
+                    format!(
+                        "length {} differs from the expected {expected_len}",
+                        r.num_bytes
+                    ),
+                ));
+            }
+            Ok(())
+        })
     }
 
     /// PIPELINE_SETUP_APPEND_RECOVERY: a finalized or RBW replica is reopened with the new GS.
@@ -144,26 +148,25 @@ impl Dataset {
         new_gs: u64,
         expected_len: u64,
     ) -> Result<ReplicaWriter, StorageError> {
-        let r = self
-            .get(bpid, id)
-            .ok_or(StorageError::ReplicaNotFound(id))?;
-        if !matches!(r.state, ReplicaState::Finalized | ReplicaState::Rbw) {
-            return Err(bad(
-                id,
-                format!("cannot recover append in state {}", r.state),
-            ));
-        }
-        check_gs(&r, gs, new_gs)?;
-        if r.num_bytes < expected_len {
-            return Err(bad(
-                id,
-                format!(
-                    "length {} is less than the expected {expected_len}",
-                    r.num_bytes
-                ),
-            ));
-        }
-        self.reopen(bpid, &r, new_gs, None)
+        self.reopen(bpid, id, new_gs, None, |r| {
+            if !matches!(r.state, ReplicaState::Finalized | ReplicaState::Rbw) {
+                return Err(bad(
+                    id,
+                    format!("cannot recover append in state {}", r.state),
+                ));
+            }
+            check_gs(r, gs, new_gs)?;
+            if r.num_bytes < expected_len {
+                return Err(bad(
+                    id,
+                    format!(
+                        "length {} is less than the expected {expected_len}",
+                        r.num_bytes
+                    ),
+                ));
+            }
+            Ok(())
+        })
     }
 
     /// PIPELINE_SETUP_STREAMING_RECOVERY: an RBW replica truncated to the acked length
@@ -177,29 +180,28 @@ impl Dataset {
         min_bytes: u64,
         max_bytes: u64,
     ) -> Result<ReplicaWriter, StorageError> {
-        let r = self
-            .get(bpid, id)
-            .ok_or(StorageError::ReplicaNotFound(id))?;
-        if !matches!(
-            r.state,
-            ReplicaState::Rbw | ReplicaState::Temporary | ReplicaState::Rwr
-        ) {
-            return Err(bad(
-                id,
-                format!("cannot recover a replica in state {}", r.state),
-            ));
-        }
-        check_gs(&r, gs, new_gs)?;
-        if r.num_bytes < min_bytes {
-            return Err(bad(
-                id,
-                format!(
-                    "has {} bytes, fewer than the acked {min_bytes} (max {max_bytes})",
-                    r.num_bytes
-                ),
-            ));
-        }
-        self.reopen(bpid, &r, new_gs, Some(min_bytes))
+        self.reopen(bpid, id, new_gs, Some(min_bytes), |r| {
+            if !matches!(
+                r.state,
+                ReplicaState::Rbw | ReplicaState::Temporary | ReplicaState::Rwr
+            ) {
+                return Err(bad(
+                    id,
+                    format!("cannot recover a replica in state {}", r.state),
+                ));
+            }
+            check_gs(r, gs, new_gs)?;
+            if r.num_bytes < min_bytes {
+                return Err(bad(
+                    id,
+                    format!(
+                        "has {} bytes, fewer than the acked {min_bytes} (max {max_bytes})",
+                        r.num_bytes
+                    ),
+                ));
+            }
+            Ok(())
+        })
     }
 
     /// PIPELINE_CLOSE_RECOVERY: bump the GS of a finalized or RBW replica and finalize it.
@@ -211,86 +213,86 @@ impl Dataset {
         new_gs: u64,
         expected_len: u64,
     ) -> Result<ReplicaInfo, StorageError> {
-        let r = self
-            .get(bpid, id)
-            .ok_or(StorageError::ReplicaNotFound(id))?;
-        if !matches!(r.state, ReplicaState::Finalized | ReplicaState::Rbw) {
-            return Err(bad(
-                id,
-                format!("cannot recover close in state {}", r.state),
-            ));
-        }
-        check_gs(&r, gs, new_gs)?;
-        if r.num_bytes < expected_len {
-            return Err(bad(
-                id,
-                format!(
-                    "length {} is less than the expected {expected_len}",
-                    r.num_bytes
-                ),
-            ));
-        }
-        if r.state == ReplicaState::Finalized {
-            self.bump_gs(bpid, &r, new_gs)?;
-            return self.get(bpid, id).ok_or(StorageError::ReplicaNotFound(id));
+        let check = |r: &ReplicaInfo| {
+            if !matches!(r.state, ReplicaState::Finalized | ReplicaState::Rbw) {
+                return Err(bad(
+                    id,
+                    format!("cannot recover close in state {}", r.state),
+                ));
+            }
+            check_gs(r, gs, new_gs)?;
+            if r.num_bytes < expected_len {
+                return Err(bad(
+                    id,
+                    format!(
+                        "length {} is less than the expected {expected_len}",
+                        r.num_bytes
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        let (finalized, info) = self.transition(bpid, id, |r| {
+            check(r)?;
+            if r.state != ReplicaState::Finalized {
+                return Ok((None, false));
+            }
+            // A finalized replica only takes the new GS (its meta file is renamed).
+            if new_gs == r.gs {
+                return Ok((None, true));
+            }
+            let mut n = r.clone();
+            n.gs = new_gs;
+            fs::rename(self.meta_path(bpid, r), self.meta_path(bpid, &n))?;
+            Ok((Some(n), true))
+        })?;
+        if finalized {
+            return match info {
+                Some(n) => Ok(n),
+                None => self.get(bpid, id).ok_or(StorageError::ReplicaNotFound(id)),
+            };
         }
         let truncate = (expected_len > 0).then_some(expected_len);
-        let w = self.reopen(bpid, &r, new_gs, truncate)?;
+        let w = self.reopen(bpid, id, new_gs, truncate, check)?;
         w.finalize()
     }
 
-    fn bump_gs(&self, bpid: &str, r: &ReplicaInfo, new_gs: u64) -> Result<(), StorageError> {
-        if new_gs == r.gs {
-            return Ok(());
-        }
-        let old = self.meta_path(bpid, r);
-        let mut n = r.clone();
-        n.gs = new_gs;
-        fs::rename(&old, self.meta_path(bpid, &n))?;
-        let mut inner = self.inner.lock();
-        if let Some(e) = inner.pools.get_mut(bpid).and_then(|m| m.get_mut(&r.id)) {
-            e.gs = new_gs;
-        }
-        Ok(())
-    }
-
-    /// Moves the replica to rbw with `new_gs`, optionally truncated, and opens a writer on it.
+    /// Moves the replica to rbw with `new_gs`, optionally truncated, and opens a writer on it,
+    /// if `check` accepts it. The previous writer, if any, is stopped.
     fn reopen(
         self: &Arc<Self>,
         bpid: &str,
-        r: &ReplicaInfo,
+        id: u64,
         new_gs: u64,
         truncate_to: Option<u64>,
+        check: impl Fn(&ReplicaInfo) -> Result<(), StorageError>,
     ) -> Result<ReplicaWriter, StorageError> {
-        let old_block = self.block_path(bpid, r);
-        let old_meta = self.meta_path(bpid, r);
-        let mut n = r.clone();
-        n.gs = new_gs;
-        if n.state != ReplicaState::Temporary {
-            n.state = ReplicaState::Rbw;
-        }
-        let new_block = self.block_path(bpid, &n);
-        let new_meta = self.meta_path(bpid, &n);
-        if old_meta != new_meta {
-            fs::rename(&old_meta, &new_meta)?;
-        }
-        if old_block != new_block
-            && let Err(e) = fs::rename(&old_block, &new_block)
-        {
-            let _ = fs::rename(&new_meta, &old_meta);
-            return Err(e.into());
-        }
-        {
-            let mut inner = self.inner.lock();
-            inner.next_epoch += 1;
-            n.writer_epoch = inner.next_epoch;
-            inner
-                .pools
-                .entry(bpid.to_string())
-                .or_default()
-                .insert(n.id, n.clone());
-        }
-        let mut w = ReplicaWriter::open(self.clone(), bpid, &n, &new_block, &new_meta)?;
+        let (paths, n) = self.transition(bpid, id, |r| {
+            check(r)?;
+            let old_block = self.block_path(bpid, r);
+            let old_meta = self.meta_path(bpid, r);
+            let mut n = r.clone();
+            n.gs = new_gs;
+            if n.state != ReplicaState::Temporary {
+                n.state = ReplicaState::Rbw;
+            }
+            let new_block = self.block_path(bpid, &n);
+            let new_meta = self.meta_path(bpid, &n);
+            if old_meta != new_meta {
+                fs::rename(&old_meta, &new_meta)?;
+            }
+            if old_block != new_block
+                && let Err(e) = fs::rename(&old_block, &new_block)
+            {
+                let _ = fs::rename(&new_meta, &old_meta);
+                return Err(e.into());
+            }
+            Ok((Some(n), (new_block, new_meta)))
+        })?;
+        let n = n.ok_or(StorageError::ReplicaNotFound(id))?;
+        let (new_block, new_meta) = paths;
+        let guard = self.attach_writer(bpid, &n)?;
+        let mut w = ReplicaWriter::open(self.clone(), bpid, &n, &new_block, &new_meta, guard)?;
         if let Some(len) = truncate_to
             && len < n.num_bytes
         {

@@ -5,16 +5,16 @@
 
 use std::sync::Arc;
 
-use rhdfs_ipc::RpcClient;
+use rhdfs_ipc::{IpcError, RpcClient, RpcError};
 use rhdfs_proto::datanode::{
     CommitBlockSynchronizationRequestProto, CommitBlockSynchronizationResponseProto,
     InitReplicaRecoveryRequestProto, InitReplicaRecoveryResponseProto, RecoveringBlockProto,
     UpdateReplicaUnderRecoveryRequestProto, UpdateReplicaUnderRecoveryResponseProto,
 };
-use rhdfs_proto::hdfs::DatanodeIdProto;
+use rhdfs_proto::hdfs::{DatanodeIdProto, ExtendedBlockProto};
 use rhdfs_proto::protocols::{DATANODE_PROTOCOL, INTER_DATANODE_PROTOCOL};
 
-use super::service::InterDatanodeService;
+use super::service::{InterDatanodeService, RECOVERY_IN_PROGRESS};
 use super::sync::{ReplicaReport, SyncDecision, SyncError, decide};
 use crate::dataset::Dataset;
 use crate::replica::ReplicaState;
@@ -24,6 +24,14 @@ use crate::replica::ReplicaState;
 pub enum RecoveryError {
     #[error("block recovery of blk_{id}: {source}")]
     Sync { id: u64, source: SyncError },
+    #[error(
+        "block recovery of blk_{id}: recovery for a replica is already in progress; recovery id {recovery_id} is aborted: {msg}"
+    )]
+    InProgress {
+        id: u64,
+        recovery_id: u64,
+        msg: String,
+    },
     #[error("block recovery of blk_{id}: no replica could be updated")]
     NoneUpdated { id: u64 },
     #[error("block recovery of blk_{id}: commitBlockSynchronization failed: {msg}")]
@@ -40,23 +48,32 @@ fn state_of(code: i32) -> ReplicaState {
     }
 }
 
+/// A failed call as the remote (or local) service raised it.
+fn rpc_error(e: IpcError) -> RpcError {
+    match e {
+        IpcError::Remote {
+            class_name,
+            message,
+        } => RpcError::new(class_name, message),
+        e => RpcError::io(e.to_string()),
+    }
+}
+
 async fn init_on(
     local: &InterDatanodeService,
     my_uuid: &str,
     user: &str,
     node: &DatanodeIdProto,
     req: &InitReplicaRecoveryRequestProto,
-) -> Result<InitReplicaRecoveryResponseProto, String> {
+) -> Result<InitReplicaRecoveryResponseProto, RpcError> {
     if node.datanode_uuid == my_uuid {
-        return local.init(req.clone()).await.map_err(|e| e.message);
+        return local.init(req.clone()).await;
     }
     let addr = format!("{}:{}", node.ip_addr, node.ipc_port);
     let c = RpcClient::connect(&addr, INTER_DATANODE_PROTOCOL, user)
         .await
-        .map_err(|e| e.to_string())?;
-    c.call("initReplicaRecovery", req)
-        .await
-        .map_err(|e| e.to_string())
+        .map_err(rpc_error)?;
+    c.call("initReplicaRecovery", req).await.map_err(rpc_error)
 }
 
 async fn update_on(
@@ -101,6 +118,15 @@ pub async fn recover_block(
                 len: blk.num_bytes.unwrap_or(0),
             }),
             Ok(_) => None,
+            // A newer recovery owns a replica: this one gives up (Hadoop's
+            // RecoveryInProgressException).
+            Err(e) if e.class_name == RECOVERY_IN_PROGRESS => {
+                return Err(RecoveryError::InProgress {
+                    id,
+                    recovery_id,
+                    msg: e.message,
+                });
+            }
             Err(e) => {
                 tracing::warn!(block = id, node = %node.datanode_uuid, "initReplicaRecovery failed: {e}");
                 None
@@ -123,14 +149,21 @@ pub async fn recover_block(
         SyncDecision::DeleteBlock => commit.delete_block = true,
         SyncDecision::Sync { len, participants } => {
             commit.new_length = len;
-            let update = UpdateReplicaUnderRecoveryRequestProto {
-                block: b.clone(),
-                recovery_id,
-                new_length: len,
-                new_block_id: None,
-            };
             for i in participants {
                 let node = nodes[i];
+                let Some(rep) = reports[i] else { continue };
+                // Each replica is named as it reported itself (its GS and length).
+                let update = UpdateReplicaUnderRecoveryRequestProto {
+                    block: ExtendedBlockProto {
+                        pool_id: b.pool_id.clone(),
+                        block_id: id,
+                        generation_stamp: rep.gs,
+                        num_bytes: Some(rep.len),
+                    },
+                    recovery_id,
+                    new_length: len,
+                    new_block_id: None,
+                };
                 match update_on(&local, my_uuid, user, node, &update).await {
                     Ok(r) => {
                         commit.new_taragets.push(node.clone());

@@ -1,17 +1,21 @@
 //! InterDatanodeProtocol's two steps on the local dataset. Both block on disk I/O: call
-//! them from a blocking thread.
+//! them from a blocking thread. The replica's state changes are the dataset's
+//! ([`Dataset::init_replica_recovery`], [`Dataset::update_replica_under_recovery`]).
 
 use std::sync::Arc;
 
 use crate::dataset::Dataset;
 use crate::error::StorageError;
-use crate::replica::{ReplicaInfo, ReplicaState};
+use crate::notify::BlockStatus;
+use crate::replica::ReplicaInfo;
 
 use super::sync::ReplicaReport;
 
-/// initReplicaRecovery: the local replica of `id` as recovery `recovery_id` sees it, or
-/// None when there is none. A replica older than the NameNode's `block_gs`, or a recovery
-/// id not newer than the replica's GS (an older recovery), is refused.
+/// initReplicaRecovery: the local replica of `id` moves to RUR for recovery `recovery_id`
+/// (its writer, if any, stopped); None when there is none. The primary is told the state
+/// the replica had (FINALIZED, RBW or RWR), its GS and its length. A replica older than the
+/// NameNode's `block_gs`, a recovery id not newer than the replica's GS, a TEMPORARY replica
+/// and a replica owned by a recovery at least as new are refused.
 pub fn init_replica_recovery(
     ds: &Arc<Dataset>,
     bpid: &str,
@@ -19,74 +23,27 @@ pub fn init_replica_recovery(
     block_gs: u64,
     recovery_id: u64,
 ) -> Result<Option<ReplicaReport>, StorageError> {
-    let Some(r) = ds.get(bpid, id) else {
-        return Ok(None);
-    };
-    if r.gs < block_gs {
-        return Err(StorageError::BadReplicaState {
-            id,
-            msg: format!(
-                "replica generation stamp {} is older than the block's {block_gs}",
-                r.gs
-            ),
-        });
-    }
-    if recovery_id <= r.gs {
-        return Err(StorageError::BadReplicaState {
-            id,
-            msg: format!(
-                "recovery id {recovery_id} is not newer than the replica's generation stamp {}",
-                r.gs
-            ),
-        });
-    }
-    let state = match r.state {
-        // A replica left by an earlier recovery reports the state it had.
-        ReplicaState::Rur => ReplicaState::Rwr,
-        s => s,
-    };
-    Ok(Some(ReplicaReport {
-        state,
+    let rur = ds.init_replica_recovery(bpid, id, block_gs, recovery_id)?;
+    Ok(rur.map(|r| ReplicaReport {
+        state: r.original_state(),
         gs: r.gs,
         len: r.num_bytes,
     }))
 }
 
-/// updateReplicaUnderRecovery: the replica takes generation stamp `recovery_id` and
-/// length `new_len` and is finalized (a writer still attached is superseded).
+/// updateReplicaUnderRecovery: the RUR replica owned by `recovery_id` takes generation stamp
+/// `recovery_id` and length `new_len` and is finalized; the NameNode hears of it as
+/// RECEIVED_BLOCK in the next incremental report. `reported_len` is the length the replica
+/// gave initReplicaRecovery (from the request's block), checked when present.
 pub fn update_replica_under_recovery(
     ds: &Arc<Dataset>,
     bpid: &str,
     id: u64,
     recovery_id: u64,
+    reported_len: Option<u64>,
     new_len: u64,
 ) -> Result<ReplicaInfo, StorageError> {
-    let r = ds.get(bpid, id).ok_or(StorageError::ReplicaNotFound(id))?;
-    match r.state {
-        ReplicaState::Finalized => {
-            if r.num_bytes != new_len {
-                return Err(StorageError::BadReplicaState {
-                    id,
-                    msg: format!(
-                        "finalized replica has length {}, not the recovered {new_len}",
-                        r.num_bytes
-                    ),
-                });
-            }
-            ds.recover_close(bpid, id, r.gs, recovery_id, new_len)
-        }
-        _ => {
-            if r.num_bytes < new_len {
-                return Err(StorageError::BadReplicaState {
-                    id,
-                    msg: format!(
-                        "replica has {} bytes, fewer than the recovered length {new_len}",
-                        r.num_bytes
-                    ),
-                });
-            }
-            ds.recover_rbw(bpid, id, r.gs, recovery_id, new_len, new_len)?
-                .finalize()
-        }
-    }
+    let info = ds.update_replica_under_recovery(bpid, id, recovery_id, reported_len, new_len)?;
+    ds.notify(bpid, &info, BlockStatus::Received);
+    Ok(info)
 }

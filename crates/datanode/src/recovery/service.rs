@@ -14,6 +14,7 @@ use rhdfs_proto::hdfs::BlockProto;
 
 use super::replica::{init_replica_recovery, update_replica_under_recovery};
 use crate::dataset::Dataset;
+use crate::error::StorageError;
 
 /// The service; dispatch InterDatanodeProtocol calls to it.
 pub struct InterDatanodeService {
@@ -39,7 +40,7 @@ impl InterDatanodeService {
         })
         .await
         .map_err(|e| RpcError::io(format!("initReplicaRecovery failed: {e}")))?
-        .map_err(|e| RpcError::io(e.to_string()))?;
+        .map_err(to_rpc)?;
         Ok(match report {
             None => InitReplicaRecoveryResponseProto {
                 replica_found: false,
@@ -66,15 +67,40 @@ impl InterDatanodeService {
         let ds = self.ds.clone();
         let (pool, id) = (req.block.pool_id.clone(), req.block.block_id);
         let (recovery_id, len) = (req.recovery_id, req.new_length);
+        // The primary names the replica as it reported itself: its length must not have moved.
+        let reported_len = req.block.num_bytes;
+        if let Some(new_id) = req.new_block_id
+            && new_id > 0
+            && new_id != id
+        {
+            return Err(RpcError::io(format!(
+                "updateReplicaUnderRecovery of blk_{id}: copy-on-truncate to blk_{new_id} is not supported"
+            )));
+        }
         let info = tokio::task::spawn_blocking(move || {
-            update_replica_under_recovery(&ds, &pool, id, recovery_id, len)
+            update_replica_under_recovery(&ds, &pool, id, recovery_id, reported_len, len)
         })
         .await
         .map_err(|e| RpcError::io(format!("updateReplicaUnderRecovery failed: {e}")))?
-        .map_err(|e| RpcError::io(e.to_string()))?;
+        .map_err(to_rpc)?;
         Ok(UpdateReplicaUnderRecoveryResponseProto {
             storage_uuid: self.ds.storage_ids().get(info.volume).cloned(),
         })
+    }
+}
+
+/// Java class of a refused recovery step, as Hadoop's DataNode throws it.
+pub const RECOVERY_IN_PROGRESS: &str =
+    "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException";
+const REPLICA_NOT_FOUND: &str = "org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException";
+
+fn to_rpc(e: StorageError) -> RpcError {
+    match e {
+        StorageError::RecoveryInProgress { .. } => {
+            RpcError::new(RECOVERY_IN_PROGRESS, e.to_string())
+        }
+        StorageError::ReplicaNotFound(_) => RpcError::new(REPLICA_NOT_FOUND, e.to_string()),
+        e => RpcError::io(e.to_string()),
     }
 }
 
