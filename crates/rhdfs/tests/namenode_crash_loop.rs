@@ -2,7 +2,10 @@
 //! appends, renames, deletes, mkdirs) is killed with SIGKILL at random moments; after each
 //! restart every acknowledged operation is visible with exact lengths and contents, nothing
 //! unacknowledged is half-applied, a walk of the namespace reads every file back, and
-//! `rhdfs fsck /` finds the namespace HEALTHY (no missing or corrupt blocks).
+//! `rhdfs fsck /` finds the namespace HEALTHY (no missing or corrupt blocks). After the
+//! last restart, once pending deletions have drained, the finalized replicas on the
+//! DataNodes' disks are exactly the blocks of the namespace's files: every block belongs
+//! to a file and every file's blocks exist, with the namespace's generation stamps.
 //!
 //! Real processes: `rhdfs namenode` and three `rhdfs datanode`s, configured with `-D`.
 //! `RHDFS_CRASH_ROUNDS` (default 20) sets the number of kills; `RHDFS_CRASH_SEED` the seed.
@@ -200,12 +203,13 @@ impl Cluster {
         conf
     }
 
-    /// `rhdfs fsck /` against the NameNode: every block of every file must be there.
-    async fn fsck(&self) -> anyhow::Result<()> {
+    /// Runs `rhdfs <args>` against the NameNode; its stdout (a failing exit is an error).
+    async fn admin(&self, args: &[&str]) -> anyhow::Result<String> {
         let out = tokio::time::timeout(
             Duration::from_secs(60),
             tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"))
-                .args(["fsck", "/", "-D"])
+                .args(args)
+                .arg("-D")
                 .arg(format!(
                     "dfs.namenode.http-address=127.0.0.1:{}",
                     self.http_port
@@ -217,15 +221,133 @@ impl Cluster {
                 .output(),
         )
         .await
-        .context("fsck timed out")??;
-        let stdout = String::from_utf8_lossy(&out.stdout);
+        .with_context(|| format!("rhdfs {args:?} timed out"))??;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         ensure!(
-            out.status.success() && stdout.trim_end().ends_with("is HEALTHY"),
-            "fsck: {}\n{stdout}{}",
+            out.status.success(),
+            "rhdfs {args:?}: {}\n{stdout}{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
+        Ok(stdout)
+    }
+
+    /// `rhdfs fsck /` against the NameNode: every block of every file must be there.
+    async fn fsck(&self) -> anyhow::Result<()> {
+        let stdout = self.admin(&["fsck", "/"]).await?;
+        ensure!(stdout.trim_end().ends_with("is HEALTHY"), "fsck:\n{stdout}");
         Ok(())
+    }
+
+    /// Waits until `rhdfs dfsadmin -report` shows no replicated block pending deletion.
+    async fn wait_pending_deletions_drained(&self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let report = self.admin(&["dfsadmin", "-report"]).await?;
+            // The first such line is the replicated blocks' (the second, erasure coding's).
+            let pending = report
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("Pending deletion blocks: "))
+                .with_context(|| format!("no pending deletion count in\n{report}"))?
+                .trim()
+                .parse::<u64>()?;
+            if pending == 0 {
+                return Ok(());
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "{pending} blocks still pending deletion after 60 s\n{report}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// Every block of every file, as `rhdfs fsck / -files -blocks` lists them: id ->
+    /// generation stamp. Fails if a file is still open (its last block is not final).
+    async fn namespace_blocks(&self) -> anyhow::Result<BTreeMap<u64, u64>> {
+        let out = self
+            .admin(&["fsck", "/", "-files", "-blocks", "-openforwrite"])
+            .await?;
+        ensure!(
+            !out.contains("OPENFORWRITE"),
+            "files still open after the last restart:\n{out}"
+        );
+        let mut blocks = BTreeMap::new();
+        for line in out.lines() {
+            // "<n>. <pool>:blk_<id>_<gs> len=<len> Live_repl=<n> ..."
+            let Some((num, rest)) = line.split_once(". ") else {
+                continue;
+            };
+            if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let Some(ext) = rest.split_whitespace().next() else {
+                continue;
+            };
+            let blk = ext.rsplit_once(':').map_or(ext, |(_, b)| b);
+            let (id, gs) = blk
+                .strip_prefix("blk_")
+                .and_then(|r| r.split_once('_'))
+                .and_then(|(id, gs)| Some((id.parse::<u64>().ok()?, gs.parse::<u64>().ok()?)))
+                .with_context(|| format!("fsck block line {line:?}"))?;
+            ensure!(
+                blocks.insert(id, gs).is_none(),
+                "blk_{id} listed twice by fsck"
+            );
+        }
+        Ok(blocks)
+    }
+
+    /// The finalized replicas on the DataNodes' disks: block id -> generation stamps of
+    /// its replicas (one entry per replica, from `blk_<id>_<gs>.meta`).
+    async fn disk_replicas(&self) -> anyhow::Result<BTreeMap<u64, Vec<u64>>> {
+        let dirs: Vec<PathBuf> = (0..self.datanodes.len())
+            .map(|i| self.dir.join(format!("data{i}")))
+            .collect();
+        tokio::task::spawn_blocking(move || finalized_replicas(&dirs)).await?
+    }
+
+    /// Issue 4: once deletions have drained, the blocks on the DataNodes' disks are
+    /// exactly those of the namespace's files, with their generation stamps. Polls a
+    /// while, as DataNodes delete replicas asynchronously after their heartbeat.
+    async fn check_disks_match_namespace(&self) -> anyhow::Result<usize> {
+        self.wait_pending_deletions_drained().await?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let want = self.namespace_blocks().await?;
+            let have = self.disk_replicas().await?;
+            let orphans: Vec<u64> = have
+                .keys()
+                .filter(|id| !want.contains_key(id))
+                .copied()
+                .collect();
+            let lost: Vec<u64> = want
+                .keys()
+                .filter(|id| !have.contains_key(id))
+                .copied()
+                .collect();
+            let stale: Vec<(u64, u64, Vec<u64>)> = want
+                .iter()
+                .filter_map(|(id, gs)| {
+                    let on_disk = have.get(id)?;
+                    on_disk
+                        .iter()
+                        .any(|g| g != gs)
+                        .then(|| (*id, *gs, on_disk.clone()))
+                })
+                .collect();
+            if orphans.is_empty() && lost.is_empty() && stale.is_empty() {
+                return Ok(want.len());
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "DataNode disks and namespace disagree after 60 s: blocks of no file {orphans:?}, \
+                 blocks missing from every disk {lost:?}, (id, namespace gs, replica gs) \
+                 with stale replicas {stale:?}\n{}",
+                self.log_tail("nn.log")
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
     }
 
     /// Connects once the NameNode accepts connections and has left safe mode.
@@ -253,6 +375,43 @@ impl Cluster {
             self.log_tail("nn.log")
         )
     }
+}
+
+/// Finalized replicas under the DataNode data directories `dirs`
+/// (`.../current/<bpid>/current/finalized/subdir*/subdir*/blk_<id>` with its
+/// `blk_<id>_<gs>.meta`): block id -> the generation stamp of each replica.
+fn finalized_replicas(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<u64, Vec<u64>>> {
+    let mut out: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let mut stack: Vec<(PathBuf, bool)> = dirs.iter().map(|d| (d.clone(), false)).collect();
+    while let Some((dir, finalized)) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            // A directory removed while walking (an emptied subdir).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+        };
+        for e in entries {
+            let e = e?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type()?.is_dir() {
+                stack.push((e.path(), finalized || name == "finalized"));
+                continue;
+            }
+            // Only the meta file names the generation stamp; its data file must be there.
+            let Some((id, gs)) = name
+                .strip_prefix("blk_")
+                .and_then(|r| r.strip_suffix(".meta"))
+                .and_then(|r| r.split_once('_'))
+                .and_then(|(id, gs)| Some((id.parse::<u64>().ok()?, gs.parse::<u64>().ok()?)))
+            else {
+                continue;
+            };
+            if finalized && dir.join(format!("blk_{id}")).exists() {
+                out.entry(id).or_default().push(gs);
+            }
+        }
+    }
+    Ok(out)
 }
 
 async fn with_timeout<T>(
@@ -635,6 +794,15 @@ async fn namenode_survives_sigkill_loop() -> anyhow::Result<()> {
             t.elapsed()
         );
     }
+    let t = Instant::now();
+    let blocks = cluster
+        .check_disks_match_namespace()
+        .await
+        .with_context(|| format!("after the last restart (seed {seed})"))?;
+    println!(
+        "disks match the namespace: {blocks} blocks, each on disk, no other replica ({:?})",
+        t.elapsed()
+    );
     println!("crash loop: {rounds} rounds in {:?}", started.elapsed());
     Ok(())
 }
