@@ -37,6 +37,7 @@ pub struct MiniClusterBuilder {
     clock: Option<SharedClock>,
     bind_host: String,
     wait_ready: Duration,
+    racks: Vec<String>,
 }
 
 impl Default for MiniClusterBuilder {
@@ -49,6 +50,7 @@ impl Default for MiniClusterBuilder {
             clock: None,
             bind_host: "127.0.0.1".to_string(),
             wait_ready: Duration::from_secs(60),
+            racks: Vec::new(),
         }
     }
 }
@@ -100,6 +102,20 @@ impl MiniClusterBuilder {
         self
     }
 
+    /// Puts DataNode `i` on rack `racks[i]` (e.g. "/r1"), as Hadoop's MiniDFSCluster does:
+    /// each DataNode advertises the host name `dn{i}.rack` (`dfs.datanode.hostname`; it
+    /// still binds and is reached on the cluster's address), and the NameNode maps those
+    /// names with a table (`net.topology.node.switch.mapping.impl` =
+    /// org.apache.hadoop.net.TableMapping, `net.topology.table.file.name` = a file in the
+    /// base directory). Starts at least `racks.len()` DataNodes; `datanodes(n)` called
+    /// afterwards may start fewer, and DataNodes added later (`add_datanode`) take the
+    /// remaining racks in order.
+    pub fn racks(mut self, racks: &[&str]) -> Self {
+        self.racks = racks.iter().map(|r| r.to_string()).collect();
+        self.datanodes = self.datanodes.max(racks.len());
+        self
+    }
+
     /// How long `build` waits for every DataNode to register (default 60 s).
     pub fn wait_ready(mut self, d: Duration) -> Self {
         self.wait_ready = d;
@@ -126,7 +142,26 @@ impl MiniClusterBuilder {
         let clock = self.clock.clone().unwrap_or_else(system_clock);
         let host = self.bind_host.clone();
 
-        let mut nn_conf = self.conf.clone();
+        let mut conf = self.conf.clone();
+        if !self.racks.is_empty() {
+            let table = base.join("topology.table");
+            let text: String = self
+                .racks
+                .iter()
+                .enumerate()
+                .map(|(i, r)| format!("{} {r}\n", rack_host(i)))
+                .collect();
+            std::fs::write(&table, text).map_err(|source| ClusterError::Io {
+                path: table.clone(),
+                source,
+            })?;
+            conf.set(
+                "net.topology.node.switch.mapping.impl",
+                "org.apache.hadoop.net.TableMapping",
+            );
+            conf.set("net.topology.table.file.name", table.to_string_lossy());
+        }
+        let mut nn_conf = conf.clone();
         set_default(
             &mut nn_conf,
             "dfs.namenode.rpc-address",
@@ -158,11 +193,12 @@ impl MiniClusterBuilder {
         let mut cluster = MiniCluster {
             _temp: temp,
             base,
-            conf: self.conf.clone(),
+            conf,
             clock,
             host,
             uri,
             volumes_per_datanode: self.volumes_per_datanode,
+            racks: self.racks.len(),
             namenode: Some(namenode),
             nn_conf,
             datanodes: Vec::new(),
@@ -184,6 +220,11 @@ impl MiniClusterBuilder {
             .await?;
         Ok(cluster)
     }
+}
+
+/// The host name DataNode `i` advertises when the cluster has racks.
+fn rack_host(i: usize) -> String {
+    format!("dn{i}.rack")
 }
 
 fn set_default(conf: &mut Configuration, key: &str, value: &str) {
@@ -208,6 +249,8 @@ pub struct MiniCluster {
     host: String,
     uri: String,
     volumes_per_datanode: usize,
+    /// DataNodes `0..racks` advertise `rack_host(i)` (see `MiniClusterBuilder::racks`).
+    racks: usize,
     namenode: Option<NameNodeHandle>,
     nn_conf: Configuration,
     datanodes: Vec<Option<DataNodeHandle>>,
@@ -286,6 +329,9 @@ impl MiniCluster {
         set_default(&mut conf, "dfs.datanode.address", &format!("{host}:0"));
         set_default(&mut conf, "dfs.datanode.ipc.address", &format!("{host}:0"));
         set_default(&mut conf, "dfs.datanode.http.address", &format!("{host}:0"));
+        if i < self.racks {
+            set_default(&mut conf, "dfs.datanode.hostname", &rack_host(i));
+        }
         conf.set("fs.defaultFS", self.uri.clone());
         conf.set(
             "dfs.namenode.rpc-address",
