@@ -34,6 +34,9 @@ pub struct BlockManagerConfig {
     pub max_replication_streams: usize,
     /// A scheduled copy not reported within this is scheduled again.
     pub reconstruction_pending_timeout: Duration,
+    /// `dfs.namenode.blocks.per.postponedblocks.rescan`: postponed over-replicated blocks
+    /// looked at per RedundancyMonitor pass.
+    pub postponed_rescan: usize,
     /// Seed of the placement / shuffling RNG (None: `$RHDFS_SEED` or entropy).
     pub seed: Option<u64>,
     /// Slow peer / slow disk tracking and the slow node set (`slowpeers`).
@@ -76,6 +79,7 @@ impl Default for BlockManagerConfig {
             reconstruction_pending_timeout: Duration::from_secs(
                 DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_DEFAULT as u64,
             ),
+            postponed_rescan: DFS_NAMENODE_BLOCKS_PER_POSTPONEDBLOCKS_RESCAN_DEFAULT as usize,
             slow: Default::default(),
             seed: None,
             placement: PlacementConfig::default(),
@@ -226,6 +230,12 @@ impl BlockManagerConfig {
                     DFS_NAMENODE_FULL_BLOCK_REPORT_LEASE_LENGTH_MS_UNIT,
                 )
                 .map_err(conf_err)?,
+            postponed_rescan: conf
+                .get_u64(
+                    DFS_NAMENODE_BLOCKS_PER_POSTPONEDBLOCKS_RESCAN_KEY,
+                    DFS_NAMENODE_BLOCKS_PER_POSTPONEDBLOCKS_RESCAN_DEFAULT,
+                )
+                .map_err(conf_err)? as usize,
             slow: crate::slowpeers::SlowNodeConfig::from_conf(conf)?,
             seed: None,
             placement: PlacementConfig::from_conf(conf)?,
@@ -247,6 +257,7 @@ mod tests {
         assert_eq!(c.deletion_increment, 1000);
         assert_eq!(c.min_replication, 1);
         assert_eq!(c.redundancy_interval, Duration::from_secs(3));
+        assert_eq!(c.postponed_rescan, 10_000);
     }
 
     #[test]

@@ -21,11 +21,29 @@ pub enum LeaseRejection {
     Expired,
 }
 
+/// What the leases did since the NameNode started (counts of report RPCs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeaseStats {
+    /// Leases handed out in heartbeat responses.
+    pub granted: u64,
+    /// Lease requests answered with 0 because every lease was taken.
+    pub refused: u64,
+    /// Most leases held at the same time.
+    pub max_active: usize,
+    /// Report RPCs admitted under the sender's lease.
+    pub admitted: u64,
+    /// Report RPCs admitted without a lease (id 0).
+    pub bypassed: u64,
+    /// Report RPCs ignored for a lease that was not the sender's current one.
+    pub rejected: u64,
+}
+
 #[derive(Debug)]
 pub struct ReportLeases {
     max: usize,
     length: Duration,
     next_id: u64,
+    stats: LeaseStats,
     /// DataNode uuid -> (lease id, expiry on the monotonic clock).
     active: HashMap<String, (u64, Duration)>,
     /// DataNode uuid -> (id of its latest full report, storages of it already applied).
@@ -38,6 +56,7 @@ impl ReportLeases {
             max: max.max(1),
             length,
             next_id: 0,
+            stats: LeaseStats::default(),
             active: HashMap::new(),
             storages_seen: HashMap::new(),
         }
@@ -63,6 +82,7 @@ impl ReportLeases {
             return *id;
         }
         if self.active.len() >= self.max {
+            self.stats.refused += 1;
             return 0;
         }
         if self.next_id == 0 {
@@ -72,7 +92,22 @@ impl ReportLeases {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
         self.active.insert(dn.to_string(), (id, now + self.length));
+        self.stats.granted += 1;
+        self.stats.max_active = self.stats.max_active.max(self.active.len());
         id
+    }
+
+    /// Counts the outcome of one report RPC's lease check.
+    pub fn note_check(&mut self, id: u64, outcome: &Result<(), LeaseRejection>) {
+        match outcome {
+            Ok(()) if id == 0 => self.stats.bypassed += 1,
+            Ok(()) => self.stats.admitted += 1,
+            Err(_) => self.stats.rejected += 1,
+        }
+    }
+
+    pub fn stats(&self) -> LeaseStats {
+        self.stats
     }
 
     /// Releases the lease after the last RPC of a full report.
@@ -103,7 +138,15 @@ impl BlockManager {
     /// is ignored, and the DataNode asks for a lease again with a later heartbeat.
     pub fn check_report_lease(&self, dn: &str, lease_id: u64) -> Result<(), LeaseRejection> {
         let now = self.now_mono();
-        self.leases.lock().check(dn, lease_id, now)
+        let mut leases = self.leases.lock();
+        let outcome = leases.check(dn, lease_id, now);
+        leases.note_check(lease_id, &outcome);
+        outcome
+    }
+
+    /// Leases granted, most held at once, and report RPCs admitted / bypassing / ignored.
+    pub fn report_lease_stats(&self) -> LeaseStats {
+        self.leases.lock().stats()
     }
 
     /// Whether this storage of full report `report_id` is new (see `ReportLeases::first_sight`).
@@ -135,6 +178,13 @@ mod tests {
         // everything expires
         assert_ne!(l.request("d", t + Duration::from_secs(20), 40), 0);
         assert_eq!(l.active(), 1);
+        let s = l.stats();
+        assert_eq!((s.granted, s.refused, s.max_active), (4, 1, 2));
+        l.note_check(0, &Ok(()));
+        l.note_check(a, &Ok(()));
+        l.note_check(a, &Err(LeaseRejection::NoLease));
+        let s = l.stats();
+        assert_eq!((s.bypassed, s.admitted, s.rejected), (1, 1, 1));
     }
 
     #[test]

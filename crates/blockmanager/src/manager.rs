@@ -585,7 +585,7 @@ impl BlockManager {
             for id in chunk {
                 if let Some(info) = st.map.get(*id) {
                     counts.blocks_total += 1;
-                    counts.add(info, self.cfg.min_replication);
+                    st.count_block(&mut counts, info);
                 }
             }
         }

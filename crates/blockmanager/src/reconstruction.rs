@@ -1,7 +1,8 @@
 //! Reconstruction bookkeeping: blocks needing more replicas (neededReconstruction, the
 //! priority queues of `redundancy::low_redundancy`), replicas being made
 //! (pendingReconstruction, with a timeout), and the per-source queue of DNA_TRANSFER work
-//! waiting for the source's next heartbeat.
+//! waiting for the source's next heartbeat. It also holds the postponed over-replicated
+//! blocks with the storages whose contents are current, and the rack of each live node.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
@@ -9,6 +10,8 @@ use std::time::Duration;
 
 use crate::block::Block;
 use crate::redundancy::low_redundancy::{LowRedundancyBlocks, QUEUE_HIGHEST_PRIORITY};
+use crate::redundancy::postponed::{PostponedBlocks, StorageFreshness};
+use crate::redundancy::racks::RackMap;
 
 /// A replica copy: `block` from the source node to `targets` (uuid, storage id).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +36,13 @@ pub struct Reconstruction {
     transfers: HashMap<Arc<str>, VecDeque<Transfer>>,
     /// Blocks that may have surplus live replicas (`redundancy::excess` decides which go).
     excess: BTreeSet<u64>,
+    /// Over-replicated blocks whose surplus waits for stale storages to report
+    /// (`redundancy::postponed`).
+    pub postponed: PostponedBlocks,
+    /// Storages whose contents are current (a full report since the NameNode started).
+    pub freshness: StorageFreshness,
+    /// Each live node's rack, for the rack-spread check (`redundancy::racks`).
+    pub racks: RackMap,
 }
 
 impl Reconstruction {
@@ -190,6 +200,7 @@ impl Reconstruction {
     /// Forgets a block entirely (it left the namespace).
     pub fn remove_block(&mut self, id: u64) {
         self.excess.remove(&id);
+        self.postponed.remove(id);
         self.needed.remove(id);
         self.pending.remove(&id);
     }

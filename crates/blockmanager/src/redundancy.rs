@@ -1,24 +1,29 @@
 //! RedundancyMonitor work: copying replicas of under-replicated blocks (DNA_TRANSFER from a
-//! node holding a good replica to nodes chosen by the placement policy), plus the pass
-//! that runs it together with invalidation and the decommission check.
+//! node holding a good replica to nodes chosen by the placement policy) and of badly
+//! distributed ones (one copy to a new rack), plus the pass that runs it together with
+//! excess removal, invalidation, the postponed-block rescan and the decommission check.
 //!
-//! `low_redundancy`: the priority queues; `decommission`: the DatanodeAdminManager.
+//! `low_redundancy`: the priority queues; `decommission`: the DatanodeAdminManager;
+//! `excess`: surplus replicas; `postponed`: surplus decisions waiting for stale storages;
+//! `racks`: the rack-spread rule and the blocks lock's copy of each node's rack.
 
 pub mod decommission;
 pub mod excess;
 pub mod low_redundancy;
+pub mod postponed;
+pub mod racks;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use rand::seq::IndexedRandom;
 
 use self::decommission::AdminState;
-use self::low_redundancy::QUEUE_HIGHEST_PRIORITY;
+use self::low_redundancy::{QUEUE_HIGHEST_PRIORITY, QUEUE_REPLICAS_BADLY_DISTRIBUTED};
 
 use crate::block::Block;
 use crate::manager::{BlockManager, Location};
-use crate::placement::PlacementRequest;
+use crate::placement::{ExcludedNode, PlacementRequest};
 use crate::reconstruction::Transfer;
 
 /// A block picked for reconstruction, as seen under the blocks lock.
@@ -29,6 +34,9 @@ struct Candidate {
     /// Nodes with a usable replica, with their admin state.
     sources: Vec<(Arc<str>, AdminState)>,
     holders: Vec<String>,
+    /// A badly distributed block: the copy must go to a rack other than these (its
+    /// replicas' racks); every live node on them is excluded from the choice.
+    crowded: Option<(HashSet<Arc<str>>, Vec<ExcludedNode>)>,
 }
 
 /// Picks the copy source among `sources` (Hadoop's chooseSourceDatanodes): alive nodes under
@@ -74,9 +82,18 @@ impl BlockManager {
     /// per decommission interval) the decommission check. Returns the number of replicas
     /// scheduled (copies + deletions).
     pub fn redundancy_monitor_pass(&self) -> usize {
-        let n = self.process_excess_work()
+        self.refresh_rack_map();
+        let mut n = self.process_excess_work()
             + self.compute_reconstruction_work()
             + self.compute_invalidate_work();
+        // Hadoop rescans postponed blocks only while the replication queues are populated
+        // (not in safe mode).
+        if self
+            .reconstruction_enabled
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            n += self.rescan_postponed_misreplicated();
+        }
         self.decommission_check(false);
         n
     }
@@ -107,6 +124,7 @@ impl BlockManager {
             }
             let ids = st.recon.next_needed(max_blocks);
             let mut out = Vec::new();
+            let mut recheck = Vec::new();
             for (id, priority) in ids {
                 let Some(info) = st.map.get(id) else {
                     st.recon.unmark(id);
@@ -120,10 +138,43 @@ impl BlockManager {
                     .map(|r| (r.dn_uuid.clone(), st.admin.state(&r.dn_uuid)))
                     .collect();
                 let want = usize::from(info.replication);
-                let have = st.count_replicas(info).live + st.recon.pending_count(id);
-                if sources.is_empty() || have >= want {
+                let live = st.count_replicas(info).live;
+                let have = live + st.recon.pending_count(id);
+                if sources.is_empty() {
                     continue;
                 }
+                let (missing, crowded) = if have >= want {
+                    // Enough replicas: work only for a block still on too few racks, which
+                    // gets one copy on a new rack (Hadoop's scheduleReconstruction:
+                    // additionalReplRequired = 1).
+                    if priority != QUEUE_REPLICAS_BADLY_DISTRIBUTED
+                        || !st.is_badly_distributed(info, live)
+                    {
+                        if priority == QUEUE_REPLICAS_BADLY_DISTRIBUTED {
+                            recheck.push(id);
+                        }
+                        continue;
+                    }
+                    let racks: HashSet<Arc<str>> = st
+                        .placement_holders(info)
+                        .into_iter()
+                        .filter_map(|h| st.recon.racks.rack_of(h).map(Arc::from))
+                        .collect();
+                    let on: HashSet<&str> = racks.iter().map(|r| &**r).collect();
+                    let excluded: Vec<ExcludedNode> = st
+                        .recon
+                        .racks
+                        .nodes_on(&on)
+                        .into_iter()
+                        .map(|u| ExcludedNode {
+                            uuid: u.to_string(),
+                            ..ExcludedNode::default()
+                        })
+                        .collect();
+                    (1, Some((racks, excluded)))
+                } else {
+                    (want - have, None)
+                };
                 let mut holders: Vec<String> = info
                     .replicas
                     .iter()
@@ -133,10 +184,15 @@ impl BlockManager {
                 out.push(Candidate {
                     block: info.block,
                     priority,
-                    missing: want - have,
+                    missing,
                     sources,
                     holders,
+                    crowded,
                 });
+            }
+            // Placement fine again (a node moved or left): off the queue.
+            for id in recheck {
+                st.check_redundancy(id);
             }
             out
         };
@@ -175,7 +231,7 @@ impl BlockManager {
             let req = PlacementRequest {
                 count: c.missing,
                 writer_host: None,
-                excluded: &[],
+                excluded: c.crowded.as_ref().map_or(&[], |(_, ex)| ex.as_slice()),
                 favored: &[],
                 existing: &c.holders,
                 block_size: c.block.num_bytes,
@@ -183,6 +239,20 @@ impl BlockManager {
             let targets = self.place(&req);
             if targets.is_empty() {
                 continue;
+            }
+            if let Some((racks, _)) = &c.crowded {
+                // Hadoop's validateReconstructionWork: a copy for rack spread is only of use
+                // on a new rack (the node may have moved since the exclusion was made).
+                let st = self.blocks.lock("reconstruction_work");
+                let new_rack = targets.iter().all(|t| {
+                    st.recon
+                        .racks
+                        .rack_of(&t.info.id.datanode_uuid)
+                        .is_some_and(|r| !racks.contains(r))
+                });
+                if !new_rack {
+                    continue;
+                }
             }
             let targets: Vec<(Arc<str>, Arc<str>)> = targets
                 .iter()

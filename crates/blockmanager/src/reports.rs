@@ -207,6 +207,9 @@ impl BlockManager {
         self.datanodes
             .lock("full_report")
             .ensure_storage(uuid, storage_id, storage_type);
+        // The reporting node's rack must be known before its replicas are checked for
+        // rack spread (it may have registered since the last RedundancyMonitor pass).
+        self.refresh_rack_map();
         let storage: Arc<str> = Arc::from(storage_id);
         let mut sum = FullReportSummary {
             reported: replicas.len(),
@@ -253,6 +256,13 @@ impl BlockManager {
             }
             sum.chunks += 1;
         }
+        // The storage's contents are current now: surplus replicas on it may be chosen
+        // (postponed blocks are picked up by the next rescan).
+        self.blocks
+            .lock("full_report")
+            .recon
+            .freshness
+            .report_processed(storage_id);
         if wake {
             self.replica_event.notify_waiters();
         }
@@ -335,10 +345,10 @@ impl BlockManager {
                 st.remove_replica(*id, storage);
             }
         }
-        self.blocks
-            .lock("remove_node")
-            .map
-            .forget_storage_if_empty(storage);
+        let mut st = self.blocks.lock("remove_node");
+        st.map.forget_storage_if_empty(storage);
+        // Whatever it holds is unknown until its next full report.
+        st.recon.freshness.forget(storage);
     }
 
     /// Removes every replica of a node from the blocks map (in chunks) and drops its
@@ -347,6 +357,19 @@ impl BlockManager {
         let storages = self.blocks.lock("remove_node").map.storages_of_node(uuid);
         for storage in storages {
             self.forget_storage(&storage);
+        }
+        // Storages without replicas are stale again too.
+        let empty: Vec<String> = self
+            .datanodes
+            .lock("remove_node")
+            .get(uuid)
+            .map(|d| d.storages.iter().map(|s| s.storage_id.clone()).collect())
+            .unwrap_or_default();
+        {
+            let mut st = self.blocks.lock("remove_node");
+            for s in &empty {
+                st.recon.freshness.forget(s);
+            }
         }
         let mut st = self.blocks.lock("remove_node");
         st.invalidate.remove_node(uuid);

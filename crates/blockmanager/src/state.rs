@@ -276,9 +276,9 @@ impl BlockState {
         n
     }
 
-    /// Puts a COMPLETE block with fewer live replicas than expected in its low-redundancy
-    /// queue (Hadoop's priorities; no usable replica at all goes to the corrupt queue), or
-    /// takes it off.
+    /// Puts a COMPLETE block with fewer live replicas than expected, or with enough but on
+    /// too few racks (`redundancy::racks`), in its low-redundancy queue (Hadoop's
+    /// priorities; no usable replica at all goes to the corrupt queue), or takes it off.
     pub fn check_redundancy(&mut self, id: u64) {
         let Some(info) = self.map.get(id) else {
             self.recon.remove_block(id);
@@ -288,7 +288,8 @@ impl BlockState {
             return;
         }
         let n = self.count_replicas(info);
-        match priority(n, usize::from(info.replication), false) {
+        let badly_distributed = self.is_badly_distributed(info, n.live);
+        match priority(n, usize::from(info.replication), badly_distributed) {
             Some(p) => self.recon.mark_needed(id, p),
             None => self.recon.unmark(id),
         }
@@ -618,33 +619,55 @@ impl BlockState {
             ..BlockCounts::default()
         };
         for info in self.map.iter() {
-            c.add(info, self.min_replication);
+            self.count_block(&mut c, info);
         }
         c
+    }
+
+    /// Adds one block's contribution to `c`, its replicas counted as the redundancy rules
+    /// count them (decommissioning and decommissioned replicas are not live).
+    pub fn count_block(&self, c: &mut BlockCounts, info: &BlockInfo) {
+        let n = self.count_replicas(info);
+        let badly_distributed = self.recon.priority_of(info.block.id)
+            == Some(crate::redundancy::low_redundancy::QUEUE_REPLICAS_BADLY_DISTRIBUTED);
+        c.add(info, n, badly_distributed, self.min_replication);
     }
 }
 
 impl BlockCounts {
-    /// Adds one block's contribution.
-    pub fn add(&mut self, info: &BlockInfo, min_replication: usize) {
+    /// Adds one block's contribution: `n` its replica counts, `badly_distributed` whether
+    /// it waits in the badly-distributed queue. Like Hadoop's LowRedundancyBlocks, a COMPLETE
+    /// block is under-replicated when it has fewer live replicas than expected (replicas on
+    /// decommissioning or decommissioned nodes are not live) or enough on too few racks, and
+    /// missing when it has no live replica and none on a node being decommissioned (only
+    /// corrupt ones, or none). Missing blocks are counted as missing only.
+    pub fn add(
+        &mut self,
+        info: &BlockInfo,
+        n: NumberReplicas,
+        badly_distributed: bool,
+        min_replication: usize,
+    ) {
         if info.corrupt_replicas() > 0 {
             self.corrupt_blocks += 1;
         }
         if !info.is_complete() {
             return;
         }
-        let live = info.good_finalized();
         self.complete_blocks += 1;
-        if live >= min_replication {
+        // Safe mode counts usable replicas (live + decommissioning, as Hadoop's addStoredBlock).
+        if n.live + n.decommissioning >= min_replication {
             self.safe_blocks += 1;
         }
-        if live == 0 {
-            self.missing_blocks += 1;
-            if info.replication == 1 {
-                self.missing_repl_one += 1;
+        match priority(n, usize::from(info.replication), badly_distributed) {
+            Some(crate::redundancy::low_redundancy::QUEUE_WITH_CORRUPT_BLOCKS) => {
+                self.missing_blocks += 1;
+                if info.replication == 1 {
+                    self.missing_repl_one += 1;
+                }
             }
-        } else if live < usize::from(info.replication) {
-            self.under_replicated += 1;
+            Some(_) => self.under_replicated += 1,
+            None => {}
         }
     }
 }

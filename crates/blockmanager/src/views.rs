@@ -446,6 +446,14 @@ impl BlockManager {
             "Metasave: Blocks currently missing: {}",
             needed.iter().filter(|v| v.live == 0).count()
         );
+        // Over-replicated blocks waiting for stale storages to report (Hadoop prints the
+        // heading, then one line per block).
+        let _ = writeln!(s, "Mis-replicated blocks that have been postponed:");
+        for chunk in self.postponed_misreplicated_ids().chunks(VIEW_CHUNK) {
+            for v in self.block_views(chunk).into_iter().flatten() {
+                let _ = writeln!(s, "{}", metasave_block_line(&v, self.block_pool_id()));
+            }
+        }
         let _ = writeln!(s, "Metasave: Blocks being reconstructed: {}", pending.len());
         for (b, n) in &pending {
             let _ = writeln!(s, "{b}:{b} numReplicasInProgress={n}");

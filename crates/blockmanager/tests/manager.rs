@@ -425,6 +425,7 @@ fn bad_block_reports_hide_the_replica() {
 fn set_replication_lowers_and_invalidates_surplus() {
     let (bm, _clock) = manager(config());
     add_nodes(&bm, 3, GB);
+    first_reports(&bm, 3);
     complete_block(&bm, 1, &[1, 2, 3]);
     bm.set_replication(&[1], 2);
     assert_eq!(bm.locations(1).len(), 2);

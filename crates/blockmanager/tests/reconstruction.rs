@@ -180,6 +180,7 @@ fn one_replica_left_is_copied_first() {
 fn returning_node_surplus_is_deleted() {
     let (bm, _clock) = manager(config());
     add_nodes(&bm, 4, GB);
+    first_reports(&bm, 4);
     complete_block(&bm, 1, &[1, 2, 3]);
     let rep = vec![ReportedReplica {
         block: Block::new(1, 1001, 64),

@@ -153,6 +153,7 @@ fn open_file_blocks_hold_decommission_until_replicated_elsewhere() {
 fn back_in_service_removes_excess_replicas() {
     let (bm, path) = with_exclude("back", "10.0.0.1\n");
     add_nodes(&bm, 4, GB);
+    first_reports(&bm, 4);
     complete_block(&bm, 1, &[1, 2, 3]);
     assert_eq!(bm.compute_reconstruction_work(), 1);
     run_transfers(&bm, 4);
@@ -225,6 +226,7 @@ fn setrep_down_keeps_rack_spread() {
     cfg.seed = Some(7);
     let (bm, _clock) = manager(cfg);
     add_nodes(&bm, 4, GB);
+    first_reports(&bm, 4);
     // Node 3 (alone on /r2) has the least free space of all, node 2 the least of /r1.
     bm.heartbeat(&uuid(2), vec![report(2, GB / 4)], 0, 0, false);
     bm.heartbeat(&uuid(3), vec![report(3, GB / 8)], 0, 0, false);

@@ -3,7 +3,9 @@
 //! the placement policy so that rack spread is kept where it can be (a rack holding more
 //! than one replica gives one up first; then the holder with the oldest heartbeat or the
 //! least free space). Blocks become candidates after setrep down, a node's return (its
-//! report re-adds replicas already copied elsewhere) or a node back in service.
+//! report re-adds replicas already copied elsewhere), a node back in service, or a copy to
+//! a new rack for a badly distributed block. A block with a replica on a storage whose
+//! contents are stale is postponed instead (`postponed`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,7 +15,7 @@ use crate::manager::BlockManager;
 use crate::placement::NodeView;
 
 /// Candidates handled per lock hold.
-const EXCESS_CHUNK: usize = 1000;
+pub(crate) const EXCESS_CHUNK: usize = 1000;
 /// Heartbeats a holder may miss before it is the preferred one to lose a replica.
 const HEARTBEAT_TOLERANCE: u32 = 4;
 
@@ -56,20 +58,34 @@ impl BlockManager {
         let mut queued = 0;
         for chunk in ids.chunks(EXCESS_CHUNK) {
             let surplus: Vec<Surplus> = {
-                let st = self.blocks.lock("excess");
-                chunk
+                let mut st = self.blocks.lock("excess");
+                let mut postpone = Vec::new();
+                let surplus = chunk
                     .iter()
                     .filter_map(|&id| {
                         let info = st.map.get(id)?;
                         let expected = usize::from(info.replication).max(1);
                         let live = st.live_replicas(info);
-                        (info.is_complete() && live.len() > expected).then_some(Surplus {
+                        if !info.is_complete() || live.len() <= expected {
+                            return None;
+                        }
+                        // A storage that has not reported since the NameNode started may
+                        // already have lost its replica: decide later.
+                        if st.stale_storage_of(info).is_some() {
+                            postpone.push(id);
+                            return None;
+                        }
+                        Some(Surplus {
                             block: info.block,
                             expected,
                             live,
                         })
                     })
-                    .collect()
+                    .collect();
+                for id in postpone {
+                    st.postpone_misreplicated(id);
+                }
+                surplus
             };
             if surplus.is_empty() {
                 continue;

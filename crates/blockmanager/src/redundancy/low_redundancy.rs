@@ -186,6 +186,44 @@ mod tests {
     }
 
     #[test]
+    fn counts_treat_out_of_service_replicas_as_not_live() {
+        use crate::block::{Block, BlockInfo, BlockUcState};
+        use crate::state::BlockCounts;
+        let block = |replication: u16| {
+            let mut b =
+                BlockInfo::new_under_construction(Block::new(1, 1, 1), 1, replication, vec![]);
+            b.state = BlockUcState::Complete;
+            b
+        };
+        let count = |n: NumberReplicas, replication: u16, badly: bool| {
+            let mut c = BlockCounts::default();
+            c.add(&block(replication), n, badly, 1);
+            (
+                c.under_replicated,
+                c.missing_blocks,
+                c.missing_repl_one,
+                c.safe_blocks,
+            )
+        };
+        // 3 live + 1 decommissioning of 3: fine.
+        assert_eq!(count(n(3, 1, 0), 3, false), (0, 0, 0, 1));
+        // 2 live + 1 decommissioning of 3: under-replicated.
+        assert_eq!(count(n(2, 1, 0), 3, false), (1, 0, 0, 1));
+        // Only decommissioning / decommissioned replicas: under-replicated, not missing.
+        assert_eq!(count(n(0, 1, 0), 3, false), (1, 0, 0, 1));
+        let decommissioned = NumberReplicas {
+            decommissioned: 2,
+            ..NumberReplicas::default()
+        };
+        assert_eq!(count(decommissioned, 3, false), (1, 0, 0, 0));
+        // Only corrupt replicas, or none: missing.
+        assert_eq!(count(n(0, 0, 2), 3, false), (0, 1, 0, 0));
+        assert_eq!(count(n(0, 0, 0), 1, false), (0, 1, 1, 0));
+        // Enough replicas on too few racks: low redundancy too.
+        assert_eq!(count(n(3, 0, 0), 3, true), (1, 0, 0, 1));
+    }
+
+    #[test]
     fn choose_takes_highest_first_and_round_robins() {
         let mut q = LowRedundancyBlocks::default();
         for id in [10, 11, 12] {

@@ -77,6 +77,16 @@ pub fn add_nodes(bm: &BlockManager, n: u32, remaining: u64) {
     }
 }
 
+/// The first (empty) full block report of DataNodes 1..=n, as a DataNode sends right after
+/// registering: their storages' contents are current from then on, so surplus replicas on
+/// them may be chosen (until then excess decisions are postponed).
+pub fn first_reports(bm: &BlockManager, n: u32) {
+    for i in 1..=n {
+        bm.full_report(&uuid(i), &storage(i), 1, &[])
+            .expect("first full report");
+    }
+}
+
 /// Heartbeats of every node 1..=n (keeps them alive on the manual clock).
 pub fn heartbeat_all(bm: &BlockManager, n: u32) {
     for i in 1..=n {

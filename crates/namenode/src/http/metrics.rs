@@ -91,6 +91,10 @@ fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
         a("LowRedundancyBlocks", Val::Num(s.under_replicated)),
         a("CorruptBlocks", Val::Num(s.corrupt_blocks)),
         a(
+            "PostponedMisreplicatedBlocks",
+            Val::Num(bm.postponed_misreplicated_blocks() as u64),
+        ),
+        a(
             "PendingDeletionBlocks",
             Val::Num(s.pending_deletion + s.pending_deletion_commands),
         ),
@@ -199,6 +203,11 @@ pub fn prometheus(fs: &Namesystem) -> String {
         "rhdfs_namenode_missing_blocks",
         "Blocks with no live replica.",
         s.missing_blocks,
+    );
+    gauge(
+        "rhdfs_namenode_postponed_misreplicated_blocks",
+        "Over-replicated blocks waiting for stale storages to report.",
+        bm.postponed_misreplicated_blocks() as u64,
     );
     gauge(
         "rhdfs_namenode_pending_deletion_blocks",
