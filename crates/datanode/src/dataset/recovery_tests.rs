@@ -145,6 +145,9 @@ fn a_newer_recovery_takes_over_an_older_or_equal_one_is_refused() {
         (ReplicaState::Rbw, 1001, 1000)
     );
     assert_eq!(ds.get(BP, ID).unwrap().recovery_id(), Some(1007));
+    // Neither a transfer nor a pipeline recovery replaces a replica under recovery.
+    assert!(ds.create_temporary(BP, ID, 1009, spec(), 0).is_err());
+    assert!(ds.recover_rbw(BP, ID, 1001, 1008, 0, 1000).is_err());
     // The older recovery can no longer finish.
     let err = update_replica_under_recovery(&ds, BP, ID, 1005, Some(1000), 900).unwrap_err();
     assert!(err.to_string().contains("differs from 1005"), "{err}");

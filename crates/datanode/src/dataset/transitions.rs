@@ -33,7 +33,9 @@ impl Dataset {
         expected_len: u64,
     ) -> Result<ReplicaWriter, StorageError> {
         if let Some(old) = self.get(bpid, id) {
-            let stale = old.gs < gs && old.state != ReplicaState::Finalized
+            // A replica under recovery belongs to the recovery: a copy does not replace it.
+            let stale = old.gs < gs
+                && !matches!(old.state, ReplicaState::Finalized | ReplicaState::Rur)
                 || old.state == ReplicaState::Temporary
                 || old.state == ReplicaState::Rwr;
             if !stale {
