@@ -433,7 +433,7 @@ async fn writer_round(ns: &parking_lot::Mutex<Namespace>, d: &Durable, w: u64, i
             block: blk(block, gs, 100 + i),
         });
         // Every seventh file stays open for write.
-        if i % 7 != 0 {
+        if !i.is_multiple_of(7) {
             ops.push(EditOp::CloseFile {
                 file,
                 mtime: 2000 + i,
@@ -450,7 +450,7 @@ async fn writer_round(ns: &parking_lot::Mutex<Namespace>, d: &Durable, w: u64, i
                 .get(ROOT_INODE_ID)
                 .and_then(|r| r.as_dir().and_then(|d| d.children.get(&prev).copied()));
             if let Some(prev_id) = prev_id {
-                if i % 5 == 0 {
+                if i.is_multiple_of(5) {
                     ns.log_and_apply(
                         EditOp::Delete {
                             id: prev_id,
@@ -459,7 +459,7 @@ async fn writer_round(ns: &parking_lot::Mutex<Namespace>, d: &Durable, w: u64, i
                         Duration::ZERO,
                     )
                     .unwrap();
-                } else if i % 3 == 0 {
+                } else if i.is_multiple_of(3) {
                     ns.log_and_apply(
                         EditOp::Rename {
                             id: prev_id,
@@ -508,7 +508,7 @@ fn spawn_writers(
             tokio::spawn(async move {
                 for i in 0..rounds {
                     writer_round(&ns, &d, w, i).await;
-                    if i % 8 == 0 {
+                    if i.is_multiple_of(8) {
                         tokio::task::yield_now().await;
                     }
                 }
