@@ -353,6 +353,8 @@ mod tests {
         Ok(Resp::decode(out).unwrap())
     }
 
+    const HARD_LIMIT: Duration = Duration::from_secs(120);
+
     struct Env {
         clock: Arc<ManualClock>,
         bm: Arc<BlockManager>,
@@ -413,6 +415,8 @@ mod tests {
         let ns = Namespace::new(
             NamespaceConfig {
                 superuser: "root".into(),
+                // Short enough for the lease monitor test.
+                hard_limit: HARD_LIMIT,
                 ..NamespaceConfig::default()
             },
             Now {
@@ -685,5 +689,44 @@ mod tests {
         assert_eq!(cmds.len(), 1);
         assert_eq!(cmds[0].new_gen_stamp, second.recovery_id);
         assert_eq!(cmds[0].block.locs.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn lease_monitor_starts_and_retries_recovery_of_an_abandoned_file() {
+        let Env {
+            clock, fs, svc, bm, ..
+        } = env(&["dn1", "dn2"], NamesystemSettings::default());
+        let b = open_file_with_block(&svc, 2).await;
+        // Within the hard limit the monitor leaves the writer alone.
+        clock.advance(HARD_LIMIT);
+        assert_eq!(fs.check_leases().await, 0);
+        assert_eq!(
+            bm.get_block(b.block_id).map(|(_, s)| s),
+            Some(BlockUcState::UnderConstruction)
+        );
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(fs.check_leases().await, 0);
+        let first = bm.block_recovery(b.block_id).expect("recovery on record");
+        assert_eq!(first.primary.as_deref(), Some("dn2"));
+        assert_eq!(fs.block_recoveries().take_commands("dn2").len(), 1);
+        // Monitor passes every 2 s (dfs.namenode.lease-recheck-interval-ms) until the
+        // recovery timeout leaves it alone; the next one after it tries dn1.
+        for _ in 0..44 {
+            clock.advance(Duration::from_secs(2));
+            fs.check_leases().await;
+            assert_eq!(
+                bm.block_recovery(b.block_id).map(|r| r.recovery_id),
+                Some(first.recovery_id)
+            );
+        }
+        clock.advance(Duration::from_secs(2));
+        fs.check_leases().await;
+        let second = bm.block_recovery(b.block_id).expect("recovery on record");
+        assert!(second.recovery_id > first.recovery_id);
+        assert_eq!(second.primary.as_deref(), Some("dn1"));
+        assert_eq!(fs.block_recoveries().take_commands("dn1").len(), 1);
+        fs.commit_block_synchronization(&commit_sync(&b, second.recovery_id, &["dn1", "dn2"]))
+            .unwrap();
+        assert!(is_closed(&svc).await);
     }
 }
