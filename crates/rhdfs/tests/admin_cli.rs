@@ -15,6 +15,17 @@ async fn rhdfs(conf_dir: &std::path::Path, args: &[&str]) -> anyhow::Result<Outp
         .await?)
 }
 
+/// `rhdfs` run as `user` (HADOOP_USER_NAME).
+async fn rhdfs_as(conf_dir: &std::path::Path, user: &str, args: &[&str]) -> anyhow::Result<Output> {
+    Ok(tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+        .args(args)
+        .env("HADOOP_CONF_DIR", conf_dir)
+        .env("HADOOP_USER_NAME", user)
+        .env("RUST_LOG", "error")
+        .output()
+        .await?)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
     let cluster = MiniCluster::builder().datanodes(1).build().await?;
@@ -47,6 +58,81 @@ async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
 
     let out = rhdfs(dir.path(), &["fsck", "/", "-bogus", "-D", &http_conf]).await?;
     assert_eq!(out.status.code(), Some(255));
+
+    // -blockId: the ids after the flag, up to the next option.
+    let out = rhdfs(
+        dir.path(),
+        &["fsck", "/", "-blockId", "blk_123", "-D", &http_conf],
+    )
+    .await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.starts_with("FSCK started by "), "{stdout}");
+    assert!(
+        stdout.ends_with("\n\nBlock blk_123 does not exist\n"),
+        "{stdout}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("&blockId=blk_123+&path=%2F"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = rhdfs(
+        dir.path(),
+        &["fsck", "/", "-storagepolicies", "-D", &http_conf],
+    )
+    .await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("\nBlocks satisfying the specified storage policy:\n"),
+        "{stdout}"
+    );
+
+    // A user who may not list a directory: FAILED, exit 255; the superuser-only views
+    // are refused.
+    let out = rhdfs(dir.path(), &["dfs", "-mkdir", "/secret"]).await?;
+    assert_eq!(out.status.code(), Some(0));
+    let out = rhdfs(dir.path(), &["dfs", "-chmod", "700", "/secret"]).await?;
+    assert_eq!(out.status.code(), Some(0));
+    let out = rhdfs_as(
+        dir.path(),
+        "mallory",
+        &["fsck", "/secret", "-D", &http_conf],
+    )
+    .await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(255), "{stdout}");
+    assert!(
+        stdout
+            .contains("\nPermission denied: user=mallory, access=READ_EXECUTE, inode=\"/secret\":"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("\n\n\nFsck on path '/secret' FAILED\n"),
+        "{stdout}"
+    );
+    let out = rhdfs_as(
+        dir.path(),
+        "mallory",
+        &["fsck", "/", "-list-corruptfileblocks", "-D", &http_conf],
+    )
+    .await?;
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Failed to open path '/': Permission denied\n"
+    );
+    let out = rhdfs(
+        dir.path(),
+        &["fsck", "/", "-list-corruptfileblocks", "-D", &http_conf],
+    )
+    .await?;
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "The filesystem under path '/' has 0 CORRUPT blocks\n"
+    );
 
     let out = rhdfs(dir.path(), &["dfsadmin", "-report"]).await?;
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -14,7 +14,7 @@ use crate::args::CommonArgs;
 mod refresh_nodes;
 mod safemode;
 
-const FSCK_USAGE: &str = "Usage: rhdfs fsck <path> [-list-corruptfileblocks | [-move | -delete | -openforwrite] [-files [-blocks [-locations | -racks | -replicaDetails]]]]
+const FSCK_USAGE: &str = "Usage: rhdfs fsck <path> [-list-corruptfileblocks | [-move | -delete | -openforwrite] [-files [-blocks [-locations | -racks | -replicaDetails]]]] [-showprogress] [-storagepolicies] [-blockId <blk_Id>]
 \t<path>\tstart checking from this path
 \t-move\tmove corrupted files to /lost+found
 \t-delete\tdelete corrupted files
@@ -24,7 +24,14 @@ const FSCK_USAGE: &str = "Usage: rhdfs fsck <path> [-list-corruptfileblocks | [-
 \t-files -blocks\tprint out block report
 \t-files -blocks -locations\tprint out locations for every block
 \t-files -blocks -racks\tprint out network topology for data-node locations
-\t-files -blocks -replicaDetails\tprint out each replica details";
+\t-files -blocks -replicaDetails\tprint out each replica details 
+\t-storagepolicies\tprint out storage policy summary for the blocks
+\t-showprogress\tDeprecated. Progress is now shown by default
+\t-blockId\tprint out which file this blockId belongs to, locations (nodes, racks) of this block, and other diagnostics info (under replicated, corrupted or not, etc)
+
+Please Note:
+
+\t1. By default fsck ignores files opened for write, use -openforwrite to report such files. They are usually  tagged CORRUPT or HEALTHY depending on their block allocation status";
 
 const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-report [-live] [-dead] [-decommissioning]]
@@ -54,7 +61,10 @@ pub async fn fsck(args: Vec<String>) -> Result<i32> {
     let mut query = format!("/fsck?ugi={}", encode_component(&user));
     let mut dir: Option<String> = None;
     let mut list_corrupt = false;
-    for a in &rest {
+    let mut i = 0;
+    while i < rest.len() {
+        let a = &rest[i];
+        i += 1;
         match a.as_str() {
             "-move" => query.push_str("&move=1"),
             "-delete" => query.push_str("&delete=1"),
@@ -64,6 +74,18 @@ pub async fn fsck(args: Vec<String>) -> Result<i32> {
             "-locations" => query.push_str("&locations=1"),
             "-racks" => query.push_str("&racks=1"),
             "-replicaDetails" => query.push_str("&replicadetails=1"),
+            "-storagepolicies" => query.push_str("&storagepolicies=1"),
+            "-showprogress" => query.push_str("&showprogress=1"),
+            "-blockId" => {
+                // Every following argument up to the next option, space-separated.
+                let mut ids = String::new();
+                while i < rest.len() && !rest[i].starts_with('-') {
+                    ids.push_str(&rest[i]);
+                    ids.push(' ');
+                    i += 1;
+                }
+                query.push_str(&format!("&blockId={}", form_encode(&ids)));
+            }
             "-list-corruptfileblocks" => {
                 query.push_str("&listcorruptfileblocks=1");
                 list_corrupt = true;
@@ -124,6 +146,8 @@ pub fn fsck_exit_code(last: &str) -> i32 {
         0
     } else if last.ends_with("is CORRUPT") {
         1
+    } else if last.contains("Incorrect blockId format:") {
+        0
     } else if last.ends_with("is DECOMMISSIONED") {
         2
     } else if last.ends_with("is DECOMMISSIONING") {
@@ -144,6 +168,11 @@ fn strip_scheme(p: &str) -> String {
     } else {
         format!("/{path}")
     }
+}
+
+/// URLEncoder.encode: form encoding (space as '+').
+fn form_encode(s: &str) -> String {
+    encode_component(s).replace("%20", "+").replace('/', "%2F")
 }
 
 /// DFSck.listCorruptFileBlocks: asks again with `startblockafter` until the NameNode says
@@ -187,15 +216,20 @@ async fn list_corrupt_file_blocks(addr: &str, base: &str, dir: &str) -> Result<i
                 done = true;
                 break;
             }
+            if line.starts_with("Access denied for user") {
+                println!("Failed to open path '{dir}': Permission denied");
+                return Ok(FAILED);
+            }
             if line.is_empty()
                 || line.starts_with("FSCK started by")
+                || line.starts_with("FSCK ended at")
                 || line.starts_with("The filesystem under path")
             {
                 continue;
             }
             num += 1;
             if num == 1 {
-                println!("The list of corrupt files under path '{dir}' are:");
+                println!("The list of corrupt blocks under path '{dir}' are:");
             }
             println!("{line}");
         }
@@ -203,7 +237,7 @@ async fn list_corrupt_file_blocks(addr: &str, base: &str, dir: &str) -> Result<i
             done = true;
         }
     }
-    println!("The filesystem under path '{dir}' has {num} CORRUPT files");
+    println!("The filesystem under path '{dir}' has {num} CORRUPT blocks");
     Ok(if num == 0 { 0 } else { FAILED })
 }
 
@@ -306,6 +340,16 @@ mod tests {
         );
         assert_eq!(fsck_exit_code("Path '/x' does not exist"), 0);
         assert_eq!(fsck_exit_code("Fsck on path '/' FAILED"), FAILED);
+        assert_eq!(fsck_exit_code("Incorrect blockId format: xyz"), 0);
+        assert_eq!(
+            fsck_exit_code("Block replica on datanode/rack: h/default-rack is HEALTHY"),
+            0
+        );
+    }
+
+    #[test]
+    fn block_ids_are_form_encoded() {
+        assert_eq!(form_encode("blk_1 blk_2 "), "blk_1+blk_2+");
     }
 
     #[test]
