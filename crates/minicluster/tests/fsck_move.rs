@@ -241,8 +241,23 @@ Incorrect blockId format: xyz
         2
     );
 
+    // /lost+found a regular file: nothing can be copied, fsck FAILS with Hadoop's
+    // internal-error ending, and -delete leaves the file it could not save.
+    client.delete("/lost+found", true).await?;
+    common::native_write(&client, "/lost+found", b"x", opts(), 1).await?;
+    let failed = fsck(
+        &cluster,
+        &format!("/fsck?ugi={user}&move=1&delete=1&path=%2Fdata"),
+    )
+    .await?;
+    let tail: Vec<&str> = failed.rsplit('\n').take(6).collect();
+    assert_eq!(tail[0], "Fsck on path '/data' FAILED", "{failed}");
+    assert_eq!(&tail[1..4], &["", "", "fsck encountered internal errors!"]);
+    assert!(tail[4].starts_with("FSCK ended at ") && tail[5].starts_with("FSCK ended at "));
+    assert_eq!(client.get_file_info("/data/f").await?.length, data.len());
+
     // -move -delete: copied afresh, then the corrupt file is removed.
-    client.delete("/lost+found/data", true).await?;
+    client.delete("/lost+found", false).await?;
     let both = fsck(
         &cluster,
         &format!("/fsck?ugi={user}&move=1&delete=1&path=%2Fdata"),
