@@ -673,3 +673,57 @@ async fn damaged_segment_fails_the_checkpoint_naming_file_and_offset_and_saves_n
     assert_eq!(d.images().image_txids(), vec![0]);
     d.close();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpointer_keeps_going_after_a_failure_and_retries_a_period_later() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("n");
+    let c = conf(std::slice::from_ref(&dir));
+    let manual = ManualClock::shared(1_700_000_000_000);
+    let shared: SharedClock = manual.clone();
+    let (d, mut ns) = load(&c, &shared, cfg(), RecoveryMode::Strict).unwrap();
+    apply_all(&mut ns, &script());
+    d.log().sync_all().unwrap();
+    let upto = d.log().roll().unwrap() - 1;
+    let seg = dir
+        .join("current")
+        .join(rhdfs_editlog::layout::finalized_name(1, upto));
+    let good = std::fs::read(&seg).unwrap();
+    let mut bad = good.clone();
+    bad[good.len() / 2] ^= 0x01;
+    std::fs::write(&seg, &bad).unwrap();
+
+    let policy = super::CheckpointPolicy {
+        period: Duration::from_secs(3600),
+        txns: 1,
+        check: Duration::from_millis(10),
+    };
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let task = super::spawn_checkpointer(d.clone(), policy, shared, stop.clone());
+    // The first try fails (damaged segment) and saves nothing; the log keeps working.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(d.images().image_txids(), vec![0]);
+    apply_all(&mut ns, &[EditOp::SetGenstamp { gs: 7000 }]);
+    d.log().sync_all().unwrap();
+    // Repaired, but no retry before a period has passed.
+    std::fs::write(&seg, &good).unwrap();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(d.images().image_txids(), vec![0]);
+    manual.advance(Duration::from_secs(3601));
+    let want = ns.last_txid();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while d.newest_image_txid() != want {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no checkpoint after the retry period: {:?}",
+            d.images().image_txids()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    task.await.unwrap();
+    // The image is the namespace.
+    let (txid, payload) = d.images().load_latest_image().unwrap().unwrap();
+    assert_eq!((txid, payload), ns.encode_image());
+    d.close();
+}
