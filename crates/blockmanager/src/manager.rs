@@ -480,13 +480,15 @@ impl BlockManager {
     /// Starts (or restarts) the recovery of block `id` under `recovery_id` (Hadoop's
     /// initializeBlockRecovery): the block becomes UNDER_RECOVERY and a primary is chosen
     /// among its live expected locations, the most recently heartbeating node not yet
-    /// tried. Returns the primary's location, None when no location is alive (the block
-    /// stays UNDER_RECOVERY until a later attempt finds one).
+    /// tried. Returns the primary's location with the locations the recovery is to
+    /// synchronize (as Hadoop's getBlockRecoveryCommand: the live ones that are not stale
+    /// when there are at least two of those, else every live one), or None when no
+    /// location is alive (the block stays UNDER_RECOVERY until a later attempt finds one).
     pub fn initialize_block_recovery(
         &self,
         id: u64,
         recovery_id: u64,
-    ) -> Result<Option<Location>, BlockManagerError> {
+    ) -> Result<Option<(Location, Vec<Location>)>, BlockManagerError> {
         let expected: Vec<(Arc<str>, Arc<str>)> = {
             let st = self.blocks.lock("recovery");
             let info = st.map.get(id).ok_or(BlockManagerError::UnknownBlock(id))?;
@@ -495,7 +497,8 @@ impl BlockManager {
                 .map(|e| (e.dn_uuid.clone(), e.storage_id.clone()))
                 .collect()
         };
-        let live: std::collections::HashMap<Arc<str>, (Duration, Location)> = {
+        // Live expected locations in pipeline order: node, last heartbeat, location, stale.
+        let live: Vec<(Arc<str>, Duration, Location, bool)> = {
             let dns = self.datanodes.lock("recovery");
             let now = self.now_mono();
             expected
@@ -511,16 +514,29 @@ impl BlockManager {
                         storage_type: d.storage(storage).map_or(1, |s| s.storage_type),
                         storage_id: storage.to_string(),
                     };
-                    Some((dn.clone(), (d.last_update_mono, loc)))
+                    Some((dn.clone(), d.last_update_mono, loc, live == Liveness::Stale))
                 })
                 .collect()
         };
-        let last_heartbeat = |dn: &str| live.get(dn).map(|(t, _)| *t);
+        let last_heartbeat = |dn: &str| live.iter().find(|(n, ..)| &**n == dn).map(|(_, t, ..)| *t);
         let primary = {
             let mut st = self.blocks.lock("recovery");
             st.initialize_recovery(id, recovery_id, &last_heartbeat)?
         };
-        Ok(primary.and_then(|p| live.get(&p).map(|(_, l)| l.clone())))
+        let Some(primary) = primary.and_then(|p| {
+            live.iter()
+                .find(|(n, ..)| *n == p)
+                .map(|(_, _, l, _)| l.clone())
+        }) else {
+            return Ok(None);
+        };
+        let fresh = live.iter().filter(|(.., stale)| !stale).count();
+        let locations = live
+            .into_iter()
+            .filter(|(.., stale)| fresh < 2 || !stale)
+            .map(|(_, _, l, _)| l)
+            .collect();
+        Ok(Some((primary, locations)))
     }
 
     /// The recovery of block `id` while it is UNDER_RECOVERY: its recovery id, primary

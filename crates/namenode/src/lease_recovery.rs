@@ -139,9 +139,11 @@ impl Namesystem {
             ns.log_and_apply(EditOp::SetGenstamp { gs }, now.mono)?;
             Ok::<_, FsError>(gs)
         })?;
-        let primary = bm.initialize_block_recovery(last.id, recovery_id)?;
+        let targets = bm.initialize_block_recovery(last.id, recovery_id)?;
         self.recoveries.drop_commands(last.id);
-        let uuid = primary.as_ref().map(|p| p.info.id.datanode_uuid.clone());
+        let uuid = targets
+            .as_ref()
+            .map(|(p, _)| p.info.id.datanode_uuid.clone());
         self.recoveries.in_progress.lock().insert(
             last.id,
             Recovery {
@@ -150,7 +152,7 @@ impl Namesystem {
                 primary: uuid.clone(),
             },
         );
-        let Some(uuid) = uuid else {
+        let (Some(uuid), Some((_, locations))) = (uuid, targets) else {
             tracing::warn!(
                 file = of.file,
                 block = last.id,
@@ -159,7 +161,6 @@ impl Namesystem {
             );
             return Ok(false);
         };
-        let locations = bm.locations(last.id);
         let pool = self.block_pool_id().to_string();
         let block = crate::rpc::convert::located_from_parts(&pool, last, 0, &locations, false);
         self.recoveries
@@ -728,5 +729,42 @@ mod tests {
         fs.commit_block_synchronization(&commit_sync(&b, second.recovery_id, &["dn1", "dn2"]))
             .unwrap();
         assert!(is_closed(&svc).await);
+    }
+
+    #[tokio::test]
+    async fn stale_replicas_are_left_out_when_two_fresh_ones_remain() {
+        let Env {
+            clock, fs, svc, bm, ..
+        } = env(&["dn1", "dn2", "dn3"], NamesystemSettings::default());
+        let b = open_file_with_block(&svc, 3).await;
+        // dn1 falls silent for longer than the stale interval (30 s); dn2 and dn3 do not.
+        clock.advance(Duration::from_secs(40));
+        heartbeat(&bm, "dn2");
+        clock.advance(Duration::from_secs(1));
+        heartbeat(&bm, "dn3");
+        assert!(!recover_lease(&svc).await);
+        let cmds = fs.block_recoveries().take_commands("dn3");
+        assert_eq!(cmds.len(), 1);
+        let mut nodes: Vec<&str> = cmds[0]
+            .block
+            .locs
+            .iter()
+            .map(|l| l.id.datanode_uuid.as_str())
+            .collect();
+        nodes.sort_unstable();
+        assert_eq!(nodes, ["dn2", "dn3"]);
+
+        // With dn2 stale too, only one fresh replica is left: every live one takes part.
+        clock.advance(Duration::from_secs(89));
+        heartbeat(&bm, "dn3");
+        clock.advance(Duration::from_secs(2));
+        assert!(!recover_lease(&svc).await);
+        let primary = bm
+            .block_recovery(b.block_id)
+            .and_then(|r| r.primary)
+            .expect("a primary");
+        let cmds = fs.block_recoveries().take_commands(&primary);
+        assert_eq!(cmds.len(), 1);
+        assert_eq!(cmds[0].block.locs.len(), 3);
     }
 }
