@@ -146,6 +146,7 @@ impl BlockState {
     pub(crate) fn is_badly_distributed(&self, info: &BlockInfo, live: usize) -> bool {
         let expected = usize::from(info.replication).max(1);
         live >= expected
+            && self.recon.racks.ever_multi_rack()
             && self.recon.pending_count(info.block.id) == 0
             && !self
                 .recon
@@ -171,10 +172,10 @@ impl BlockManager {
             .zip(racks)
             .map(|(v, r)| (Arc::from(v.uuid.as_str()), r))
             .collect();
-        let (change, ids) = {
+        let ids = {
             let mut st = self.blocks.lock("rack_map");
             let change = st.recon.racks.update(nodes);
-            let ids: Vec<u64> = if change.became_multi_rack {
+            if change.became_multi_rack {
                 tracing::info!(
                     racks = st.recon.racks.num_racks(),
                     "the cluster is now multi-rack; checking the placement of every block"
@@ -191,10 +192,8 @@ impl BlockManager {
                 ids
             } else {
                 Vec::new()
-            };
-            (change, ids)
+            }
         };
-        let _ = change;
         for chunk in ids.chunks(RECHECK_CHUNK) {
             let mut st = self.blocks.lock("rack_map");
             for &id in chunk {
