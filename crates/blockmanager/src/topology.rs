@@ -552,10 +552,15 @@ pub struct ReadNode<'a> {
     pub uuid: &'a str,
     pub rack: &'a str,
     pub stale: bool,
-    /// Decommissioned (a node still decommissioning is read from like any other, as in
-    /// Hadoop's ServiceComparator).
+    /// Decommission in progress: read after the in-service nodes.
+    pub decommissioning: bool,
+    /// Decommissioned: read last.
     pub decommissioned: bool,
     pub slow: bool,
+    /// Active transfer threads (the heartbeat's xceiverCount), for `consider_load`.
+    pub xceiver_count: u32,
+    /// StorageTypeProto value of the replica's storage, for `consider_storage_type`.
+    pub storage_type: i32,
 }
 
 /// The reader: the DataNode it runs on (uuid), when it runs on one, and its rack (that
@@ -567,29 +572,58 @@ pub struct Reader<'a> {
 }
 
 /// Read ordering flags (`dfs.namenode.avoid.read.stale.datanode`,
-/// `dfs.namenode.avoid.read.slow.datanode`).
+/// `dfs.namenode.avoid.read.slow.datanode`, `dfs.namenode.read.considerLoad`,
+/// `dfs.namenode.read.considerStorageType`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReadSortFlags {
     pub avoid_stale: bool,
     pub avoid_slow: bool,
+    /// Nodes at the same distance: least busy first (instead of random order).
+    pub consider_load: bool,
+    /// Nodes at the same distance: fastest storage type first (ignored with
+    /// `consider_load`, as in Hadoop).
+    pub consider_storage_type: bool,
+}
+
+/// Rank of a StorageTypeProto value in Hadoop's StorageType order (RAM_DISK, NVDIMM, SSD,
+/// DISK, ARCHIVE, PROVIDED): faster storage first.
+pub fn storage_type_rank(storage_type: i32) -> u8 {
+    match storage_type {
+        4 => 0, // RAM_DISK
+        6 => 1, // NVDIMM
+        2 => 2, // SSD
+        1 => 3, // DISK
+        3 => 4, // ARCHIVE
+        5 => 5, // PROVIDED
+        _ => 3,
+    }
 }
 
 /// The order in which a reader should try `nodes` (indices into `nodes`), as Hadoop's
-/// DatanodeManager.sortLocatedBlock: first the nodes are ordered by service state
-/// (decommissioned last; behind the others, stale nodes when stale nodes are avoided, then
-/// slow ones when slow nodes are avoided), keeping their given order within a state; then
-/// the leading active nodes are ordered by network distance from the reader (its own node
-/// 0, its rack 2, another rack 4, ...; all equal when the reader's place is unknown),
-/// nodes at the same distance shuffled with `rng`.
+/// DatanodeManager.sortLocatedBlock: first the nodes are ordered by service state (in
+/// service, decommissioning, decommissioned; within each, stale nodes after the others
+/// when stale nodes are avoided, and slow ones after the others when slow nodes are
+/// avoided), keeping their given order within a state; then the leading active nodes (in
+/// service, neither avoided-stale nor avoided-slow) are ordered by network distance from
+/// the reader (its own node 0, its rack 2, another rack 4, ...; all equal when the
+/// reader's place is unknown), nodes at the same distance shuffled with `rng` and then,
+/// per `flags`, ordered by load or storage type.
 pub fn sort_by_distance(
     reader: Option<&Reader<'_>>,
     nodes: &[ReadNode<'_>],
     flags: ReadSortFlags,
     rng: &mut StdRng,
 ) -> Vec<usize> {
-    let state = |n: &ReadNode<'_>| -> (bool, bool, bool) {
+    let state = |n: &ReadNode<'_>| -> (u8, bool, bool) {
+        let service = if n.decommissioned {
+            2
+        } else if n.decommissioning {
+            1
+        } else {
+            0
+        };
         (
-            n.decommissioned,
+            service,
             flags.avoid_stale && n.stale,
             flags.avoid_slow && n.slow,
         )
@@ -611,7 +645,7 @@ pub fn sort_by_distance(
     order.sort_by_key(|&i| state(&nodes[i]));
     let active = order
         .iter()
-        .take_while(|&&i| state(&nodes[i]) == (false, false, false))
+        .take_while(|&&i| state(&nodes[i]) == (0, false, false))
         .count();
     let mut by_weight: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for &i in &order[..active] {
@@ -620,6 +654,11 @@ pub fn sort_by_distance(
     let mut out = Vec::with_capacity(nodes.len());
     for (_, mut group) in by_weight {
         group.shuffle(rng);
+        if flags.consider_load {
+            group.sort_by_key(|&i| nodes[i].xceiver_count);
+        } else if flags.consider_storage_type {
+            group.sort_by_key(|&i| storage_type_rank(nodes[i].storage_type));
+        }
         out.extend(group);
     }
     out.extend_from_slice(&order[active..]);

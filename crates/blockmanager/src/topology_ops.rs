@@ -17,8 +17,10 @@ use crate::topology::{ReadNode, ReadSortFlags, Reader, TopologyError, sort_by_di
 struct Holder {
     rack: String,
     stale: bool,
+    decommissioning: bool,
     decommissioned: bool,
     slow: bool,
+    xceiver_count: u32,
 }
 
 impl BlockManager {
@@ -77,20 +79,25 @@ impl BlockManager {
         self.datanodes.lock("num_racks").num_racks(now)
     }
 
-    /// Read ordering flags from the configuration: `dfs.namenode.avoid.read.stale.datanode`
-    /// and `dfs.namenode.avoid.read.slow.datanode`.
+    /// Read ordering flags from the configuration: `dfs.namenode.avoid.read.stale.datanode`,
+    /// `dfs.namenode.avoid.read.slow.datanode`, `dfs.namenode.read.considerLoad` and
+    /// `dfs.namenode.read.considerStorageType`.
     pub fn read_sort_flags(&self) -> ReadSortFlags {
+        let s = &self.cfg.placement.settings;
         ReadSortFlags {
-            avoid_stale: self.cfg.placement.settings.avoid_stale_for_read,
+            avoid_stale: s.avoid_stale_for_read,
             avoid_slow: self.slow.config().avoid_for_read,
+            consider_load: s.read_consider_load,
+            consider_storage_type: s.read_consider_storage_type,
         }
     }
 
     /// Orders the locations of each block for a reader at `reader_host` (an IP address or
     /// host name), as Hadoop's DatanodeManager.sortLocatedBlocks: by network distance from
     /// the reader (its DataNode, its rack, other racks; a reader that is not a DataNode
-    /// is placed by the rack mapping), equal distances shuffled with the seeded RNG; then
-    /// slow (if avoided), stale (if avoided) and decommissioned nodes last.
+    /// is placed by the rack mapping), equal distances shuffled with the seeded RNG (or
+    /// ordered by load / storage type when configured); slow and stale nodes (when
+    /// avoided), then decommissioning and decommissioned nodes last.
     pub fn sort_for_reader(&self, reader_host: &str, blocks: &mut [&mut Vec<Location>]) {
         if blocks.iter().all(|b| b.len() < 2) {
             return;
@@ -115,14 +122,18 @@ impl BlockManager {
                     Some(d) => Holder {
                         rack: d.network_location.clone(),
                         stale: dns.liveness_of(d, now) == Liveness::Stale,
+                        decommissioning: d.admin == AdminState::DecommissionInProgress,
                         decommissioned: d.admin == AdminState::Decommissioned,
                         slow: slow.contains(uuid),
+                        xceiver_count: d.xceiver_count,
                     },
                     None => Holder {
                         rack: loc.info.location.clone().unwrap_or_default(),
                         stale: false,
+                        decommissioning: false,
                         decommissioned: false,
                         slow: false,
+                        xceiver_count: 0,
                     },
                 };
                 holders.insert(uuid.clone(), h);
@@ -180,12 +191,16 @@ impl BlockManager {
                             uuid,
                             rack: &h.rack,
                             stale: h.stale,
+                            decommissioning: h.decommissioning,
                             decommissioned: h.decommissioned,
                             slow: h.slow,
+                            xceiver_count: h.xceiver_count,
+                            storage_type: l.storage_type,
                         },
                         None => ReadNode {
                             uuid,
                             rack: DEFAULT_RACK,
+                            storage_type: l.storage_type,
                             ..Default::default()
                         },
                     }

@@ -349,11 +349,49 @@ fn decommissioned_and_stale_nodes_read_last() {
     bm.sort_for_reader("10.0.0.1", &mut [&mut b]);
     assert_eq!(uuids(&b)[3], "dn1");
     assert_eq!(uuids(&b)[0], "dn2");
-    // a node still decommissioning is ordered like any other (Hadoop's ServiceComparator)
+    // a node being decommissioned is read after the in-service ones, before a
+    // decommissioned one (Hadoop's order: in service, stale, decommissioning,
+    // decommissioned)
     bm.datanodes
         .lock("test")
         .set_admin("dn1", AdminState::DecommissionInProgress);
+    bm.datanodes
+        .lock("test")
+        .set_admin("dn2", AdminState::Decommissioned);
     let mut b = bm.locations(1);
     bm.sort_for_reader("10.0.0.1", &mut [&mut b]);
-    assert_eq!(uuids(&b)[0], "dn1");
+    let mut first: Vec<&str> = uuids(&b)[..2].to_vec();
+    first.sort();
+    assert_eq!(first, vec!["dn3", "dn4"]);
+    assert_eq!(&uuids(&b)[2..], &["dn1", "dn2"]);
+}
+
+#[test]
+fn read_consider_load_orders_equal_distances_by_xceivers() {
+    let (bm, _clock) = manager(TABLE, 9, |c| c.placement.settings.read_consider_load = true);
+    for i in 1..=4 {
+        join(&bm, i);
+    }
+    complete_block(&bm, 1, &[1, 2, 3, 4]);
+    // busier nodes report more transfer threads
+    for (i, load) in [(1, 9), (2, 1), (3, 7), (4, 3)] {
+        let report = crate::datanodes::StorageReport {
+            storage_id: format!("DS-{i}"),
+            storage_type: 1,
+            capacity: 2 * GB,
+            remaining: GB,
+            ..Default::default()
+        };
+        bm.heartbeat(&format!("dn{i}"), vec![report], load, 0, false);
+    }
+    for _ in 0..5 {
+        // a client off the cluster: every node at the same distance, least busy first
+        let mut b = bm.locations(1);
+        bm.sort_for_reader("172.16.0.1", &mut [&mut b]);
+        assert_eq!(uuids(&b), vec!["dn2", "dn4", "dn3", "dn1"]);
+        // distance still comes first: the reader's rack (/r2) before the other
+        let mut b = bm.locations(1);
+        bm.sort_for_reader("192.168.0.9", &mut [&mut b]);
+        assert_eq!(uuids(&b), vec!["dn4", "dn3", "dn2", "dn1"]);
+    }
 }

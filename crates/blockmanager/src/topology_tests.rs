@@ -343,6 +343,7 @@ fn read_order_puts_bad_nodes_last() {
     let flags = ReadSortFlags {
         avoid_stale: true,
         avoid_slow: true,
+        ..Default::default()
     };
     for seed in 0..10 {
         let mut rng = StdRng::seed_from_u64(seed);
@@ -366,4 +367,53 @@ fn read_order_puts_bad_nodes_last() {
         sort_by_distance(Some(&reader), &nodes, flags, &mut rng),
         vec![2, 0, 3, 1]
     );
+}
+
+#[test]
+fn read_order_service_states_and_secondary_keys() {
+    let mut nodes = vec![
+        rn("decommissioned", "/r1"),
+        rn("decommissioning", "/r1"),
+        rn("stale", "/r1"),
+        rn("busy", "/r2"),
+        rn("idle", "/r2"),
+    ];
+    nodes[0].decommissioned = true;
+    nodes[1].decommissioning = true;
+    nodes[2].stale = true;
+    nodes[3].xceiver_count = 20;
+    nodes[4].xceiver_count = 2;
+    let reader = Reader {
+        node: None,
+        rack: Some("/r1"),
+    };
+    let flags = ReadSortFlags {
+        avoid_stale: true,
+        consider_load: true,
+        ..Default::default()
+    };
+    for seed in 0..10 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        // in service by distance (equal here) then load; stale; decommissioning;
+        // decommissioned
+        assert_eq!(
+            sort_by_distance(Some(&reader), &nodes, flags, &mut rng),
+            vec![4, 3, 2, 1, 0]
+        );
+    }
+    // storage types: faster first among equals (SSD 2 before DISK 1 before ARCHIVE 3)
+    let mut nodes = vec![rn("a", "/r1"), rn("b", "/r1"), rn("c", "/r1")];
+    nodes[0].storage_type = 3;
+    nodes[1].storage_type = 1;
+    nodes[2].storage_type = 2;
+    let flags = ReadSortFlags {
+        consider_storage_type: true,
+        ..Default::default()
+    };
+    let mut rng = StdRng::seed_from_u64(1);
+    assert_eq!(
+        sort_by_distance(Some(&reader), &nodes, flags, &mut rng),
+        vec![2, 1, 0]
+    );
+    assert!(storage_type_rank(4) < storage_type_rank(2));
 }

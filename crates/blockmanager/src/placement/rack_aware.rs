@@ -178,6 +178,11 @@ pub struct PlacementSettings {
     pub exclude_slow_nodes: bool,
     /// `dfs.namenode.avoid.read.stale.datanode`: stale nodes read last.
     pub avoid_stale_for_read: bool,
+    /// `dfs.namenode.read.considerLoad`: equally distant replicas, least busy first.
+    pub read_consider_load: bool,
+    /// `dfs.namenode.read.considerStorageType`: equally distant replicas, fastest storage
+    /// first (ignored when `read_consider_load` is set).
+    pub read_consider_storage_type: bool,
 }
 
 impl Default for PlacementSettings {
@@ -192,6 +197,8 @@ impl Default for PlacementSettings {
             exclude_slow_nodes:
                 DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_DEFAULT,
             avoid_stale_for_read: DFS_NAMENODE_AVOID_STALE_DATANODE_FOR_READ_DEFAULT,
+            read_consider_load: DFS_NAMENODE_READ_CONSIDERLOAD_DEFAULT,
+            read_consider_storage_type: DFS_NAMENODE_READ_CONSIDERSTORAGETYPE_DEFAULT,
         }
     }
 }
@@ -226,7 +233,25 @@ impl PlacementSettings {
                 "{DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_FACTOR_KEY} = '{factor}' must be greater than 0"
             )));
         }
+        let read_consider_load = conf
+            .get_bool(DFS_NAMENODE_READ_CONSIDERLOAD_KEY, d.read_consider_load)
+            .map_err(conf_err)?;
+        let read_consider_storage_type = conf
+            .get_bool(
+                DFS_NAMENODE_READ_CONSIDERSTORAGETYPE_KEY,
+                d.read_consider_storage_type,
+            )
+            .map_err(conf_err)?;
+        if read_consider_load && read_consider_storage_type {
+            tracing::warn!(
+                "{DFS_NAMENODE_READ_CONSIDERLOAD_KEY} and {DFS_NAMENODE_READ_CONSIDERSTORAGETYPE_KEY} \
+                 are incompatible and only one can be enabled. Both are currently enabled. \
+                 {DFS_NAMENODE_READ_CONSIDERSTORAGETYPE_KEY} will be ignored."
+            );
+        }
         Ok(PlacementSettings {
+            read_consider_load,
+            read_consider_storage_type,
             prefer_local_node: conf
                 .get_bool(
                     DFS_NAMENODE_BLOCKPLACEMENTPOLICY_DEFAULT_PREFER_LOCAL_NODE_KEY,
@@ -896,8 +921,11 @@ pub fn sort_for_read<P: PlacementPolicy + ?Sized>(
             uuid: &v.uuid,
             rack: r,
             stale: v.stale,
+            decommissioning: v.out_of_service && !v.decommissioned,
             decommissioned: v.decommissioned,
             slow: v.slow,
+            xceiver_count: v.xceiver_count,
+            storage_type: 1,
         })
         .collect();
     sort_by_distance(reader.as_ref(), &read_nodes, flags, rng)
