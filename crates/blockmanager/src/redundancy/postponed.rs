@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::block::BlockInfo;
 use crate::manager::BlockManager;
@@ -153,7 +152,7 @@ impl BlockManager {
     /// on a stale storage are postponed again, the others lose their surplus replicas.
     /// Returns the replicas queued for deletion.
     pub fn rescan_postponed_misreplicated(&self) -> usize {
-        let started = Instant::now();
+        let started = self.now_mono();
         let (ids, before) = {
             let mut st = self.blocks.lock("postponed_rescan");
             let before = st.recon.postponed.len();
@@ -176,7 +175,7 @@ impl BlockManager {
         let left = self.postponed_misreplicated_blocks();
         tracing::info!(
             "Rescan of postponedMisreplicatedBlocks completed in {} msecs. {} blocks are left. {} blocks were removed.",
-            started.elapsed().as_millis(),
+            self.now_mono().saturating_sub(started).as_millis(),
             left,
             before.saturating_sub(left)
         );
