@@ -379,7 +379,8 @@ impl Cluster {
 
 /// Finalized replicas under the DataNode data directories `dirs`
 /// (`.../current/<bpid>/current/finalized/subdir*/subdir*/blk_<id>` with its
-/// `blk_<id>_<gs>.meta`): block id -> the generation stamp of each replica.
+/// `blk_<id>_<gs>.meta`): block id -> the generation stamp of each replica (0 for a data
+/// file without its meta file).
 fn finalized_replicas(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<u64, Vec<u64>>> {
     let mut out: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     let mut stack: Vec<(PathBuf, bool)> = dirs.iter().map(|d| (d.clone(), false)).collect();
@@ -390,6 +391,8 @@ fn finalized_replicas(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<u64, Vec<u64>
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
         };
+        let mut data = Vec::new();
+        let mut meta = BTreeMap::new();
         for e in entries {
             let e = e?;
             let name = e.file_name().to_string_lossy().into_owned();
@@ -397,17 +400,24 @@ fn finalized_replicas(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<u64, Vec<u64>
                 stack.push((e.path(), finalized || name == "finalized"));
                 continue;
             }
-            // Only the meta file names the generation stamp; its data file must be there.
-            let Some((id, gs)) = name
-                .strip_prefix("blk_")
-                .and_then(|r| r.strip_suffix(".meta"))
-                .and_then(|r| r.split_once('_'))
-                .and_then(|(id, gs)| Some((id.parse::<u64>().ok()?, gs.parse::<u64>().ok()?)))
-            else {
+            let Some(rest) = name.strip_prefix("blk_") else {
                 continue;
             };
-            if finalized && dir.join(format!("blk_{id}")).exists() {
-                out.entry(id).or_default().push(gs);
+            if let Ok(id) = rest.parse::<u64>() {
+                data.push(id);
+            } else if let Some((id, gs)) = rest
+                .strip_suffix(".meta")
+                .and_then(|r| r.split_once('_'))
+                .and_then(|(id, gs)| Some((id.parse::<u64>().ok()?, gs.parse::<u64>().ok()?)))
+            {
+                meta.insert(id, gs);
+            }
+        }
+        if finalized {
+            for id in data {
+                out.entry(id)
+                    .or_default()
+                    .push(meta.get(&id).copied().unwrap_or(0));
             }
         }
     }
@@ -811,4 +821,40 @@ fn rand_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64)
+}
+
+#[test]
+fn finalized_replicas_reads_the_datanode_layout() -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let put = |rel: &str| -> anyhow::Result<()> {
+        let p = tmp.path().join(rel);
+        std::fs::create_dir_all(p.parent().context("parent")?)?;
+        std::fs::write(p, b"x")?;
+        Ok(())
+    };
+    let bp = "current/BP-1-127.0.0.1-1/current";
+    for rel in [
+        format!("data0/{bp}/finalized/subdir0/subdir0/blk_1073741825"),
+        format!("data0/{bp}/finalized/subdir0/subdir0/blk_1073741825_1001.meta"),
+        format!("data1/{bp}/finalized/subdir0/subdir1/blk_1073741825"),
+        format!("data1/{bp}/finalized/subdir0/subdir1/blk_1073741825_1002.meta"),
+        // Not finalized, or a meta file without its data: not a finalized replica.
+        // A data file without its meta file has no generation stamp (0).
+        format!("data1/{bp}/rbw/blk_1073741826"),
+        format!("data1/{bp}/rbw/blk_1073741826_1003.meta"),
+        format!("data0/{bp}/finalized/subdir0/subdir0/blk_1073741827_1004.meta"),
+        format!("data0/{bp}/finalized/subdir0/subdir0/blk_1073741828"),
+    ] {
+        put(&rel)?;
+    }
+    let dirs = [tmp.path().join("data0"), tmp.path().join("data1")];
+    let mut got = finalized_replicas(&dirs)?;
+    for gss in got.values_mut() {
+        gss.sort_unstable();
+    }
+    assert_eq!(
+        got,
+        BTreeMap::from([(1_073_741_825, vec![1001, 1002]), (1_073_741_828, vec![0])])
+    );
+    Ok(())
 }
