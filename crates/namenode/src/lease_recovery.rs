@@ -50,6 +50,9 @@ struct Recovery {
 /// Recoveries in progress and the commands waiting for their primary's heartbeat.
 #[derive(Debug, Default)]
 pub struct BlockRecoveries {
+    /// Held through a start, so the lease monitor and a recoverLease call cannot both
+    /// start a recovery of one block (Hadoop does it under the namesystem write lock).
+    starting: Mutex<()>,
     in_progress: Mutex<HashMap<u64, Recovery>>,
     pending: Mutex<HashMap<String, Vec<RecoveringBlockProto>>>,
 }
@@ -122,6 +125,7 @@ impl Namesystem {
     /// when it found no live location, while there still is none). Returns true when a
     /// command was queued for a primary DataNode.
     pub fn start_block_recovery(&self, of: &OpenFile, last: &BlockInfo) -> FsResult<bool> {
+        let _starting = self.recoveries.starting.lock();
         let now = self.now();
         let bm = self.block_manager();
         let timeout = self.settings().block_recovery_timeout;

@@ -92,13 +92,20 @@ impl Namesystem {
     }
 
     /// One pass of the lease monitor: leases past the hard limit are released where
-    /// possible. Returns the number of files closed.
+    /// possible (nothing happens in safe mode, as in Hadoop's LeaseManager.Monitor).
+    /// Returns the number of files closed.
     pub async fn check_leases(&self) -> usize {
         let mono = self.now().mono;
-        let expired = self.with_ns(|ns| ns.hard_expired_leases(mono));
+        let expired = self.with_ns(|ns| {
+            if ns.in_safe_mode() {
+                Vec::new()
+            } else {
+                ns.hard_expired_leases(mono)
+            }
+        });
         let mut closed = 0;
-        for (_, files) in expired {
-            for id in files {
+        for (_, files) in &expired {
+            for &id in files {
                 let Some(of) = self.with_ns(|ns| ns.open_file_by_id(id)) else {
                     continue;
                 };
@@ -108,6 +115,12 @@ impl Namesystem {
                     Err(e) => tracing::warn!(file = id, "lease release failed: {e}"),
                 }
             }
+        }
+        // Closes and recovery ids become durable (Hadoop's monitor syncs the edit log too).
+        if !expired.is_empty()
+            && let Err(e) = self.sync_edits().await
+        {
+            tracing::warn!("edit log sync after the lease check failed: {e}");
         }
         closed
     }
