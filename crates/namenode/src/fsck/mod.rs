@@ -596,10 +596,7 @@ impl Walker<'_> {
                 tracing::info!("Fsck: ignoring open file {path}");
             } else {
                 if self.opts.move_ {
-                    let blocks = blocks
-                        .iter()
-                        .map(|b| (*b, self.locations(b.id)))
-                        .collect();
+                    let blocks = blocks.iter().map(|b| (*b, self.locations(b.id))).collect();
                     self.to_move.push(MoveJob {
                         path: path.to_string(),
                         mode,
@@ -900,9 +897,7 @@ fn walk(
         total_dirs: 0,
         to_delete: Vec::new(),
         to_move: Vec::new(),
-        storage: opts
-            .storage_policies
-            .then(StoragePolicySummary::default),
+        storage: opts.storage_policies.then(StoragePolicySummary::default),
         error: None,
     };
     match target {
@@ -1035,7 +1030,13 @@ pub async fn run(
         Ok(Err(report)) => return report,
         Err(e) => {
             let mut out = String::new();
-            fail(&mut out, &fs, started, &opts.path, &format!("fsck failed: {e}"));
+            fail(
+                &mut out,
+                &fs,
+                started,
+                &opts.path,
+                &format!("fsck failed: {e}"),
+            );
             return out;
         }
     };
@@ -1062,7 +1063,13 @@ pub async fn run(
         Ok(report) => report,
         Err(e) => {
             let mut out = String::new();
-            fail(&mut out, &fs, started, &opts.path, &format!("fsck failed: {e}"));
+            fail(
+                &mut out,
+                &fs,
+                started,
+                &opts.path,
+                &format!("fsck failed: {e}"),
+            );
             out
         }
     }
@@ -1112,7 +1119,10 @@ mod tests {
     fn block_ids_parse_as_hadoop() {
         assert_eq!(parse_block_id("blk_1073741825"), 1_073_741_825);
         assert_eq!(parse_block_id("blk_1073741825_1001.meta"), 1_073_741_825);
-        assert_eq!(parse_block_id("blk_-9223372036854775792"), 9_223_372_036_854_775_824);
+        assert_eq!(
+            parse_block_id("blk_-9223372036854775792"),
+            9_223_372_036_854_775_824
+        );
         assert_eq!(parse_block_id("blk_12x"), 0);
         assert_eq!(parse_block_id("blk_12_1001"), 0);
         assert_eq!(parse_block_id("blk_"), 0);
