@@ -66,10 +66,18 @@ impl RpcService for FakeNn {
                 }))
             }
             "sendHeartbeat" => {
-                let _: HeartbeatRequestProto = decode_request(&body)?;
+                let r: HeartbeatRequestProto = decode_request(&body)?;
+                // Grant a full block report lease whenever one is asked for, as a NameNode
+                // with free lease slots does.
+                let lease = if r.request_full_block_report_lease.unwrap_or(false) {
+                    Some(77)
+                } else {
+                    None
+                };
                 Ok(encode_response(&HeartbeatResponseProto {
                     cmds: Vec::new(),
                     ha_status: NnhaStatusHeartbeatProto { state: 0, txid: 0 },
+                    full_block_report_lease_id: lease,
                     ..Default::default()
                 }))
             }
@@ -130,6 +138,7 @@ async fn datanode_over_ipc() {
             .filter(|m| *m == "sendHeartbeat")
             .count()
             >= 2
+            && !nn.reports.lock().is_empty()
         {
             break;
         }
@@ -137,10 +146,12 @@ async fn datanode_over_ipc() {
     }
     {
         let calls = nn.calls.lock();
+        // The first full report waits for the lease granted by the first heartbeat.
         assert_eq!(
             &calls[..3],
-            &["versionRequest", "registerDatanode", "blockReport"]
+            &["versionRequest", "registerDatanode", "sendHeartbeat"]
         );
+        assert!(calls.iter().any(|m| m == "blockReport"), "{calls:?}");
         assert!(calls.iter().filter(|m| *m == "sendHeartbeat").count() >= 2);
         assert_eq!(
             nn.reports.lock()[0].reports.len(),
