@@ -2,7 +2,7 @@
 //! and deletion done in the promised number of lock holds (seed 000's property that
 //! incremental reports only ever wait behind one bounded batch).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::thread;

@@ -8,7 +8,7 @@
 //! - removeStoredBlock: a DELETED_BLOCK of a live block drops the replica from the blocks map
 //!   and the corrupt set and queues reconstruction.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

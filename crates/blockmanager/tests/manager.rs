@@ -1,7 +1,7 @@
 //! BlockManager behaviour on a manual clock: placement, report diff, the delete path and
 //! invalidation scheduling, liveness. No sleeping.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

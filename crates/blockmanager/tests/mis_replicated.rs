@@ -4,7 +4,7 @@
 //! decommissioning replicas as not live; blocks on a single rack of a multi-rack cluster
 //! in the badly-distributed queue, copied to a new rack, then trimmed on the crowded rack.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Reconstruction: under-replicated blocks get DNA_TRANSFER work, surplus replicas are
 //! deleted, pipeline replicas still on their way are not copied twice.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rhdfs_blockmanager::{Block, IncrementalItem, ReplicaState, ReportedReplica};

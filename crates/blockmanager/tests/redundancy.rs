@@ -2,7 +2,7 @@
 //! open files), excess replicas when a node returns to service, and corrupt replicas
 //! replaced before they are deleted.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

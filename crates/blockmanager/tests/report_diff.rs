@@ -3,7 +3,7 @@
 //! relation; the block-manager tests below check the lists are applied (toAdd, toRemove,
 //! toInvalidate delayed after a start, toCorrupt, toUC).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! report split over several RPCs keeps the lease until its last RPC and applies each storage
 //! once, even when an RPC is retried.
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use common::*;

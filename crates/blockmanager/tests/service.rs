@@ -1,6 +1,6 @@
 //! DatanodeProtocol over the RpcService interface, and the block list encodings.
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use common::*;

@@ -1,6 +1,6 @@
 //! Slow peer reports in heartbeats -> the slow node set -> placement skips slow nodes.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! stored and reported; a rack that does not fit the topology, or an unresolved node
 //! when those are rejected, is refused with Hadoop's exception class, not a panic.
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use common::*;

@@ -2,7 +2,7 @@
 //! replica (fsck -list-corruptfileblocks), the highest-priority low-redundancy count and
 //! the metasave text.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rhdfs_blockmanager::views::ReplicaStatus;

@@ -1,7 +1,7 @@
 //! The library against a minicluster: metadata calls, write/read round trips, append,
 //! hflush, checksums, a corrupt replica, slow incremental reports, pipeline recovery.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,13 +2,9 @@
 //! with FsShell's output, error lines and exit codes (as recorded from the Java 3.5.0 FsShell;
 //! dates masked).
 
-mod common;
-#[allow(dead_code)]
-#[path = "../../rhdfs/src/dfs/mod.rs"]
-mod dfs;
-#[allow(dead_code)]
-#[path = "support/seqfile.rs"]
-mod seqfile;
+use crate::common;
+use crate::dfs;
+use crate::seqfile;
 
 use common::*;
 use seqfile::*;

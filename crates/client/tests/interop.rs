@@ -2,13 +2,9 @@
 //! hdfs-native and by the Java FsShell, and the other way round. The Java half is skipped when
 //! Java or the Hadoop client jars (scripts/install-hadoop-client.sh) are missing.
 
-mod common;
-#[allow(dead_code)]
-#[path = "../../rhdfs/src/dfs/mod.rs"]
-mod dfs;
-#[allow(dead_code)]
-#[path = "support/seqfile.rs"]
-mod seqfile;
+use crate::common;
+use crate::dfs;
+use crate::seqfile;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

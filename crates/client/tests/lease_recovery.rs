@@ -3,7 +3,7 @@
 //! replicas to a common length and commits it), and the file is closed with at least the
 //! hflushed length, its replicas agreeing.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

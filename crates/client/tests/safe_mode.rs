@@ -3,7 +3,7 @@
 //! refuses mutations with SafeModeException, and leaves after the extension once the
 //! DataNode is back.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! nothing unless `RHDFS_EDITLOG_CRASH_DIR` is set), reads the txids it acknowledged from
 //! its stdout, kills it, and checks a restart has every one of them.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -68,7 +68,7 @@ fn sigkill_loses_nothing_acknowledged() {
     for round in 0..6u64 {
         let mut child = Command::new(&exe)
             .args([
-                "crash_child_writer",
+                "crash::crash_child_writer",
                 "--exact",
                 "--nocapture",
                 "--test-threads=1",

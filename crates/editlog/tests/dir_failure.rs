@@ -1,6 +1,6 @@
 //! A failing storage directory is taken out of service; the log goes on while one works.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Reading finalized segments back while the log keeps being written (checkpoints built
 //! off the live namespace).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Group commit: many threads share fsyncs, and nothing is reported durable before its
 //! bytes were synced.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io;

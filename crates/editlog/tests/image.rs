@@ -1,6 +1,6 @@
 //! Image store: save, load, retention, fallback to an older or another copy.
 
-mod common;
+use crate::common;
 
 use common::formatted_roots;
 use rhdfs_conf::Configuration;

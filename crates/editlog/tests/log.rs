@@ -1,6 +1,6 @@
 //! Writer and reader: round trips, rolls, purging, reopening.
 
-mod common;
+use crate::common;
 
 use common::{files, formatted_roots, open, payload, txids};
 use rhdfs_editlog::layout::{finalized_name, inprogress_name};

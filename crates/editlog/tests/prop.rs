@@ -1,6 +1,6 @@
 //! Property tests: random operation sequences with crashes, and cuts anywhere in a segment.
 
-mod common;
+use crate::common;
 
 use common::formatted_roots;
 use proptest::prelude::*;

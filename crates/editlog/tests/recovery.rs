@@ -1,6 +1,6 @@
 //! Recovery: torn tails, damage in the middle, `-recover`, several directories.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! Byte-level checks against the Java 3.5.0 FsShell `-ls /` capture (PROTOCOL.md §1.8).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

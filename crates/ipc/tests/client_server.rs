@@ -1,6 +1,6 @@
 //! Client ↔ server behaviour through `RpcClient`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

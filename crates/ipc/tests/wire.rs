@@ -1,6 +1,6 @@
 //! Raw-socket behaviour of the server: handshake variants, pings, bad input.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! file, non-recursive delete of a non-empty directory, permission denied, a garbage RPC frame,
 //! an unknown method, a garbage or truncated DataTransfer op (only that connection closes).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

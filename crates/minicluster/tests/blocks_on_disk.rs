@@ -5,7 +5,7 @@
 //! 5. Deleting a 10-block file removes every replica file from every DataNode's disk within a few
 //!    (short) heartbeats, and the NameNode holds none of its blocks.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;

@@ -12,7 +12,7 @@
 //! Item 2 (startup delay after a NameNode restart) is covered at the block-manager level with
 //! a manual clock in `crates/blockmanager/tests/delete_path.rs`.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! files), -move -delete, -blockId, -storagepolicies and the permission checks of the
 //! NameNode's `/fsck`, on a one-DataNode cluster whose file loses its middle block.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,9 +3,9 @@
 //!
 //! Ignored by default (it needs the probe script, which lives outside this repository):
 //!   RHDFS_PROBE_SCRIPT=/work/shared/reference/probe/mockhdfs.py \
-//!     cargo test -p rhdfs-minicluster --test harness_probe -- --ignored --nocapture
+//!     cargo test -p rhdfs-minicluster --test integration harness_probe:: -- --ignored --nocapture
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::time::Duration;

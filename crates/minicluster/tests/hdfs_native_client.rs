@@ -1,6 +1,6 @@
 //! Issue 2, "What must work" item 2: `hdfs-native` 0.14.8 against the MiniCluster.
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use hdfs_native::{HdfsError, WriteOptions};

@@ -4,7 +4,7 @@
 //!
 //! Skipped (with a loud SKIPPED line) when the jars are missing, unless RHDFS_REQUIRE_JAVA=1.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -7,7 +7,7 @@
 //! DataNode, feeds the rest and closes stdin. The partial replica left on the dead node's disk
 //! names the block that was in flight; that block must end up longer, on the survivors only.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! mutation from `FsShell` fails with the NameNode's SafeModeException message; once the
 //! DataNode is back the NameNode leaves safe mode after the extension and the same command works.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! print Hadoop's format line by line on a cluster with healthy, under-replicated,
 //! corrupt and missing blocks, and their counts match the block manager's.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

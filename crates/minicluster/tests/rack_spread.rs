@@ -3,7 +3,7 @@
 //! RedundancyMonitor copies the block to it and the excess check then deletes one replica
 //! from the crowded rack, leaving the replication unchanged and the block on two racks.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! racks"); new blocks span both racks and read back through the distance-sorted
 //! locations.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! setrep down and after a node returns, corrupt replicas replaced before deletion, and
 //! decommissioning through dfs.hosts.exclude + refreshNodes. hdfs-native is the client.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //! reports of several DataNodes wait while the lease is held and are then admitted one
 //! after another. A storage's contents count as current once its report is processed.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

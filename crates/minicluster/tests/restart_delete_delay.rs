@@ -7,7 +7,7 @@
 //! The first NameNode runs with a start-up delay of an hour, so it sends no deletion before
 //! the restart and the number of replicas involved is exact.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! BlockReader against the fake DataNode.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! BlockWriter and transfer_replica against the fake DataNode.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

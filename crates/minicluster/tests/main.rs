@@ -1,0 +1,21 @@
+//! Every integration test of this crate, as one test binary: one module per file
+//! beside this one (a binary per file made CI link dozens of large executables).
+//! Run one file's tests with `cargo test -p <crate> --test integration <file>::`.
+
+mod common;
+
+mod bad_input;
+mod blocks_on_disk;
+mod delete_under_load;
+mod fsck_move;
+mod harness_probe;
+mod hdfs_native_client;
+mod java_fsshell;
+mod java_pipeline_recovery;
+mod java_safe_mode;
+mod ops_views;
+mod rack_spread;
+mod racks;
+mod redundancy;
+mod report_leases;
+mod restart_delete_delay;
