@@ -11,4 +11,4 @@ export RHDFS_HADOOP_CLIENT_DIR="${RHDFS_HADOOP_CLIENT_DIR:-$jars}"
 # The Java client tests must run, not skip, wherever this script runs.
 export RHDFS_REQUIRE_JAVA=1
 
-cargo test --workspace --all-targets "$@"
+cargo test --workspace --all-targets --no-fail-fast "$@"

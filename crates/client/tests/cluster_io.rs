@@ -163,7 +163,7 @@ async fn corrupt_replica_is_skipped_and_reported() -> anyhow::Result<()> {
     let d = data(200_000, 4);
     write_file(&fs, "/c", &d).await?;
     let loc = fs.block_locations("/c").await?.remove(0);
-    // Flip bytes in the replica of the first node the NameNode lists (the one read first).
+    // Flip bytes in the replica of the first node the NameNode lists.
     let first = loc.hosts[0].clone();
     let mut flipped = false;
     for (_, dn) in c.running_datanodes() {
@@ -184,10 +184,22 @@ async fn corrupt_replica_is_skipped_and_reported() -> anyhow::Result<()> {
         }
     }
     assert!(flipped, "no datanode at {first}");
-    let mut r = fs.open("/c").await?;
-    let got = r.read_to_end().await?;
-    assert_eq!(&got[..], &d[..]);
-    assert_eq!(r.dead_nodes(), vec![first.clone()]);
+    // The NameNode shuffles replicas at the same distance (as Hadoop's sortByDistance does),
+    // so a reader may start on a good replica; read until one starts on the corrupt one.
+    // Every read returns the right bytes either way.
+    let mut hit = false;
+    for _ in 0..40 {
+        let mut r = fs.open("/c").await?;
+        let got = r.read_to_end().await?;
+        assert_eq!(&got[..], &d[..]);
+        let dead = r.dead_nodes();
+        if !dead.is_empty() {
+            assert_eq!(dead, vec![first.clone()]);
+            hit = true;
+            break;
+        }
+    }
+    assert!(hit, "no reader started on the corrupt replica on {first} in 40 reads");
     // The NameNode learns: the corrupt replica disappears from the locations.
     let mut ok = false;
     for _ in 0..50 {
