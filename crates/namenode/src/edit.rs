@@ -57,6 +57,13 @@ pub enum EditOp {
         client_name: String,
         client_machine: String,
     },
+    /// The open file's lease passes to `holder` (Hadoop's OP_REASSIGN_LEASE): lease
+    /// recovery takes a file from a writer that is gone, so that writer can no longer
+    /// add blocks to it or close it.
+    ReassignLease {
+        file: u64,
+        holder: String,
+    },
     /// A generation stamp handed out outside AddBlock (updateBlockForPipeline).
     SetGenstamp {
         gs: u64,

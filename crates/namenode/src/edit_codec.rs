@@ -35,6 +35,7 @@ const SET_REPLICATION: u8 = 11;
 const SET_PERMISSION: u8 = 12;
 const SET_OWNER: u8 = 13;
 const SET_TIMES: u8 = 14;
+const REASSIGN_LEASE: u8 = 15;
 
 impl From<CodecError> for EditDecodeError {
     fn from(e: CodecError) -> Self {
@@ -117,6 +118,11 @@ pub fn encode(op: &EditOp) -> Vec<u8> {
             w.u(*file);
             w.bytes(client_name.as_bytes());
             w.bytes(client_machine.as_bytes());
+        }
+        EditOp::ReassignLease { file, holder } => {
+            w.0.push(REASSIGN_LEASE);
+            w.u(*file);
+            w.bytes(holder.as_bytes());
         }
         EditOp::SetGenstamp { gs } => {
             w.0.push(SET_GENSTAMP);
@@ -211,6 +217,10 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
             file: r.u()?,
             client_name: r.string()?,
             client_machine: r.string()?,
+        },
+        REASSIGN_LEASE => EditOp::ReassignLease {
+            file: r.u()?,
+            holder: r.string()?,
         },
         SET_GENSTAMP => EditOp::SetGenstamp { gs: r.u()? },
         DELETE => EditOp::Delete {
@@ -307,6 +317,10 @@ mod tests {
                 file: 16387,
                 client_name: "c".into(),
                 client_machine: String::new(),
+            },
+            EditOp::ReassignLease {
+                file: 16387,
+                holder: "HDFS_NameNode".into(),
             },
             EditOp::SetGenstamp { gs: 1002 },
             EditOp::Delete {

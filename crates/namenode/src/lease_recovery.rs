@@ -586,6 +586,61 @@ mod tests {
         fs.commit_block_synchronization(&req).unwrap();
     }
 
+    /// What the cut-off writer ("writer") gets for addBlock and complete.
+    async fn writer_calls_fail(svc: &ClientProtocolService, owner: &str) {
+        let add = call::<_, AddBlockResponseProto>(
+            svc,
+            "addBlock",
+            &AddBlockRequestProto {
+                src: "/f".into(),
+                client_name: "writer".into(),
+                ..Default::default()
+            },
+        )
+        .await;
+        let complete = call::<_, CompleteResponseProto>(
+            svc,
+            "complete",
+            &CompleteRequestProto {
+                src: "/f".into(),
+                client_name: "writer".into(),
+                ..Default::default()
+            },
+        )
+        .await;
+        for r in [add.err(), complete.err()] {
+            let e = format!("{r:?}");
+            assert!(e.contains("LeaseExpiredException"), "{e}");
+            assert!(
+                e.contains(&format!(
+                    "Client (=writer) is not the lease owner (={owner}"
+                )),
+                "{e}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn recovery_takes_the_lease_from_the_cut_off_writer() {
+        // recoverLease passes the lease to its caller.
+        let Env { svc, .. } = env(&["dn1"], NamesystemSettings::default());
+        open_file_with_block(&svc, 1).await;
+        assert!(!recover_lease(&svc).await);
+        writer_calls_fail(&svc, "other").await;
+        assert!(!is_closed(&svc).await);
+
+        // The lease monitor passes it to the NameNode.
+        let Env { clock, fs, svc, .. } = env(&["dn1"], NamesystemSettings::default());
+        open_file_with_block(&svc, 1).await;
+        clock.advance(HARD_LIMIT + Duration::from_secs(1));
+        assert_eq!(fs.check_leases().await, 0);
+        writer_calls_fail(&svc, crate::leases::NAMENODE_LEASE_HOLDER).await;
+        let mono = fs.now().mono;
+        let holders = fs.with_ns(|ns| ns.hard_expired_leases(mono));
+        assert_eq!(holders.len(), 1);
+        assert_eq!(holders[0].0, crate::leases::NAMENODE_LEASE_HOLDER);
+    }
+
     #[tokio::test]
     async fn unanswered_recovery_is_restarted_after_the_timeout_with_another_primary() {
         let Env {

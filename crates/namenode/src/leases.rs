@@ -6,6 +6,13 @@ use std::time::Duration;
 /// Lease soft limit (HDFS's LEASE_SOFTLIMIT_PERIOD).
 pub const SOFT_LIMIT: Duration = Duration::from_secs(60);
 
+/// The holder the lease monitor gives a file whose writer passed the hard limit while
+/// its block recovery runs (Hadoop's NAMENODE_LEASE_HOLDER). Its leases count as
+/// expired at every check: the monitor keeps retrying their release, each retry gated
+/// by the block recovery timeout, so a recovery that never answered is started again
+/// without waiting another hard limit.
+pub const NAMENODE_LEASE_HOLDER: &str = "HDFS_NameNode";
+
 #[derive(Debug, Clone)]
 struct Lease {
     last_renewed: Duration,
@@ -39,6 +46,12 @@ impl LeaseManager {
         }
     }
 
+    /// Moves `file` from `old`'s lease to `new`'s (renewing `new`'s).
+    pub fn reassign(&mut self, old: &str, file: u64, new: &str, now: Duration) {
+        self.remove(old, file);
+        self.add(new, file, now);
+    }
+
     /// Renews `holder`'s lease; false when it holds none.
     pub fn renew(&mut self, holder: &str, now: Duration) -> bool {
         match self.leases.get_mut(holder) {
@@ -61,12 +74,17 @@ impl LeaseManager {
             .unwrap_or_default()
     }
 
-    /// True when `holder` has not renewed within `limit` (or holds no lease).
+    /// True when `holder` has not renewed within `limit` (or holds no lease, or is the
+    /// NameNode).
     pub fn expired(&self, holder: &str, now: Duration, limit: Duration) -> bool {
         match self.leases.get(holder) {
-            Some(l) => now.saturating_sub(l.last_renewed) > limit,
+            Some(l) => Self::is_expired(holder, l, now, limit),
             None => true,
         }
+    }
+
+    fn is_expired(holder: &str, l: &Lease, now: Duration, limit: Duration) -> bool {
+        holder == NAMENODE_LEASE_HOLDER || now.saturating_sub(l.last_renewed) > limit
     }
 
     /// Holders whose lease is older than `limit`, with their files.
@@ -74,7 +92,7 @@ impl LeaseManager {
         let mut v: Vec<_> = self
             .leases
             .iter()
-            .filter(|(_, l)| now.saturating_sub(l.last_renewed) > limit)
+            .filter(|(h, l)| Self::is_expired(h, l, now, limit))
             .map(|(h, l)| (h.clone(), l.files.iter().copied().collect()))
             .collect();
         v.sort();
@@ -116,6 +134,23 @@ mod tests {
         m.remove("c1", 2);
         assert!(m.is_empty());
         assert!(m.expired("c1", Duration::ZERO, SOFT_LIMIT));
+    }
+
+    #[test]
+    fn reassigned_files_follow_their_new_holder() {
+        let mut m = LeaseManager::default();
+        m.add("c1", 1, Duration::ZERO);
+        m.add("c1", 2, Duration::ZERO);
+        m.reassign("c1", 1, NAMENODE_LEASE_HOLDER, Duration::from_secs(5));
+        assert_eq!(m.files_of("c1"), vec![2]);
+        assert_eq!(m.files_of(NAMENODE_LEASE_HOLDER), vec![1]);
+        m.reassign("c1", 2, "c2", Duration::from_secs(5));
+        assert!(!m.has_lease("c1"));
+        assert!(!m.expired("c2", Duration::from_secs(6), SOFT_LIMIT));
+        // The NameNode's own lease is due at every check.
+        assert!(m.expired(NAMENODE_LEASE_HOLDER, Duration::from_secs(6), SOFT_LIMIT));
+        let due = m.expired_holders(Duration::from_secs(6), Duration::from_secs(1200));
+        assert_eq!(due, vec![(NAMENODE_LEASE_HOLDER.to_string(), vec![1])]);
     }
 
     #[test]

@@ -400,6 +400,12 @@ impl Namespace {
                 });
                 self.leases.add(client_name, *file, mono);
             }
+            EditOp::ReassignLease { file, holder } => {
+                let f = self.file_mut(*file)?;
+                let uc = f.uc.as_mut().ok_or_else(|| inconsistent(op))?;
+                let old = std::mem::replace(&mut uc.client_name, holder.clone());
+                self.leases.reassign(&old, *file, holder, mono);
+            }
             EditOp::SetGenstamp { gs } => self.last_gs = self.last_gs.max(*gs),
             EditOp::Delete { id, mtime } => {
                 let parent = self

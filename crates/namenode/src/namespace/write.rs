@@ -532,6 +532,28 @@ impl Namespace {
         Ok(true)
     }
 
+    /// Passes the open file's lease to `holder` (lease recovery). Nothing happens when
+    /// the file's holder changed meanwhile or already is `holder`; true when it passed.
+    pub fn reassign_lease(&mut self, of: &OpenFile, holder: &str, now: Now) -> FsResult<bool> {
+        match self.open_file_by_id(of.file) {
+            Some(cur) if cur.holder == of.holder && cur.holder != holder => {}
+            _ => return Ok(false),
+        }
+        self.log_and_apply(
+            EditOp::ReassignLease {
+                file: of.file,
+                holder: holder.to_string(),
+            },
+            now.mono,
+        )?;
+        tracing::info!(
+            file = of.file,
+            "lease of {} on the file passed to {holder} for its recovery",
+            of.holder
+        );
+        Ok(true)
+    }
+
     /// Holders past the hard limit, with their files.
     pub fn hard_expired_leases(&self, mono: Duration) -> Vec<(String, Vec<u64>)> {
         self.leases.expired_holders(mono, self.cfg.hard_limit)

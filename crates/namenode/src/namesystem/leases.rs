@@ -14,14 +14,25 @@ use super::Namesystem;
 use crate::error::FsResult;
 use crate::fsdir::FsPath;
 use crate::fsdir::permission::Caller;
+use crate::leases::NAMENODE_LEASE_HOLDER;
 use crate::namespace::OpenFile;
 
 impl Namesystem {
-    /// recoverLease: true when the file is (now) closed.
-    pub async fn recover_lease(&self, caller: &Caller, src: &str) -> FsResult<bool> {
+    /// recoverLease by client `client_name`: true when the file is (now) closed. When
+    /// the last block needs recovery the lease passes to the caller, as in Hadoop, so the
+    /// writer that was cut off can no longer add to the file.
+    pub async fn recover_lease(
+        &self,
+        caller: &Caller,
+        src: &str,
+        client_name: &str,
+    ) -> FsResult<bool> {
         match self.with_ns(|ns| ns.recover_lease_prepare(caller, src))? {
             None => Ok(true),
-            Some(of) => self.release(&of).await,
+            Some(of) => {
+                let holder = (!client_name.is_empty()).then_some(client_name);
+                self.release(&of, holder).await
+            }
         }
     }
 
@@ -33,13 +44,19 @@ impl Namesystem {
             ns.open_file_by_id(id)
         });
         match of {
-            Some(of) => self.release(&of).await,
+            Some(of) => self.release(&of, None).await,
             None => Ok(false),
         }
     }
 
-    /// Closes `of` if no block recovery is needed; true when closed.
-    pub(crate) async fn release(&self, of: &OpenFile) -> FsResult<bool> {
+    /// Closes `of` if no block recovery is needed; true when closed. Otherwise a block
+    /// recovery is started (or left running) and the lease passes to `recovery_holder`
+    /// when one is given (Hadoop's internalReleaseLease and reassignLease).
+    pub(crate) async fn release(
+        &self,
+        of: &OpenFile,
+        recovery_holder: Option<&str>,
+    ) -> FsResult<bool> {
         let n = of.blocks.len();
         for b in &of.blocks[..n.saturating_sub(1)] {
             if !self.bm.try_complete_block(b.id) {
@@ -73,6 +90,9 @@ impl Namesystem {
                         of.holder
                     );
                     self.start_block_recovery(of, last)?;
+                    if let Some(holder) = recovery_holder {
+                        self.with_ns(|ns| ns.reassign_lease(of, holder, now))?;
+                    }
                     return Ok(false);
                 }
                 true
@@ -109,7 +129,7 @@ impl Namesystem {
                 let Some(of) = self.with_ns(|ns| ns.open_file_by_id(id)) else {
                     continue;
                 };
-                match self.release(&of).await {
+                match self.release(&of, Some(NAMENODE_LEASE_HOLDER)).await {
                     Ok(true) => closed += 1,
                     Ok(false) => {}
                     Err(e) => tracing::warn!(file = id, "lease release failed: {e}"),

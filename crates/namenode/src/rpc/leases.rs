@@ -29,7 +29,10 @@ impl ClientProtocolService {
     ) -> Result<Bytes, RpcError> {
         let req: RecoverLeaseRequestProto = decode_request(body)?;
         let caller = self.caller(ctx).await;
-        let result = self.fs.recover_lease(&caller, &req.src).await?;
+        let result = self
+            .fs
+            .recover_lease(&caller, &req.src, &req.client_name)
+            .await?;
         Ok(encode_response(&RecoverLeaseResponseProto { result }))
     }
 }
