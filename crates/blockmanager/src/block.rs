@@ -88,6 +88,18 @@ pub enum CorruptReason {
     CorruptionReported,
 }
 
+impl CorruptReason {
+    /// Hadoop's name of the reason (fsck's ReasonCode, metasave's Reason).
+    pub fn label(self) -> &'static str {
+        match self {
+            CorruptReason::GenstampMismatch => "GENSTAMP_MISMATCH",
+            CorruptReason::SizeMismatch => "SIZE_MISMATCH",
+            CorruptReason::InvalidState => "INVALID_STATE",
+            CorruptReason::CorruptionReported => "CORRUPTION_REPORTED",
+        }
+    }
+}
+
 /// One replica of a block on one storage of one DataNode.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replica {

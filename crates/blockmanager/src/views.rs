@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use crate::block::{Block, BlockUcState, ReplicaState};
+use crate::block::{Block, BlockUcState, CorruptReason, ReplicaState};
 use crate::datanodes::Liveness;
 use crate::manager::BlockManager;
 use crate::redundancy::decommission::AdminState;
@@ -56,6 +56,8 @@ pub struct ReplicaView {
     pub storage_type: i32,
     pub state: ReplicaState,
     pub status: ReplicaStatus,
+    /// Why the block manager holds this replica corrupt (None: it does not).
+    pub corrupt_reason: Option<CorruptReason>,
 }
 
 /// A block as fsck sees it.
@@ -139,8 +141,15 @@ impl BlockManager {
     /// Views of up to one chunk of blocks (None for ids the map does not hold). Takes the
     /// blocks lock once and the datanodes lock once; pass at most `VIEW_CHUNK` ids.
     pub fn block_views(&self, ids: &[u64]) -> Vec<Option<BlockView>> {
-        /// (node uuid, storage id, state, generation stamp, corrupt, excess)
-        type RawReplica = (Arc<str>, Arc<str>, ReplicaState, u64, bool, bool);
+        /// (node uuid, storage id, state, generation stamp, why corrupt, excess)
+        type RawReplica = (
+            Arc<str>,
+            Arc<str>,
+            ReplicaState,
+            u64,
+            Option<CorruptReason>,
+            bool,
+        );
         struct Raw {
             block: Block,
             state: BlockUcState,
@@ -159,7 +168,7 @@ impl BlockManager {
                             let r = info.replicas.iter().find(|r| r.dn_uuid == e.dn_uuid);
                             let state = r.map_or(ReplicaState::Rbw, |r| r.state);
                             let gs = r.map_or(info.block.gs, |r| r.gs);
-                            let corrupt = r.is_some_and(|r| r.corrupt.is_some());
+                            let corrupt = r.and_then(|r| r.corrupt);
                             reps.push((
                                 e.dn_uuid.clone(),
                                 e.storage_id.clone(),
@@ -177,7 +186,7 @@ impl BlockManager {
                                 r.storage_id.clone(),
                                 r.state,
                                 r.gs,
-                                r.corrupt.is_some(),
+                                r.corrupt,
                                 excess,
                             ));
                         }
@@ -218,7 +227,8 @@ impl BlockManager {
                         multi_rack,
                     },
                 };
-                for (dn, storage, state, gs, corrupt, excess) in raw.reps {
+                for (dn, storage, state, gs, corrupt_reason, excess) in raw.reps {
+                    let corrupt = corrupt_reason.is_some();
                     let Some(d) = dns.get(&dn) else { continue };
                     let liveness = dns.liveness_of(d, now);
                     if liveness == Liveness::Dead {
@@ -269,6 +279,7 @@ impl BlockManager {
                         storage_id: storage.to_string(),
                         state,
                         status,
+                        corrupt_reason,
                     });
                 }
                 v.is_corrupt = v.live + v.decommissioning + v.decommissioned == 0 && v.corrupt > 0;
@@ -481,12 +492,15 @@ impl BlockManager {
             {
                 let _ = writeln!(
                     s,
-                    "Block={}\tSize={}\tNode={}\tStorageID={}\tStorageState=NORMAL\tTotalReplicas={}\tReason=CORRUPTION_REPORTED",
+                    "Block={}\tSize={}\tNode={}\tStorageID={}\tStorageState=NORMAL\tTotalReplicas={}\tReason={}",
                     v.block.id,
                     v.block.num_bytes,
                     r.xfer_addr,
                     r.storage_id,
-                    v.replicas.len()
+                    v.replicas.len(),
+                    r.corrupt_reason
+                        .unwrap_or(CorruptReason::CorruptionReported)
+                        .label()
                 );
             }
         }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use common::*;
 use rhdfs_blockmanager::{
-    Block, BlockManagerConfig, BlockManagerError, BlockUcState, IncrementalItem, ReplicaState,
-    ReportedReplica,
+    Block, BlockManagerConfig, BlockManagerError, BlockUcState, CorruptReason, IncrementalItem,
+    ReplicaState, ReportedReplica,
 };
 use rhdfs_proto::hdfs::DatanodeIdProto;
 
@@ -173,6 +173,16 @@ fn full_report_diff_adds_removes_and_invalidates() {
     assert_eq!(sum.corrupt, 1);
     assert_eq!(bm.locations(1).len(), 1);
     assert_eq!(bm.fs_stats().corrupt_blocks, 1);
+    // fsck and metasave name the reason: a length mismatch.
+    let view = bm.block_views(&[1]).remove(0).expect("block 1");
+    let reasons: Vec<_> = view.replicas.iter().map(|r| r.corrupt_reason).collect();
+    assert!(
+        reasons.contains(&Some(CorruptReason::SizeMismatch)),
+        "{reasons:?}"
+    );
+    assert!(reasons.contains(&None), "{reasons:?}");
+    let meta = bm.metasave_text();
+    assert!(meta.contains("\tReason=SIZE_MISMATCH"), "{meta}");
     // reports from unknown nodes are refused with Hadoop's message
     let err = bm.full_report("nobody", "DS-x", 1, &report).unwrap_err();
     assert_eq!(

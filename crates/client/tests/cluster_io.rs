@@ -199,7 +199,10 @@ async fn corrupt_replica_is_skipped_and_reported() -> anyhow::Result<()> {
             break;
         }
     }
-    assert!(hit, "no reader started on the corrupt replica on {first} in 40 reads");
+    assert!(
+        hit,
+        "no reader started on the corrupt replica on {first} in 40 reads"
+    );
     // The NameNode learns: the corrupt replica disappears from the locations.
     let mut ok = false;
     for _ in 0..50 {

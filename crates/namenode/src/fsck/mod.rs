@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rhdfs_blockmanager::views::{BlockView, ReplicaStatus, ReplicaView};
-use rhdfs_blockmanager::{BlockUcState, views::VIEW_CHUNK};
+use rhdfs_blockmanager::{BlockUcState, CorruptReason, views::VIEW_CHUNK};
 
 use crate::fsdir::permission::{Caller, Check, EXECUTE, READ, not_a_directory};
 use crate::fsdir::{FsPath, InodeKind, Resolved};
@@ -797,8 +797,12 @@ fn block_id_check(fs: &Namesystem, blk: &str, out: &mut String) {
     let _ = writeln!(out, "No. of corrupted Replica: {}", v.corrupt);
     for r in v.replicas.iter().rev() {
         let status = match r.status {
-            // The block manager records the reason of reportBadBlocks corruption.
-            ReplicaStatus::Corrupt => format!("{CORRUPT_STATUS}\t ReasonCode: CORRUPTION_REPORTED"),
+            ReplicaStatus::Corrupt => format!(
+                "{CORRUPT_STATUS}\t ReasonCode: {}",
+                r.corrupt_reason
+                    .unwrap_or(CorruptReason::CorruptionReported)
+                    .label()
+            ),
             ReplicaStatus::Decommissioned => DECOMMISSIONED_STATUS.to_string(),
             ReplicaStatus::Decommissioning => DECOMMISSIONING_STATUS.to_string(),
             _ => HEALTHY_STATUS.to_string(),
