@@ -264,6 +264,12 @@ impl DataNodeHandle {
         }
     }
 
+    /// Resolves with the NameNode's reason once it refused this DataNode for good (see
+    /// [`crate::actor::ActorHandle::refused`]); the daemon then shuts down.
+    pub async fn refused(&self) -> String {
+        self.actor.refused().await
+    }
+
     /// Stops the actor, the servers and the deleter threads.
     pub async fn shutdown(self) {
         self.actor.shutdown().await;

@@ -10,6 +10,7 @@ mod delete_under_load;
 mod fsck_move;
 mod harness_probe;
 mod hdfs_native_client;
+mod include_list;
 mod java_fsshell;
 mod java_pipeline_recovery;
 mod java_safe_mode;

@@ -59,7 +59,13 @@ pub async fn datanode(args: Vec<String>) -> Result<()> {
         dn.xfer_addr(),
         dn.ipc_addr()
     );
-    crate::shutdown_signal().await;
+    tokio::select! {
+        _ = crate::shutdown_signal() => {}
+        reason = dn.refused() => {
+            // Hadoop's DataNode exits (status 0) once its only block pool service stopped.
+            tracing::warn!("Exiting Datanode: {reason}");
+        }
+    }
     dn.shutdown().await;
     Ok(())
 }

@@ -98,6 +98,8 @@ struct Shared {
     triggers: Arc<Triggers>,
     reregister: AtomicBool,
     registered: AtomicBool,
+    /// Set when the NameNode refused a registered DataNode for good; the actor stops.
+    refused: watch::Sender<Option<String>>,
     cmd_tx: mpsc::UnboundedSender<(String, DatanodeCommandProto)>,
     /// Slow peer / slow disk statistics reported in heartbeats.
     metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
@@ -123,6 +125,20 @@ impl ActorHandle {
     /// True once registered with the NameNode (false again while reconnecting).
     pub fn is_registered(&self) -> bool {
         self.shared.registered.load(Ordering::Relaxed)
+    }
+
+    /// Resolves with the NameNode's reason when it refused this DataNode for good (a
+    /// DisallowedDatanodeException or IncorrectVersionException in answer to a heartbeat,
+    /// as when `dfsadmin -refreshNodes` dropped it from the include list); the actor has
+    /// stopped serving the NameNode by then, and the DataNode process exits, as Hadoop's
+    /// does. A refused registration is retried instead.
+    pub async fn refused(&self) -> String {
+        let mut rx = self.shared.refused.subscribe();
+        match rx.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().unwrap_or_default(),
+            // The sender lives in `shared`, which this handle holds: never dropped first.
+            Err(_) => std::future::pending().await,
+        }
     }
 
     /// Block pool ID learnt from the NameNode.
@@ -184,6 +200,7 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
         triggers,
         reregister: AtomicBool::new(false),
         registered: AtomicBool::new(false),
+        refused: watch::Sender::new(None),
         cmd_tx,
     });
     let deleter = Arc::new(deleter);
@@ -274,14 +291,37 @@ async fn main_loop(
             _ = stop.changed() => return,
             r = run_session(&shared, connector.as_ref()) => r,
         };
-        shared.registered.store(false, Ordering::Relaxed);
+        let was_registered = shared.registered.swap(false, Ordering::Relaxed);
         if let Err(e) = res {
+            if was_registered && refuses_for_good(&e) {
+                tracing::error!(
+                    error = %e,
+                    uuid = %shared.identity.datanode_uuid,
+                    "the NameNode refused this DataNode; the block pool service is shutting down"
+                );
+                shared.refused.send_replace(Some(e.to_string()));
+                return;
+            }
             tracing::warn!(error = %e, "NameNode session ended; reconnecting");
         }
         tokio::select! {
             _ = stop.changed() => return,
             _ = tokio::time::sleep(shared.cfg.retry_interval) => {}
         }
+    }
+}
+
+/// Exceptions after which a registered DataNode stops serving the NameNode (Hadoop's
+/// BPServiceActor.offerService gives up on these instead of retrying).
+const REFUSALS: [&str; 2] = [
+    "org.apache.hadoop.hdfs.server.protocol.DisallowedDatanodeException",
+    "org.apache.hadoop.hdfs.server.common.IncorrectVersionException",
+];
+
+fn refuses_for_good(e: &ActorError) -> bool {
+    match e {
+        ActorError::Ipc(e) => e.remote_class().is_some_and(|c| REFUSALS.contains(&c)),
+        _ => false,
     }
 }
 
