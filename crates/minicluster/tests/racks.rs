@@ -139,6 +139,25 @@ async fn two_racks_shown_everywhere() -> anyhow::Result<()> {
     let text = dfsadmin::report(&nn, &user, ReportFilter::default()).await?;
     assert_eq!(text.matches("\nRack: /r1\n").count(), 2, "{text}");
     assert_eq!(text.matches("\nRack: /r2\n").count(), 2, "{text}");
+
+    // dfsadmin -printTopology: the two racks, each with its two nodes in order.
+    let topo = dfsadmin::print_topology(&nn, &user).await?;
+    let mut expected = String::new();
+    for rack in ["/r1", "/r2"] {
+        expected.push_str(&format!("Rack: {rack}\n"));
+        for (addr, _) in want.iter().filter(|(_, r)| **r == rack) {
+            let host = bm
+                .datanode_report(1)
+                .iter()
+                .find(|d| format!("{}:{}", d.id.ip_addr, d.id.xfer_port) == *addr)
+                .map(|d| d.id.host_name.clone())
+                .unwrap_or_default();
+            assert!(!host.is_empty(), "{addr} registered without a host name");
+            expected.push_str(&format!("   {addr} ({host})\n"));
+        }
+        expected.push('\n');
+    }
+    assert_eq!(topo, expected);
     cluster.shutdown().await;
     Ok(())
 }

@@ -177,6 +177,19 @@ async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
         format!("Triggering an incremental block report on {dn_ipc}.\n")
     );
 
+    let out = rhdfs(dir.path(), &["dfsadmin", "-printTopology"]).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let dn_xfer = cluster.datanode(0).context("datanode 0")?.xfer_addr();
+    assert!(
+        stdout.starts_with(&format!("Rack: /default-rack\n   {dn_xfer} (")),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with(")\n\n"), "{stdout}");
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    let out = rhdfs(dir.path(), &["dfsadmin", "-printTopology", "extra"]).await?;
+    assert_eq!(out.status.code(), Some(255));
+
     cluster.shutdown().await;
     Ok(())
 }

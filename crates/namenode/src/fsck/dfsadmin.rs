@@ -300,6 +300,45 @@ pub async fn report(addr: &str, user: &str, filter: ReportFilter) -> Result<Stri
     Ok(report_text(&data, filter))
 }
 
+/// DatanodeReportTypeProto ALL.
+const ALL: i32 = 1;
+
+/// `dfsadmin -printTopology` from a datanode report: one block per rack, racks and then
+/// nodes (`ip:port`) in sorted order, each node followed by its host name and a blank
+/// line after each rack, as Hadoop's DFSAdmin prints it. Hadoop looks the host name up
+/// by reverse DNS; the name the DataNode registered with is shown here.
+pub fn topology_text(nodes: &[DatanodeInfoProto]) -> String {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut racks: BTreeMap<&str, BTreeSet<(String, &str)>> = BTreeMap::new();
+    for d in nodes {
+        let rack = d.location.as_deref().unwrap_or("/default-rack");
+        let name = format!("{}:{}", d.id.ip_addr, d.id.xfer_port);
+        racks
+            .entry(rack)
+            .or_default()
+            .insert((name, d.id.host_name.as_str()));
+    }
+    let mut s = String::new();
+    for (rack, nodes) in racks {
+        let _ = writeln!(s, "Rack: {rack}");
+        for (name, host) in nodes {
+            if host.is_empty() {
+                let _ = writeln!(s, "   {name}");
+            } else {
+                let _ = writeln!(s, "   {name} ({host})");
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// `dfsadmin -printTopology`: every DataNode the NameNode at `addr` knows, by rack.
+pub async fn print_topology(addr: &str, user: &str) -> Result<String, IpcError> {
+    let client = RpcClient::connect(addr, CLIENT_PROTOCOL, user).await?;
+    Ok(topology_text(&nodes(&client, ALL).await?))
+}
+
 /// `dfsadmin -metasave FILE`: the NameNode writes FILE in its log directory.
 pub async fn meta_save(addr: &str, user: &str, filename: &str) -> Result<(), IpcError> {
     let client = RpcClient::connect(addr, CLIENT_PROTOCOL, user).await?;
@@ -337,6 +376,33 @@ pub async fn trigger_block_report(
 mod tests {
     use super::*;
     use rhdfs_proto::hdfs::DatanodeIdProto;
+
+    #[test]
+    fn topology_groups_nodes_by_rack_in_order() {
+        let at = |ip: &str, port: u32, host: &str, rack: Option<&str>| DatanodeInfoProto {
+            id: DatanodeIdProto {
+                ip_addr: ip.into(),
+                host_name: host.into(),
+                xfer_port: port,
+                ..DatanodeIdProto::default()
+            },
+            location: rack.map(str::to_string),
+            ..DatanodeInfoProto::default()
+        };
+        let text = topology_text(&[
+            at("10.0.0.2", 9866, "dn2", Some("/r2")),
+            at("10.0.0.1", 9866, "dn1", Some("/r1")),
+            at("10.0.0.3", 9866, "", Some("/r1")),
+            at("10.0.0.4", 9866, "dn4", None),
+        ]);
+        assert_eq!(
+            text,
+            "Rack: /default-rack\n   10.0.0.4:9866 (dn4)\n\n\
+             Rack: /r1\n   10.0.0.1:9866 (dn1)\n   10.0.0.3:9866\n\n\
+             Rack: /r2\n   10.0.0.2:9866 (dn2)\n\n"
+        );
+        assert_eq!(topology_text(&[]), "");
+    }
 
     fn node() -> DatanodeInfoProto {
         DatanodeInfoProto {

@@ -35,8 +35,11 @@ Please Note:
 
 const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-report [-live] [-dead] [-decommissioning]]
+\t[-safemode <enter | leave | get | wait | forceExit>]
+\t[-saveNamespace]
 \t[-refreshNodes]
 \t[-metasave filename]
+\t[-printTopology]
 \t[-triggerBlockReport [-incremental] <datanode_host:ipc_port>]";
 
 /// Hadoop's exit status -1, as the process sees it.
@@ -241,7 +244,8 @@ async fn list_corrupt_file_blocks(addr: &str, base: &str, dir: &str) -> Result<i
     Ok(if num == 0 { 0 } else { FAILED })
 }
 
-/// `rhdfs dfsadmin`: -report, -metasave, -triggerBlockReport.
+/// `rhdfs dfsadmin`: -report, -safemode, -saveNamespace, -refreshNodes, -metasave,
+/// -printTopology, -triggerBlockReport.
 pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
     let (common, mut rest) = CommonArgs::extract(args)?;
     if rest.is_empty() {
@@ -274,6 +278,18 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
             Ok(0)
         }
         "-refreshNodes" => refresh_nodes::refresh_nodes(&conf, &user).await,
+        "-printTopology" => {
+            if !rest.is_empty() {
+                eprintln!("Usage: rhdfs dfsadmin [-printTopology]");
+                return Ok(FAILED);
+            }
+            let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
+            let text = dfsadmin::print_topology(&format!("{host}:{port}"), &user)
+                .await
+                .context("printTopology")?;
+            print!("{text}");
+            Ok(0)
+        }
         "-safemode" => safemode::safemode(&conf, &user, &rest).await,
         "-saveNamespace" => safemode::save_namespace(&conf, &user).await,
         "-metasave" => {
