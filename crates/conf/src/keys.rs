@@ -359,6 +359,13 @@ pub mod namenode {
     pub const DFS_NAMENODE_CHECKPOINT_TXNS_KEY: &str = "dfs.namenode.checkpoint.txns";
     pub const DFS_NAMENODE_CHECKPOINT_TXNS_DEFAULT: u64 = 1_000_000;
 
+    /// `dfs.namenode.missing.checkpoint.periods.before.shutdown`: checkpoint periods (and
+    /// transaction counts) `dfsadmin -saveNamespace -beforeShutdown` tolerates without a
+    /// new image.
+    pub const DFS_NAMENODE_MISSING_CHECKPOINT_PERIODS_BEFORE_SHUTDOWN_KEY: &str =
+        "dfs.namenode.missing.checkpoint.periods.before.shutdown";
+    pub const DFS_NAMENODE_MISSING_CHECKPOINT_PERIODS_BEFORE_SHUTDOWN_DEFAULT: u64 = 3;
+
     /// `dfs.namenode.checkpoint.check.period`: How often to test for a needed checkpoint.
     pub const DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_KEY: &str =
         "dfs.namenode.checkpoint.check.period";

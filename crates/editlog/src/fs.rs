@@ -48,6 +48,14 @@ pub trait FileSystem: Send + Sync + Debug {
     fn file_len(&self, path: &Path) -> io::Result<u64> {
         fs::metadata(path).map(|m| m.len())
     }
+    /// When a file was last written, in milliseconds since the Unix epoch.
+    fn modified_ms(&self, path: &Path) -> io::Result<u64> {
+        let at = fs::metadata(path)?.modified()?;
+        let since = at
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+    }
 }
 
 /// The local file system.

@@ -152,6 +152,18 @@ impl ImageStore {
         txids
     }
 
+    /// The newest image's txid and when its file was written (ms since the Unix epoch, from
+    /// the first active directory holding it): what saveNamespace's time window looks at.
+    pub fn newest_image_written(&self) -> Option<(u64, u64)> {
+        let txid = self.image_txids().into_iter().next()?;
+        let fs = self.dirs.fs().clone();
+        self.dirs
+            .active()
+            .iter()
+            .find_map(|dir| fs.modified_ms(&dir.join(image_name(txid))).ok())
+            .map(|ms| (txid, ms))
+    }
+
     /// The oldest image kept: edits after it must stay, so that a fallback to it can replay
     /// them (`log.purge_before(oldest + 1)`).
     pub fn oldest_retained_txid(&self) -> Option<u64> {

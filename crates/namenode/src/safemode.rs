@@ -250,15 +250,28 @@ pub async fn set_safe_mode(
     Ok(r.result)
 }
 
-/// The client side of saveNamespace.
-pub async fn save_namespace(addr: &str, user: &str) -> Result<(), rhdfs_ipc::IpcError> {
+/// The client side of saveNamespace: `time_window_secs` and `tx_gap` 0 always save;
+/// otherwise the NameNode skips the save while its newest image is within both. Returns
+/// whether an image was saved.
+pub async fn save_namespace(
+    addr: &str,
+    user: &str,
+    time_window_secs: u64,
+    tx_gap: u64,
+) -> Result<bool, rhdfs_ipc::IpcError> {
     use rhdfs_proto::hdfs::{SaveNamespaceRequestProto, SaveNamespaceResponseProto};
     let c =
         rhdfs_ipc::RpcClient::connect(addr, rhdfs_proto::protocols::CLIENT_PROTOCOL, user).await?;
-    let _: SaveNamespaceResponseProto = c
-        .call("saveNamespace", &SaveNamespaceRequestProto::default())
+    let r: SaveNamespaceResponseProto = c
+        .call(
+            "saveNamespace",
+            &SaveNamespaceRequestProto {
+                time_window: Some(time_window_secs),
+                tx_gap: Some(tx_gap),
+            },
+        )
         .await?;
-    Ok(())
+    Ok(r.saved.unwrap_or(true))
 }
 
 #[cfg(test)]

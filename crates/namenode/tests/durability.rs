@@ -362,17 +362,42 @@ async fn save_namespace_in_safe_mode_then_restart_from_the_image() {
         .await
         .unwrap();
     assert_eq!(r.saved, Some(true));
+    // -beforeShutdown's form: a time window and a transaction gap the fresh image is
+    // within, so nothing more is saved.
+    let within = SaveNamespaceRequestProto {
+        time_window: Some(3600),
+        tx_gap: Some(1000),
+    };
+    let r: SaveNamespaceResponseProto = cl.call("saveNamespace", &within).await.unwrap();
+    assert_eq!(r.saved, Some(false));
     let _: SetSafeModeResponseProto = cl
         .call("setSafeMode", &safe(SafeModeActionProto::SafemodeLeave))
         .await
         .unwrap();
     assert!(mkdirs(&cl, "/after").await.unwrap());
+    // One edit past the image with no gap allowed: saved again (in safe mode), and the
+    // image covers /after.
+    let _: SetSafeModeResponseProto = cl
+        .call("setSafeMode", &safe(SafeModeActionProto::SafemodeEnter))
+        .await
+        .unwrap();
+    let no_gap = SaveNamespaceRequestProto {
+        time_window: Some(3600),
+        tx_gap: Some(0),
+    };
+    let r: SaveNamespaceResponseProto = cl.call("saveNamespace", &no_gap).await.unwrap();
+    assert_eq!(r.saved, Some(true));
+    let _: SetSafeModeResponseProto = cl
+        .call("setSafeMode", &safe(SafeModeActionProto::SafemodeLeave))
+        .await
+        .unwrap();
     let images: Vec<_> = std::fs::read_dir(t.path().join("current"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .filter(|n| n.starts_with("fsimage_") && n != "fsimage_0000000000000000000")
+        .filter(|n| !n.ends_with(".md5"))
         .collect();
-    assert_eq!(images.len(), 1, "{images:?}");
+    assert_eq!(images.len(), 2, "{images:?}");
     drop(cl);
     nn.crash().await;
     let nn = NameNode::start(c, system_clock()).await.unwrap();

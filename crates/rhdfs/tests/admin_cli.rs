@@ -190,6 +190,35 @@ async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
     let out = rhdfs(dir.path(), &["dfsadmin", "-printTopology", "extra"]).await?;
     assert_eq!(out.status.code(), Some(255));
 
+    // -saveNamespace needs safe mode; -beforeShutdown then finds the fresh image recent.
+    let out = rhdfs(dir.path(), &["dfsadmin", "-saveNamespace"]).await?;
+    assert_eq!(out.status.code(), Some(255));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Safe mode should be turned ON"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = rhdfs(dir.path(), &["dfsadmin", "-safemode", "enter"]).await?;
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Safe mode is ON\n");
+    let out = rhdfs(dir.path(), &["dfsadmin", "-saveNamespace"]).await?;
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Save namespace successful\n"
+    );
+    let out = rhdfs(
+        dir.path(),
+        &["dfsadmin", "-saveNamespace", "-beforeShutdown"],
+    )
+    .await?;
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Do checkpoint if necessary before stopping namenode. The time window is 10800 seconds, and the transaction gap is 3000000\n\
+         No extra checkpoint has been made\n"
+    );
+    let out = rhdfs(dir.path(), &["dfsadmin", "-safemode", "leave"]).await?;
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Safe mode is OFF\n");
+
     cluster.shutdown().await;
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! and handing loaded blocks to the block manager.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rhdfs_blockmanager::BlockUcState;
 
@@ -45,10 +46,12 @@ impl Namesystem {
         }
     }
 
-    /// saveNamespace: an image of the live namespace now (encoded under the lock: in safe
-    /// mode nothing changes it), then a roll and a purge. Only in safe mode, as HDFS
-    /// requires. Returns the image's txid.
-    pub async fn save_namespace(&self) -> FsResult<u64> {
+    /// saveNamespace: an image of the namespace now, built as the periodic checkpoint is
+    /// (off the live namespace, without its lock) once every edit is synced. Only in safe
+    /// mode, as HDFS requires, so the image is the namespace as it stands. With a time
+    /// window or a transaction gap (`-beforeShutdown`) nothing is saved while the newest
+    /// image is recent enough; returns whether an image was saved.
+    pub async fn save_namespace(&self, time_window: Duration, tx_gap: u64) -> FsResult<bool> {
         if !self.with_ns(|ns| ns.in_safe_mode()) {
             return Err(FsError::Io(
                 "Safe mode should be turned ON in order to create namespace image.".into(),
@@ -57,9 +60,21 @@ impl Namesystem {
         let Some(d) = self.durable.get() else {
             return Err(FsError::Io("the NameNode has no storage".into()));
         };
-        d.save_live(|| self.with_ns_op("saveNamespace", |ns| ns.encode_image()))
+        if d.checkpoint_is_recent(time_window, tx_gap) {
+            tracing::info!(
+                ?time_window,
+                tx_gap,
+                "saveNamespace: the newest image is recent enough; none saved"
+            );
+            return Ok(false);
+        }
+        self.sync_edits().await?;
+        let stats = d
+            .checkpoint()
             .await
-            .map_err(|e| FsError::Io(format!("saveNamespace failed: {e}")))
+            .map_err(|e| FsError::Io(format!("saveNamespace failed: {e}")))?;
+        tracing::info!(txid = stats.txid, "namespace saved");
+        Ok(true)
     }
 
     /// A checkpoint now, regardless of safe mode and built off the live namespace (the

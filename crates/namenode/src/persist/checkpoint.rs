@@ -7,8 +7,8 @@
 //! the finalized edits after it up to `T` are replayed with the start-up replay code, and
 //! the result is saved as the image for `T`. The namespace lock is never taken; the only
 //! state shared with the serving NameNode is the edit log's roll and its finalized files.
-//! saveNamespace (safe mode: no mutations) encodes the live namespace under the lock
-//! instead; both end in the same roll, save and purge.
+//! saveNamespace (safe mode: no mutations) takes the same path once its edits are
+//! synced, so an image of a large namespace never blocks readers either.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -188,26 +188,20 @@ impl Durable {
         Ok(())
     }
 
-    /// saveNamespace: saves the live namespace as `encode` returns it (called by the
-    /// caller under the namespace lock; in safe mode nothing changes it), once the edits
-    /// it covers are durable, then rolls and purges on a blocking thread. Returns the
-    /// image's txid. One checkpoint at a time.
-    pub async fn save_live(
-        self: &Arc<Self>,
-        encode: impl FnOnce() -> (u64, Vec<u8>),
-    ) -> Result<u64, PersistError> {
-        let _one = self.checkpointing.lock().await;
-        let (txid, payload) = encode();
-        self.log.sync_async(txid).await?;
-        let me = self.clone();
-        tokio::task::spawn_blocking(move || -> Result<u64, PersistError> {
-            me.log.roll()?;
-            me.save_and_purge(txid, &payload)?;
-            tracing::info!(txid, bytes = payload.len(), "namespace saved");
-            Ok(txid)
-        })
-        .await
-        .map_err(|e| PersistError::Task(e.to_string()))?
+    /// saveNamespace's skip rule (Hadoop's FSImage.saveNamespace with a time window or a
+    /// transaction gap, as `dfsadmin -saveNamespace -beforeShutdown` sends them): true
+    /// when the newest image was written at most `time_window` ago and is at most `tx_gap`
+    /// transactions behind the log. Both zero: never (an image is always saved).
+    pub fn checkpoint_is_recent(&self, time_window: Duration, tx_gap: u64) -> bool {
+        if time_window.is_zero() && tx_gap == 0 {
+            return false;
+        }
+        let Some((txid, written_ms)) = self.images.newest_image_written() else {
+            return false;
+        };
+        let age_ms = self.clock.now_millis().saturating_sub(written_ms);
+        let window_ms = u64::try_from(time_window.as_millis()).unwrap_or(u64::MAX);
+        age_ms <= window_ms && txid >= self.log.last_txid().saturating_sub(tx_gap)
     }
 
     /// The txid of the newest image.

@@ -1,5 +1,7 @@
 //! saveNamespace (superuser, safe mode only) and rollEdits.
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
 use rhdfs_proto::hdfs::{
@@ -18,18 +20,23 @@ impl ClientProtocolService {
         Ok(())
     }
 
-    /// Writes an image of the namespace now (the NameNode must be in safe mode).
+    /// Writes an image of the namespace now (the NameNode must be in safe mode), unless a
+    /// time window / transaction gap is given and the newest image is within both.
     pub(super) async fn save_namespace(
         &self,
         ctx: &CallContext,
         body: &Bytes,
     ) -> Result<Bytes, RpcError> {
-        let _req: SaveNamespaceRequestProto = decode_request(body)?;
+        let req: SaveNamespaceRequestProto = decode_request(body)?;
         self.require_superuser(ctx).await?;
-        let txid = self.fs.save_namespace().await?;
-        tracing::info!(user = %ctx.user, txid, "saveNamespace");
+        let window = Duration::from_secs(req.time_window.unwrap_or(0));
+        let saved = self
+            .fs
+            .save_namespace(window, req.tx_gap.unwrap_or(0))
+            .await?;
+        tracing::info!(user = %ctx.user, saved, "saveNamespace");
         Ok(encode_response(&SaveNamespaceResponseProto {
-            saved: Some(true),
+            saved: Some(saved),
         }))
     }
 

@@ -36,7 +36,7 @@ Please Note:
 const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-report [-live] [-dead] [-decommissioning]]
 \t[-safemode <enter | leave | get | wait | forceExit>]
-\t[-saveNamespace]
+\t[-saveNamespace [-beforeShutdown]]
 \t[-refreshNodes]
 \t[-metasave filename]
 \t[-printTopology]
@@ -291,7 +291,7 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
             Ok(0)
         }
         "-safemode" => safemode::safemode(&conf, &user, &rest).await,
-        "-saveNamespace" => safemode::save_namespace(&conf, &user).await,
+        "-saveNamespace" => safemode::save_namespace(&conf, &user, &rest).await,
         "-metasave" => {
             let [file] = rest.as_slice() else {
                 eprintln!("Usage: rhdfs dfsadmin [-metasave filename]");

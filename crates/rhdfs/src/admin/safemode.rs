@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use rhdfs_conf::Configuration;
+use rhdfs_conf::{Configuration, keys};
 use rhdfs_namenode::safemode::{SafeModeAction, save_namespace as save, set_safe_mode};
 
 const USAGE: &str = "Usage: rhdfs dfsadmin [-safemode enter | leave | get | wait | forceExit]";
@@ -58,11 +58,43 @@ pub async fn safemode(conf: &Configuration, user: &str, rest: &[String]) -> Resu
 }
 
 /// `-saveNamespace`: the NameNode must be in safe mode.
-pub async fn save_namespace(conf: &Configuration, user: &str) -> Result<i32> {
+pub async fn save_namespace(conf: &Configuration, user: &str, rest: &[String]) -> Result<i32> {
+    let (window, gap) = match rest {
+        [] => (0, 0),
+        [flag] if flag == "-beforeShutdown" => {
+            let period = conf.get_duration(
+                keys::DFS_NAMENODE_CHECKPOINT_PERIOD_KEY,
+                keys::DFS_NAMENODE_CHECKPOINT_PERIOD_DEFAULT,
+                keys::DFS_NAMENODE_CHECKPOINT_PERIOD_UNIT,
+            )?;
+            let txns = conf.get_u64(
+                keys::DFS_NAMENODE_CHECKPOINT_TXNS_KEY,
+                keys::DFS_NAMENODE_CHECKPOINT_TXNS_DEFAULT,
+            )?;
+            let periods = conf.get_u64(
+                keys::DFS_NAMENODE_MISSING_CHECKPOINT_PERIODS_BEFORE_SHUTDOWN_KEY,
+                keys::DFS_NAMENODE_MISSING_CHECKPOINT_PERIODS_BEFORE_SHUTDOWN_DEFAULT,
+            )?;
+            let window = period.as_secs().saturating_mul(periods);
+            let gap = txns.saturating_mul(periods);
+            println!(
+                "Do checkpoint if necessary before stopping namenode. The time window is {window} seconds, and the transaction gap is {gap}"
+            );
+            (window, gap)
+        }
+        _ => {
+            eprintln!("Usage: rhdfs dfsadmin [-saveNamespace [-beforeShutdown]]");
+            return Ok(-1);
+        }
+    };
     let addr = nn_addr(conf)?;
-    match save(&addr, user).await {
-        Ok(()) => {
+    match save(&addr, user, window, gap).await {
+        Ok(true) => {
             println!("Save namespace successful");
+            Ok(0)
+        }
+        Ok(false) => {
+            println!("No extra checkpoint has been made");
             Ok(0)
         }
         Err(e) => {
