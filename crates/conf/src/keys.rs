@@ -366,6 +366,11 @@ pub mod namenode {
         "dfs.namenode.missing.checkpoint.periods.before.shutdown";
     pub const DFS_NAMENODE_MISSING_CHECKPOINT_PERIODS_BEFORE_SHUTDOWN_DEFAULT: u64 = 3;
 
+    /// `dfs.namenode.list.openfiles.num.responses`: open files listOpenFiles answers per call.
+    pub const DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES_KEY: &str =
+        "dfs.namenode.list.openfiles.num.responses";
+    pub const DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES_DEFAULT: u64 = 1000;
+
     /// `dfs.namenode.checkpoint.check.period`: How often to test for a needed checkpoint.
     pub const DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_KEY: &str =
         "dfs.namenode.checkpoint.check.period";

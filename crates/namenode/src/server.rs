@@ -234,6 +234,12 @@ impl NameNode {
             lease_recheck: lease_recheck.max(Duration::from_millis(10)),
             replication_wait,
             block_recovery_timeout: crate::lease_recovery::block_recovery_timeout(heartbeat),
+            list_open_files_batch: usize::try_from(conf.get_u64(
+                keys::DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES_KEY,
+                keys::DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES_DEFAULT,
+            )?)
+            .unwrap_or(usize::MAX)
+            .max(1),
         };
 
         let bm = BlockManager::new(&conf, clock.clone(), ns_info.clone())?;

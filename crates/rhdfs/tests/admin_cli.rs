@@ -190,6 +190,48 @@ async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
     let out = rhdfs(dir.path(), &["dfsadmin", "-printTopology", "extra"]).await?;
     assert_eq!(out.status.code(), Some(255));
 
+    // -listOpenFiles: a file held open by a writer, with its client name and host.
+    let fs = rhdfs_client::FileSystem::connect(&cluster.uri()).await?;
+    let mut w = fs
+        .create("/open/f", rhdfs_client::CreateOptions::default())
+        .await?;
+    w.write(b"abc").await?;
+    w.hflush().await?;
+    let out = rhdfs(dir.path(), &["dfsadmin", "-listOpenFiles"]).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Client Host         \tClient Name         \tOpen File Path")
+    );
+    let entry = lines.next().unwrap_or_default();
+    let fields: Vec<&str> = entry.split('\t').map(str::trim).collect();
+    assert_eq!(fields.len(), 3, "{stdout}");
+    assert_eq!(
+        (fields[1], fields[2]),
+        (fs.client_name(), "/open/f"),
+        "{stdout}"
+    );
+    assert_eq!(lines.next(), None, "{stdout}");
+    let out = rhdfs(
+        dir.path(),
+        &["dfsadmin", "-listOpenFiles", "-path", "/elsewhere"],
+    )
+    .await?;
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+    let out = rhdfs(
+        dir.path(),
+        &["dfsadmin", "-listOpenFiles", "-blockingDecommission"],
+    )
+    .await?;
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+    let out = rhdfs(dir.path(), &["dfsadmin", "-listOpenFiles", "-path"]).await?;
+    assert_eq!(out.status.code(), Some(255));
+    w.close().await?;
+    let out = rhdfs(dir.path(), &["dfsadmin", "-listOpenFiles"]).await?;
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+
     // -saveNamespace needs safe mode; -beforeShutdown then finds the fresh image recent.
     let out = rhdfs(dir.path(), &["dfsadmin", "-saveNamespace"]).await?;
     assert_eq!(out.status.code(), Some(255));

@@ -11,6 +11,7 @@ mod create;
 mod delete;
 mod image;
 mod mkdir;
+mod open_files;
 mod read;
 mod rename;
 mod write;
@@ -23,6 +24,7 @@ use std::time::Duration;
 
 pub use create::{AppendResult, CreateArgs, flags};
 pub use image::{IMAGE_PAYLOAD_MAGIC, ImageDecodeError, LoadedBlock};
+pub use open_files::{OpenFileEntry, is_parent_entry};
 pub use read::{FileBlocks, FileStatus, Listing};
 pub use write::{AddBlockPlan, CompletePlan, FileRef, OpenFile};
 

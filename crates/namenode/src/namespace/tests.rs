@@ -646,3 +646,39 @@ fn consistency_check_finds_damage() {
     let bad = n.check_consistency();
     assert_eq!(bad.len(), 2, "{bad:?}");
 }
+
+#[test]
+fn open_files_page_in_id_order_under_a_path() {
+    let mut n = ns();
+    let r = root(&n);
+    let mut ids = Vec::new();
+    for (path, client) in [
+        ("/o/a", "c1"),
+        ("/o/b", "c2"),
+        ("/p/c", "c1"),
+        ("/o/d", "c3"),
+    ] {
+        let (st, _) = n
+            .create(&r, &create_args(path, client, flags::CREATE), now(0))
+            .unwrap();
+        ids.push(st.id);
+    }
+    // A closed file is not listed.
+    touch(&mut n, &r, "/o/closed");
+    let (page, more) = n.open_files_after(0, "/", 2);
+    let got: Vec<_> = page
+        .iter()
+        .map(|e| (e.path.as_str(), e.client_name.as_str()))
+        .collect();
+    assert_eq!(got, vec![("/o/a", "c1"), ("/o/b", "c2")]);
+    assert!(more);
+    let (page, more) = n.open_files_after(page[1].id, "/", 2);
+    let got: Vec<_> = page.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(got, vec!["/p/c", "/o/d"]);
+    assert!(!more);
+    let (page, more) = n.open_files_after(0, "/o", 10);
+    let got: Vec<_> = page.iter().map(|e| e.id).collect();
+    assert_eq!(got, vec![ids[0], ids[1], ids[3]]);
+    assert!(!more);
+    assert_eq!(n.open_files_after(ids[3], "", 10), (Vec::new(), false));
+}

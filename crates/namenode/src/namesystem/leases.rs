@@ -8,14 +8,15 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rhdfs_blockmanager::BlockUcState;
+use rhdfs_blockmanager::views::{ReplicaStatus, VIEW_CHUNK};
+use rhdfs_blockmanager::{BlockUcState, ReplicaState};
 
 use super::Namesystem;
 use crate::error::FsResult;
 use crate::fsdir::FsPath;
 use crate::fsdir::permission::Caller;
 use crate::leases::NAMENODE_LEASE_HOLDER;
-use crate::namespace::OpenFile;
+use crate::namespace::{OpenFile, OpenFileEntry};
 
 impl Namesystem {
     /// recoverLease by client `client_name`: true when the file is (now) closed. When
@@ -143,6 +144,63 @@ impl Namesystem {
             tracing::warn!("edit log sync after the lease check failed: {e}");
         }
         closed
+    }
+
+    /// listOpenFiles: files open for write with an inode id above `after` under `path`, at
+    /// most `dfs.namenode.list.openfiles.num.responses` of them, and whether more follow.
+    /// With `blocking_decommission` only files holding up a decommission count (see
+    /// `blocks_decommission`). The namespace lock is taken once per page of candidates.
+    pub fn list_open_files(
+        &self,
+        after: u64,
+        path: &str,
+        blocking_decommission: bool,
+    ) -> (Vec<OpenFileEntry>, bool) {
+        let limit = self.settings.list_open_files_batch.max(1);
+        if !blocking_decommission {
+            return self.with_ns(|ns| ns.open_files_after(after, path, limit));
+        }
+        let mut out = Vec::new();
+        let mut cursor = after;
+        loop {
+            let (page, more) = self.with_ns(|ns| ns.open_files_after(cursor, path, limit));
+            let Some(last) = page.last().map(|e| e.id) else {
+                return (out, false);
+            };
+            out.extend(
+                page.into_iter()
+                    .filter(|e| self.blocks_decommission(&e.blocks)),
+            );
+            if out.len() >= limit {
+                out.truncate(limit);
+                return (out, true);
+            }
+            if !more {
+                return (out, false);
+            }
+            cursor = last;
+        }
+    }
+
+    /// Hadoop's test for an open file in a decommissioning node's way: one of its blocks
+    /// has a finalized replica there and is not yet sufficiently replicated elsewhere
+    /// (live replicas below the file's replication, or, for the last block still being
+    /// written, below the minimum replication).
+    fn blocks_decommission(&self, blocks: &[u64]) -> bool {
+        let min = self.bm.config().min_replication;
+        let last = blocks.last().copied();
+        blocks.chunks(VIEW_CHUNK).any(|ids| {
+            self.bm.block_views(ids).iter().flatten().any(|v| {
+                let there = v.replicas.iter().any(|r| {
+                    r.status == ReplicaStatus::Decommissioning && r.state == ReplicaState::Finalized
+                });
+                let sufficient = v.live >= usize::from(v.replication)
+                    || (Some(v.block.id) == last
+                        && v.state != BlockUcState::Complete
+                        && v.live >= min);
+                there && !sufficient
+            })
+        })
     }
 
     /// Runs the lease monitor until `stop` is set.

@@ -42,6 +42,9 @@ pub struct NamesystemSettings {
     /// How long a block recovery may go unanswered before another is started: 30 ×
     /// `dfs.heartbeat.interval` (`lease_recovery::block_recovery_timeout`).
     pub block_recovery_timeout: Duration,
+    /// Open files one listOpenFiles call answers with
+    /// (`dfs.namenode.list.openfiles.num.responses`).
+    pub list_open_files_batch: usize,
 }
 
 impl Default for NamesystemSettings {
@@ -52,6 +55,7 @@ impl Default for NamesystemSettings {
             block_recovery_timeout: crate::lease_recovery::block_recovery_timeout(
                 rhdfs_conf::keys::DFS_HEARTBEAT_INTERVAL_DEFAULT,
             ),
+            list_open_files_batch: 1000,
         }
     }
 }

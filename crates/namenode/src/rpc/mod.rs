@@ -16,6 +16,7 @@ mod leases;
 mod listing;
 mod metasave;
 mod mkdirs;
+pub mod open_files;
 mod pipeline;
 pub mod refresh_nodes;
 mod rename;
@@ -78,6 +79,7 @@ pub fn server_defaults(
 
 /// Calls that change nothing in the namespace: answered without waiting for the edit log.
 const READ_ONLY: &[&str] = &[
+    "listOpenFiles",
     "getServerDefaults",
     "getFileInfo",
     "getLocatedFileInfo",
@@ -203,6 +205,7 @@ impl ClientProtocolService {
             "getDatanodeReport" => self.get_datanode_report(c, b).await,
             "metaSave" => self.meta_save(c, b).await,
             "refreshNodes" => self.refresh_nodes(c, b).await,
+            "listOpenFiles" => self.list_open_files(c, b).await,
             "setSafeMode" => self.set_safe_mode(c, b).await,
             "saveNamespace" => self.save_namespace(c, b).await,
             "rollEdits" => self.roll_edits(c, b).await,

@@ -12,7 +12,7 @@ use super::ClientProtocolService;
 use super::errors::superuser_required;
 
 impl ClientProtocolService {
-    async fn require_superuser(&self, ctx: &CallContext) -> Result<(), RpcError> {
+    pub(super) async fn require_superuser(&self, ctx: &CallContext) -> Result<(), RpcError> {
         let caller = self.caller(ctx).await;
         if !caller.superuser && self.fs.with_ns(|ns| ns.config().permissions_enabled) {
             return Err(superuser_required(&caller.user));

@@ -938,3 +938,81 @@ async fn concurrent_writers_get_distinct_blocks() {
     let bad = e.svc.namesystem().with_ns(|ns| ns.check_consistency());
     assert!(bad.is_empty(), "{bad:?}");
 }
+
+#[tokio::test]
+async fn list_open_files_all_and_blocking_decommission() {
+    let e = env();
+    let a = e.create("/o/a", "c1").await;
+    e.create("/o/b", "c2").await;
+    e.create("/p/c", "c3").await;
+    e.write_file("/o/closed", &[10]).await;
+    let req = |types: Vec<i32>, path: &str| ListOpenFilesRequestProto {
+        id: 0,
+        types,
+        path: Some(path.into()),
+    };
+    let paths = |r: &ListOpenFilesResponseProto| -> Vec<(String, String)> {
+        r.entries
+            .iter()
+            .map(|x| (x.path.clone(), x.client_name.clone()))
+            .collect()
+    };
+    let all = OpenFilesTypeProto::AllOpenFiles as i32;
+    let blocking = OpenFilesTypeProto::BlockingDecommission as i32;
+    let r: ListOpenFilesResponseProto = e
+        .root("listOpenFiles", &req(vec![all], "/o"))
+        .await
+        .unwrap();
+    assert_eq!(
+        paths(&r),
+        vec![("/o/a".into(), "c1".into()), ("/o/b".into(), "c2".into())]
+    );
+    assert!(!r.has_more);
+    assert_eq!(r.types, vec![all]);
+    // Ids increase with creation; a request after the first one's id skips it.
+    let after = ListOpenFilesRequestProto {
+        id: r.entries[0].id,
+        ..req(vec![all], "/")
+    };
+    let r: ListOpenFilesResponseProto = e.root("listOpenFiles", &after).await.unwrap();
+    assert_eq!(
+        paths(&r),
+        vec![("/o/b".into(), "c2".into()), ("/p/c".into(), "c3".into())]
+    );
+
+    let err = e
+        .call::<_, ListOpenFilesResponseProto>("alice", "listOpenFiles", &req(vec![all], "/"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.class_name,
+        "org.apache.hadoop.security.AccessControlException"
+    );
+    let err = e
+        .root::<_, ListOpenFilesResponseProto>("listOpenFiles", &req(vec![7], "/"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.class_name, "java.lang.IllegalArgumentException");
+
+    // Nothing holds up a decommission yet.
+    let r: ListOpenFilesResponseProto = e
+        .root("listOpenFiles", &req(vec![blocking], "/"))
+        .await
+        .unwrap();
+    assert!(r.entries.is_empty());
+    // /o/a's first block is finalized on one node only (replication 3) and the writer
+    // moved on to a second block; that node starts decommissioning: /o/a is in its way.
+    let id = a.file_id.unwrap();
+    let lb = e.add_block("/o/a", "c1", id, None).await.unwrap();
+    let mut b1 = lb.b.clone();
+    b1.num_bytes = Some(4 << 20);
+    e.report(&b1, &lb.locs[..1], &lb.storage_i_ds[..1]);
+    e.add_block("/o/a", "c1", id, Some(b1)).await.unwrap();
+    e.bm.start_decommission(&lb.locs[0].id.datanode_uuid);
+    let r: ListOpenFilesResponseProto = e
+        .root("listOpenFiles", &req(vec![blocking], "/"))
+        .await
+        .unwrap();
+    assert_eq!(paths(&r), vec![("/o/a".into(), "c1".into())]);
+    assert_eq!(r.types, vec![blocking]);
+}

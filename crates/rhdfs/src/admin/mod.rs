@@ -40,6 +40,7 @@ const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-refreshNodes]
 \t[-metasave filename]
 \t[-printTopology]
+\t[-listOpenFiles [-blockingDecommission] [-path <path>]]
 \t[-triggerBlockReport [-incremental] <datanode_host:ipc_port>]";
 
 /// Hadoop's exit status -1, as the process sees it.
@@ -245,7 +246,7 @@ async fn list_corrupt_file_blocks(addr: &str, base: &str, dir: &str) -> Result<i
 }
 
 /// `rhdfs dfsadmin`: -report, -safemode, -saveNamespace, -refreshNodes, -metasave,
-/// -printTopology, -triggerBlockReport.
+/// -printTopology, -listOpenFiles, -triggerBlockReport.
 pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
     let (common, mut rest) = CommonArgs::extract(args)?;
     if rest.is_empty() {
@@ -278,6 +279,37 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
             Ok(0)
         }
         "-refreshNodes" => refresh_nodes::refresh_nodes(&conf, &user).await,
+        "-listOpenFiles" => {
+            let mut blocking = false;
+            let mut path = "/".to_string();
+            let mut args = rest.iter();
+            while let Some(a) = args.next() {
+                match (a.as_str(), args.clone().next()) {
+                    ("-blockingDecommission", _) => blocking = true,
+                    ("-path", Some(p)) => {
+                        path = p.clone();
+                        args.next();
+                    }
+                    _ => {
+                        eprintln!(
+                            "Usage: rhdfs dfsadmin [-listOpenFiles [-blockingDecommission] [-path <path>]]"
+                        );
+                        return Ok(FAILED);
+                    }
+                }
+            }
+            let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
+            let text = rhdfs_namenode::rpc::open_files::list(
+                &format!("{host}:{port}"),
+                &user,
+                blocking,
+                &path,
+            )
+            .await
+            .context("listOpenFiles")?;
+            print!("{text}");
+            Ok(0)
+        }
         "-printTopology" => {
             if !rest.is_empty() {
                 eprintln!("Usage: rhdfs dfsadmin [-printTopology]");
