@@ -16,7 +16,7 @@ impl Dataset {
     /// initReplicaRecovery: replica `id` joins recovery `recovery_id` of a block whose
     /// generation stamp at the NameNode is `block_gs`. Returns None when there is no replica,
     /// else the RUR record (`original_state()`, `gs` and `num_bytes` are what the primary is
-    /// told). Refused: a TEMPORARY replica, a replica older than `block_gs`, a recovery id not
+    /// told). Refused: a TEMPORARY replica (its writer stopped first), a replica older than `block_gs`, a recovery id not
     /// newer than the replica's GS, and (RecoveryInProgress) a replica already owned by a
     /// recovery with an id at least `recovery_id`; a replica under an older recovery is taken
     /// over. A writer still attached is stopped: it waits out a write in flight, and its next
@@ -29,6 +29,31 @@ impl Dataset {
         block_gs: u64,
         recovery_id: u64,
     ) -> Result<Option<ReplicaInfo>, StorageError> {
+        // A TEMPORARY replica (a DataNode-to-DataNode copy) is never recovered, but its
+        // writer is stopped first, as Hadoop's initReplicaRecovery does: the copy of a
+        // block under recovery is not left running.
+        let stopped = self.transition(bpid, id, |r| {
+            Ok(if r.state == ReplicaState::Temporary {
+                (Some(r.clone()), true)
+            } else {
+                (None, false)
+            })
+        });
+        match stopped {
+            Ok((true, _)) => {
+                tracing::info!(
+                    id,
+                    "initReplicaRecovery: writer of the TEMPORARY replica stopped"
+                );
+                return Err(bad(
+                    id,
+                    "cannot recover a replica in state TEMPORARY".into(),
+                ));
+            }
+            Ok((false, _)) => {}
+            Err(StorageError::ReplicaNotFound(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        }
         let done = self.transition(bpid, id, |r| {
             if r.gs < block_gs {
                 return Err(bad(
@@ -50,6 +75,7 @@ impl Dataset {
             }
             let mut n = r.clone();
             match r.state {
+                // Became TEMPORARY between the two steps (a new copy): refused alike.
                 ReplicaState::Temporary => {
                     return Err(bad(
                         id,

@@ -169,12 +169,13 @@ fn init_refuses_stale_replicas_old_recovery_ids_and_temporary_replicas() {
         init_replica_recovery(&ds, BP, ID + 9, 1001, 1005).unwrap(),
         None
     );
-    // TEMPORARY (a DataNode-to-DataNode copy) is not recovered.
+    // TEMPORARY (a DataNode-to-DataNode copy) is not recovered, and its writer is stopped.
     let mut t = ds.create_temporary(BP, ID + 1, 1001, spec(), 0).unwrap();
     t.write_at(0, b"abc").unwrap();
     let err = init_replica_recovery(&ds, BP, ID + 1, 1001, 1005).unwrap_err();
     assert!(err.to_string().contains("TEMPORARY"), "{err}");
-    t.write_at(3, b"def").unwrap();
+    assert!(t.write_at(3, b"def").is_err());
+    assert_eq!(ds.get(BP, ID + 1).unwrap().state, ReplicaState::Temporary);
 }
 
 #[test]
