@@ -9,7 +9,7 @@ use std::time::Duration;
 use rhdfs_conf::clock::SharedClock;
 use rhdfs_conf::{Configuration, TimeUnit, addr, keys};
 use rhdfs_ipc::{RpcServer, ServerConfig};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use crate::actor::{
     self, ActorConfig, ActorDeps, ActorHandle, AsyncDeleter, Identity, IpcConnector,
@@ -18,7 +18,7 @@ use crate::actor::{
 use crate::dataset::Dataset;
 use crate::error::DataNodeError;
 use crate::faults::FaultHooks;
-use crate::ipc_service::ClientDatanodeService;
+use crate::ipc_service::{Admins, ClientDatanodeService};
 use crate::notify::BlockNotifier;
 use crate::volume::parse_data_dir;
 use crate::xceiver::{XceiverConfig, XceiverContext, XceiverServer};
@@ -42,6 +42,8 @@ pub struct DataNodeHandle {
     actor: ActorHandle,
     triggers: Arc<Triggers>,
     metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
+    /// Set by the shutdownDatanode RPC (`Some(for_upgrade)`).
+    shutdown: Arc<watch::Sender<Option<bool>>>,
 }
 
 fn conf_err(e: impl std::fmt::Display) -> DataNodeError {
@@ -136,10 +138,29 @@ impl DataNode {
         )
         .await?;
         let triggers = Arc::new(Triggers::default());
+        let admins = Admins {
+            permissions_enabled: conf
+                .get_bool(
+                    keys::DFS_PERMISSIONS_ENABLED_KEY,
+                    keys::DFS_PERMISSIONS_ENABLED_DEFAULT,
+                )
+                .map_err(conf_err)?,
+            superuser: rhdfs_conf::user::current_user(),
+            supergroup: conf
+                .get_trimmed(keys::DFS_PERMISSIONS_SUPERUSERGROUP_KEY)
+                .unwrap_or(keys::DFS_PERMISSIONS_SUPERUSERGROUP_DEFAULT)
+                .to_string(),
+        };
+        let shutdown = Arc::new(watch::Sender::new(None));
         let ipc = RpcServer::bind(
             ipc_bind,
             Arc::new(crate::recovery::DatanodeIpcRouter::new(
-                ClientDatanodeService::new(dataset.clone(), triggers.clone()),
+                ClientDatanodeService::new(
+                    dataset.clone(),
+                    triggers.clone(),
+                    admins,
+                    shutdown.clone(),
+                ),
                 dataset.clone(),
             )),
             ServerConfig::from_conf(&conf).map_err(conf_err)?,
@@ -199,6 +220,7 @@ impl DataNode {
             actor,
             triggers,
             metrics,
+            shutdown,
         })
     }
 }
@@ -268,6 +290,19 @@ impl DataNodeHandle {
     /// [`crate::actor::ActorHandle::refused`]); the daemon then shuts down.
     pub async fn refused(&self) -> String {
         self.actor.refused().await
+    }
+
+    /// Resolves once `dfsadmin -shutdownDatanode` asked this DataNode to stop, with the
+    /// request's for-upgrade flag; the daemon then shuts down. (Hadoop also sends
+    /// OOB_RESTART acks to writers for an upgrade; rhdfs writers see the pipeline break
+    /// and recover it.)
+    pub async fn shutdown_requested(&self) -> bool {
+        let mut rx = self.shutdown.subscribe();
+        match rx.wait_for(Option::is_some).await {
+            Ok(v) => v.unwrap_or(false),
+            // The sender lives in this handle: never dropped first.
+            Err(_) => std::future::pending().await,
+        }
     }
 
     /// Stops the actor, the servers and the deleter threads.

@@ -1,5 +1,6 @@
 //! ClientDatanodeProtocol on dfs.datanode.ipc.address: getReplicaVisibleLength,
-//! triggerBlockReport and getDatanodeInfo; every other method answers
+//! triggerBlockReport, getDatanodeInfo and shutdownDatanode (the last two for
+//! `dfsadmin -getDatanodeInfo / -shutdownDatanode`); every other method answers
 //! RpcNoSuchMethodException.
 
 use std::sync::Arc;
@@ -9,9 +10,10 @@ use bytes::Bytes;
 use rhdfs_ipc::{CallContext, RpcError, RpcService, decode_request, encode_response};
 use rhdfs_proto::hdfs::{
     DatanodeLocalInfoProto, GetDatanodeInfoResponseProto, GetReplicaVisibleLengthRequestProto,
-    GetReplicaVisibleLengthResponseProto, TriggerBlockReportRequestProto,
-    TriggerBlockReportResponseProto,
+    GetReplicaVisibleLengthResponseProto, ShutdownDatanodeRequestProto,
+    ShutdownDatanodeResponseProto, TriggerBlockReportRequestProto, TriggerBlockReportResponseProto,
 };
+use tokio::sync::watch;
 
 use crate::actor::Triggers;
 use crate::dataset::Dataset;
@@ -20,20 +22,59 @@ use crate::dataset::Dataset;
 pub const SOFTWARE_VERSION: &str = "3.5.0";
 
 const REPLICA_NOT_FOUND: &str = "org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException";
+const ACCESS_CONTROL: &str = "org.apache.hadoop.security.AccessControlException";
+
+/// Who may call the administrative methods (Hadoop's DataNode.checkSuperuserPrivilege):
+/// the user the DataNode runs as and members of `dfs.permissions.superusergroup`, or
+/// anyone when `dfs.permissions.enabled` is false.
+#[derive(Debug, Clone)]
+pub struct Admins {
+    pub permissions_enabled: bool,
+    pub superuser: String,
+    pub supergroup: String,
+}
+
+impl Admins {
+    fn check(&self, user: &str) -> Result<(), RpcError> {
+        if !self.permissions_enabled
+            || user == self.superuser
+            || rhdfs_conf::user::groups_of(user).contains(&self.supergroup)
+        {
+            return Ok(());
+        }
+        Err(RpcError::new(
+            ACCESS_CONTROL,
+            format!(
+                "Superuser privilege is required: {user} is not {} nor in group {}",
+                self.superuser, self.supergroup
+            ),
+        ))
+    }
+}
 
 /// Serves ClientDatanodeProtocol from the replica map.
 #[derive(Debug, Clone)]
 pub struct ClientDatanodeService {
     ds: Arc<Dataset>,
     triggers: Arc<Triggers>,
+    admins: Admins,
+    /// Set by shutdownDatanode: `Some(for_upgrade)`.
+    shutdown: Arc<watch::Sender<Option<bool>>>,
     started: std::time::Instant,
 }
 
 impl ClientDatanodeService {
-    pub fn new(ds: Arc<Dataset>, triggers: Arc<Triggers>) -> Self {
+    pub fn new(
+        ds: Arc<Dataset>,
+        triggers: Arc<Triggers>,
+        admins: Admins,
+        shutdown: Arc<watch::Sender<Option<bool>>>,
+    ) -> Self {
         ClientDatanodeService {
             ds,
             triggers,
+            admins,
+            shutdown,
             started: std::time::Instant::now(),
         }
     }
@@ -72,6 +113,7 @@ impl RpcService for ClientDatanodeService {
             }
             "triggerBlockReport" => {
                 let req: TriggerBlockReportRequestProto = decode_request(&body)?;
+                self.admins.check(&ctx.user)?;
                 if req.incremental {
                     self.triggers.incremental_report();
                 } else {
@@ -86,7 +128,51 @@ impl RpcService for ClientDatanodeService {
                     uptime: self.started.elapsed().as_secs(),
                 },
             })),
+            "shutdownDatanode" => {
+                let req: ShutdownDatanodeRequestProto = decode_request(&body)?;
+                self.admins.check(&ctx.user)?;
+                if self.shutdown.borrow().is_some() {
+                    return Err(RpcError::io("Shutdown already in progress."));
+                }
+                tracing::info!(
+                    user = %ctx.user,
+                    for_upgrade = req.for_upgrade,
+                    "shutdownDatanode requested"
+                );
+                self.shutdown.send_replace(Some(req.for_upgrade));
+                Ok(encode_response(&ShutdownDatanodeResponseProto {}))
+            }
             other => Err(RpcError::no_such_method(other)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Admins;
+
+    #[test]
+    fn only_the_datanode_user_or_the_supergroup_administers() {
+        let admins = Admins {
+            permissions_enabled: true,
+            superuser: "hdfs".into(),
+            supergroup: "rhdfs-test-no-such-group".into(),
+        };
+        assert!(admins.check("hdfs").is_ok());
+        let err = admins.check("rhdfs-test-no-such-user").unwrap_err();
+        assert_eq!(
+            err.class_name,
+            "org.apache.hadoop.security.AccessControlException"
+        );
+        assert!(
+            err.message.contains("Superuser privilege is required"),
+            "{}",
+            err.message
+        );
+        let open = Admins {
+            permissions_enabled: false,
+            ..admins
+        };
+        assert!(open.check("rhdfs-test-no-such-user").is_ok());
     }
 }

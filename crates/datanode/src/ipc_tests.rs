@@ -200,9 +200,31 @@ async fn datanode_over_ipc() {
         Some("org.apache.hadoop.ipc.RpcNoSuchMethodException")
     );
 
+    // triggerBlockReport is for the DataNode's own user (or the supergroup) only.
+    let denied = c
+        .call::<_, TriggerBlockReportResponseProto>(
+            "triggerBlockReport",
+            &TriggerBlockReportRequestProto {
+                incremental: false,
+                nn_address: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        denied.remote_class(),
+        Some("org.apache.hadoop.security.AccessControlException")
+    );
+    let admin = RpcClient::connect(
+        &dn.ipc_addr().to_string(),
+        CLIENT_DATANODE_PROTOCOL,
+        &rhdfs_conf::user::current_user(),
+    )
+    .await
+    .unwrap();
     // triggerBlockReport (full) sends a report without waiting for the interval.
     let before = nn.reports.lock().len();
-    let _: TriggerBlockReportResponseProto = c
+    let _: TriggerBlockReportResponseProto = admin
         .call(
             "triggerBlockReport",
             &TriggerBlockReportRequestProto {

@@ -232,6 +232,39 @@ async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
     let out = rhdfs(dir.path(), &["dfsadmin", "-listOpenFiles"]).await?;
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
 
+    // -getDatanodeInfo and -shutdownDatanode on the DataNode's IPC port.
+    let out = rhdfs(dir.path(), &["dfsadmin", "-getDatanodeInfo", &dn_ipc]).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.starts_with("Uptime: "), "{stdout}");
+    assert!(
+        stdout.contains(", Software version: 3.5.0, Config version: "),
+        "{stdout}"
+    );
+    let out = rhdfs(
+        dir.path(),
+        &["dfsadmin", "-shutdownDatanode", &dn_ipc, "later"],
+    )
+    .await?;
+    assert_eq!(out.status.code(), Some(255));
+    let out = rhdfs(dir.path(), &["dfsadmin", "-shutdownDatanode", &dn_ipc]).await?;
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("Submitted a shutdown request to datanode {dn_ipc}\n")
+    );
+    let dn = cluster.datanode(0).context("datanode 0")?;
+    let upgrade =
+        tokio::time::timeout(std::time::Duration::from_secs(10), dn.shutdown_requested()).await?;
+    assert!(!upgrade);
+    // A second request while one is in progress is refused.
+    let out = rhdfs(dir.path(), &["dfsadmin", "-shutdownDatanode", &dn_ipc]).await?;
+    assert_eq!(out.status.code(), Some(255));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Shutdown already in progress"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // -saveNamespace needs safe mode; -beforeShutdown then finds the fresh image recent.
     let out = rhdfs(dir.path(), &["dfsadmin", "-saveNamespace"]).await?;
     assert_eq!(out.status.code(), Some(255));

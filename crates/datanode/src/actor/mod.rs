@@ -299,6 +299,8 @@ async fn main_loop(
                     uuid = %shared.identity.datanode_uuid,
                     "the NameNode refused this DataNode; the block pool service is shutting down"
                 );
+                // No more incremental reports to a NameNode that refused us.
+                *shared.session.lock() = None;
                 shared.refused.send_replace(Some(e.to_string()));
                 return;
             }

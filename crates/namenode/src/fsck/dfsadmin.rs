@@ -14,8 +14,9 @@ use rhdfs_proto::hdfs::{
 };
 
 use rhdfs_proto::hdfs::{
-    MetaSaveRequestProto, MetaSaveResponseProto, TriggerBlockReportRequestProto,
-    TriggerBlockReportResponseProto,
+    GetDatanodeInfoRequestProto, GetDatanodeInfoResponseProto, MetaSaveRequestProto,
+    MetaSaveResponseProto, ShutdownDatanodeRequestProto, ShutdownDatanodeResponseProto,
+    TriggerBlockReportRequestProto, TriggerBlockReportResponseProto,
 };
 use rhdfs_proto::protocols::{CLIENT_DATANODE_PROTOCOL, CLIENT_PROTOCOL};
 
@@ -348,6 +349,35 @@ pub async fn meta_save(addr: &str, user: &str, filename: &str) -> Result<(), Ipc
             &MetaSaveRequestProto {
                 filename: filename.to_string(),
             },
+        )
+        .await?;
+    Ok(())
+}
+
+/// `dfsadmin -getDatanodeInfo host:ipc_port`: Hadoop's DatanodeLocalInfo report line.
+pub async fn get_datanode_info(datanode_ipc_addr: &str, user: &str) -> Result<String, IpcError> {
+    let client = RpcClient::connect(datanode_ipc_addr, CLIENT_DATANODE_PROTOCOL, user).await?;
+    let r: GetDatanodeInfoResponseProto = client
+        .call("getDatanodeInfo", &GetDatanodeInfoRequestProto {})
+        .await?;
+    let i = r.local_info;
+    Ok(format!(
+        "Uptime: {}, Software version: {}, Config version: {}",
+        i.uptime, i.software_version, i.config_version
+    ))
+}
+
+/// `dfsadmin -shutdownDatanode host:ipc_port [upgrade]` (ClientDatanodeProtocol).
+pub async fn shutdown_datanode(
+    datanode_ipc_addr: &str,
+    user: &str,
+    for_upgrade: bool,
+) -> Result<(), IpcError> {
+    let client = RpcClient::connect(datanode_ipc_addr, CLIENT_DATANODE_PROTOCOL, user).await?;
+    let _: ShutdownDatanodeResponseProto = client
+        .call(
+            "shutdownDatanode",
+            &ShutdownDatanodeRequestProto { for_upgrade },
         )
         .await?;
     Ok(())

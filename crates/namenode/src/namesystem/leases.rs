@@ -84,13 +84,23 @@ impl Namesystem {
                         .wait_for_min_replication(last.id, std::time::Duration::ZERO)
                         .await
                 {
-                    tracing::info!(
-                        file = of.file,
-                        block = last.id,
-                        "lease of {} not released: its last block needs block recovery",
-                        of.holder
-                    );
-                    self.start_block_recovery(of, last)?;
+                    // Logged once per recovery started: the lease monitor comes back to
+                    // files held by HDFS_NameNode at every pass while one runs.
+                    if self.start_block_recovery(of, last)? {
+                        tracing::info!(
+                            file = of.file,
+                            block = last.id,
+                            "lease of {} not released: its last block needs block recovery",
+                            of.holder
+                        );
+                    } else {
+                        tracing::debug!(
+                            file = of.file,
+                            block = last.id,
+                            "lease of {} not released: block recovery in progress",
+                            of.holder
+                        );
+                    }
                     if let Some(holder) = recovery_holder {
                         self.with_ns(|ns| ns.reassign_lease(of, holder, now))?;
                     }

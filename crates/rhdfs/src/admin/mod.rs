@@ -41,7 +41,9 @@ const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-metasave filename]
 \t[-printTopology]
 \t[-listOpenFiles [-blockingDecommission] [-path <path>]]
-\t[-triggerBlockReport [-incremental] <datanode_host:ipc_port>]";
+\t[-triggerBlockReport [-incremental] <datanode_host:ipc_port>]
+\t[-getDatanodeInfo <datanode_host:ipc_port>]
+\t[-shutdownDatanode <datanode_host:ipc_port> [upgrade]]";
 
 /// Hadoop's exit status -1, as the process sees it.
 const FAILED: i32 = 255;
@@ -246,7 +248,7 @@ async fn list_corrupt_file_blocks(addr: &str, base: &str, dir: &str) -> Result<i
 }
 
 /// `rhdfs dfsadmin`: -report, -safemode, -saveNamespace, -refreshNodes, -metasave,
-/// -printTopology, -listOpenFiles, -triggerBlockReport.
+/// -printTopology, -listOpenFiles, -triggerBlockReport, -getDatanodeInfo, -shutdownDatanode.
 pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
     let (common, mut rest) = CommonArgs::extract(args)?;
     if rest.is_empty() {
@@ -336,6 +338,40 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
             println!(
                 "Created metasave file {file} in the log directory of namenode hdfs://{host}:{port}"
             );
+            Ok(0)
+        }
+        "-getDatanodeInfo" => {
+            let [dn] = rest.as_slice() else {
+                eprintln!("Usage: rhdfs dfsadmin [-getDatanodeInfo <datanode_host:ipc_port>]");
+                return Ok(FAILED);
+            };
+            match dfsadmin::get_datanode_info(dn, &user).await {
+                Ok(line) => {
+                    println!("{line}");
+                    Ok(0)
+                }
+                Err(e) => {
+                    eprintln!("getDatanodeInfo: Datanode unreachable. {e}");
+                    Ok(FAILED)
+                }
+            }
+        }
+        "-shutdownDatanode" => {
+            let (dn, upgrade) = match rest.as_slice() {
+                [dn] => (dn, false),
+                [dn, u] if u.eq_ignore_ascii_case("upgrade") => (dn, true),
+                _ => {
+                    eprintln!(
+                        "Usage: rhdfs dfsadmin [-shutdownDatanode <datanode_host:ipc_port> [upgrade]]"
+                    );
+                    return Ok(FAILED);
+                }
+            };
+            if let Err(e) = dfsadmin::shutdown_datanode(dn, &user, upgrade).await {
+                eprintln!("shutdownDatanode: {e}");
+                return Ok(FAILED);
+            }
+            println!("Submitted a shutdown request to datanode {dn}");
             Ok(0)
         }
         "-triggerBlockReport" => {
