@@ -229,14 +229,14 @@ impl SlowPeerTracker {
                     .map(|r| {
                         format!(
                             "{{\"ReportingNode\":{},\"ReportedLatency\":{}}}",
-                            json_str(&r.reporting_node),
-                            json_num(r.latency)
+                            rhdfs_conf::json::string(&r.reporting_node),
+                            rhdfs_conf::json::number(r.latency)
                         )
                     })
                     .collect();
                 Some(format!(
                     "{{\"SlowNode\":{},\"SlowPeerLatencyWithReportingNodes\":[{}]}}",
-                    json_str(slow),
+                    rhdfs_conf::json::string(slow),
                     inner.join(",")
                 ))
             })
@@ -321,11 +321,17 @@ impl SlowDiskTracker {
                 let lat: Vec<String> = r
                     .latencies
                     .iter()
-                    .map(|(k, v)| format!("{}:{}", json_str(k), json_num(*v)))
+                    .map(|(k, v)| {
+                        format!(
+                            "{}:{}",
+                            rhdfs_conf::json::string(k),
+                            rhdfs_conf::json::number(*v)
+                        )
+                    })
                     .collect();
                 format!(
                     "{{\"SlowDiskID\":{},\"Latencies\":{{{}}}}}",
-                    json_str(&r.disk_id),
+                    rhdfs_conf::json::string(&r.disk_id),
                     lat.join(",")
                 )
             })
@@ -478,36 +484,6 @@ pub fn resolve<'a>(addr: &str, nodes: impl IntoIterator<Item = &'a DatanodeId>) 
     match on_host.as_slice() {
         [only] => Some(only.uuid.clone()),
         _ => None,
-    }
-}
-
-fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn json_num(v: f64) -> String {
-    if !v.is_finite() {
-        return "0.0".into();
-    }
-    let s = format!("{v}");
-    if s.contains('.') || s.contains('e') {
-        s
-    } else {
-        format!("{s}.0")
     }
 }
 

@@ -7,12 +7,14 @@
 //! - [`keys`]: `*_KEY` names and `*_DEFAULT` values (`*_UNIT` for durations).
 //! - [`clock`]: [`clock::Clock`], [`clock::SystemClock`], [`clock::ManualClock`].
 //! - [`addr`]: `host:port` parsing and the NameNode RPC address.
-//! - [`user`]: current user and groups; [`rng`]: seedable randomness (`RHDFS_SEED`).
+//! - [`user`]: current user and groups; [`rng`]: seedable randomness (`RHDFS_SEED`);
+//!   [`json`]: JSON string and number literals for `/jmx` pages.
 
 pub mod addr;
 pub mod clock;
 mod configuration;
 mod error;
+pub mod json;
 pub mod keys;
 mod parse;
 pub mod rng;

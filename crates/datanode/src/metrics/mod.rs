@@ -284,8 +284,8 @@ impl DataNodeMetrics {
             .map(|(k, v)| {
                 format!(
                     "{}:{}",
-                    json_str(&format!("[{k}]RollingAvgTime")),
-                    json_num(*v)
+                    rhdfs_conf::json::string(&format!("[{k}]RollingAvgTime")),
+                    rhdfs_conf::json::number(*v)
                 )
             })
             .collect();
@@ -302,9 +302,15 @@ impl DataNodeMetrics {
             .map(|(path, lat)| {
                 let ops: Vec<String> = lat
                     .iter()
-                    .map(|(k, v)| format!("{}:{}", json_str(k.name()), json_num(*v)))
+                    .map(|(k, v)| {
+                        format!(
+                            "{}:{}",
+                            rhdfs_conf::json::string(k.name()),
+                            rhdfs_conf::json::number(*v)
+                        )
+                    })
                     .collect();
-                format!("{}:{{{}}}", json_str(path), ops.join(","))
+                format!("{}:{{{}}}", rhdfs_conf::json::string(path), ops.join(","))
             })
             .collect();
         Some(format!("{{{}}}", items.join(",")))
@@ -388,33 +394,6 @@ impl IoSample {
         if let Some((m, base, t)) = self.started {
             m.record_io(&base, kind, Some(t));
         }
-    }
-}
-
-fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn json_num(v: f64) -> String {
-    if !v.is_finite() {
-        return "0.0".into();
-    }
-    let s = format!("{v}");
-    if s.contains('.') || s.contains('e') {
-        s
-    } else {
-        format!("{s}.0")
     }
 }
 

@@ -11,34 +11,14 @@ enum Val {
     Str(String),
 }
 
-fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 fn bean(name: &str, attrs: &[(String, Val)]) -> String {
-    let mut s = format!("  {{\n    \"name\" : {}", json_str(name));
+    let mut s = format!("  {{\n    \"name\" : {}", rhdfs_conf::json::string(name));
     for (k, v) in attrs {
         let v = match v {
             Val::Num(n) => n.to_string(),
-            Val::Str(t) => json_str(t),
+            Val::Str(t) => rhdfs_conf::json::string(t),
         };
-        let _ = write!(s, ",\n    {} : {v}", json_str(k));
+        let _ = write!(s, ",\n    {} : {v}", rhdfs_conf::json::string(k));
     }
     s.push_str("\n  }");
     s
@@ -289,7 +269,7 @@ mod tests {
 
     #[test]
     fn json_escapes() {
-        assert_eq!(json_str("a\"b\\\n"), "\"a\\\"b\\\\\\n\"");
+        assert_eq!(rhdfs_conf::json::string("a\"b\\\n"), "\"a\\\"b\\\\\\n\"");
         let b = bean(
             "n",
             &[
