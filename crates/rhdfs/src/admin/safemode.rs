@@ -62,21 +62,13 @@ pub async fn save_namespace(conf: &Configuration, user: &str, rest: &[String]) -
     let (window, gap) = match rest {
         [] => (0, 0),
         [flag] if flag == "-beforeShutdown" => {
-            let period = conf.get_duration(
-                keys::DFS_NAMENODE_CHECKPOINT_PERIOD_KEY,
-                keys::DFS_NAMENODE_CHECKPOINT_PERIOD_DEFAULT,
-                keys::DFS_NAMENODE_CHECKPOINT_PERIOD_UNIT,
-            )?;
-            let txns = conf.get_u64(
-                keys::DFS_NAMENODE_CHECKPOINT_TXNS_KEY,
-                keys::DFS_NAMENODE_CHECKPOINT_TXNS_DEFAULT,
-            )?;
+            let policy = rhdfs_namenode::persist::checkpoint_policy(conf)?;
             let periods = conf.get_u64(
                 keys::DFS_NAMENODE_MISSING_CHECKPOINT_PERIODS_BEFORE_SHUTDOWN_KEY,
                 keys::DFS_NAMENODE_MISSING_CHECKPOINT_PERIODS_BEFORE_SHUTDOWN_DEFAULT,
             )?;
-            let window = period.as_secs().saturating_mul(periods);
-            let gap = txns.saturating_mul(periods);
+            let window = policy.period.as_secs().saturating_mul(periods);
+            let gap = policy.txns.saturating_mul(periods);
             println!(
                 "Do checkpoint if necessary before stopping namenode. The time window is {window} seconds, and the transaction gap is {gap}"
             );
