@@ -476,3 +476,42 @@ async fn two_of_three_killed_default_policy_adds_nodes() -> anyhow::Result<()> {
     c.shutdown().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn evicted_writer_moves_its_pipeline_off_the_datanode() -> anyhow::Result<()> {
+    use rhdfs_proto::hdfs::{EvictWritersRequestProto, EvictWritersResponseProto};
+    let c = cluster(4).await?;
+    let fs = fs(&c, &[]).await?;
+    let d = data(300_000, 12);
+    let mut w = fs.create("/evict", CreateOptions::default()).await?;
+    w.write(&d[..100_000]).await?;
+    w.hflush().await?;
+    let before = w.pipeline();
+    assert_eq!(before.len(), 3);
+    let victim = before[1].clone();
+    let ipc = c
+        .running_datanodes()
+        .find(|(_, dn)| dn.xfer_addr().to_string() == victim)
+        .map(|(_, dn)| dn.ipc_addr().to_string())
+        .ok_or_else(|| anyhow::anyhow!("no datanode at {victim}"))?;
+    // dfsadmin -evictWriters, as the DataNode's own user.
+    let rpc = rhdfs_ipc::RpcClient::connect(
+        &ipc,
+        rhdfs_proto::protocols::CLIENT_DATANODE_PROTOCOL,
+        &rhdfs_conf::user::current_user(),
+    )
+    .await?;
+    let _: EvictWritersResponseProto = rpc
+        .call("evictWriters", &EvictWritersRequestProto {})
+        .await?;
+    // The next packets fail on that node; the writer rebuilds its pipeline without it.
+    w.write(&d[100_000..]).await?;
+    w.hflush().await?;
+    let after = w.pipeline();
+    assert!(!after.contains(&victim), "{before:?} -> {after:?}");
+    assert_eq!(after.len(), 3, "a fourth DataNode replaced it: {after:?}");
+    w.close().await?;
+    assert_eq!(read_file(&fs, "/evict").await?, d);
+    c.shutdown().await;
+    Ok(())
+}

@@ -1,6 +1,6 @@
 //! ClientDatanodeProtocol on dfs.datanode.ipc.address: getReplicaVisibleLength,
-//! triggerBlockReport, getDatanodeInfo and shutdownDatanode (the last two for
-//! `dfsadmin -getDatanodeInfo / -shutdownDatanode`); every other method answers
+//! triggerBlockReport, getDatanodeInfo, shutdownDatanode and evictWriters (for
+//! `dfsadmin -getDatanodeInfo / -shutdownDatanode / -evictWriters`); every other method answers
 //! RpcNoSuchMethodException.
 
 use std::sync::Arc;
@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use rhdfs_ipc::{CallContext, RpcError, RpcService, decode_request, encode_response};
 use rhdfs_proto::hdfs::{
-    DatanodeLocalInfoProto, GetDatanodeInfoResponseProto, GetReplicaVisibleLengthRequestProto,
+    DatanodeLocalInfoProto, EvictWritersRequestProto, EvictWritersResponseProto,
+    GetDatanodeInfoResponseProto, GetReplicaVisibleLengthRequestProto,
     GetReplicaVisibleLengthResponseProto, ShutdownDatanodeRequestProto,
     ShutdownDatanodeResponseProto, TriggerBlockReportRequestProto, TriggerBlockReportResponseProto,
 };
@@ -141,6 +142,16 @@ impl RpcService for ClientDatanodeService {
                 );
                 self.shutdown.send_replace(Some(req.for_upgrade));
                 Ok(encode_response(&ShutdownDatanodeResponseProto {}))
+            }
+            "evictWriters" => {
+                let _req: EvictWritersRequestProto = decode_request(&body)?;
+                self.admins.check(&ctx.user)?;
+                let ds = self.ds.clone();
+                let stopped = tokio::task::spawn_blocking(move || ds.stop_writers())
+                    .await
+                    .map_err(|e| RpcError::io(format!("evictWriters failed: {e}")))?;
+                tracing::info!(user = %ctx.user, stopped, "evictWriters: writers stopped");
+                Ok(encode_response(&EvictWritersResponseProto {}))
             }
             other => Err(RpcError::no_such_method(other)),
         }

@@ -241,6 +241,13 @@ async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
         stdout.contains(", Software version: 3.5.0, Config version: "),
         "{stdout}"
     );
+    let out = rhdfs(dir.path(), &["dfsadmin", "-evictWriters", &dn_ipc]).await?;
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("Requested writer eviction to datanode {dn_ipc}\n")
+    );
+    let out = rhdfs(dir.path(), &["dfsadmin", "-evictWriters"]).await?;
+    assert_eq!(out.status.code(), Some(255));
     let out = rhdfs(
         dir.path(),
         &["dfsadmin", "-shutdownDatanode", &dn_ipc, "later"],

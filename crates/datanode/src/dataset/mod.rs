@@ -196,6 +196,31 @@ impl Dataset {
             .unwrap_or_default()
     }
 
+    /// Stops the writer of every RBW and TEMPORARY replica, as `dfsadmin -evictWriters`
+    /// asks: each gets a new writer epoch (after any write in flight), so its writer's
+    /// next write or finalize fails and the client rebuilds its pipeline without this
+    /// DataNode. The replicas stay. Returns how many were stopped. Blocking.
+    pub fn stop_writers(&self) -> usize {
+        let writing =
+            |r: &ReplicaInfo| matches!(r.state, ReplicaState::Rbw | ReplicaState::Temporary);
+        let mut stopped = 0;
+        for bpid in self.pools() {
+            for r in self.replicas(&bpid).iter().filter(|r| writing(r)) {
+                let done = self.transition(&bpid, r.id, |cur| {
+                    Ok(if writing(cur) {
+                        (Some(cur.clone()), true)
+                    } else {
+                        (None, false)
+                    })
+                });
+                if matches!(done, Ok((true, _))) {
+                    stopped += 1;
+                }
+            }
+        }
+        stopped
+    }
+
     /// The block file (an RUR replica's files stay where its original state keeps them).
     pub fn block_path(&self, bpid: &str, r: &ReplicaInfo) -> PathBuf {
         self.dir_of(bpid, r.volume, r.original_state())

@@ -14,9 +14,10 @@ use rhdfs_proto::hdfs::{
 };
 
 use rhdfs_proto::hdfs::{
-    GetDatanodeInfoRequestProto, GetDatanodeInfoResponseProto, MetaSaveRequestProto,
-    MetaSaveResponseProto, ShutdownDatanodeRequestProto, ShutdownDatanodeResponseProto,
-    TriggerBlockReportRequestProto, TriggerBlockReportResponseProto,
+    EvictWritersRequestProto, EvictWritersResponseProto, GetDatanodeInfoRequestProto,
+    GetDatanodeInfoResponseProto, MetaSaveRequestProto, MetaSaveResponseProto,
+    ShutdownDatanodeRequestProto, ShutdownDatanodeResponseProto, TriggerBlockReportRequestProto,
+    TriggerBlockReportResponseProto,
 };
 use rhdfs_proto::protocols::{CLIENT_DATANODE_PROTOCOL, CLIENT_PROTOCOL};
 
@@ -379,6 +380,15 @@ pub async fn shutdown_datanode(
             "shutdownDatanode",
             &ShutdownDatanodeRequestProto { for_upgrade },
         )
+        .await?;
+    Ok(())
+}
+
+/// `dfsadmin -evictWriters host:ipc_port` (ClientDatanodeProtocol).
+pub async fn evict_writers(datanode_ipc_addr: &str, user: &str) -> Result<(), IpcError> {
+    let client = RpcClient::connect(datanode_ipc_addr, CLIENT_DATANODE_PROTOCOL, user).await?;
+    let _: EvictWritersResponseProto = client
+        .call("evictWriters", &EvictWritersRequestProto {})
         .await?;
     Ok(())
 }

@@ -43,7 +43,8 @@ const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-listOpenFiles [-blockingDecommission] [-path <path>]]
 \t[-triggerBlockReport [-incremental] <datanode_host:ipc_port>]
 \t[-getDatanodeInfo <datanode_host:ipc_port>]
-\t[-shutdownDatanode <datanode_host:ipc_port> [upgrade]]";
+\t[-shutdownDatanode <datanode_host:ipc_port> [upgrade]]
+\t[-evictWriters <datanode_host:ipc_port>]";
 
 /// Hadoop's exit status -1, as the process sees it.
 const FAILED: i32 = 255;
@@ -248,7 +249,7 @@ async fn list_corrupt_file_blocks(addr: &str, base: &str, dir: &str) -> Result<i
 }
 
 /// `rhdfs dfsadmin`: -report, -safemode, -saveNamespace, -refreshNodes, -metasave,
-/// -printTopology, -listOpenFiles, -triggerBlockReport, -getDatanodeInfo, -shutdownDatanode.
+/// -printTopology, -listOpenFiles, -triggerBlockReport, -getDatanodeInfo, -shutdownDatanode, -evictWriters.
 pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
     let (common, mut rest) = CommonArgs::extract(args)?;
     if rest.is_empty() {
@@ -372,6 +373,18 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                 return Ok(FAILED);
             }
             println!("Submitted a shutdown request to datanode {dn}");
+            Ok(0)
+        }
+        "-evictWriters" => {
+            let [dn] = rest.as_slice() else {
+                eprintln!("Usage: rhdfs dfsadmin [-evictWriters <datanode_host:ipc_port>]");
+                return Ok(FAILED);
+            };
+            if let Err(e) = dfsadmin::evict_writers(dn, &user).await {
+                eprintln!("evictWriters: {e}");
+                return Ok(FAILED);
+            }
+            println!("Requested writer eviction to datanode {dn}");
             Ok(0)
         }
         "-triggerBlockReport" => {
