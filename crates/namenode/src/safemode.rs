@@ -250,6 +250,15 @@ pub async fn set_safe_mode(
     Ok(r.result)
 }
 
+/// The client side of rollEdits: the txid the new edit log segment starts at.
+pub async fn roll_edits(addr: &str, user: &str) -> Result<u64, rhdfs_ipc::IpcError> {
+    use rhdfs_proto::hdfs::{RollEditsRequestProto, RollEditsResponseProto};
+    let c =
+        rhdfs_ipc::RpcClient::connect(addr, rhdfs_proto::protocols::CLIENT_PROTOCOL, user).await?;
+    let r: RollEditsResponseProto = c.call("rollEdits", &RollEditsRequestProto {}).await?;
+    Ok(r.new_segment_tx_id)
+}
+
 /// The client side of saveNamespace: `time_window_secs` and `tx_gap` 0 always save;
 /// otherwise the NameNode skips the save while its newest image is within both. Returns
 /// whether an image was saved.

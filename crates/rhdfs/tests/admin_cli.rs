@@ -298,8 +298,24 @@ async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
         "Do checkpoint if necessary before stopping namenode. The time window is 10800 seconds, and the transaction gap is 3000000\n\
          No extra checkpoint has been made\n"
     );
+    // rollEdits is refused in safe mode, then rolls once it is off.
+    let out = rhdfs(dir.path(), &["dfsadmin", "-rollEdits"]).await?;
+    assert_eq!(out.status.code(), Some(255));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Log not rolled. Name node is in safe mode."),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = rhdfs(dir.path(), &["dfsadmin", "-safemode", "leave"]).await?;
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Safe mode is OFF\n");
+    let out = rhdfs(dir.path(), &["dfsadmin", "-rollEdits"]).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let txid: u64 = stdout
+        .strip_prefix("Successfully rolled edit logs.\nNew segment starts at txid ")
+        .and_then(|t| t.trim_end().parse().ok())
+        .with_context(|| format!("unexpected output: {stdout}"))?;
+    assert!(txid > 1, "{stdout}");
 
     cluster.shutdown().await;
     Ok(())

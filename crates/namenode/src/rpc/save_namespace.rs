@@ -40,13 +40,15 @@ impl ClientProtocolService {
         }))
     }
 
-    /// Finalizes the current edit segment and starts a new one.
+    /// Finalizes the current edit segment and starts a new one (not in safe mode, as
+    /// Hadoop's rollEditLog).
     pub(super) async fn roll_edits(
         &self,
         ctx: &CallContext,
         _body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         self.require_superuser(ctx).await?;
+        self.fs.with_ns(|ns| ns.check_safe_mode("Log not rolled"))?;
         let Some(d) = self.fs.durable().cloned() else {
             return Err(RpcError::io("the NameNode has no edit log"));
         };

@@ -37,6 +37,7 @@ const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-report [-live] [-dead] [-decommissioning]]
 \t[-safemode <enter | leave | get | wait | forceExit>]
 \t[-saveNamespace [-beforeShutdown]]
+\t[-rollEdits]
 \t[-refreshNodes]
 \t[-metasave filename]
 \t[-printTopology]
@@ -248,7 +249,7 @@ async fn list_corrupt_file_blocks(addr: &str, base: &str, dir: &str) -> Result<i
     Ok(if num == 0 { 0 } else { FAILED })
 }
 
-/// `rhdfs dfsadmin`: -report, -safemode, -saveNamespace, -refreshNodes, -metasave,
+/// `rhdfs dfsadmin`: -report, -safemode, -saveNamespace, -rollEdits, -refreshNodes, -metasave,
 /// -printTopology, -listOpenFiles, -triggerBlockReport, -getDatanodeInfo, -shutdownDatanode, -evictWriters.
 pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
     let (common, mut rest) = CommonArgs::extract(args)?;
@@ -327,6 +328,7 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
         }
         "-safemode" => safemode::safemode(&conf, &user, &rest).await,
         "-saveNamespace" => safemode::save_namespace(&conf, &user, &rest).await,
+        "-rollEdits" => safemode::roll_edits(&conf, &user, &rest).await,
         "-metasave" => {
             let [file] = rest.as_slice() else {
                 eprintln!("Usage: rhdfs dfsadmin [-metasave filename]");

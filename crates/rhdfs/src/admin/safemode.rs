@@ -1,10 +1,13 @@
-//! `rhdfs dfsadmin -safemode get|enter|leave|forceExit|wait` and `-saveNamespace`.
+//! `rhdfs dfsadmin -safemode get|enter|leave|forceExit|wait`, `-saveNamespace` and
+//! `-rollEdits`.
 
 use std::time::Duration;
 
 use anyhow::Result;
 use rhdfs_conf::{Configuration, keys};
-use rhdfs_namenode::safemode::{SafeModeAction, save_namespace as save, set_safe_mode};
+use rhdfs_namenode::safemode::{
+    SafeModeAction, roll_edits as roll, save_namespace as save, set_safe_mode,
+};
 
 const USAGE: &str = "Usage: rhdfs dfsadmin [-safemode enter | leave | get | wait | forceExit]";
 
@@ -91,6 +94,26 @@ pub async fn save_namespace(conf: &Configuration, user: &str, rest: &[String]) -
         }
         Err(e) => {
             eprintln!("saveNamespace: {e}");
+            Ok(-1)
+        }
+    }
+}
+
+/// `-rollEdits`: the NameNode starts a new edit log segment (not in safe mode).
+pub async fn roll_edits(conf: &Configuration, user: &str, rest: &[String]) -> Result<i32> {
+    if !rest.is_empty() {
+        eprintln!("Usage: rhdfs dfsadmin [-rollEdits]");
+        return Ok(-1);
+    }
+    let addr = nn_addr(conf)?;
+    match roll(&addr, user).await {
+        Ok(txid) => {
+            println!("Successfully rolled edit logs.");
+            println!("New segment starts at txid {txid}");
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("rollEdits: {e}");
             Ok(-1)
         }
     }
