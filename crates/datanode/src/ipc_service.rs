@@ -36,11 +36,16 @@ pub struct Admins {
 }
 
 impl Admins {
-    fn check(&self, user: &str) -> Result<(), RpcError> {
-        if !self.permissions_enabled
-            || user == self.superuser
-            || rhdfs_conf::user::groups_of(user).contains(&self.supergroup)
-        {
+    async fn check(&self, user: &str) -> Result<(), RpcError> {
+        if !self.permissions_enabled || user == self.superuser {
+            return Ok(());
+        }
+        // The group lookup runs `id`: off the async threads.
+        let u = user.to_string();
+        let groups = tokio::task::spawn_blocking(move || rhdfs_conf::user::groups_of(&u))
+            .await
+            .unwrap_or_default();
+        if groups.contains(&self.supergroup) {
             return Ok(());
         }
         Err(RpcError::new(
@@ -114,7 +119,7 @@ impl RpcService for ClientDatanodeService {
             }
             "triggerBlockReport" => {
                 let req: TriggerBlockReportRequestProto = decode_request(&body)?;
-                self.admins.check(&ctx.user)?;
+                self.admins.check(&ctx.user).await?;
                 if req.incremental {
                     self.triggers.incremental_report();
                 } else {
@@ -131,7 +136,7 @@ impl RpcService for ClientDatanodeService {
             })),
             "shutdownDatanode" => {
                 let req: ShutdownDatanodeRequestProto = decode_request(&body)?;
-                self.admins.check(&ctx.user)?;
+                self.admins.check(&ctx.user).await?;
                 if self.shutdown.borrow().is_some() {
                     return Err(RpcError::io("Shutdown already in progress."));
                 }
@@ -145,7 +150,7 @@ impl RpcService for ClientDatanodeService {
             }
             "evictWriters" => {
                 let _req: EvictWritersRequestProto = decode_request(&body)?;
-                self.admins.check(&ctx.user)?;
+                self.admins.check(&ctx.user).await?;
                 let ds = self.ds.clone();
                 let stopped = tokio::task::spawn_blocking(move || ds.stop_writers())
                     .await
@@ -162,15 +167,15 @@ impl RpcService for ClientDatanodeService {
 mod tests {
     use super::Admins;
 
-    #[test]
-    fn only_the_datanode_user_or_the_supergroup_administers() {
+    #[tokio::test]
+    async fn only_the_datanode_user_or_the_supergroup_administers() {
         let admins = Admins {
             permissions_enabled: true,
             superuser: "hdfs".into(),
             supergroup: "rhdfs-test-no-such-group".into(),
         };
-        assert!(admins.check("hdfs").is_ok());
-        let err = admins.check("rhdfs-test-no-such-user").unwrap_err();
+        assert!(admins.check("hdfs").await.is_ok());
+        let err = admins.check("rhdfs-test-no-such-user").await.unwrap_err();
         assert_eq!(
             err.class_name,
             "org.apache.hadoop.security.AccessControlException"
@@ -184,6 +189,6 @@ mod tests {
             permissions_enabled: false,
             ..admins
         };
-        assert!(open.check("rhdfs-test-no-such-user").is_ok());
+        assert!(open.check("rhdfs-test-no-such-user").await.is_ok());
     }
 }
