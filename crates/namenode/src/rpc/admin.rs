@@ -12,7 +12,6 @@ use rhdfs_proto::hdfs::{
 };
 
 use super::ClientProtocolService;
-use super::errors::superuser_required;
 
 impl ClientProtocolService {
     pub(super) fn get_server_defaults(
@@ -70,10 +69,7 @@ impl ClientProtocolService {
         body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         let req: GetDatanodeReportRequestProto = decode_request(body)?;
-        let caller = self.caller(ctx).await;
-        if !caller.superuser && self.fs.with_ns(|ns| ns.config().permissions_enabled) {
-            return Err(superuser_required(&caller.user));
-        }
+        self.require_superuser(ctx).await?;
         let di = self.fs.block_manager().datanode_report(req.r#type);
         Ok(encode_response(&GetDatanodeReportResponseProto { di }))
     }
@@ -87,13 +83,11 @@ impl ClientProtocolService {
         let req: SetSafeModeRequestProto = decode_request(body)?;
         let action = SafeModeActionProto::try_from(req.action)
             .map_err(|_| RpcError::io(format!("Unknown safe mode action {}", req.action)))?;
-        let caller = self.caller(ctx).await;
-        if action != SafeModeActionProto::SafemodeGet
-            && !caller.superuser
-            && self.fs.with_ns(|ns| ns.config().permissions_enabled)
-        {
-            return Err(superuser_required(&caller.user));
-        }
+        let caller = if action == SafeModeActionProto::SafemodeGet {
+            None
+        } else {
+            Some(self.require_superuser(ctx).await?)
+        };
         let result = self.fs.with_ns(|ns| {
             match action {
                 SafeModeActionProto::SafemodeEnter => ns.set_manual_safe_mode(true),
@@ -104,7 +98,7 @@ impl ClientProtocolService {
             }
             ns.in_safe_mode()
         });
-        if action != SafeModeActionProto::SafemodeGet {
+        if let Some(caller) = caller {
             tracing::info!(user = %caller.user, "safe mode is {}", if result { "ON" } else { "OFF" });
         }
         Ok(encode_response(&SetSafeModeResponseProto { result }))

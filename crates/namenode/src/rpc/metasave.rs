@@ -7,7 +7,6 @@ use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
 use rhdfs_proto::hdfs::{MetaSaveRequestProto, MetaSaveResponseProto};
 
 use super::ClientProtocolService;
-use super::errors::superuser_required;
 
 impl ClientProtocolService {
     pub(super) async fn meta_save(
@@ -16,10 +15,7 @@ impl ClientProtocolService {
         body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         let req: MetaSaveRequestProto = decode_request(body)?;
-        let caller = self.caller(ctx).await;
-        if !caller.superuser && self.fs.with_ns(|ns| ns.config().permissions_enabled) {
-            return Err(superuser_required(&caller.user));
-        }
+        let caller = self.require_superuser(ctx).await?;
         let fs = self.fs.clone();
         let text = tokio::task::spawn_blocking(move || {
             let (inodes, _) = fs.with_ns(|ns| (ns.dir().inode_count(), ()));

@@ -132,6 +132,16 @@ impl ClientProtocolService {
         self.fs.caller(&ctx.user, &ctx.peer.ip().to_string()).await
     }
 
+    /// The caller, when it is the superuser or permissions are off; otherwise Hadoop's
+    /// AccessControlException for superuser-only operations.
+    async fn require_superuser(&self, ctx: &CallContext) -> Result<Caller, RpcError> {
+        let caller = self.caller(ctx).await;
+        if !caller.superuser && self.fs.with_ns(|ns| ns.config().permissions_enabled) {
+            return Err(errors::superuser_required(&caller.user));
+        }
+        Ok(caller)
+    }
+
     fn pool(&self) -> &str {
         self.fs.block_pool_id()
     }

@@ -6,7 +6,6 @@ use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
 use rhdfs_proto::hdfs::{RefreshNodesRequestProto, RefreshNodesResponseProto};
 
 use super::ClientProtocolService;
-use super::errors::superuser_required;
 
 impl ClientProtocolService {
     pub(super) async fn refresh_nodes(
@@ -15,10 +14,7 @@ impl ClientProtocolService {
         body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         let _req: RefreshNodesRequestProto = decode_request(body)?;
-        let caller = self.caller(ctx).await;
-        if !caller.superuser && self.fs.with_ns(|ns| ns.config().permissions_enabled) {
-            return Err(superuser_required(&caller.user));
-        }
+        let caller = self.require_superuser(ctx).await?;
         let bm = self.fs.block_manager().clone();
         let out = tokio::task::spawn_blocking(move || bm.refresh_nodes())
             .await

@@ -9,17 +9,8 @@ use rhdfs_proto::hdfs::{
 };
 
 use super::ClientProtocolService;
-use super::errors::superuser_required;
 
 impl ClientProtocolService {
-    pub(super) async fn require_superuser(&self, ctx: &CallContext) -> Result<(), RpcError> {
-        let caller = self.caller(ctx).await;
-        if !caller.superuser && self.fs.with_ns(|ns| ns.config().permissions_enabled) {
-            return Err(superuser_required(&caller.user));
-        }
-        Ok(())
-    }
-
     /// Writes an image of the namespace now (the NameNode must be in safe mode), unless a
     /// time window / transaction gap is given and the newest image is within both.
     pub(super) async fn save_namespace(
