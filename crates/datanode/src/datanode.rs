@@ -297,12 +297,7 @@ impl DataNodeHandle {
     /// OOB_RESTART acks to writers for an upgrade; rhdfs writers see the pipeline break
     /// and recover it.)
     pub async fn shutdown_requested(&self) -> bool {
-        let mut rx = self.shutdown.subscribe();
-        match rx.wait_for(Option::is_some).await {
-            Ok(v) => v.unwrap_or(false),
-            // The sender lives in this handle: never dropped first.
-            Err(_) => std::future::pending().await,
-        }
+        actor::first_set(&self.shutdown).await
     }
 
     /// Stops the actor, the servers and the deleter threads.

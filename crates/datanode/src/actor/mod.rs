@@ -133,12 +133,7 @@ impl ActorHandle {
     /// stopped serving the NameNode by then, and the DataNode process exits, as Hadoop's
     /// does. A refused registration is retried instead.
     pub async fn refused(&self) -> String {
-        let mut rx = self.shared.refused.subscribe();
-        match rx.wait_for(Option::is_some).await {
-            Ok(reason) => reason.clone().unwrap_or_default(),
-            // The sender lives in `shared`, which this handle holds: never dropped first.
-            Err(_) => std::future::pending().await,
-        }
+        first_set(&self.shared.refused).await
     }
 
     /// Block pool ID learnt from the NameNode.
@@ -310,6 +305,21 @@ async fn main_loop(
             _ = stop.changed() => return,
             _ = tokio::time::sleep(shared.cfg.retry_interval) => {}
         }
+    }
+}
+
+/// Resolves with the first value `tx` is set to. The caller holds `tx`, so it cannot be
+/// dropped while this waits.
+pub(crate) async fn first_set<T: Clone>(tx: &watch::Sender<Option<T>>) -> T {
+    let mut rx = tx.subscribe();
+    let set = rx
+        .wait_for(Option::is_some)
+        .await
+        .ok()
+        .and_then(|v| v.clone());
+    match set {
+        Some(v) => v,
+        None => std::future::pending().await,
     }
 }
 

@@ -206,19 +206,30 @@ impl Dataset {
         let mut stopped = 0;
         for bpid in self.pools() {
             for r in self.replicas(&bpid).iter().filter(|r| writing(r)) {
-                let done = self.transition(&bpid, r.id, |cur| {
-                    Ok(if writing(cur) {
-                        (Some(cur.clone()), true)
-                    } else {
-                        (None, false)
-                    })
-                });
-                if matches!(done, Ok((true, _))) {
+                if matches!(self.stop_writer_if(&bpid, r.id, writing), Ok(true)) {
                     stopped += 1;
                 }
             }
         }
         stopped
+    }
+
+    /// Gives replica `id` a new writer epoch, unchanged otherwise, when `pred` holds for
+    /// it: its current writer's next write or finalize fails. True when it was stopped.
+    pub(crate) fn stop_writer_if(
+        &self,
+        bpid: &str,
+        id: u64,
+        pred: impl Fn(&ReplicaInfo) -> bool,
+    ) -> Result<bool, StorageError> {
+        self.transition(bpid, id, |r| {
+            Ok(if pred(r) {
+                (Some(r.clone()), true)
+            } else {
+                (None, false)
+            })
+        })
+        .map(|(stopped, _)| stopped)
     }
 
     /// The block file (an RUR replica's files stay where its original state keeps them).

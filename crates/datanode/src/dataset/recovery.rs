@@ -32,15 +32,8 @@ impl Dataset {
         // A TEMPORARY replica (a DataNode-to-DataNode copy) is never recovered, but its
         // writer is stopped first, as Hadoop's initReplicaRecovery does: the copy of a
         // block under recovery is not left running.
-        let stopped = self.transition(bpid, id, |r| {
-            Ok(if r.state == ReplicaState::Temporary {
-                (Some(r.clone()), true)
-            } else {
-                (None, false)
-            })
-        });
-        match stopped {
-            Ok((true, _)) => {
+        match self.stop_writer_if(bpid, id, |r| r.state == ReplicaState::Temporary) {
+            Ok(true) => {
                 tracing::info!(
                     id,
                     "initReplicaRecovery: writer of the TEMPORARY replica stopped"
@@ -50,7 +43,7 @@ impl Dataset {
                     "cannot recover a replica in state TEMPORARY".into(),
                 ));
             }
-            Ok((false, _)) => {}
+            Ok(false) => {}
             Err(StorageError::ReplicaNotFound(_)) => return Ok(None),
             Err(e) => return Err(e),
         }
