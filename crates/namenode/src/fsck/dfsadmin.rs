@@ -355,12 +355,26 @@ pub async fn meta_save(addr: &str, user: &str, filename: &str) -> Result<(), Ipc
     Ok(())
 }
 
+/// One ClientDatanodeProtocol call to the DataNode at `datanode_ipc_addr` as `user`.
+async fn call_datanode<Req: prost::Message, Resp: prost::Message + Default>(
+    datanode_ipc_addr: &str,
+    user: &str,
+    method: &str,
+    req: &Req,
+) -> Result<Resp, IpcError> {
+    let client = RpcClient::connect(datanode_ipc_addr, CLIENT_DATANODE_PROTOCOL, user).await?;
+    client.call(method, req).await
+}
+
 /// `dfsadmin -getDatanodeInfo host:ipc_port`: Hadoop's DatanodeLocalInfo report line.
 pub async fn get_datanode_info(datanode_ipc_addr: &str, user: &str) -> Result<String, IpcError> {
-    let client = RpcClient::connect(datanode_ipc_addr, CLIENT_DATANODE_PROTOCOL, user).await?;
-    let r: GetDatanodeInfoResponseProto = client
-        .call("getDatanodeInfo", &GetDatanodeInfoRequestProto {})
-        .await?;
+    let r: GetDatanodeInfoResponseProto = call_datanode(
+        datanode_ipc_addr,
+        user,
+        "getDatanodeInfo",
+        &GetDatanodeInfoRequestProto {},
+    )
+    .await?;
     let i = r.local_info;
     Ok(format!(
         "Uptime: {}, Software version: {}, Config version: {}",
@@ -374,22 +388,25 @@ pub async fn shutdown_datanode(
     user: &str,
     for_upgrade: bool,
 ) -> Result<(), IpcError> {
-    let client = RpcClient::connect(datanode_ipc_addr, CLIENT_DATANODE_PROTOCOL, user).await?;
-    let _: ShutdownDatanodeResponseProto = client
-        .call(
-            "shutdownDatanode",
-            &ShutdownDatanodeRequestProto { for_upgrade },
-        )
-        .await?;
+    let _: ShutdownDatanodeResponseProto = call_datanode(
+        datanode_ipc_addr,
+        user,
+        "shutdownDatanode",
+        &ShutdownDatanodeRequestProto { for_upgrade },
+    )
+    .await?;
     Ok(())
 }
 
 /// `dfsadmin -evictWriters host:ipc_port` (ClientDatanodeProtocol).
 pub async fn evict_writers(datanode_ipc_addr: &str, user: &str) -> Result<(), IpcError> {
-    let client = RpcClient::connect(datanode_ipc_addr, CLIENT_DATANODE_PROTOCOL, user).await?;
-    let _: EvictWritersResponseProto = client
-        .call("evictWriters", &EvictWritersRequestProto {})
-        .await?;
+    let _: EvictWritersResponseProto = call_datanode(
+        datanode_ipc_addr,
+        user,
+        "evictWriters",
+        &EvictWritersRequestProto {},
+    )
+    .await?;
     Ok(())
 }
 
@@ -399,16 +416,16 @@ pub async fn trigger_block_report(
     user: &str,
     incremental: bool,
 ) -> Result<(), IpcError> {
-    let client = RpcClient::connect(datanode_ipc_addr, CLIENT_DATANODE_PROTOCOL, user).await?;
-    let _: TriggerBlockReportResponseProto = client
-        .call(
-            "triggerBlockReport",
-            &TriggerBlockReportRequestProto {
-                incremental,
-                nn_address: None,
-            },
-        )
-        .await?;
+    let _: TriggerBlockReportResponseProto = call_datanode(
+        datanode_ipc_addr,
+        user,
+        "triggerBlockReport",
+        &TriggerBlockReportRequestProto {
+            incremental,
+            nn_address: None,
+        },
+    )
+    .await?;
     Ok(())
 }
 
