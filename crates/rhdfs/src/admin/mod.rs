@@ -57,6 +57,12 @@ fn user() -> String {
     rhdfs_conf::user::current_user()
 }
 
+/// The NameNode's RPC `host:port` from the configuration.
+fn nn_addr(conf: &rhdfs_conf::Configuration) -> Result<String> {
+    let (host, port) = rhdfs_conf::addr::namenode_rpc_address(conf)?;
+    Ok(format!("{host}:{port}"))
+}
+
 /// `rhdfs fsck`: prints the NameNode's report; 0 when HEALTHY (or the path does not
 /// exist), 1 when CORRUPT, 255 (Hadoop's -1) on usage errors, as Hadoop's DFSck.
 pub async fn fsck(args: Vec<String>) -> Result<i32> {
@@ -275,8 +281,7 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                     }
                 }
             }
-            let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
-            let text = dfsadmin::report(&format!("{host}:{port}"), &user, filter)
+            let text = dfsadmin::report(&nn_addr(&conf)?, &user, filter)
                 .await
                 .context("report")?;
             print!("{text}");
@@ -302,15 +307,10 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                     }
                 }
             }
-            let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
-            let text = rhdfs_namenode::rpc::open_files::list(
-                &format!("{host}:{port}"),
-                &user,
-                blocking,
-                &path,
-            )
-            .await
-            .context("listOpenFiles")?;
+            let text =
+                rhdfs_namenode::rpc::open_files::list(&nn_addr(&conf)?, &user, blocking, &path)
+                    .await
+                    .context("listOpenFiles")?;
             print!("{text}");
             Ok(0)
         }
@@ -319,8 +319,7 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                 eprintln!("Usage: rhdfs dfsadmin [-printTopology]");
                 return Ok(FAILED);
             }
-            let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
-            let text = dfsadmin::print_topology(&format!("{host}:{port}"), &user)
+            let text = dfsadmin::print_topology(&nn_addr(&conf)?, &user)
                 .await
                 .context("printTopology")?;
             print!("{text}");
@@ -334,13 +333,11 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                 eprintln!("Usage: rhdfs dfsadmin [-metasave filename]");
                 return Ok(FAILED);
             };
-            let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
-            dfsadmin::meta_save(&format!("{host}:{port}"), &user, file)
+            let addr = nn_addr(&conf)?;
+            dfsadmin::meta_save(&addr, &user, file)
                 .await
                 .context("metasave")?;
-            println!(
-                "Created metasave file {file} in the log directory of namenode hdfs://{host}:{port}"
-            );
+            println!("Created metasave file {file} in the log directory of namenode hdfs://{addr}");
             Ok(0)
         }
         "-getDatanodeInfo" => {

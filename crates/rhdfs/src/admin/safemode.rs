@@ -5,16 +5,13 @@ use std::time::Duration;
 
 use anyhow::Result;
 use rhdfs_conf::{Configuration, keys};
+
+use super::nn_addr;
 use rhdfs_namenode::safemode::{
     SafeModeAction, roll_edits as roll, save_namespace as save, set_safe_mode,
 };
 
 const USAGE: &str = "Usage: rhdfs dfsadmin [-safemode enter | leave | get | wait | forceExit]";
-
-fn nn_addr(conf: &Configuration) -> Result<String> {
-    let (host, port) = rhdfs_conf::addr::namenode_rpc_address(conf)?;
-    Ok(format!("{host}:{port}"))
-}
 
 fn status(on: bool) -> &'static str {
     if on {
