@@ -108,9 +108,18 @@ async fn write_read_multi_block_and_checksum() -> anyhow::Result<()> {
     let mut b2 = [0u8; 4];
     assert_eq!(r.read(&mut b2).await?, 4);
     assert_eq!(&b2, &d[5..9]);
-    let locs = fs.block_locations("/big").await?;
-    assert_eq!(locs.len(), 3);
-    assert!(locs.iter().all(|l| l.hosts.len() == 3));
+    // complete() needs only the minimum replication reported; wait for the other
+    // replicas' RECEIVED_BLOCK reports.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let locs = fs.block_locations("/big").await?;
+        assert_eq!(locs.len(), 3);
+        if locs.iter().all(|l| l.hosts.len() == 3) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{locs:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let sum = fs.file_checksum("/big").await?;
     let want = expected_checksum(&d, BLOCK as usize);
     assert_eq!(sum.algorithm_name(), want.algorithm_name());

@@ -191,9 +191,22 @@ async fn corrupt_replica_replaced_then_deleted_all_corrupt_kept() -> anyhow::Res
         &common::current_user(),
     )
     .await?;
-    let lb = rpc.get_block_locations("/c/one").await?.blocks.remove(0);
+    // close() returns once the minimum replication is reported; the other replicas'
+    // RECEIVED_BLOCK reports may still be on their way.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let lb = loop {
+        let lb = rpc.get_block_locations("/c/one").await?.blocks.remove(0);
+        if lb.locs.len() == 3 {
+            break lb;
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "block still has {} locations",
+            lb.locs.len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let id = lb.b.as_ref().and_then(|b| b.block_id).expect("block id");
-    assert_eq!(lb.locs.len(), 3);
     // Corrupt the replica of the first listed node on disk, and report it as a reader would.
     let bad_uuid = lb.locs[0]
         .id
