@@ -108,18 +108,8 @@ async fn write_read_multi_block_and_checksum() -> anyhow::Result<()> {
     let mut b2 = [0u8; 4];
     assert_eq!(r.read(&mut b2).await?, 4);
     assert_eq!(&b2, &d[5..9]);
-    // complete() needs only the minimum replication reported; wait for the other
-    // replicas' RECEIVED_BLOCK reports.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let locs = fs.block_locations("/big").await?;
-        assert_eq!(locs.len(), 3);
-        if locs.iter().all(|l| l.hosts.len() == 3) {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{locs:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let locs = wait_hosts(&fs, "/big", 3).await?;
+    assert_eq!(locs.len(), 3);
     let sum = fs.file_checksum("/big").await?;
     let want = expected_checksum(&d, BLOCK as usize);
     assert_eq!(sum.algorithm_name(), want.algorithm_name());
@@ -480,8 +470,7 @@ async fn two_of_three_killed_default_policy_adds_nodes() -> anyhow::Result<()> {
     );
     w.close().await?;
     assert_eq!(read_file(&fs, "/two").await?, d);
-    let locs = fs.block_locations("/two").await?;
-    assert_eq!(locs[0].hosts.len(), 3, "{locs:?}");
+    wait_hosts(&fs, "/two", 3).await?;
     c.shutdown().await;
     Ok(())
 }

@@ -67,3 +67,25 @@ pub async fn read_file(fs: &FileSystem, path: &str) -> anyhow::Result<Vec<u8>> {
     let mut r = fs.open(path).await?;
     Ok(r.read_to_end().await?.to_vec())
 }
+
+/// The block locations of `path` once every block has `hosts` locations: complete() needs only
+/// the minimum replication reported, the other replicas' RECEIVED_BLOCK reports may still be on
+/// their way.
+pub async fn wait_hosts(
+    fs: &FileSystem,
+    path: &str,
+    hosts: usize,
+) -> anyhow::Result<Vec<rhdfs_client::BlockLocation>> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let locs = fs.block_locations(path).await?;
+        if locs.iter().all(|l| l.hosts.len() == hosts) {
+            return Ok(locs);
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "{path}: not every block has {hosts} locations: {locs:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
