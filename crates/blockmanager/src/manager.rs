@@ -664,6 +664,17 @@ impl BlockManager {
         v.into_iter().map(|(_, i)| i).collect()
     }
 
+    /// (ip, HTTP port) of each live DataNode in service, for WebHDFS redirects.
+    pub fn live_http_endpoints(&self) -> Vec<(String, u32)> {
+        let now = self.now_mono();
+        let dns = self.datanodes.lock("live_http_endpoints");
+        dns.live(now)
+            .into_iter()
+            .filter(|d| !d.admin.is_out_of_service())
+            .map(|d| (d.id.ip_addr.clone(), d.id.info_port))
+            .collect()
+    }
+
     pub fn live_datanodes(&self) -> usize {
         let now = self.now_mono();
         self.datanodes.lock("live_count").live_count(now)

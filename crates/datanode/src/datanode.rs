@@ -39,6 +39,7 @@ pub struct DataNodeHandle {
     dataset: Arc<Dataset>,
     xceiver: XceiverServer,
     ipc: RpcServer,
+    http: crate::http::HttpServer,
     actor: ActorHandle,
     triggers: Arc<Triggers>,
     metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
@@ -166,12 +167,14 @@ impl DataNode {
             ServerConfig::from_conf(&conf).map_err(conf_err)?,
         )
         .await?;
-        let (_, info_port) = addr::address_from_conf(
+        let http_bind = bind_addr(
             &conf,
             keys::DFS_DATANODE_HTTP_ADDRESS_KEY,
             keys::DFS_DATANODE_HTTP_ADDRESS_DEFAULT,
         )
-        .map_err(conf_err)?;
+        .await?;
+        let http = crate::http::HttpServer::start(&conf, http_bind).await?;
+        let info_port = http.local_addr().port();
 
         let hostname_conf = conf
             .get_trimmed(keys::DFS_DATANODE_HOSTNAME_KEY)
@@ -206,7 +209,7 @@ impl DataNode {
             deleter,
             triggers: triggers.clone(),
         });
-        tracing::info!(uuid = %identity.datanode_uuid, %xfer_addr, %ipc_addr, "DataNode started");
+        tracing::info!(uuid = %identity.datanode_uuid, %xfer_addr, %ipc_addr, http = %SocketAddr::new(ip, info_port), "DataNode started");
         Ok(DataNodeHandle {
             identity,
             xfer_addr,
@@ -217,6 +220,7 @@ impl DataNode {
             dataset,
             xceiver,
             ipc,
+            http,
             actor,
             triggers,
             metrics,
@@ -237,6 +241,11 @@ impl DataNodeHandle {
     }
 
     /// Advertised ClientDatanodeProtocol address.
+    /// The HTTP (WebHDFS) address as advertised to the NameNode.
+    pub fn http_addr(&self) -> SocketAddr {
+        SocketAddr::new(self.xfer_addr.ip(), self.identity.info_port)
+    }
+
     pub fn ipc_addr(&self) -> SocketAddr {
         self.ipc_addr
     }
@@ -305,6 +314,7 @@ impl DataNodeHandle {
         self.actor.shutdown().await;
         self.xceiver.shutdown().await;
         self.ipc.shutdown().await;
+        drop(self.http);
         tracing::info!(uuid = %self.identity.datanode_uuid, "DataNode stopped");
     }
 }

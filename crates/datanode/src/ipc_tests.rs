@@ -119,6 +119,7 @@ async fn datanode_over_ipc() {
     );
     conf.set("dfs.datanode.address", "0.0.0.0:0");
     conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
     conf.set("dfs.heartbeat.interval", "50ms");
     let dn = DataNode::start(conf.clone(), rhdfs_conf::clock::system_clock())
         .await

@@ -7,6 +7,7 @@ pub mod datanode;
 pub mod dataset;
 pub mod error;
 pub mod faults;
+pub mod http;
 pub mod ipc_service;
 pub mod meta;
 pub mod metrics;

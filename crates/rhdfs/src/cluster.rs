@@ -63,7 +63,11 @@ pub async fn run(args: Vec<String>) -> Result<()> {
         writeln!(out, "ready {uri}")?;
         writeln!(out, "  NameNode     {uri} ({datanodes} DataNodes)")?;
         if let Some(http) = cluster.namenode().http_addr() {
-            writeln!(out, "  NameNode web http://{http}/ (fsck, jmx, metrics)")?;
+            writeln!(
+                out,
+                "  NameNode web http://{http}/ (fsck, jmx, metrics, webhdfs/v1)"
+            )?;
+            writeln!(out, "  WebHDFS      webhdfs://{http}/")?;
         }
         writeln!(out, "  data         {}", dir.display())?;
         writeln!(out, "  client conf  {}", core_site.display())?;

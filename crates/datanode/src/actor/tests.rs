@@ -174,6 +174,7 @@ async fn actor_lifecycle_against_fake_namenode() {
     );
     conf.set("dfs.datanode.address", "127.0.0.1:0");
     conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
     conf.set("dfs.heartbeat.interval", "100ms");
     let fake = Arc::new(Fake::default());
     let dn = DataNode::start_with(
@@ -267,6 +268,7 @@ async fn received_block_is_reported_at_once() {
     conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
     conf.set("dfs.datanode.address", "127.0.0.1:0");
     conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
     conf.set("dfs.heartbeat.interval", "30s");
     let fake = Arc::new(Fake::default());
     let dn = DataNode::start_with(
@@ -317,6 +319,7 @@ async fn first_full_report_waits_for_a_lease() {
     conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
     conf.set("dfs.datanode.address", "127.0.0.1:0");
     conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
     conf.set("dfs.heartbeat.interval", "50ms");
     let fake = Arc::new(Fake::default());
     // The NameNode's leases are all taken for the first two requests.

@@ -101,6 +101,7 @@ async fn heartbeat_carries_slow_peers_once_per_interval() {
     );
     conf.set("dfs.datanode.address", "127.0.0.1:0");
     conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
     conf.set("dfs.heartbeat.interval", "50ms");
     conf.set(keys::DFS_DATANODE_PEER_STATS_ENABLED_KEY, "true");
     conf.set(

@@ -1,0 +1,15 @@
+//! The small HTTP/1.1 pieces the daemons' web endpoints are built from: request heads and
+//! query strings (`request`), request bodies by Content-Length or chunked, responses fixed or
+//! streamed (`conn`), an accept loop over a [`Handler`] (`server`), percent-encoding (`url`)
+//! and a one-shot client for the operator commands and tests (`client`). One request per
+//! connection (`Connection: close`), as every client of these endpoints accepts.
+
+pub mod client;
+pub mod conn;
+pub mod request;
+pub mod server;
+pub mod url;
+
+pub use conn::Connection;
+pub use request::Request;
+pub use server::{Handler, serve};

@@ -1,0 +1,190 @@
+//! The JSON bodies of WebHDFS responses, with the field names Hadoop's JSON utilities write
+//! and its Java client reads.
+
+use rhdfs_client::{ContentSummary, FileStatus, ServerDefaults};
+use rhdfs_conf::json::string;
+
+/// `{"boolean":true}`.
+pub fn boolean(b: bool) -> String {
+    format!("{{\"boolean\":{b}}}")
+}
+
+/// `{"Path":"/user/x"}`.
+pub fn path(p: &str) -> String {
+    format!("{{\"Path\":{}}}", string(p))
+}
+
+/// `{"Location":"http://..."}` (the answer to a redirected op sent with `noredirect=true`).
+pub fn location(url: &str) -> String {
+    format!("{{\"Location\":{}}}", string(url))
+}
+
+/// One status object; `suffix` is the entry's name in a listing, "" for the queried path.
+pub fn file_status_fields(st: &FileStatus, suffix: &str) -> String {
+    let kind = if st.is_dir {
+        "DIRECTORY"
+    } else if st.is_symlink {
+        "SYMLINK"
+    } else {
+        "FILE"
+    };
+    let mut s = format!(
+        "{{\"accessTime\":{},\"blockSize\":{},\"childrenNum\":{},\"fileId\":{},\"group\":{},\"length\":{},\"modificationTime\":{},\"owner\":{},\"pathSuffix\":{},\"permission\":{},\"replication\":{},\"storagePolicy\":0,\"type\":\"{kind}\"",
+        st.access_time,
+        st.block_size,
+        if st.is_dir { st.children_num.max(0) } else { 0 },
+        st.file_id,
+        string(&st.group),
+        st.length,
+        st.modification_time,
+        string(&st.owner),
+        string(suffix),
+        string(&format!("{:o}", st.permission & 0o1777)),
+        st.replication,
+    );
+    if st.has_acl {
+        s.push_str(",\"aclBit\":true");
+    }
+    if let Some(target) = st.symlink.as_deref().filter(|_| st.is_symlink) {
+        s.push_str(&format!(",\"symlink\":{}", string(target)));
+    }
+    s.push('}');
+    s
+}
+
+/// `{"FileStatus":{...}}` (GETFILESTATUS).
+pub fn file_status(st: &FileStatus) -> String {
+    format!("{{\"FileStatus\":{}}}", file_status_fields(st, ""))
+}
+
+fn statuses(entries: &[(FileStatus, String)]) -> String {
+    let list: Vec<String> = entries
+        .iter()
+        .map(|(st, suffix)| file_status_fields(st, suffix))
+        .collect();
+    format!("{{\"FileStatus\":[{}]}}", list.join(","))
+}
+
+/// `{"FileStatuses":{"FileStatus":[...]}}` (LISTSTATUS).
+pub fn file_statuses(entries: &[(FileStatus, String)]) -> String {
+    format!("{{\"FileStatuses\":{}}}", statuses(entries))
+}
+
+/// `{"DirectoryListing":{"partialListing":{"FileStatuses":{...}},"remainingEntries":N}}`
+/// (LISTSTATUS_BATCH).
+pub fn directory_listing(entries: &[(FileStatus, String)], remaining: u32) -> String {
+    format!(
+        "{{\"DirectoryListing\":{{\"partialListing\":{{\"FileStatuses\":{}}},\"remainingEntries\":{remaining}}}}}",
+        statuses(entries)
+    )
+}
+
+/// `{"ContentSummary":{...}}` (GETCONTENTSUMMARY).
+pub fn content_summary(cs: &ContentSummary) -> String {
+    format!(
+        "{{\"ContentSummary\":{{\"directoryCount\":{},\"fileCount\":{},\"length\":{},\"quota\":{},\"spaceConsumed\":{},\"spaceQuota\":{},\"typeQuota\":{{}}}}}}",
+        cs.directory_count, cs.file_count, cs.length, cs.quota, cs.space_consumed, cs.space_quota
+    )
+}
+
+/// `{"FileChecksum":{"algorithm":...,"bytes":hex,"length":N}}` (GETFILECHECKSUM).
+pub fn file_checksum(algorithm: &str, bytes: &[u8]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{{\"FileChecksum\":{{\"algorithm\":{},\"bytes\":\"{hex}\",\"length\":{}}}}}",
+        string(algorithm),
+        bytes.len()
+    )
+}
+
+/// `{"FsServerDefaults":{...}}` (GETSERVERDEFAULTS); `checksumType` is DataChecksum's id.
+pub fn server_defaults(d: &ServerDefaults) -> String {
+    format!(
+        "{{\"FsServerDefaults\":{{\"blockSize\":{},\"bytesPerChecksum\":{},\"writePacketSize\":{},\"replication\":{},\"fileBufferSize\":{},\"encryptDataTransfer\":{},\"trashInterval\":{},\"checksumType\":{},\"keyProviderUri\":\"\",\"defaultStoragePolicyId\":7}}}}",
+        d.block_size,
+        d.bytes_per_checksum,
+        d.write_packet_size,
+        d.replication,
+        d.file_buffer_size,
+        d.encrypt_data_transfer,
+        d.trash_interval,
+        d.checksum_type
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file() -> FileStatus {
+        FileStatus {
+            path: "/d/a \"b\"".into(),
+            length: 24930,
+            is_dir: false,
+            is_symlink: false,
+            symlink: None,
+            permission: 0o644,
+            owner: "alice".into(),
+            group: "supergroup".into(),
+            modification_time: 1_320_173_277_227,
+            access_time: 1_320_171_722_771,
+            replication: 3,
+            block_size: 134_217_728,
+            file_id: 16390,
+            children_num: -1,
+            has_acl: false,
+        }
+    }
+
+    #[test]
+    fn a_file_status() {
+        assert_eq!(
+            file_status(&file()),
+            "{\"FileStatus\":{\"accessTime\":1320171722771,\"blockSize\":134217728,\"childrenNum\":0,\"fileId\":16390,\"group\":\"supergroup\",\"length\":24930,\"modificationTime\":1320173277227,\"owner\":\"alice\",\"pathSuffix\":\"\",\"permission\":\"644\",\"replication\":3,\"storagePolicy\":0,\"type\":\"FILE\"}}"
+        );
+    }
+
+    #[test]
+    fn listings_escape_names() {
+        let mut dir = file();
+        dir.is_dir = true;
+        dir.permission = 0o1777;
+        dir.children_num = 2;
+        let body = file_statuses(&[(file(), "a \"b\"".into()), (dir, "t".into())]);
+        assert!(
+            body.starts_with("{\"FileStatuses\":{\"FileStatus\":[{"),
+            "{body}"
+        );
+        assert!(body.contains("\"pathSuffix\":\"a \\\"b\\\"\""), "{body}");
+        assert!(body.contains("\"permission\":\"1777\""), "{body}");
+        assert!(body.contains("\"childrenNum\":2"), "{body}");
+        assert!(body.contains("\"type\":\"DIRECTORY\""), "{body}");
+        let batch = directory_listing(&[], 5);
+        assert_eq!(
+            batch,
+            "{\"DirectoryListing\":{\"partialListing\":{\"FileStatuses\":{\"FileStatus\":[]}},\"remainingEntries\":5}}"
+        );
+    }
+
+    #[test]
+    fn small_bodies() {
+        assert_eq!(boolean(true), "{\"boolean\":true}");
+        assert_eq!(path("/user/bob"), "{\"Path\":\"/user/bob\"}");
+        assert_eq!(
+            file_checksum("MD5-of-0MD5-of-512CRC32C", &[0, 0, 2, 0]),
+            "{\"FileChecksum\":{\"algorithm\":\"MD5-of-0MD5-of-512CRC32C\",\"bytes\":\"00000200\",\"length\":4}}"
+        );
+        let cs = ContentSummary {
+            length: 10,
+            file_count: 2,
+            directory_count: 1,
+            quota: -1,
+            space_consumed: 30,
+            space_quota: -1,
+        };
+        assert_eq!(
+            content_summary(&cs),
+            "{\"ContentSummary\":{\"directoryCount\":1,\"fileCount\":2,\"length\":10,\"quota\":-1,\"spaceConsumed\":30,\"spaceQuota\":-1,\"typeQuota\":{}}}"
+        );
+    }
+}

@@ -1,0 +1,398 @@
+//! The NameNode's half of WebHDFS: metadata operations answered here, through an RPC client
+//! of the NameNode's own port acting as the requesting user; OPEN, CREATE, APPEND and
+//! GETFILECHECKSUM redirected (307) to a DataNode's HTTP port, chosen from the block's
+//! locations or, for a new file, among the live DataNodes.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
+
+use rhdfs_client::{ClientError, FileSystem};
+use rhdfs_conf::Configuration;
+use rhdfs_http::url::{encode_component, encode_query_value};
+use rhdfs_http::{Connection, Request};
+use rhdfs_proto::hdfs::{DatanodeInfoProto, LocatedBlockProto};
+
+use crate::error::WebError;
+use crate::fs_cache::FsCache;
+use crate::op::Op;
+use crate::{json, params};
+
+/// The parameters a redirect does not pass on (it sets its own).
+const NOT_FORWARDED: &[&str] = &[
+    "op",
+    "user.name",
+    "namenoderpcaddress",
+    "noredirect",
+    "doas",
+    "delegation",
+];
+
+/// Picks a DataNode for data the NameNode has no replica location for (a new file, an empty
+/// one): a live node not being decommissioned, the one on the client's host if there is one.
+pub trait DatanodeChooser: Send + Sync {
+    /// The DataNode's HTTP address as (host, port), or None when no DataNode is available.
+    fn any_datanode(&self, client_ip: &str) -> Option<(String, u16)>;
+}
+
+/// What an operation answers.
+#[derive(Debug, PartialEq, Eq)]
+enum Reply {
+    Json(String),
+    Empty,
+    Redirect(String),
+}
+
+/// The NameNode's WebHDFS endpoint.
+pub struct NameNodeWebHdfs {
+    cache: FsCache,
+    rpc_addr: OnceLock<String>,
+    chooser: Arc<dyn DatanodeChooser>,
+    static_user: String,
+}
+
+/// The user a request acts as: `user.name`, else the static web user. A `doas` naming
+/// another user is refused (no proxy users are configured).
+pub fn request_user(req: &Request, static_user: &str) -> Result<String, WebError> {
+    let user = params::string(req, "user.name").unwrap_or(static_user);
+    if let Some(doas) = params::string(req, "doas").filter(|d| *d != user) {
+        return Err(WebError::new(
+            "org.apache.hadoop.security.authorize.AuthorizationException",
+            format!("User: {user} is not allowed to impersonate {doas}"),
+        ));
+    }
+    Ok(user.to_string())
+}
+
+fn http_host(ip: &str) -> String {
+    if ip.contains(':') {
+        format!("[{ip}]")
+    } else {
+        ip.to_string()
+    }
+}
+
+fn info_addr(dn: &DatanodeInfoProto) -> Option<(String, u16)> {
+    let port = u16::try_from(dn.id.info_port).ok().filter(|p| *p != 0)?;
+    Some((dn.id.ip_addr.clone(), port))
+}
+
+fn first_location(lb: Option<&LocatedBlockProto>) -> Option<(String, u16)> {
+    lb?.locs.iter().find_map(info_addr)
+}
+
+impl NameNodeWebHdfs {
+    /// `conf` configures the RPC clients; `static_user` is hadoop.http.staticuser.user.
+    pub fn new(conf: &Configuration, chooser: Arc<dyn DatanodeChooser>, static_user: &str) -> Self {
+        NameNodeWebHdfs {
+            cache: FsCache::new(conf),
+            rpc_addr: OnceLock::new(),
+            chooser,
+            static_user: static_user.to_string(),
+        }
+    }
+
+    /// The NameNode's RPC address as DataNodes and clients reach it (host:port); requests
+    /// fail with RetriableException until it is known.
+    pub fn set_rpc_addr(&self, addr: String) {
+        let _ = self.rpc_addr.set(addr);
+    }
+
+    /// Answers one `/webhdfs/v1` request.
+    pub async fn handle(&self, req: &Request, conn: &mut Connection) -> std::io::Result<()> {
+        let result = self.answer(req, conn.peer()).await;
+        // The data of a CREATE or APPEND goes to the DataNode, not here.
+        if let Err(e) = conn.skip_body(1 << 20).await {
+            tracing::debug!(path = %req.path, "WebHDFS request body not read: {e}");
+        }
+        match result {
+            Ok(Reply::Json(body)) => {
+                conn.respond(200, crate::json_content_type(req), &[], body.as_bytes())
+                    .await
+            }
+            Ok(Reply::Empty) => {
+                conn.respond(200, crate::json_content_type(req), &[], b"")
+                    .await
+            }
+            Ok(Reply::Redirect(url)) => {
+                let body = json::location(&url);
+                if params::boolean(req, "noredirect", false).unwrap_or(false) {
+                    conn.respond(200, crate::json_content_type(req), &[], body.as_bytes())
+                        .await
+                } else {
+                    conn.respond(
+                        307,
+                        crate::json_content_type(req),
+                        &[("Location", &url)],
+                        body.as_bytes(),
+                    )
+                    .await
+                }
+            }
+            Err(e) => {
+                tracing::debug!(path = %req.path, "WebHDFS: {e}");
+                conn.respond(
+                    e.status(),
+                    crate::json_content_type(req),
+                    &[],
+                    e.to_json().as_bytes(),
+                )
+                .await
+            }
+        }
+    }
+
+    async fn answer(&self, req: &Request, peer: SocketAddr) -> Result<Reply, WebError> {
+        let path = crate::fs_path(&req.path)
+            .ok_or_else(|| WebError::new("java.io.FileNotFoundException", &req.path))?;
+        let op = Op::parse(&req.method, req.param("op"))?;
+        let user = request_user(req, &self.static_user)?;
+        let nn = self.rpc_addr.get().ok_or_else(|| {
+            WebError::new(
+                "org.apache.hadoop.ipc.RetriableException",
+                "NameNode still not started",
+            )
+        })?;
+        let fs = self.cache.get(nn, &user).await?;
+        let fail = |e: ClientError| {
+            self.cache.forget_on_failure(nn, &user, &e);
+            WebError::from(e)
+        };
+        self.run(op, &fs, &path, req, nn, &user, peer)
+            .await
+            .map_err(|e| match e {
+                Failure::Client(e) => fail(e),
+                Failure::Web(e) => e,
+            })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run(
+        &self,
+        op: Op,
+        fs: &FileSystem,
+        path: &str,
+        req: &Request,
+        nn: &str,
+        user: &str,
+        peer: SocketAddr,
+    ) -> Result<Reply, Failure> {
+        Ok(match op {
+            Op::GetFileStatus => Reply::Json(json::file_status(&fs.status(path).await?)),
+            Op::ListStatus => {
+                let entries = fs.list_status(path).await?;
+                Reply::Json(json::file_statuses(&suffixed(entries, path)))
+            }
+            Op::ListStatusBatch => {
+                let after = params::string(req, "startAfter").unwrap_or("");
+                let (entries, remaining, _) = fs.list_page(path, after.as_bytes()).await?;
+                Reply::Json(json::directory_listing(&suffixed(entries, path), remaining))
+            }
+            Op::GetContentSummary => {
+                Reply::Json(json::content_summary(&fs.content_summary(path).await?))
+            }
+            Op::GetHomeDirectory => Reply::Json(json::path(&format!("/user/{user}"))),
+            Op::GetTrashRoot => Reply::Json(json::path(&format!("/user/{user}/.Trash"))),
+            Op::GetServerDefaults => {
+                Reply::Json(json::server_defaults(&fs.server_defaults().await?))
+            }
+            Op::Mkdirs => {
+                let perm = params::permission(req, 0o755)?;
+                Reply::Json(json::boolean(fs.mkdirs(path, Some(perm)).await?))
+            }
+            Op::Rename => {
+                let dst = params::destination(req)?;
+                match params::string(req, "renameoptions") {
+                    None => Reply::Json(json::boolean(fs.rename(path, &dst).await?)),
+                    Some(opts) => {
+                        let overwrite = opts
+                            .split(',')
+                            .any(|o| o.trim().eq_ignore_ascii_case("OVERWRITE"));
+                        fs.rename2(path, &dst, overwrite).await?;
+                        Reply::Empty
+                    }
+                }
+            }
+            Op::SetReplication => {
+                let r = match params::replication(req)? {
+                    Some(r) => r,
+                    None => {
+                        u16::try_from(fs.server_defaults().await?.replication).unwrap_or(u16::MAX)
+                    }
+                };
+                Reply::Json(json::boolean(fs.set_replication(path, r).await?))
+            }
+            Op::SetOwner => {
+                let owner = params::string(req, "owner");
+                let group = params::string(req, "group");
+                if owner.is_none() && group.is_none() {
+                    return Err(
+                        WebError::illegal_argument("Both owner and group are empty.").into(),
+                    );
+                }
+                fs.set_owner(path, owner, group).await?;
+                Reply::Empty
+            }
+            Op::SetPermission => {
+                fs.set_permission(path, params::permission(req, 0o755)?)
+                    .await?;
+                Reply::Empty
+            }
+            Op::SetTimes => {
+                let t = |name| -> Result<Option<u64>, WebError> {
+                    Ok(params::long(req, name, -1)?
+                        .filter(|v| *v >= 0)
+                        .map(|v| v as u64))
+                };
+                fs.set_times(path, t("modificationtime")?, t("accesstime")?)
+                    .await?;
+                Reply::Empty
+            }
+            Op::Delete => {
+                let recursive = params::boolean(req, "recursive", false)?;
+                Reply::Json(json::boolean(fs.delete(path, recursive).await?))
+            }
+            Op::Open | Op::GetFileChecksum | Op::Append => {
+                let offset = match op {
+                    Op::Open => params::unsigned(req, "offset")?.unwrap_or(0),
+                    _ => 0,
+                };
+                let lbs = fs.located_blocks(path, offset, 1).await?;
+                let holder = if op == Op::Append {
+                    first_location(lbs.last_block.as_ref())
+                } else {
+                    first_location(
+                        lbs.blocks
+                            .iter()
+                            .find(|b| b.offset + b.b.num_bytes.unwrap_or(0) > offset),
+                    )
+                };
+                let dn = holder.or_else(|| self.chooser.any_datanode(&peer.ip().to_string()));
+                Reply::Redirect(redirect_url(dn, op, path, req, nn, user)?)
+            }
+            Op::Create => {
+                let dn = self.chooser.any_datanode(&peer.ip().to_string());
+                Reply::Redirect(redirect_url(dn, op, path, req, nn, user)?)
+            }
+        })
+    }
+}
+
+/// Why an operation failed: a client call (its connection may need dropping) or the request.
+enum Failure {
+    Client(ClientError),
+    Web(WebError),
+}
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Self {
+        Failure::Client(e)
+    }
+}
+
+impl From<WebError> for Failure {
+    fn from(e: WebError) -> Self {
+        Failure::Web(e)
+    }
+}
+
+/// Each entry with its `pathSuffix`: its name, or "" when the listed path is the file itself.
+fn suffixed(
+    entries: Vec<rhdfs_client::FileStatus>,
+    listed: &str,
+) -> Vec<(rhdfs_client::FileStatus, String)> {
+    let listed = rhdfs_client::path::normalize(listed).unwrap_or_else(|_| listed.to_string());
+    entries
+        .into_iter()
+        .map(|st| {
+            let suffix = if st.path == listed {
+                String::new()
+            } else {
+                st.name().to_string()
+            };
+            (st, suffix)
+        })
+        .collect()
+}
+
+/// The DataNode URL a redirected op continues at.
+fn redirect_url(
+    dn: Option<(String, u16)>,
+    op: Op,
+    path: &str,
+    req: &Request,
+    nn: &str,
+    user: &str,
+) -> Result<String, WebError> {
+    let (host, port) = dn.ok_or_else(|| {
+        WebError::io(
+            "Failed to find datanode, suggest to check cluster health. excludeDatanodes=null",
+        )
+    })?;
+    let mut url = format!(
+        "http://{}:{port}{}{}?op={}&namenoderpcaddress={}&user.name={}",
+        http_host(&host),
+        crate::PREFIX,
+        encode_component(path),
+        op.name(),
+        encode_query_value(nn),
+        encode_query_value(user)
+    );
+    for (k, v) in &req.params {
+        if !NOT_FORWARDED.contains(&k.as_str()) {
+            url.push_str(&format!(
+                "&{}={}",
+                encode_query_value(k),
+                encode_query_value(v)
+            ));
+        }
+    }
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(q: &str) -> Request {
+        Request::parse(&format!("PUT /webhdfs/v1/a%20b?{q} HTTP/1.1\r\n\r\n")).expect("request")
+    }
+
+    #[test]
+    fn redirects_carry_the_namenode_the_user_and_the_parameters() {
+        let r = req("op=CREATE&user.name=bob&overwrite=true&noredirect=false&permission=600");
+        let url = redirect_url(
+            Some(("10.0.0.2".into(), 9864)),
+            Op::Create,
+            "/a b",
+            &r,
+            "nn.example:8020",
+            "bob",
+        )
+        .expect("url");
+        assert_eq!(
+            url,
+            "http://10.0.0.2:9864/webhdfs/v1/a%20b?op=CREATE&namenoderpcaddress=nn.example%3A8020&user.name=bob&overwrite=true&permission=600"
+        );
+        let v6 =
+            redirect_url(Some(("::1".into(), 1)), Op::Open, "/", &r, "n:1", "bob").expect("url");
+        assert!(v6.starts_with("http://[::1]:1/webhdfs/v1/?op=OPEN"), "{v6}");
+        let none = redirect_url(None, Op::Create, "/x", &r, "n:1", "bob").expect_err("no DN");
+        assert_eq!(none.status(), 403);
+    }
+
+    #[test]
+    fn users() {
+        assert_eq!(
+            request_user(&req("user.name=alice"), "dr.who"),
+            Ok("alice".into())
+        );
+        assert_eq!(request_user(&req(""), "dr.who"), Ok("dr.who".into()));
+        assert_eq!(
+            request_user(&req("user.name=a&doas=a"), "dr.who"),
+            Ok("a".into())
+        );
+        let e = request_user(&req("user.name=a&doas=root"), "dr.who").expect_err("proxy");
+        assert_eq!(e.status(), 403);
+        assert_eq!(e.message, "User: a is not allowed to impersonate root");
+    }
+}

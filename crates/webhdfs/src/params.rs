@@ -1,0 +1,146 @@
+//! Typed query parameters with Hadoop's names, defaults and validation messages.
+
+use rhdfs_http::Request;
+
+use crate::error::WebError;
+
+fn invalid(name: &str, why: impl std::fmt::Display) -> WebError {
+    WebError::illegal_argument(format!(
+        "Invalid value for webhdfs parameter \"{name}\": {why}"
+    ))
+}
+
+/// A parameter's value, `None` when absent or empty (Hadoop treats both as the default).
+pub fn string<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
+    req.param(name).filter(|v| !v.is_empty())
+}
+
+/// `true`/`false` in any case.
+pub fn boolean(req: &Request, name: &str, default: bool) -> Result<bool, WebError> {
+    match string(req, name) {
+        None => Ok(default),
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+        Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+        Some(v) => Err(invalid(
+            name,
+            format!("Failed to parse \"{v}\" to Boolean."),
+        )),
+    }
+}
+
+/// A decimal integer in `[min, i64::MAX]`.
+pub fn long(req: &Request, name: &str, min: i64) -> Result<Option<i64>, WebError> {
+    let Some(v) = string(req, name) else {
+        return Ok(None);
+    };
+    let n: i64 = v.parse().map_err(|_| {
+        invalid(
+            name,
+            format!("Failed to parse \"{v}\" as a radix-10 long integer."),
+        )
+    })?;
+    if n < min {
+        return Err(invalid(
+            name,
+            format!("Invalid parameter range: {name} = {n} < {min}"),
+        ));
+    }
+    Ok(Some(n))
+}
+
+/// A non-negative integer.
+pub fn unsigned(req: &Request, name: &str) -> Result<Option<u64>, WebError> {
+    Ok(long(req, name, 0)?.map(|n| n as u64))
+}
+
+/// `replication`: 1..=32767.
+pub fn replication(req: &Request) -> Result<Option<u16>, WebError> {
+    match long(req, "replication", 1)? {
+        None => Ok(None),
+        Some(n) if n <= i64::from(i16::MAX) => Ok(Some(n as u16)),
+        Some(n) => Err(invalid(
+            "replication",
+            format!("Invalid parameter range: replication = {n} > {}", i16::MAX),
+        )),
+    }
+}
+
+/// `permission`: an octal string up to 01777.
+pub fn permission(req: &Request, default: u16) -> Result<u16, WebError> {
+    let Some(v) = string(req, "permission") else {
+        return Ok(default);
+    };
+    match u16::from_str_radix(v, 8) {
+        Ok(p) if p <= 0o1777 => Ok(p),
+        Ok(p) => Err(invalid(
+            "permission",
+            format!("Invalid parameter range: permission = {p:o} > 1777"),
+        )),
+        Err(_) => Err(invalid(
+            "permission",
+            format!("Failed to parse \"{v}\" as a radix-8 short integer."),
+        )),
+    }
+}
+
+/// `destination`: an absolute path.
+pub fn destination(req: &Request) -> Result<String, WebError> {
+    match string(req, "destination") {
+        Some(d) if d.starts_with('/') => Ok(d.to_string()),
+        Some(d) => Err(invalid(
+            "destination",
+            format!("Invalid parameter value: destination = {d} is not an absolute path"),
+        )),
+        None => Err(WebError::illegal_argument(
+            "Required param destination for op: RENAME is null or empty",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(q: &str) -> Request {
+        Request::parse(&format!("GET /webhdfs/v1/x?{q} HTTP/1.1\r\n\r\n")).expect("request")
+    }
+
+    #[test]
+    fn booleans() {
+        assert_eq!(
+            boolean(&req("overwrite=TRUE"), "overwrite", false),
+            Ok(true)
+        );
+        assert_eq!(boolean(&req("overwrite="), "overwrite", true), Ok(true));
+        assert_eq!(boolean(&req(""), "recursive", false), Ok(false));
+        let e = boolean(&req("recursive=yes"), "recursive", false).expect_err("bad");
+        assert_eq!(e.status(), 400);
+        assert!(e.message.contains("\"recursive\""), "{}", e.message);
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(unsigned(&req("offset=10"), "offset"), Ok(Some(10)));
+        assert_eq!(unsigned(&req(""), "offset"), Ok(None));
+        assert!(unsigned(&req("offset=-1"), "offset").is_err());
+        assert!(unsigned(&req("offset=x"), "offset").is_err());
+        assert_eq!(
+            long(&req("modificationtime=-1"), "modificationtime", -1),
+            Ok(Some(-1))
+        );
+        assert_eq!(replication(&req("replication=2")), Ok(Some(2)));
+        assert!(replication(&req("replication=0")).is_err());
+        assert!(replication(&req("replication=40000")).is_err());
+    }
+
+    #[test]
+    fn permissions_and_destinations() {
+        assert_eq!(permission(&req("permission=1777"), 0o755), Ok(0o1777));
+        assert_eq!(permission(&req(""), 0o644), Ok(0o644));
+        assert!(permission(&req("permission=2000"), 0o755).is_err());
+        assert!(permission(&req("permission=9"), 0o755).is_err());
+        assert_eq!(destination(&req("destination=%2Fa%2Fb")), Ok("/a/b".into()));
+        assert!(destination(&req("destination=a")).is_err());
+        assert!(destination(&req("")).is_err());
+    }
+}
