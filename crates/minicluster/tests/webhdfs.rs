@@ -166,6 +166,47 @@ async fn webhdfs_metadata_and_data_through_redirects() -> anyhow::Result<()> {
         .await?;
     assert_eq!(r.body, &data[data.len() - 5..]);
 
+    // GETFILEBLOCKLOCATIONS (what getFileBlockLocations, and so input splits, ask for).
+    let v = web
+        .json("GET", "/w/d/f one", "GETFILEBLOCKLOCATIONS", "")
+        .await?;
+    let blocks = v["BlockLocations"]["BlockLocation"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let offsets: Vec<u64> = blocks.iter().filter_map(|b| b["offset"].as_u64()).collect();
+    assert_eq!(offsets, [0, MIB as u64, 2 * MIB as u64], "{v}");
+    assert_eq!(blocks[2]["length"], 12_345);
+    for b in &blocks {
+        assert_eq!(b["names"].as_array().map(Vec::len), Some(2), "{b}");
+        assert_eq!(b["corrupt"], false);
+        let paths = b["topologyPaths"].as_array().cloned().unwrap_or_default();
+        assert!(
+            paths
+                .iter()
+                .all(|p| p.as_str().unwrap_or_default().starts_with("/default-rack/")),
+            "{b}"
+        );
+    }
+    let v = web
+        .json(
+            "GET",
+            "/w/d/f one",
+            "GETFILEBLOCKLOCATIONS",
+            &format!("&offset={}&length=10", MIB + 5),
+        )
+        .await?;
+    assert_eq!(
+        v["BlockLocations"]["BlockLocation"][0]["offset"], MIB as u64,
+        "{v}"
+    );
+    assert_eq!(
+        v["BlockLocations"]["BlockLocation"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+
     // APPEND through POST, read back whole.
     let more = common::random_bytes(70_000, 8);
     let r = web

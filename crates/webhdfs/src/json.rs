@@ -3,6 +3,7 @@
 
 use rhdfs_client::{ContentSummary, FileStatus, ServerDefaults};
 use rhdfs_conf::json::string;
+use rhdfs_proto::hdfs::LocatedBlockProto;
 
 /// `{"boolean":true}`.
 pub fn boolean(b: bool) -> String {
@@ -112,6 +113,66 @@ pub fn server_defaults(d: &ServerDefaults) -> String {
     )
 }
 
+fn string_array<I: IntoIterator<Item = S>, S: AsRef<str>>(items: I) -> String {
+    let v: Vec<String> = items.into_iter().map(|s| string(s.as_ref())).collect();
+    format!("[{}]", v.join(","))
+}
+
+/// StorageTypeProto's name.
+fn storage_type(v: i32) -> &'static str {
+    match v {
+        2 => "SSD",
+        3 => "ARCHIVE",
+        4 => "RAM_DISK",
+        5 => "PROVIDED",
+        6 => "NVDIMM",
+        _ => "DISK",
+    }
+}
+
+/// `{"BlockLocations":{"BlockLocation":[...]}}` (GETFILEBLOCKLOCATIONS): per block its
+/// offset, length, corrupt flag and, per replica, `ip:xferPort` (names), host name, rack path,
+/// storage id and type.
+pub fn block_locations(blocks: &[LocatedBlockProto]) -> String {
+    let list: Vec<String> = blocks
+        .iter()
+        .map(|lb| {
+            let names: Vec<String> = lb
+                .locs
+                .iter()
+                .map(|d| format!("{}:{}", d.id.ip_addr, d.id.xfer_port))
+                .collect();
+            let hosts = lb.locs.iter().map(|d| d.id.host_name.as_str());
+            let topology: Vec<String> = lb
+                .locs
+                .iter()
+                .zip(&names)
+                .map(|(d, n)| {
+                    let rack = d.location.as_deref().unwrap_or("/default-rack");
+                    format!("{}/{n}", rack.trim_end_matches('/'))
+                })
+                .collect();
+            let types = (0..lb.locs.len())
+                .map(|i| storage_type(lb.storage_types.get(i).copied().unwrap_or(1)));
+            format!(
+                "{{\"cachedHosts\":[],\"corrupt\":{},\"hosts\":{},\"length\":{},\"names\":{},\"offset\":{},\"storageIds\":{},\"storageTypes\":{},\"topologyPaths\":{}}}",
+                lb.corrupt,
+                string_array(hosts),
+                lb.b.num_bytes.unwrap_or(0),
+                string_array(&names),
+                lb.offset,
+                string_array(&lb.storage_i_ds),
+                string_array(types),
+                string_array(&topology)
+            )
+        })
+        .collect();
+    format!(
+        "{{\"BlockLocations\":{{\"BlockLocation\":[{}]}}}}",
+        list.join(",")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +224,40 @@ mod tests {
         assert_eq!(
             batch,
             "{\"DirectoryListing\":{\"partialListing\":{\"FileStatuses\":{\"FileStatus\":[]}},\"remainingEntries\":5}}"
+        );
+    }
+
+    #[test]
+    fn block_locations_per_replica() {
+        use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto, ExtendedBlockProto};
+        let dn = |ip: &str, rack: Option<&str>| DatanodeInfoProto {
+            id: DatanodeIdProto {
+                ip_addr: ip.into(),
+                host_name: format!("h-{ip}"),
+                xfer_port: 9866,
+                ..Default::default()
+            },
+            location: rack.map(str::to_string),
+            ..Default::default()
+        };
+        let lb = LocatedBlockProto {
+            b: ExtendedBlockProto {
+                num_bytes: Some(100),
+                ..Default::default()
+            },
+            offset: 1024,
+            locs: vec![dn("10.0.0.1", Some("/r1")), dn("10.0.0.2", None)],
+            storage_i_ds: vec!["DS-1".into(), "DS-2".into()],
+            storage_types: vec![1, 2],
+            ..Default::default()
+        };
+        assert_eq!(
+            block_locations(&[lb]),
+            "{\"BlockLocations\":{\"BlockLocation\":[{\"cachedHosts\":[],\"corrupt\":false,\"hosts\":[\"h-10.0.0.1\",\"h-10.0.0.2\"],\"length\":100,\"names\":[\"10.0.0.1:9866\",\"10.0.0.2:9866\"],\"offset\":1024,\"storageIds\":[\"DS-1\",\"DS-2\"],\"storageTypes\":[\"DISK\",\"SSD\"],\"topologyPaths\":[\"/r1/10.0.0.1:9866\",\"/default-rack/10.0.0.2:9866\"]}]}}"
+        );
+        assert_eq!(
+            block_locations(&[]),
+            "{\"BlockLocations\":{\"BlockLocation\":[]}}"
         );
     }
 

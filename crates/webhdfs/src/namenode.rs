@@ -195,6 +195,12 @@ impl NameNodeWebHdfs {
             Op::GetServerDefaults => {
                 Reply::Json(json::server_defaults(&fs.server_defaults().await?))
             }
+            Op::GetFileBlockLocations => {
+                let offset = params::unsigned(req, "offset")?.unwrap_or(0);
+                let length = params::unsigned(req, "length")?.unwrap_or(i64::MAX as u64);
+                let lbs = fs.located_blocks(path, offset, length).await?;
+                Reply::Json(json::block_locations(&lbs.blocks))
+            }
             Op::Mkdirs => {
                 let perm = params::permission(req, 0o755)?;
                 Reply::Json(json::boolean(fs.mkdirs(path, Some(perm)).await?))

@@ -14,6 +14,7 @@ pub enum Op {
     GetHomeDirectory,
     GetTrashRoot,
     GetServerDefaults,
+    GetFileBlockLocations,
     Create,
     Mkdirs,
     Rename,
@@ -25,7 +26,7 @@ pub enum Op {
     Delete,
 }
 
-const ALL: [Op; 18] = [
+const ALL: [Op; 19] = [
     Op::Open,
     Op::GetFileStatus,
     Op::ListStatus,
@@ -35,6 +36,7 @@ const ALL: [Op; 18] = [
     Op::GetHomeDirectory,
     Op::GetTrashRoot,
     Op::GetServerDefaults,
+    Op::GetFileBlockLocations,
     Op::Create,
     Op::Mkdirs,
     Op::Rename,
@@ -52,7 +54,6 @@ const UNSUPPORTED: &[(&str, &[&str])] = &[
     (
         "GET",
         &[
-            "GETFILEBLOCKLOCATIONS",
             "GET_BLOCK_LOCATIONS",
             "GETACLSTATUS",
             "GETXATTRS",
@@ -121,6 +122,7 @@ impl Op {
             Op::GetHomeDirectory => "GETHOMEDIRECTORY",
             Op::GetTrashRoot => "GETTRASHROOT",
             Op::GetServerDefaults => "GETSERVERDEFAULTS",
+            Op::GetFileBlockLocations => "GETFILEBLOCKLOCATIONS",
             Op::Create => "CREATE",
             Op::Mkdirs => "MKDIRS",
             Op::Rename => "RENAME",
@@ -144,7 +146,8 @@ impl Op {
             | Op::GetFileChecksum
             | Op::GetHomeDirectory
             | Op::GetTrashRoot
-            | Op::GetServerDefaults => "GET",
+            | Op::GetServerDefaults
+            | Op::GetFileBlockLocations => "GET",
             Op::Create
             | Op::Mkdirs
             | Op::Rename
