@@ -62,8 +62,10 @@ impl LeaseRenewer {
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
+            // The interval counts from now, not from whenever the task first runs.
+            let since = self.clock.monotonic();
             let me = Arc::clone(self);
-            tokio::spawn(async move { me.run().await });
+            tokio::spawn(async move { me.run(since).await });
         }
         LeaseGuard {
             renewer: Arc::clone(self),
@@ -75,8 +77,8 @@ impl LeaseRenewer {
         self.renewals.load(Ordering::Acquire)
     }
 
-    async fn run(self: Arc<Self>) {
-        let mut last = self.clock.monotonic();
+    async fn run(self: Arc<Self>, since: Duration) {
+        let mut last = since;
         let tick = (self.interval / 10).clamp(Duration::from_millis(10), Duration::from_secs(1));
         loop {
             tokio::time::sleep(tick).await;
