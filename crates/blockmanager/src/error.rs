@@ -36,7 +36,7 @@ impl BlockManagerError {
     pub fn java_class(&self) -> &'static str {
         match self {
             BlockManagerError::Topology(e) => e.java_class(),
-            _ => "java.io.IOException",
+            _ => rhdfs_ipc::exceptions::IO_EXCEPTION,
         }
     }
 }

@@ -58,12 +58,10 @@ impl TopologyError {
     /// The Java exception class a DataNode sees for this error.
     pub fn java_class(&self) -> &'static str {
         match self {
-            TopologyError::Unresolved(_) => "org.apache.hadoop.net.UnresolvedTopologyException",
-            TopologyError::Invalid(_) => {
-                "org.apache.hadoop.net.NetworkTopology$InvalidTopologyException"
-            }
+            TopologyError::Unresolved(_) => rhdfs_ipc::exceptions::UNRESOLVED_TOPOLOGY,
+            TopologyError::Invalid(_) => rhdfs_ipc::exceptions::INVALID_TOPOLOGY,
             TopologyError::UnsupportedMapping(_) | TopologyError::Config(_) => {
-                "java.io.IOException"
+                rhdfs_ipc::exceptions::IO_EXCEPTION
             }
         }
     }

@@ -5,20 +5,7 @@ use rhdfs_ipc::IpcError;
 use rhdfs_transfer::TransferError;
 
 /// Java class names the client looks at.
-pub mod class {
-    pub const FILE_NOT_FOUND: &str = "java.io.FileNotFoundException";
-    pub const FILE_ALREADY_EXISTS: &str = "org.apache.hadoop.fs.FileAlreadyExistsException";
-    pub const PARENT_NOT_DIRECTORY: &str = "org.apache.hadoop.fs.ParentNotDirectoryException";
-    pub const PATH_IS_NOT_EMPTY_DIRECTORY: &str =
-        "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException";
-    pub const ACCESS_CONTROL: &str = "org.apache.hadoop.security.AccessControlException";
-    pub const SAFE_MODE: &str = "org.apache.hadoop.hdfs.server.namenode.SafeModeException";
-    pub const NOT_REPLICATED_YET: &str =
-        "org.apache.hadoop.hdfs.server.namenode.NotReplicatedYetException";
-    pub const ALREADY_BEING_CREATED: &str =
-        "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException";
-    pub const IO_EXCEPTION: &str = "java.io.IOException";
-}
+pub use rhdfs_ipc::exceptions as class;
 
 /// Why a client operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -72,8 +59,8 @@ impl ClientError {
         match self {
             ClientError::Remote { class_name, .. } => class_name,
             ClientError::FileNotFound(_) => class::FILE_NOT_FOUND,
-            ClientError::BlockMissing { .. } => "org.apache.hadoop.hdfs.BlockMissingException",
-            ClientError::InvalidPath(_) => "java.lang.IllegalArgumentException",
+            ClientError::BlockMissing { .. } => class::BLOCK_MISSING,
+            ClientError::InvalidPath(_) => class::ILLEGAL_ARGUMENT,
             _ => class::IO_EXCEPTION,
         }
     }

@@ -22,8 +22,7 @@ use crate::dataset::Dataset;
 /// Software version reported by getDatanodeInfo.
 pub const SOFTWARE_VERSION: &str = "3.5.0";
 
-const REPLICA_NOT_FOUND: &str = "org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException";
-const ACCESS_CONTROL: &str = "org.apache.hadoop.security.AccessControlException";
+use rhdfs_ipc::exceptions::{ACCESS_CONTROL, REPLICA_NOT_FOUND};
 
 /// Who may call the administrative methods (Hadoop's DataNode.checkSuperuserPrivilege):
 /// the user the DataNode runs as and members of `dfs.permissions.superusergroup`, or

@@ -4,15 +4,15 @@
 use std::fmt;
 
 /// Java class name of the generic I/O exception.
-pub const IO_EXCEPTION: &str = "java.io.IOException";
+pub const IO_EXCEPTION: &str = crate::exceptions::IO_EXCEPTION;
 /// Java class name used for an unknown method.
-pub const NO_SUCH_METHOD_EXCEPTION: &str = "org.apache.hadoop.ipc.RpcNoSuchMethodException";
+pub const NO_SUCH_METHOD_EXCEPTION: &str = crate::exceptions::NO_SUCH_METHOD;
 /// Java class name used for an unknown protocol.
-pub const NO_SUCH_PROTOCOL_EXCEPTION: &str = "org.apache.hadoop.ipc.RpcNoSuchProtocolException";
+pub const NO_SUCH_PROTOCOL_EXCEPTION: &str = crate::exceptions::NO_SUCH_PROTOCOL;
 /// Java class name of the fatal response to a bad IPC version.
-pub const VERSION_MISMATCH_EXCEPTION: &str = "org.apache.hadoop.ipc.RPC$VersionMismatch";
+pub const VERSION_MISMATCH_EXCEPTION: &str = crate::exceptions::VERSION_MISMATCH;
 /// Java class name used for malformed requests.
-pub const IPC_EXCEPTION: &str = "org.apache.hadoop.ipc.IpcException";
+pub const IPC_EXCEPTION: &str = crate::exceptions::IPC_EXCEPTION;
 
 /// A failure to report to the remote caller as a Java exception.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,6 +17,7 @@ mod client;
 mod connection;
 mod dispatch;
 mod error;
+pub mod exceptions;
 pub mod frame;
 pub mod headers;
 mod server;

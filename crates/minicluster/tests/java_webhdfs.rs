@@ -1,7 +1,8 @@
 //! The Apache Hadoop 3.5 Java client's `webhdfs://` file system (WebHdfsFileSystem) through
 //! `FsShell`: -put (CREATE redirected to a DataNode, then RENAME of the ._COPYING_ file),
-//! -ls, -cat (OPEN), -checksum (GETFILECHECKSUM, its JSON decoded by the Java client) and
-//! -rm -r (GETSERVERDEFAULTS for the trash setting, DELETE). The bytes are checked through
+//! -ls, -cat (OPEN), -checksum (GETFILECHECKSUM, its JSON decoded by the Java client),
+//! -appendToFile (APPEND), -setrep, -chmod, -mv, -count (GETCONTENTSUMMARY) and -rm -r
+//! (GETSERVERDEFAULTS for the trash setting, DELETE). The bytes are checked through
 //! the RPC path as well.
 //!
 //! Skipped (with a loud SKIPPED line) when the jars are missing, unless RHDFS_REQUIRE_JAVA=1.
@@ -15,7 +16,7 @@ use rhdfs_minicluster::MiniCluster;
 const MIB: usize = 1024 * 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn java_webhdfs_put_ls_cat_checksum_rm() -> anyhow::Result<()> {
+async fn java_webhdfs_shell_commands() -> anyhow::Result<()> {
     let c = MiniCluster::builder()
         .datanodes(3)
         .conf("dfs.blocksize", MIB.to_string())
@@ -26,7 +27,7 @@ async fn java_webhdfs_put_ls_cat_checksum_rm() -> anyhow::Result<()> {
         .http_addr()
         .ok_or_else(|| anyhow::anyhow!("no NameNode HTTP server"))?;
     let uri = format!("webhdfs://{http}");
-    let Some(sh) = JavaShell::new(&uri, "java_webhdfs_put_ls_cat_checksum_rm")? else {
+    let Some(sh) = JavaShell::new(&uri, "java_webhdfs_shell_commands")? else {
         c.shutdown().await;
         return Ok(());
     };
@@ -81,6 +82,44 @@ async fn java_webhdfs_put_ls_cat_checksum_rm() -> anyhow::Result<()> {
     let (want_algorithm, want_hex) = file_checksum(&data, MIB);
     assert!(path.ends_with("/jw/f"), "{line}");
     assert_eq!((algorithm, hex), (want_algorithm, want_hex), "{line}");
+
+    // APPEND, SETREPLICATION, SETPERMISSION, RENAME and GETCONTENTSUMMARY as FsShell uses them.
+    let tail = common::random_bytes(5000, 22);
+    let tail_src = local.path().join("tail.bin");
+    std::fs::write(&tail_src, &tail)?;
+    let tail_src = tail_src.to_string_lossy().into_owned();
+    sh.run(&["-appendToFile", &tail_src, "/jw/f"]).await?.ok();
+    sh.run(&["-setrep", "2", "/jw/f"]).await?.ok();
+    sh.run(&["-chmod", "640", "/jw/f"]).await?.ok();
+    sh.run(&["-mv", "/jw/f", "/jw/g"]).await?.ok();
+    let mut all = data.clone();
+    all.extend_from_slice(&tail);
+    let st = native
+        .get_file_info("/jw/g")
+        .await
+        .map_err(|e| anyhow::anyhow!("/jw/g: {e}"))?;
+    assert_eq!(
+        (st.length, st.replication, st.permission),
+        (all.len(), Some(2), 0o640),
+        "{st:?}"
+    );
+    common::assert_same_bytes(
+        "after -appendToFile",
+        &common::native_read(&native, "/jw/g").await?,
+        &all,
+    );
+    let out = sh.run(&["-count", "/jw"]).await?.ok();
+    let cols: Vec<String> = out
+        .lines()
+        .first()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        cols,
+        ["1", "1", &all.len().to_string(), "/jw"].map(String::from),
+        "{:?}",
+        out.lines()
+    );
 
     sh.run(&["-rm", "-r", "/jw"]).await?.ok();
     assert!(

@@ -70,3 +70,9 @@ pub mod protocols {
     pub const INTER_DATANODE_PROTOCOL: &str =
         "org.apache.hadoop.hdfs.server.protocol.InterDatanodeProtocol";
 }
+
+/// A `StorageTypeProto` value's name as Hadoop prints it (`DISK`, `SSD`, `ARCHIVE`,
+/// `RAM_DISK`, `PROVIDED`, `NVDIMM`); `DISK` for a value it does not know.
+pub fn storage_type_name(v: i32) -> &'static str {
+    hdfs::StorageTypeProto::try_from(v).map_or("DISK", |t| t.as_str_name())
+}

@@ -3,6 +3,7 @@
 //! Each acts as `user.name` through an RPC client of `namenoderpcaddress`, so the NameNode
 //! checks permissions and leases as it does for any client.
 
+use rhdfs_client::error::class;
 use rhdfs_client::{CreateOptions, FileSystem};
 use rhdfs_conf::Configuration;
 use rhdfs_http::url::encode_component;
@@ -49,22 +50,15 @@ impl DataNodeWebHdfs {
         conn: &mut Connection,
         e: WebError,
     ) -> std::io::Result<()> {
-        tracing::debug!(path = %req.path, "WebHDFS on the DataNode: {e}");
         if conn.skip_body(DRAIN_LIMIT).await.is_err() {
             return Ok(());
         }
-        conn.respond(
-            e.status(),
-            crate::json_content_type(req),
-            &[],
-            e.to_json().as_bytes(),
-        )
-        .await
+        e.send(req, conn).await
     }
 
     async fn answer(&self, req: &Request, conn: &mut Connection) -> Result<(), Answer> {
         let path = crate::fs_path(&req.path)
-            .ok_or_else(|| WebError::new("java.io.FileNotFoundException", &req.path))?;
+            .ok_or_else(|| WebError::new(class::FILE_NOT_FOUND, &req.path))?;
         let op = Op::parse(&req.method, req.param("op"))?;
         if !op.redirects() {
             return Err(

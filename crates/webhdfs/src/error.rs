@@ -2,6 +2,7 @@
 //! with the HTTP status Hadoop's exception handler gives that class.
 
 use rhdfs_client::ClientError;
+use rhdfs_client::error::class;
 use rhdfs_conf::json;
 
 /// An operation's failure: the Java exception class and its message.
@@ -21,20 +22,20 @@ impl WebError {
     }
 
     pub fn illegal_argument(message: impl Into<String>) -> Self {
-        Self::new("java.lang.IllegalArgumentException", message)
+        Self::new(class::ILLEGAL_ARGUMENT, message)
     }
 
     pub fn unsupported(message: impl Into<String>) -> Self {
-        Self::new("java.lang.UnsupportedOperationException", message)
+        Self::new(class::UNSUPPORTED_OPERATION, message)
     }
 
     pub fn io(message: impl Into<String>) -> Self {
-        Self::new("java.io.IOException", message)
+        Self::new(class::IO_EXCEPTION, message)
     }
 
     /// A failure of the server itself (not of the request).
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new("java.lang.RuntimeException", message)
+        Self::new(class::RUNTIME_EXCEPTION, message)
     }
 
     /// The class name without its package.
@@ -67,6 +68,25 @@ impl WebError {
             json::string(&self.class),
             json::string(&self.message)
         )
+    }
+}
+
+impl WebError {
+    /// Answers `req` with this error: its status and RemoteException JSON.
+    pub async fn send(
+        &self,
+        req: &rhdfs_http::Request,
+        conn: &mut rhdfs_http::Connection,
+    ) -> std::io::Result<()> {
+        tracing::debug!(path = %req.path, "WebHDFS: {self}");
+        let body = self.to_json();
+        conn.respond(
+            self.status(),
+            crate::json_content_type(req),
+            &[],
+            body.as_bytes(),
+        )
+        .await
     }
 }
 

@@ -118,18 +118,6 @@ fn string_array<I: IntoIterator<Item = S>, S: AsRef<str>>(items: I) -> String {
     format!("[{}]", v.join(","))
 }
 
-/// StorageTypeProto's name.
-fn storage_type(v: i32) -> &'static str {
-    match v {
-        2 => "SSD",
-        3 => "ARCHIVE",
-        4 => "RAM_DISK",
-        5 => "PROVIDED",
-        6 => "NVDIMM",
-        _ => "DISK",
-    }
-}
-
 /// `{"BlockLocations":{"BlockLocation":[...]}}` (GETFILEBLOCKLOCATIONS): per block its
 /// offset, length, corrupt flag and, per replica, `ip:xferPort` (names), host name, rack path,
 /// storage id and type.
@@ -153,7 +141,7 @@ pub fn block_locations(blocks: &[LocatedBlockProto]) -> String {
                 })
                 .collect();
             let types = (0..lb.locs.len())
-                .map(|i| storage_type(lb.storage_types.get(i).copied().unwrap_or(1)));
+                .map(|i| rhdfs_proto::storage_type_name(lb.storage_types.get(i).copied().unwrap_or(1)));
             format!(
                 "{{\"cachedHosts\":[],\"corrupt\":{},\"hosts\":{},\"length\":{},\"names\":{},\"offset\":{},\"storageIds\":{},\"storageTypes\":{},\"topologyPaths\":{}}}",
                 lb.corrupt,

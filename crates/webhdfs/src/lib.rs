@@ -43,6 +43,13 @@ pub fn fs_path(request_path: &str) -> Option<String> {
     rest.starts_with('/').then(|| rest.to_string())
 }
 
+/// A request head for unit tests.
+#[cfg(test)]
+pub(crate) fn test_request(method: &str, path: &str, query: &str) -> rhdfs_http::Request {
+    rhdfs_http::Request::parse(&format!("{method} {path}?{query} HTTP/1.1\r\n\r\n"))
+        .expect("a request line")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

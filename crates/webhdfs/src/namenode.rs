@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 
+use rhdfs_client::error::class;
 use rhdfs_client::{ClientError, FileSystem};
 use rhdfs_conf::Configuration;
 use rhdfs_http::url::{encode_component, encode_query_value};
@@ -56,7 +57,7 @@ pub fn request_user(req: &Request, static_user: &str) -> Result<String, WebError
     let user = params::string(req, "user.name").unwrap_or(static_user);
     if let Some(doas) = params::string(req, "doas").filter(|d| *d != user) {
         return Err(WebError::new(
-            "org.apache.hadoop.security.authorize.AuthorizationException",
+            class::AUTHORIZATION,
             format!("User: {user} is not allowed to impersonate {doas}"),
         ));
     }
@@ -76,8 +77,14 @@ fn info_addr(dn: &DatanodeInfoProto) -> Option<(String, u16)> {
     Some((dn.id.ip_addr.clone(), port))
 }
 
-fn first_location(lb: Option<&LocatedBlockProto>) -> Option<(String, u16)> {
-    lb?.locs.iter().find_map(info_addr)
+/// The replica to redirect a reader to: one on the client's own host if there is one, else
+/// the first in the NameNode's order.
+fn replica_for(lb: Option<&LocatedBlockProto>, client_ip: &str) -> Option<(String, u16)> {
+    let locs = &lb?.locs;
+    locs.iter()
+        .filter(|d| d.id.ip_addr == client_ip)
+        .chain(locs.iter())
+        .find_map(info_addr)
 }
 
 impl NameNodeWebHdfs {
@@ -128,30 +135,19 @@ impl NameNodeWebHdfs {
                     .await
                 }
             }
-            Err(e) => {
-                tracing::debug!(path = %req.path, "WebHDFS: {e}");
-                conn.respond(
-                    e.status(),
-                    crate::json_content_type(req),
-                    &[],
-                    e.to_json().as_bytes(),
-                )
-                .await
-            }
+            Err(e) => e.send(req, conn).await,
         }
     }
 
     async fn answer(&self, req: &Request, peer: SocketAddr) -> Result<Reply, WebError> {
         let path = crate::fs_path(&req.path)
-            .ok_or_else(|| WebError::new("java.io.FileNotFoundException", &req.path))?;
+            .ok_or_else(|| WebError::new(class::FILE_NOT_FOUND, &req.path))?;
         let op = Op::parse(&req.method, req.param("op"))?;
         let user = request_user(req, &self.static_user)?;
-        let nn = self.rpc_addr.get().ok_or_else(|| {
-            WebError::new(
-                "org.apache.hadoop.ipc.RetriableException",
-                "NameNode still not started",
-            )
-        })?;
+        let nn = self
+            .rpc_addr
+            .get()
+            .ok_or_else(|| WebError::new(class::RETRIABLE, "NameNode still not started"))?;
         let fs = self.cache.get(nn, &user).await?;
         let fail = |e: ClientError| {
             self.cache.forget_on_failure(nn, &user, &e);
@@ -263,16 +259,17 @@ impl NameNodeWebHdfs {
                     _ => 0,
                 };
                 let lbs = fs.located_blocks(path, offset, 1).await?;
+                let client_ip = peer.ip().to_string();
                 let holder = if op == Op::Append {
-                    first_location(lbs.last_block.as_ref())
+                    replica_for(lbs.last_block.as_ref(), &client_ip)
                 } else {
-                    first_location(
-                        lbs.blocks
-                            .iter()
-                            .find(|b| b.offset + b.b.num_bytes.unwrap_or(0) > offset),
-                    )
+                    let block = lbs
+                        .blocks
+                        .iter()
+                        .find(|b| b.offset + b.b.num_bytes.unwrap_or(0) > offset);
+                    replica_for(block, &client_ip)
                 };
-                let dn = holder.or_else(|| self.chooser.any_datanode(&peer.ip().to_string()));
+                let dn = holder.or_else(|| self.chooser.any_datanode(&client_ip));
                 Reply::Redirect(redirect_url(dn, op, path, req, nn, user)?)
             }
             Op::Create => {
@@ -360,7 +357,7 @@ mod tests {
     use super::*;
 
     fn req(q: &str) -> Request {
-        Request::parse(&format!("PUT /webhdfs/v1/a%20b?{q} HTTP/1.1\r\n\r\n")).expect("request")
+        crate::test_request("PUT", "/webhdfs/v1/a%20b", q)
     }
 
     #[test]
@@ -384,6 +381,37 @@ mod tests {
         assert!(v6.starts_with("http://[::1]:1/webhdfs/v1/?op=OPEN"), "{v6}");
         let none = redirect_url(None, Op::Create, "/x", &r, "n:1", "bob").expect_err("no DN");
         assert_eq!(none.status(), 403);
+    }
+
+    #[test]
+    fn readers_go_to_a_replica_on_their_own_host() {
+        use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
+        let dn = |ip: &str, port: u32| DatanodeInfoProto {
+            id: DatanodeIdProto {
+                ip_addr: ip.into(),
+                info_port: port,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let lb = LocatedBlockProto {
+            locs: vec![
+                dn("10.0.0.1", 0),
+                dn("10.0.0.2", 9864),
+                dn("10.0.0.3", 9864),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            replica_for(Some(&lb), "10.0.0.3"),
+            Some(("10.0.0.3".into(), 9864))
+        );
+        // No HTTP port on the first: the next in order.
+        assert_eq!(
+            replica_for(Some(&lb), "10.9.9.9"),
+            Some(("10.0.0.2".into(), 9864))
+        );
+        assert_eq!(replica_for(None, "10.0.0.3"), None);
     }
 
     #[test]

@@ -102,7 +102,7 @@ mod tests {
     use super::*;
 
     fn req(q: &str) -> Request {
-        Request::parse(&format!("GET /webhdfs/v1/x?{q} HTTP/1.1\r\n\r\n")).expect("request")
+        crate::test_request("GET", "/webhdfs/v1/x", q)
     }
 
     #[test]

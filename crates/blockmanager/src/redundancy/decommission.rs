@@ -228,8 +228,7 @@ pub fn is_sufficient(
 }
 
 /// Java class of the error a node outside the include list receives.
-pub const DISALLOWED_DATANODE_EXCEPTION: &str =
-    "org.apache.hadoop.hdfs.server.protocol.DisallowedDatanodeException";
+pub const DISALLOWED_DATANODE_EXCEPTION: &str = rhdfs_ipc::exceptions::DISALLOWED_DATANODE;
 
 /// Hadoop's refusal of a node the include list does not name.
 pub fn disallowed_error(id: &DatanodeId) -> rhdfs_ipc::RpcError {

@@ -326,8 +326,8 @@ pub(crate) async fn first_set<T: Clone>(tx: &watch::Sender<Option<T>>) -> T {
 /// Exceptions after which a registered DataNode stops serving the NameNode (Hadoop's
 /// BPServiceActor.offerService gives up on these instead of retrying).
 const REFUSALS: [&str; 2] = [
-    "org.apache.hadoop.hdfs.server.protocol.DisallowedDatanodeException",
-    "org.apache.hadoop.hdfs.server.common.IncorrectVersionException",
+    rhdfs_ipc::exceptions::DISALLOWED_DATANODE,
+    rhdfs_ipc::exceptions::INCORRECT_VERSION,
 ];
 
 fn refuses_for_good(e: &ActorError) -> bool {

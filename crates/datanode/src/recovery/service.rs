@@ -90,9 +90,8 @@ impl InterDatanodeService {
 }
 
 /// Java class of a refused recovery step, as Hadoop's DataNode throws it.
-pub const RECOVERY_IN_PROGRESS: &str =
-    "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException";
-const REPLICA_NOT_FOUND: &str = "org.apache.hadoop.hdfs.server.datanode.ReplicaNotFoundException";
+pub use rhdfs_ipc::exceptions::RECOVERY_IN_PROGRESS;
+use rhdfs_ipc::exceptions::REPLICA_NOT_FOUND;
 
 fn to_rpc(e: StorageError) -> RpcError {
     match e {

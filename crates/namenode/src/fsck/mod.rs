@@ -153,17 +153,6 @@ struct Frame {
     after: Option<Vec<u8>>,
 }
 
-fn storage_type_name(t: i32) -> &'static str {
-    match t {
-        2 => "SSD",
-        3 => "ARCHIVE",
-        4 => "RAM_DISK",
-        5 => "PROVIDED",
-        6 => "NVDIMM",
-        _ => "DISK",
-    }
-}
-
 fn child_path(parent: &str, name: &[u8]) -> String {
     let name = String::from_utf8_lossy(name);
     if parent.ends_with('/') {
@@ -388,7 +377,7 @@ impl Walker<'_> {
                     "DatanodeInfoWithStorage[{},{},{}]",
                     r.xfer_addr,
                     r.storage_id,
-                    storage_type_name(r.storage_type)
+                    rhdfs_proto::storage_type_name(r.storage_type)
                 );
             }
             if o.replica_details {

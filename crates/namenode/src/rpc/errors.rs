@@ -4,27 +4,14 @@ use rhdfs_ipc::RpcError;
 
 use crate::error::FsError;
 
-pub const FILE_NOT_FOUND: &str = "java.io.FileNotFoundException";
-pub const FILE_ALREADY_EXISTS: &str = "org.apache.hadoop.fs.FileAlreadyExistsException";
-pub const PARENT_NOT_DIRECTORY: &str = "org.apache.hadoop.fs.ParentNotDirectoryException";
-pub const PATH_IS_NOT_EMPTY_DIRECTORY: &str =
-    "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException";
-pub const ACCESS_CONTROL: &str = "org.apache.hadoop.security.AccessControlException";
-pub const SAFE_MODE: &str = "org.apache.hadoop.hdfs.server.namenode.SafeModeException";
-pub const ALREADY_BEING_CREATED: &str =
-    "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException";
-pub const LEASE_EXPIRED: &str = "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException";
-pub const RECOVERY_IN_PROGRESS: &str =
-    "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException";
-pub const NOT_REPLICATED_YET: &str =
-    "org.apache.hadoop.hdfs.server.namenode.NotReplicatedYetException";
-pub const INVALID_PATH: &str = "org.apache.hadoop.fs.InvalidPathException";
-pub const ILLEGAL_ARGUMENT: &str = "org.apache.hadoop.HadoopIllegalArgumentException";
-pub const PATH_COMPONENT_TOO_LONG: &str =
-    "org.apache.hadoop.hdfs.protocol.FSLimitException$PathComponentTooLongException";
-pub const MAX_DIRECTORY_ITEMS_EXCEEDED: &str =
-    "org.apache.hadoop.hdfs.protocol.FSLimitException$MaxDirectoryItemsExceededException";
-pub const IO: &str = "java.io.IOException";
+pub use rhdfs_ipc::exceptions::{
+    ACCESS_CONTROL, ALREADY_BEING_CREATED, FILE_ALREADY_EXISTS, FILE_NOT_FOUND, INVALID_PATH,
+    LEASE_EXPIRED, MAX_DIRECTORY_ITEMS_EXCEEDED, NOT_REPLICATED_YET, PARENT_NOT_DIRECTORY,
+    PATH_COMPONENT_TOO_LONG, PATH_IS_NOT_EMPTY_DIRECTORY, RECOVERY_IN_PROGRESS, SAFE_MODE,
+};
+/// The namespace's argument errors are Hadoop's HadoopIllegalArgumentException.
+pub const ILLEGAL_ARGUMENT: &str = rhdfs_ipc::exceptions::HADOOP_ILLEGAL_ARGUMENT;
+pub const IO: &str = rhdfs_ipc::exceptions::IO_EXCEPTION;
 
 /// The Java class a client receives for `e`.
 pub fn class_of(e: &FsError) -> &'static str {

@@ -33,7 +33,7 @@ impl ClientProtocolService {
             true
         } else {
             return Err(RpcError::new(
-                "java.lang.IllegalArgumentException",
+                rhdfs_ipc::exceptions::ILLEGAL_ARGUMENT,
                 format!("Unknown OpenFileType: {types:?}"),
             ));
         };
