@@ -12,6 +12,7 @@ pub use self::common::*;
 pub use self::datanode::*;
 pub use self::ipc::*;
 pub use self::namenode::*;
+pub use self::web::*;
 
 /// Largest data-transfer packet accepted (a fixed limit in Hadoop, not a configuration key).
 pub const DATA_TRANSFER_MAX_PACKET_SIZE: u64 = 16 * 1024 * 1024;
@@ -1256,4 +1257,21 @@ pub mod client {
     pub const DFS_CLIENT_FSCK_READ_TIMEOUT_DEFAULT: Duration = Duration::from_millis(60000);
     /// Unit of a bare number in `dfs.client.fsck.read.timeout`.
     pub const DFS_CLIENT_FSCK_READ_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
+}
+
+/// The daemons' web ports (WebHDFS, the user of anonymous requests).
+pub mod web {
+    /// `dfs.webhdfs.enabled`: serve `/webhdfs/v1` on the NameNode and DataNode web ports.
+    pub const DFS_WEBHDFS_ENABLED_KEY: &str = "dfs.webhdfs.enabled";
+    pub const DFS_WEBHDFS_ENABLED_DEFAULT: bool = true;
+
+    /// `hadoop.http.staticuser.user`: the user of web requests that name none.
+    pub const HADOOP_HTTP_STATICUSER_USER_KEY: &str = "hadoop.http.staticuser.user";
+    pub const HADOOP_HTTP_STATICUSER_USER_DEFAULT: &str = "dr.who";
+
+    /// `hadoop.http.authentication.simple.anonymous.allowed`: with SIMPLE authentication,
+    /// whether a request without `user.name` is served (as the static user) or refused (401).
+    pub const HADOOP_HTTP_AUTHENTICATION_SIMPLE_ANONYMOUS_ALLOWED_KEY: &str =
+        "hadoop.http.authentication.simple.anonymous.allowed";
+    pub const HADOOP_HTTP_AUTHENTICATION_SIMPLE_ANONYMOUS_ALLOWED_DEFAULT: bool = true;
 }

@@ -46,9 +46,9 @@ impl HttpServer {
     pub async fn start(conf: &Configuration, bind: SocketAddr) -> std::io::Result<Self> {
         let listener = TcpListener::bind(bind).await?;
         let addr = listener.local_addr()?;
-        let static_user = conf.get_str("hadoop.http.staticuser.user", "dr.who");
+        let web = rhdfs_webhdfs::WebSettings::from_conf(conf).map_err(std::io::Error::other)?;
         let endpoints = Endpoints {
-            webhdfs: DataNodeWebHdfs::new(conf, &static_user),
+            webhdfs: DataNodeWebHdfs::new(conf, web),
         };
         let task = rhdfs_http::serve(listener, Arc::new(endpoints), READ_TIMEOUT);
         Ok(HttpServer { addr, task })

@@ -411,3 +411,75 @@ async fn webhdfs_metadata_and_data_through_redirects() -> anyhow::Result<()> {
     c.shutdown().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn webhdfs_settings_disable_it_or_refuse_anonymous_requests() -> anyhow::Result<()> {
+    // dfs.webhdfs.enabled=false: neither daemon serves /webhdfs/v1; the rest of the web port
+    // still works.
+    let c = MiniCluster::builder()
+        .datanodes(1)
+        .conf("dfs.webhdfs.enabled", "false")
+        .build()
+        .await?;
+    let nn = c
+        .namenode()
+        .http_addr()
+        .ok_or_else(|| anyhow::anyhow!("no NameNode HTTP server"))?
+        .to_string();
+    let dn = c
+        .datanode(0)
+        .ok_or_else(|| anyhow::anyhow!("no DataNode"))?
+        .http_addr()
+        .to_string();
+    let user = common::current_user();
+    let r = request(
+        &nn,
+        "GET",
+        &format!("/webhdfs/v1/?op=GETFILESTATUS&user.name={user}"),
+        None,
+        T,
+    )
+    .await?;
+    assert_eq!(r.code, 404, "{}", r.text());
+    let r = request(
+        &dn,
+        "GET",
+        "/webhdfs/v1/x?op=OPEN&namenoderpcaddress=x:1",
+        None,
+        T,
+    )
+    .await?;
+    assert_eq!(r.code, 404, "{}", r.text());
+    let r = request(&nn, "GET", "/jmx", None, T).await?;
+    assert_eq!(r.code, 200);
+    c.shutdown().await;
+
+    // Anonymous requests refused: 401 without user.name, served with it.
+    let c = MiniCluster::builder()
+        .datanodes(1)
+        .conf(
+            "hadoop.http.authentication.simple.anonymous.allowed",
+            "false",
+        )
+        .build()
+        .await?;
+    let nn = c
+        .namenode()
+        .http_addr()
+        .ok_or_else(|| anyhow::anyhow!("no NameNode HTTP server"))?
+        .to_string();
+    let r = request(&nn, "GET", "/webhdfs/v1/?op=GETFILESTATUS", None, T).await?;
+    assert_eq!(r.code, 401, "{}", r.text());
+    assert_eq!(remote_exception(&r)?.0, "java.lang.SecurityException");
+    let r = request(
+        &nn,
+        "GET",
+        &format!("/webhdfs/v1/?op=GETFILESTATUS&user.name={user}"),
+        None,
+        T,
+    )
+    .await?;
+    assert_eq!(r.code, 200, "{}", r.text());
+    c.shutdown().await;
+    Ok(())
+}

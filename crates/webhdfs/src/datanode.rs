@@ -11,7 +11,6 @@ use rhdfs_http::{Connection, Request};
 
 use crate::error::WebError;
 use crate::fs_cache::FsCache;
-use crate::namenode::request_user;
 use crate::op::Op;
 use crate::{json, params};
 
@@ -22,20 +21,23 @@ const DRAIN_LIMIT: u64 = 64 << 20;
 /// The DataNode's WebHDFS endpoint.
 pub struct DataNodeWebHdfs {
     cache: FsCache,
-    static_user: String,
+    web: crate::WebSettings,
 }
 
 impl DataNodeWebHdfs {
-    /// `conf` configures the clients; `static_user` is hadoop.http.staticuser.user.
-    pub fn new(conf: &Configuration, static_user: &str) -> Self {
+    /// `conf` configures the clients.
+    pub fn new(conf: &Configuration, web: crate::WebSettings) -> Self {
         DataNodeWebHdfs {
             cache: FsCache::new(conf),
-            static_user: static_user.to_string(),
+            web,
         }
     }
 
     /// Answers one `/webhdfs/v1` request.
     pub async fn handle(&self, req: &Request, conn: &mut Connection) -> std::io::Result<()> {
+        if !self.web.enabled {
+            return crate::WebSettings::not_served(conn).await;
+        }
         match self.answer(req, conn).await {
             Ok(()) => Ok(()),
             Err(Answer::Failed(e)) => self.report(req, conn, e).await,
@@ -71,7 +73,7 @@ impl DataNodeWebHdfs {
                 op.name()
             ))
         })?;
-        let user = request_user(req, &self.static_user)?;
+        let user = self.web.request_user(req)?;
         let fs = self.cache.get(nn, &user).await?;
         let result = match op {
             Op::Open => open(&fs, &path, req, conn).await,

@@ -18,6 +18,67 @@ pub use error::WebError;
 pub use namenode::{DatanodeChooser, NameNodeWebHdfs};
 pub use op::Op;
 
+/// What both daemons read from the configuration for their WebHDFS endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSettings {
+    /// `dfs.webhdfs.enabled`: when false `/webhdfs/v1` is not served (404).
+    pub enabled: bool,
+    /// `hadoop.http.staticuser.user`: who a request without `user.name` acts as.
+    pub static_user: String,
+    /// `hadoop.http.authentication.simple.anonymous.allowed`: when false a request without
+    /// `user.name` is refused with 401.
+    pub anonymous_allowed: bool,
+}
+
+impl WebSettings {
+    pub fn from_conf(conf: &rhdfs_conf::Configuration) -> Result<Self, rhdfs_conf::ConfError> {
+        use rhdfs_conf::keys;
+        Ok(WebSettings {
+            enabled: conf.get_bool(
+                keys::DFS_WEBHDFS_ENABLED_KEY,
+                keys::DFS_WEBHDFS_ENABLED_DEFAULT,
+            )?,
+            static_user: conf.get_str(
+                keys::HADOOP_HTTP_STATICUSER_USER_KEY,
+                keys::HADOOP_HTTP_STATICUSER_USER_DEFAULT,
+            ),
+            anonymous_allowed: conf.get_bool(
+                keys::HADOOP_HTTP_AUTHENTICATION_SIMPLE_ANONYMOUS_ALLOWED_KEY,
+                keys::HADOOP_HTTP_AUTHENTICATION_SIMPLE_ANONYMOUS_ALLOWED_DEFAULT,
+            )?,
+        })
+    }
+
+    /// The user a request acts as: `user.name`; without it the static user, or a 401 when
+    /// anonymous requests are not allowed. A `doas` naming another user is refused (no proxy
+    /// users are configured).
+    pub fn request_user(&self, req: &rhdfs_http::Request) -> Result<String, WebError> {
+        let user = match params::string(req, "user.name") {
+            Some(u) => u,
+            None if self.anonymous_allowed => self.static_user.as_str(),
+            None => {
+                return Err(WebError::new(
+                    rhdfs_client::error::class::SECURITY_EXCEPTION,
+                    "Authentication required",
+                ));
+            }
+        };
+        if let Some(doas) = params::string(req, "doas").filter(|d| *d != user) {
+            return Err(WebError::new(
+                rhdfs_client::error::class::AUTHORIZATION,
+                format!("User: {user} is not allowed to impersonate {doas}"),
+            ));
+        }
+        Ok(user.to_string())
+    }
+
+    /// Answers a request for a disabled endpoint: 404, as when no servlet is registered.
+    pub async fn not_served(conn: &mut rhdfs_http::Connection) -> std::io::Result<()> {
+        conn.skip_body(1 << 20).await?;
+        conn.respond(404, "text/plain", &[], b"not found\n").await
+    }
+}
+
 /// The path prefix of every WebHDFS request.
 pub const PREFIX: &str = "/webhdfs/v1";
 
@@ -61,6 +122,43 @@ mod tests {
         assert_eq!(fs_path("/webhdfs/v1/a/b"), Some("/a/b".into()));
         assert_eq!(fs_path("/webhdfs/v1x"), None);
         assert_eq!(fs_path("/jmx"), None);
+    }
+
+    #[test]
+    fn users() {
+        let open = WebSettings {
+            enabled: true,
+            static_user: "dr.who".into(),
+            anonymous_allowed: true,
+        };
+        let closed = WebSettings {
+            anonymous_allowed: false,
+            ..open.clone()
+        };
+        let req = |q| test_request("GET", "/webhdfs/v1/", q);
+        assert_eq!(
+            open.request_user(&req("user.name=alice")),
+            Ok("alice".into())
+        );
+        assert_eq!(
+            closed.request_user(&req("user.name=alice")),
+            Ok("alice".into())
+        );
+        assert_eq!(open.request_user(&req("")), Ok("dr.who".into()));
+        let e = closed.request_user(&req("")).expect_err("anonymous");
+        assert_eq!(
+            (e.status(), e.message.as_str()),
+            (401, "Authentication required")
+        );
+        assert_eq!(
+            open.request_user(&req("user.name=a&doas=a")),
+            Ok("a".into())
+        );
+        let e = open
+            .request_user(&req("user.name=a&doas=root"))
+            .expect_err("proxy");
+        assert_eq!(e.status(), 403);
+        assert_eq!(e.message, "User: a is not allowed to impersonate root");
     }
 
     #[test]

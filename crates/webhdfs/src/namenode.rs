@@ -48,20 +48,7 @@ pub struct NameNodeWebHdfs {
     cache: FsCache,
     rpc_addr: OnceLock<String>,
     chooser: Arc<dyn DatanodeChooser>,
-    static_user: String,
-}
-
-/// The user a request acts as: `user.name`, else the static web user. A `doas` naming
-/// another user is refused (no proxy users are configured).
-pub fn request_user(req: &Request, static_user: &str) -> Result<String, WebError> {
-    let user = params::string(req, "user.name").unwrap_or(static_user);
-    if let Some(doas) = params::string(req, "doas").filter(|d| *d != user) {
-        return Err(WebError::new(
-            class::AUTHORIZATION,
-            format!("User: {user} is not allowed to impersonate {doas}"),
-        ));
-    }
-    Ok(user.to_string())
+    web: crate::WebSettings,
 }
 
 fn http_host(ip: &str) -> String {
@@ -88,13 +75,17 @@ fn replica_for(lb: Option<&LocatedBlockProto>, client_ip: &str) -> Option<(Strin
 }
 
 impl NameNodeWebHdfs {
-    /// `conf` configures the RPC clients; `static_user` is hadoop.http.staticuser.user.
-    pub fn new(conf: &Configuration, chooser: Arc<dyn DatanodeChooser>, static_user: &str) -> Self {
+    /// `conf` configures the RPC clients.
+    pub fn new(
+        conf: &Configuration,
+        chooser: Arc<dyn DatanodeChooser>,
+        web: crate::WebSettings,
+    ) -> Self {
         NameNodeWebHdfs {
             cache: FsCache::new(conf),
             rpc_addr: OnceLock::new(),
             chooser,
-            static_user: static_user.to_string(),
+            web,
         }
     }
 
@@ -106,6 +97,9 @@ impl NameNodeWebHdfs {
 
     /// Answers one `/webhdfs/v1` request.
     pub async fn handle(&self, req: &Request, conn: &mut Connection) -> std::io::Result<()> {
+        if !self.web.enabled {
+            return crate::WebSettings::not_served(conn).await;
+        }
         let result = self.answer(req, conn.peer()).await;
         // The data of a CREATE or APPEND goes to the DataNode, not here.
         if let Err(e) = conn.skip_body(1 << 20).await {
@@ -143,7 +137,7 @@ impl NameNodeWebHdfs {
         let path = crate::fs_path(&req.path)
             .ok_or_else(|| WebError::new(class::FILE_NOT_FOUND, &req.path))?;
         let op = Op::parse(&req.method, req.param("op"))?;
-        let user = request_user(req, &self.static_user)?;
+        let user = self.web.request_user(req)?;
         let nn = self
             .rpc_addr
             .get()
@@ -412,21 +406,5 @@ mod tests {
             Some(("10.0.0.2".into(), 9864))
         );
         assert_eq!(replica_for(None, "10.0.0.3"), None);
-    }
-
-    #[test]
-    fn users() {
-        assert_eq!(
-            request_user(&req("user.name=alice"), "dr.who"),
-            Ok("alice".into())
-        );
-        assert_eq!(request_user(&req(""), "dr.who"), Ok("dr.who".into()));
-        assert_eq!(
-            request_user(&req("user.name=a&doas=a"), "dr.who"),
-            Ok("a".into())
-        );
-        let e = request_user(&req("user.name=a&doas=root"), "dr.who").expect_err("proxy");
-        assert_eq!(e.status(), 403);
-        assert_eq!(e.message, "User: a is not allowed to impersonate root");
     }
 }

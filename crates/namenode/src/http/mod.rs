@@ -22,9 +22,6 @@ use crate::namesystem::Namesystem;
 
 /// How long a client may take to send its request.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// The user of requests that name none (Hadoop's web default user).
-const STATIC_USER_KEY: &str = "hadoop.http.staticuser.user";
-const STATIC_USER_DEFAULT: &str = "dr.who";
 
 /// Why the HTTP server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -100,11 +97,12 @@ impl HttpServer {
             addr: format!("{bind_host}:{port}"),
             source,
         })?;
-        let static_user = conf.get_str(STATIC_USER_KEY, STATIC_USER_DEFAULT);
+        let web = rhdfs_webhdfs::WebSettings::from_conf(conf)?;
+        let static_user = web.static_user.clone();
         let webhdfs = rhdfs_webhdfs::NameNodeWebHdfs::new(
             conf,
             Arc::new(webhdfs::LiveDatanodes::new(fs.clone())),
-            &static_user,
+            web,
         );
         let shared = Arc::new(Shared {
             fs,
