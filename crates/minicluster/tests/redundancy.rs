@@ -179,6 +179,28 @@ async fn setrep_down_removes_replicas() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The first block of `path` once all three replicas are known: close() returns once the
+/// minimum replication is reported; the other replicas' RECEIVED_BLOCK reports may still be
+/// on their way.
+async fn first_block_with_three_locations(
+    rpc: &mut common::rpc::RawRpc,
+    path: &str,
+) -> anyhow::Result<common::rpc::LocatedBlockProto> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let lb = rpc.get_block_locations(path).await?.blocks.remove(0);
+        if lb.locs.len() == 3 {
+            return Ok(lb);
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "{path}: block still has {} locations",
+            lb.locs.len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn corrupt_replica_replaced_then_deleted_all_corrupt_kept() -> anyhow::Result<()> {
     let c = builder(4).build().await?;
@@ -191,21 +213,7 @@ async fn corrupt_replica_replaced_then_deleted_all_corrupt_kept() -> anyhow::Res
         &common::current_user(),
     )
     .await?;
-    // close() returns once the minimum replication is reported; the other replicas'
-    // RECEIVED_BLOCK reports may still be on their way.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let lb = loop {
-        let lb = rpc.get_block_locations("/c/one").await?.blocks.remove(0);
-        if lb.locs.len() == 3 {
-            break lb;
-        }
-        anyhow::ensure!(
-            std::time::Instant::now() < deadline,
-            "block still has {} locations",
-            lb.locs.len()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let lb = first_block_with_three_locations(&mut rpc, "/c/one").await?;
     let id = lb.b.as_ref().and_then(|b| b.block_id).expect("block id");
     // Corrupt the replica of the first listed node on disk, and report it as a reader would.
     let bad_uuid = lb.locs[0]
@@ -274,7 +282,7 @@ async fn corrupt_replica_replaced_then_deleted_all_corrupt_kept() -> anyhow::Res
 
     // Every replica of a block corrupt: kept, shown, never deleted.
     let _ = write(&client, "/c/all", 100_000, 4).await?;
-    let lb = rpc.get_block_locations("/c/all").await?.blocks.remove(0);
+    let lb = first_block_with_three_locations(&mut rpc, "/c/all").await?;
     let id = lb.b.as_ref().and_then(|b| b.block_id).expect("block id");
     let _: ReportBadBlocksResponseProto = rpc
         .call(
