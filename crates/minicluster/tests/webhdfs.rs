@@ -452,6 +452,15 @@ async fn webhdfs_settings_disable_it_or_refuse_anonymous_requests() -> anyhow::R
     assert_eq!(r.code, 404, "{}", r.text());
     let r = request(&nn, "GET", "/jmx", None, T).await?;
     assert_eq!(r.code, 200);
+    // The overview page.
+    let r = request(&nn, "GET", "/", None, T).await?;
+    assert_eq!(r.code, 200);
+    let page = r.text();
+    assert!(
+        page.contains("<th align=\"left\">Live DataNodes</th><td>1</td>")
+            && page.contains("<th align=\"left\">Safe mode</th><td>OFF</td>"),
+        "{page}"
+    );
     c.shutdown().await;
 
     // Anonymous requests refused: 401 without user.name, served with it.

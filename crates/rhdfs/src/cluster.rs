@@ -65,7 +65,7 @@ pub async fn run(args: Vec<String>) -> Result<()> {
         if let Some(http) = cluster.namenode().http_addr() {
             writeln!(
                 out,
-                "  NameNode web http://{http}/ (fsck, jmx, metrics, webhdfs/v1)"
+                "  NameNode web http://{http}/ (overview, fsck, jmx, metrics, webhdfs/v1)"
             )?;
             writeln!(out, "  WebHDFS      webhdfs://{http}/")?;
         }

@@ -5,6 +5,7 @@
 //! on `rhdfs-http`: one request per connection.
 
 pub use rhdfs_http::client;
+mod index;
 mod metrics;
 mod webhdfs;
 use std::net::SocketAddr;
@@ -196,6 +197,15 @@ impl Shared {
                         .await
                         .map_err(|e| std::io::Error::other(format!("jmx task failed: {e}")))?;
                 conn.respond(200, "application/json; charset=utf-8", &[], body.as_bytes())
+                    .await
+            }
+            "/" | "/index.html" => {
+                let fs = shared.fs.clone();
+                let host = shared.host_name.clone();
+                let body = tokio::task::spawn_blocking(move || index::page(&fs, &host))
+                    .await
+                    .map_err(|e| std::io::Error::other(format!("index task failed: {e}")))?;
+                conn.respond(200, "text/html; charset=utf-8", &[], body.as_bytes())
                     .await
             }
             "/metrics" | "/prom" => {
