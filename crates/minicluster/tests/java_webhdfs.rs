@@ -1,7 +1,8 @@
 //! The Apache Hadoop 3.5 Java client's `webhdfs://` file system (WebHdfsFileSystem) through
 //! `FsShell`: -put (CREATE redirected to a DataNode, then RENAME of the ._COPYING_ file),
 //! -ls, -cat (OPEN), -checksum (GETFILECHECKSUM, its JSON decoded by the Java client),
-//! -appendToFile (APPEND), -setrep, -chmod, -mv, -count (GETCONTENTSUMMARY) and -rm -r
+//! -appendToFile (APPEND), -setrep, -chmod, -mv, -count (GETCONTENTSUMMARY), -count -q -u
+//! (GETQUOTAUSAGE), -df (GETSTATUS) and -rm -r
 //! (GETSERVERDEFAULTS for the trash setting, DELETE). The bytes are checked through
 //! the RPC path as well.
 //!
@@ -119,6 +120,40 @@ async fn java_webhdfs_shell_commands() -> anyhow::Result<()> {
         ["1", "1", &all.len().to_string(), "/jw"].map(String::from),
         "{:?}",
         out.lines()
+    );
+
+    // -count -q -u asks GETQUOTAUSAGE, -df GETSTATUS.
+    let out = sh.run(&["-count", "-q", "-u", "/jw"]).await?.ok();
+    let cols: Vec<String> = out
+        .lines()
+        .first()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        cols,
+        ["none", "inf", "none", "inf", "/jw"].map(String::from),
+        "{:?}",
+        out.lines()
+    );
+    let out = sh.run(&["-df", "/"]).await?.ok();
+    let lines = out.lines();
+    assert!(
+        lines.first().is_some_and(|l| l.starts_with("Filesystem")),
+        "{lines:?}"
+    );
+    let capacity = c.namenode().block_manager().fs_stats().capacity;
+    let cols: Vec<&str> = lines
+        .get(1)
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert!(
+        cols.first().is_some_and(|f| f.starts_with("webhdfs://")),
+        "{lines:?}"
+    );
+    assert_eq!(
+        cols.get(1).copied(),
+        Some(capacity.to_string().as_str()),
+        "{lines:?}"
     );
 
     sh.run(&["-rm", "-r", "/jw"]).await?.ok();

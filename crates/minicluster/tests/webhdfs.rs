@@ -259,6 +259,17 @@ async fn webhdfs_metadata_and_data_through_redirects() -> anyhow::Result<()> {
     assert_eq!(cs["directoryCount"], 2);
     assert_eq!(cs["length"], (all.len() + 5) as u64);
     assert_eq!(cs["quota"], -1);
+    let v = web.json("GET", "/w", "GETQUOTAUSAGE", "").await?;
+    let q = &v["QuotaUsage"];
+    assert_eq!(q["fileAndDirectoryCount"], 4);
+    assert_eq!(
+        (q["quota"].as_i64(), q["spaceQuota"].as_i64()),
+        (Some(-1), Some(-1))
+    );
+    let v = web.json("GET", "/", "GETSTATUS", "").await?;
+    let stats = fs.fs_stats().await?;
+    assert_eq!(v["FsStatus"]["capacity"], stats.capacity);
+    assert!(v["FsStatus"]["remaining"].as_u64().unwrap_or(0) > 0, "{v}");
 
     // Attribute changes.
     let r = web

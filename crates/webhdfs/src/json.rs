@@ -1,7 +1,7 @@
 //! The JSON bodies of WebHDFS responses, with the field names Hadoop's JSON utilities write
 //! and its Java client reads.
 
-use rhdfs_client::{ContentSummary, FileStatus, ServerDefaults};
+use rhdfs_client::{ContentSummary, FileStatus, FsStats, ServerDefaults};
 use rhdfs_conf::json::string;
 use rhdfs_proto::hdfs::LocatedBlockProto;
 
@@ -85,6 +85,25 @@ pub fn content_summary(cs: &ContentSummary) -> String {
     format!(
         "{{\"ContentSummary\":{{\"directoryCount\":{},\"fileCount\":{},\"length\":{},\"quota\":{},\"spaceConsumed\":{},\"spaceQuota\":{},\"typeQuota\":{{}}}}}}",
         cs.directory_count, cs.file_count, cs.length, cs.quota, cs.space_consumed, cs.space_quota
+    )
+}
+
+/// `{"QuotaUsage":{...}}` (GETQUOTAUSAGE): the quota half of a content summary.
+pub fn quota_usage(cs: &ContentSummary) -> String {
+    format!(
+        "{{\"QuotaUsage\":{{\"fileAndDirectoryCount\":{},\"quota\":{},\"spaceConsumed\":{},\"spaceQuota\":{},\"typeQuota\":{{}}}}}}",
+        cs.file_count + cs.directory_count,
+        cs.quota,
+        cs.space_consumed,
+        cs.space_quota
+    )
+}
+
+/// `{"FsStatus":{"capacity":...,"used":...,"remaining":...}}` (GETSTATUS).
+pub fn fs_status(s: &FsStats) -> String {
+    format!(
+        "{{\"FsStatus\":{{\"capacity\":{},\"used\":{},\"remaining\":{}}}}}",
+        s.capacity, s.used, s.remaining
     )
 }
 
@@ -265,6 +284,10 @@ mod tests {
             space_consumed: 30,
             space_quota: -1,
         };
+        assert_eq!(
+            quota_usage(&cs),
+            "{\"QuotaUsage\":{\"fileAndDirectoryCount\":3,\"quota\":-1,\"spaceConsumed\":30,\"spaceQuota\":-1,\"typeQuota\":{}}}"
+        );
         assert_eq!(
             content_summary(&cs),
             "{\"ContentSummary\":{\"directoryCount\":1,\"fileCount\":2,\"length\":10,\"quota\":-1,\"spaceConsumed\":30,\"spaceQuota\":-1,\"typeQuota\":{}}}"

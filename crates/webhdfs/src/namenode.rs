@@ -180,6 +180,8 @@ impl NameNodeWebHdfs {
             Op::GetContentSummary => {
                 Reply::Json(json::content_summary(&fs.content_summary(path).await?))
             }
+            Op::GetQuotaUsage => Reply::Json(json::quota_usage(&fs.content_summary(path).await?)),
+            Op::GetStatus => Reply::Json(json::fs_status(&fs.fs_stats().await?)),
             Op::GetHomeDirectory => Reply::Json(json::path(&format!("/user/{user}"))),
             Op::GetTrashRoot => Reply::Json(json::path(&format!("/user/{user}/.Trash"))),
             Op::GetServerDefaults => {

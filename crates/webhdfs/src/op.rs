@@ -15,6 +15,8 @@ pub enum Op {
     GetTrashRoot,
     GetServerDefaults,
     GetFileBlockLocations,
+    GetQuotaUsage,
+    GetStatus,
     Create,
     Mkdirs,
     Rename,
@@ -26,7 +28,7 @@ pub enum Op {
     Delete,
 }
 
-const ALL: [Op; 19] = [
+const ALL: [Op; 21] = [
     Op::Open,
     Op::GetFileStatus,
     Op::ListStatus,
@@ -37,6 +39,8 @@ const ALL: [Op; 19] = [
     Op::GetTrashRoot,
     Op::GetServerDefaults,
     Op::GetFileBlockLocations,
+    Op::GetQuotaUsage,
+    Op::GetStatus,
     Op::Create,
     Op::Mkdirs,
     Op::Rename,
@@ -66,12 +70,10 @@ const UNSUPPORTED: &[(&str, &[&str])] = &[
             "GETSNAPSHOTDIFFLISTING",
             "GETSNAPSHOTTABLEDIRECTORYLIST",
             "GETSNAPSHOTLIST",
-            "GETQUOTAUSAGE",
             "GETECPOLICY",
             "GETECPOLICIES",
             "GETECCODECS",
             "GETFILELINKSTATUS",
-            "GETSTATUS",
             "GETLINKTARGET",
             "GETSTORAGEPOLICIES",
         ],
@@ -123,6 +125,8 @@ impl Op {
             Op::GetTrashRoot => "GETTRASHROOT",
             Op::GetServerDefaults => "GETSERVERDEFAULTS",
             Op::GetFileBlockLocations => "GETFILEBLOCKLOCATIONS",
+            Op::GetQuotaUsage => "GETQUOTAUSAGE",
+            Op::GetStatus => "GETSTATUS",
             Op::Create => "CREATE",
             Op::Mkdirs => "MKDIRS",
             Op::Rename => "RENAME",
@@ -147,7 +151,9 @@ impl Op {
             | Op::GetHomeDirectory
             | Op::GetTrashRoot
             | Op::GetServerDefaults
-            | Op::GetFileBlockLocations => "GET",
+            | Op::GetFileBlockLocations
+            | Op::GetQuotaUsage
+            | Op::GetStatus => "GET",
             Op::Create
             | Op::Mkdirs
             | Op::Rename
