@@ -15,11 +15,8 @@ const MIB: usize = 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 async fn fsck(cluster: &MiniCluster, query: &str) -> anyhow::Result<String> {
-    let addr = cluster
-        .namenode()
-        .http_addr()
-        .ok_or_else(|| anyhow::anyhow!("no HTTP server"))?;
-    let (code, body) = get(&addr.to_string(), query, TIMEOUT).await?;
+    let addr = common::nn_http(cluster)?;
+    let (code, body) = get(&addr, query, TIMEOUT).await?;
     anyhow::ensure!(code == 200, "HTTP {code}: {body}");
     Ok(body)
 }

@@ -22,14 +22,6 @@ fn stat_line(out: &ShellOutput) -> String {
     out.lines().first().cloned().unwrap_or_default()
 }
 
-/// `-du`/`-count` output as rows of whitespace-separated columns, keyed by the last column (path).
-fn rows(out: &ShellOutput) -> Vec<Vec<String>> {
-    out.lines()
-        .iter()
-        .map(|l| l.split_whitespace().map(str::to_owned).collect())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn java_fsshell_round_trip() -> anyhow::Result<()> {
     let cluster = MiniCluster::builder().datanodes(3).build().await?;
@@ -249,7 +241,7 @@ async fn java_fsshell_round_trip() -> anyhow::Result<()> {
     // ---- -du -----------------------------------------------------------------------------
     // /java/dir now holds: sub/moved (40 MiB, repl 3), copy (want.len(), repl 2), fresh (1000, repl 3).
     let out = sh.run(&["-du", "/java/dir"]).await?.ok();
-    let du = rows(&out);
+    let du = out.rows();
     let find = |p: &str| {
         du.iter()
             .find(|r| r.last().map(String::as_str) == Some(p))
@@ -283,7 +275,7 @@ async fn java_fsshell_round_trip() -> anyhow::Result<()> {
     let total = data.len() + want.len() + tail1.len();
     let consumed = data.len() * 3 + want.len() * 2 + tail1.len() * 3;
     assert_eq!(
-        rows(&out),
+        out.rows(),
         vec![vec![
             total.to_string(),
             consumed.to_string(),
@@ -294,7 +286,7 @@ async fn java_fsshell_round_trip() -> anyhow::Result<()> {
     // ---- -count: DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME --------------------------------
     let out = sh.run(&["-count", "/java/dir"]).await?.ok();
     assert_eq!(
-        rows(&out),
+        out.rows(),
         vec![vec![
             "2".to_string(),
             "3".into(),
@@ -303,7 +295,7 @@ async fn java_fsshell_round_trip() -> anyhow::Result<()> {
         ]]
     );
     let out = sh.run(&["-count", "-q", "/java/dir"]).await?.ok();
-    let q = rows(&out);
+    let q = out.rows();
     assert_eq!(q.len(), 1, "{q:?}");
     assert_eq!(
         q[0][..4],

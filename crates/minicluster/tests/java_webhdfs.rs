@@ -23,10 +23,7 @@ async fn java_webhdfs_shell_commands() -> anyhow::Result<()> {
         .conf("dfs.blocksize", MIB.to_string())
         .build()
         .await?;
-    let http = c
-        .namenode()
-        .http_addr()
-        .ok_or_else(|| anyhow::anyhow!("no NameNode HTTP server"))?;
+    let http = common::nn_http(&c)?;
     let uri = format!("webhdfs://{http}");
     let Some(sh) = JavaShell::new(&uri, "java_webhdfs_shell_commands")? else {
         c.shutdown().await;
@@ -110,11 +107,7 @@ async fn java_webhdfs_shell_commands() -> anyhow::Result<()> {
         &all,
     );
     let out = sh.run(&["-count", "/jw"]).await?.ok();
-    let cols: Vec<String> = out
-        .lines()
-        .first()
-        .map(|l| l.split_whitespace().map(str::to_string).collect())
-        .unwrap_or_default();
+    let cols = out.rows().first().cloned().unwrap_or_default();
     assert_eq!(
         cols,
         ["1", "1", &all.len().to_string(), "/jw"].map(String::from),
@@ -124,11 +117,7 @@ async fn java_webhdfs_shell_commands() -> anyhow::Result<()> {
 
     // -count -q -u asks GETQUOTAUSAGE, -df GETSTATUS.
     let out = sh.run(&["-count", "-q", "-u", "/jw"]).await?.ok();
-    let cols: Vec<String> = out
-        .lines()
-        .first()
-        .map(|l| l.split_whitespace().map(str::to_string).collect())
-        .unwrap_or_default();
+    let cols = out.rows().first().cloned().unwrap_or_default();
     assert_eq!(
         cols,
         ["none", "inf", "none", "inf", "/jw"].map(String::from),

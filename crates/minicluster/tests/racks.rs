@@ -108,12 +108,9 @@ async fn two_racks_shown_everywhere() -> anyhow::Result<()> {
 
     // fsck -files -blocks -racks: "/rack/ip:port" per replica, two racks, no
     // mis-replicated block.
-    let http = cluster
-        .namenode()
-        .http_addr()
-        .ok_or_else(|| anyhow::anyhow!("no HTTP server"))?;
+    let http = common::nn_http(&cluster)?;
     let (code, fsck) = get(
-        &http.to_string(),
+        &http,
         &format!("/fsck?ugi={user}&path=/&files=1&blocks=1&racks=1"),
         TIMEOUT,
     )
@@ -199,11 +196,7 @@ async fn one_rack_is_mis_replicated_once_a_second_rack_joins() -> anyhow::Result
         }
     })
     .await?;
-    let http = cluster
-        .namenode()
-        .http_addr()
-        .ok_or_else(|| anyhow::anyhow!("no HTTP server"))?
-        .to_string();
+    let http = common::nn_http(&cluster)?;
     let (_, before) = get(&http, &format!("/fsck?ugi={user}&path=/"), TIMEOUT).await?;
     assert!(before.contains("\n Number of racks:\t\t1\n"), "{before}");
     assert!(

@@ -28,13 +28,9 @@ struct ReportBadBlocksRequestProto {
 struct ReportBadBlocksResponseProto {}
 
 async fn fsck(c: &MiniCluster, query: &str) -> anyhow::Result<String> {
-    let addr = c
-        .namenode()
-        .http_addr()
-        .ok_or_else(|| anyhow::anyhow!("no HTTP server"))?;
+    let addr = common::nn_http(c)?;
     let (code, body) =
-        rhdfs_namenode::http::client::get(&addr.to_string(), query, Duration::from_secs(20))
-            .await?;
+        rhdfs_namenode::http::client::get(&addr, query, Duration::from_secs(20)).await?;
     anyhow::ensure!(code == 200, "HTTP {code}: {body}");
     Ok(body)
 }

@@ -98,12 +98,9 @@ async fn webhdfs_metadata_and_data_through_redirects() -> anyhow::Result<()> {
         .conf("dfs.blocksize", MIB.to_string())
         .build()
         .await?;
-    let nn = c
-        .namenode()
-        .http_addr()
-        .ok_or_else(|| anyhow::anyhow!("no NameNode HTTP server"))?;
+    let nn = common::nn_http(&c)?;
     let web = Web {
-        nn: nn.to_string(),
+        nn,
         user: common::current_user(),
     };
 
@@ -432,11 +429,7 @@ async fn webhdfs_settings_disable_it_or_refuse_anonymous_requests() -> anyhow::R
         .conf("dfs.webhdfs.enabled", "false")
         .build()
         .await?;
-    let nn = c
-        .namenode()
-        .http_addr()
-        .ok_or_else(|| anyhow::anyhow!("no NameNode HTTP server"))?
-        .to_string();
+    let nn = common::nn_http(&c)?;
     let dn = c
         .datanode(0)
         .ok_or_else(|| anyhow::anyhow!("no DataNode"))?
@@ -483,11 +476,7 @@ async fn webhdfs_settings_disable_it_or_refuse_anonymous_requests() -> anyhow::R
         )
         .build()
         .await?;
-    let nn = c
-        .namenode()
-        .http_addr()
-        .ok_or_else(|| anyhow::anyhow!("no NameNode HTTP server"))?
-        .to_string();
+    let nn = common::nn_http(&c)?;
     let r = request(&nn, "GET", "/webhdfs/v1/?op=GETFILESTATUS", None, T).await?;
     assert_eq!(r.code, 401, "{}", r.text());
     assert_eq!(remote_exception(&r)?.0, "java.lang.SecurityException");

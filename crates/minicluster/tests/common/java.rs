@@ -43,6 +43,14 @@ impl ShellOutput {
             .collect()
     }
 
+    /// stdout as rows of whitespace-separated columns (`-ls`, `-du`, `-count`, `-df`).
+    pub fn rows(&self) -> Vec<Vec<String>> {
+        self.lines()
+            .iter()
+            .map(|l| l.split_whitespace().map(str::to_owned).collect())
+            .collect()
+    }
+
     /// stderr without the SLF4J "no providers" chatter.
     pub fn errors(&self) -> String {
         self.stderr

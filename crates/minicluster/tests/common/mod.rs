@@ -195,3 +195,12 @@ pub fn current_user() -> String {
     })
     .clone()
 }
+
+/// The NameNode's HTTP address (host:port) of `cluster`.
+pub fn nn_http(cluster: &rhdfs_minicluster::MiniCluster) -> anyhow::Result<String> {
+    Ok(cluster
+        .namenode()
+        .http_addr()
+        .ok_or_else(|| anyhow::anyhow!("no NameNode HTTP server"))?
+        .to_string())
+}

@@ -162,7 +162,6 @@ impl rhdfs_http::Handler for Shared {
 
 impl Shared {
     async fn get(&self, req: Request, conn: &mut Connection) -> std::io::Result<()> {
-        let shared = self;
         let peer = conn.peer();
         let params = || req.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         match req.path.as_str() {
@@ -171,18 +170,18 @@ impl Shared {
                 let user = opts
                     .user
                     .clone()
-                    .unwrap_or_else(|| shared.static_user.clone());
+                    .unwrap_or_else(|| self.static_user.clone());
                 let ip = peer.ip().to_string();
                 let who = FsckRequester {
-                    caller: shared.fs.caller(&user, &ip).await,
+                    caller: self.fs.caller(&user, &ip).await,
                     remote_ip: ip,
                 };
-                let lost_found = shared.rpc_addr.get().map(|a| LostFoundTarget {
+                let lost_found = self.rpc_addr.get().map(|a| LostFoundTarget {
                     rpc_addr: *a,
-                    conf: shared.conf.clone(),
+                    conf: self.conf.clone(),
                 });
                 let body =
-                    crate::fsck::run(shared.fs.clone(), opts, shared.fsck, who, lost_found).await;
+                    crate::fsck::run(self.fs.clone(), opts, self.fsck, who, lost_found).await;
                 conn.respond(200, "text/plain; charset=utf-8", &[], body.as_bytes())
                     .await
             }
@@ -190,8 +189,8 @@ impl Shared {
                 let qry = params()
                     .find(|(k, _)| *k == "qry")
                     .map(|(_, v)| v.to_string());
-                let fs = shared.fs.clone();
-                let host = shared.host_name.clone();
+                let fs = self.fs.clone();
+                let host = self.host_name.clone();
                 let body =
                     tokio::task::spawn_blocking(move || metrics::jmx(&fs, &host, qry.as_deref()))
                         .await
@@ -200,8 +199,8 @@ impl Shared {
                     .await
             }
             "/" | "/index.html" => {
-                let fs = shared.fs.clone();
-                let host = shared.host_name.clone();
+                let fs = self.fs.clone();
+                let host = self.host_name.clone();
                 let body = tokio::task::spawn_blocking(move || index::page(&fs, &host))
                     .await
                     .map_err(|e| std::io::Error::other(format!("index task failed: {e}")))?;
@@ -209,7 +208,7 @@ impl Shared {
                     .await
             }
             "/metrics" | "/prom" => {
-                let fs = shared.fs.clone();
+                let fs = self.fs.clone();
                 let body = tokio::task::spawn_blocking(move || metrics::prometheus(&fs))
                     .await
                     .map_err(|e| std::io::Error::other(format!("metrics task failed: {e}")))?;
