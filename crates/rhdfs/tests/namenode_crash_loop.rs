@@ -730,7 +730,8 @@ async fn namenode_survives_sigkill_loop() -> anyhow::Result<()> {
     // DataNodes must be registered before writes can get a pipeline.
     let deadline = Instant::now() + Duration::from_secs(60);
     for attempt in 0.. {
-        match write_file(&fs, &format!("/probe/first{attempt}"), b"x").await {
+        let probe = format!("/probe/first{attempt}");
+        match write_file(&fs, &probe, b"x").await {
             Ok(()) => break,
             Err(e) if Instant::now() > deadline => {
                 return Err(e.context(format!(
@@ -739,7 +740,12 @@ async fn namenode_survives_sigkill_loop() -> anyhow::Result<()> {
                     cluster.log_tail("dn0.log")
                 )));
             }
-            Err(_) => tokio::time::sleep(Duration::from_millis(300)).await,
+            Err(_) => {
+                // The failed attempt left its file open (created, no block); the final check
+                // wants no open file, so it goes (best effort) rather than waiting out its lease.
+                let _ = with_timeout("delete", fs.delete(&probe, false)).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
         }
     }
     fs.close().await;
