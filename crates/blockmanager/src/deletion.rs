@@ -53,11 +53,30 @@ impl BlockManager {
             .fetch_sub(chunk.len() as u64, Ordering::Relaxed);
     }
 
+    /// Deletes the held startup orphans (`orphans`) once the NameNode is out of safe mode
+    /// and `dfs.namenode.startup.delay.block.deletion.sec` has passed since it started.
+    pub(crate) fn release_startup_orphans(&self) -> usize {
+        let since_start = self.now_mono().saturating_sub(self.started);
+        if self.in_safe_mode()
+            || !invalidation_delay(self.cfg.startup_delay_deletion, since_start).is_zero()
+        {
+            return 0;
+        }
+        let mut st = self.blocks.lock("release_orphans");
+        if st.orphans.counts().replicas == st.orphans.counts().future_replicas {
+            return 0;
+        }
+        st.release_orphans(Some(crate::orphans::OrphanClass::Startup))
+    }
+
     /// One RedundancyMonitor pass of invalidation work (Hadoop's computeInvalidateWork):
     /// `ceil(live × pct)` nodes, shuffled, each given at most `dfs.block.invalidate.limit`
     /// replicas. Nothing is handed out before the startup delay has passed. Returns the
     /// number of replicas scheduled.
     pub fn compute_invalidate_work(&self) -> usize {
+        if self.in_safe_mode() {
+            return 0;
+        }
         let since_start = self.now_mono().saturating_sub(self.started);
         let delay = invalidation_delay(self.cfg.startup_delay_deletion, since_start);
         if !delay.is_zero() {

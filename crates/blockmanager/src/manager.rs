@@ -101,7 +101,11 @@ pub struct BlockManager {
     pub(crate) leases: Mutex<ReportLeases>,
     pub(crate) tasks: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) stopped: AtomicBool,
-    pub(crate) reconstruction_enabled: AtomicBool,
+    /// Safe mode (start-up or manual): no replication, invalidation or excess work is
+    /// computed and heartbeats carry no commands.
+    pub(crate) safe_mode: AtomicBool,
+    /// `set_namespace_marks`: unknown replicas newer than this are held (MAX: no namespace).
+    pub(crate) hold_above_gs: AtomicU64,
     pub(crate) slow: crate::slowpeers::SlowNodes,
 }
 
@@ -165,7 +169,8 @@ impl BlockManager {
             )),
             tasks: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
-            reconstruction_enabled: AtomicBool::new(true),
+            safe_mode: AtomicBool::new(false),
+            hold_above_gs: AtomicU64::new(u64::MAX),
             slow: crate::slowpeers::SlowNodes::new(cfg.slow, clock.clone()),
             started,
             cfg,
@@ -564,10 +569,59 @@ impl BlockManager {
             .load_block(block, inode_id, replication, state);
     }
 
-    /// Turns reconstruction work on or off (off while in safe mode after a restart, when
-    /// block reports are still arriving and every block looks under-replicated).
-    pub fn set_reconstruction_enabled(&self, on: bool) {
-        self.reconstruction_enabled.store(on, Ordering::Relaxed);
+    /// Enters or leaves safe mode as the namespace sees it. In safe mode (start-up, while
+    /// block reports are still arriving and every block looks under-replicated, or manual)
+    /// no reconstruction, invalidation or excess work is computed and heartbeats carry no
+    /// commands, so nothing a report or a mistake put in the queues reaches a DataNode.
+    pub fn set_safe_mode(&self, on: bool) {
+        self.safe_mode.store(on, Ordering::Relaxed);
+    }
+
+    pub fn in_safe_mode(&self) -> bool {
+        self.safe_mode.load(Ordering::Relaxed)
+    }
+
+    /// The namespace's last generation stamp and its orphan hold floor (`u64::MAX` for
+    /// none): replicas of unknown blocks newer than the lower of the two are held.
+    pub fn set_namespace_marks(&self, last_gs: u64, hold_floor: u64) {
+        self.hold_above_gs
+            .store(last_gs.min(hold_floor), Ordering::Relaxed);
+    }
+
+    /// The blocks state under its lock, with the namespace's marks (`set_namespace_marks`)
+    /// current: what report processing classifies unknown replicas against.
+    pub(crate) fn blocks_for_reports(
+        &self,
+        op: &'static str,
+    ) -> crate::locks::TimedGuard<'_, BlockState> {
+        let mut st = self.blocks.lock(op);
+        st.hold_above_gs = self.hold_above_gs.load(Ordering::Relaxed);
+        st
+    }
+
+    /// Totals of the held orphan replicas.
+    pub fn orphan_counts(&self) -> crate::orphans::OrphanCounts {
+        self.blocks.lock("orphans").orphans.counts()
+    }
+
+    /// Held replicas and bytes with a generation stamp above `gs`: from the future for a
+    /// namespace whose last generation stamp is `gs`.
+    pub fn orphans_above(&self, gs: u64) -> (u64, u64) {
+        self.blocks.lock("orphans").orphans.above(gs)
+    }
+
+    /// Every held orphan replica (fsck -list-orphans).
+    pub fn held_orphans(&self) -> Vec<crate::orphans::HeldReplica> {
+        self.blocks.lock("orphans").orphans.list()
+    }
+
+    /// Queues every held replica (or those of `class`) for deletion; returns how many.
+    pub fn release_orphans(&self, class: Option<crate::orphans::OrphanClass>) -> usize {
+        let n = self.blocks.lock("release_orphans").release_orphans(class);
+        if n > 0 {
+            tracing::info!(replicas = n, "held orphan replicas released for deletion");
+        }
+        n
     }
 
     /// Drops a block the client abandoned; any replica written goes to InvalidateBlocks.

@@ -83,15 +83,13 @@ impl BlockManager {
     /// scheduled (copies + deletions).
     pub fn redundancy_monitor_pass(&self) -> usize {
         self.refresh_rack_map();
+        self.release_startup_orphans();
         let mut n = self.process_excess_work()
             + self.compute_reconstruction_work()
             + self.compute_invalidate_work();
         // Hadoop rescans postponed blocks only while the replication queues are populated
         // (not in safe mode).
-        if self
-            .reconstruction_enabled
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
+        if !self.in_safe_mode() {
             n += self.rescan_postponed_misreplicated();
         }
         self.decommission_check(false);
@@ -101,10 +99,7 @@ impl BlockManager {
     /// Schedules copies for up to `live × dfs.namenode.replication.work.multiplier.per.iteration`
     /// under-replicated blocks. Returns the number of target replicas scheduled.
     pub fn compute_reconstruction_work(&self) -> usize {
-        if !self
-            .reconstruction_enabled
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
+        if self.in_safe_mode() {
             return 0;
         }
         let now = self.now_mono();

@@ -45,6 +45,8 @@ pub struct FullReportSummary {
     pub removed: usize,
     pub invalidated: usize,
     pub corrupt: usize,
+    /// Replicas of unknown blocks held instead of deleted (`orphans`).
+    pub held: usize,
     pub chunks: usize,
 }
 
@@ -108,7 +110,10 @@ impl BlockManager {
                 self.forget_storage(&storage);
             }
         }
-        let (invalidate, transfers) = {
+        // In safe mode a heartbeat carries no commands: queued deletions and copies wait.
+        let (invalidate, transfers) = if self.in_safe_mode() {
+            (Vec::new(), Vec::new())
+        } else {
             let mut st = self.blocks.lock("heartbeat");
             let inv = st.pending.take(uuid, self.cfg.block_invalidate_limit);
             let xmits = xmits_in_progress as usize;
@@ -157,7 +162,7 @@ impl BlockManager {
         let storage: Arc<str> = Arc::from(storage_id);
         let mut wake = false;
         for chunk in items.chunks(REPORT_CHUNK) {
-            let mut st = self.blocks.lock("ibr");
+            let mut st = self.blocks_for_reports("ibr");
             for item in chunk {
                 match *item {
                     IncrementalItem::Receiving(b) => {
@@ -215,20 +220,27 @@ impl BlockManager {
             reported: replicas.len(),
             ..FullReportSummary::default()
         };
-        let start_seq = self.blocks.lock("full_report").map.seq();
+        // Hadoop's first-report rule: a storage's first report since the NameNode started
+        // (or since its node came back) deletes no replica of an unknown block (`orphans`).
+        let (start_seq, first_report) = {
+            let st = self.blocks.lock("full_report");
+            (st.map.seq(), st.recon.freshness.is_stale(storage_id))
+        };
+        let now = self.now_mono();
         let mut seen: HashSet<u64> = HashSet::with_capacity(replicas.len());
         let mut wake = false;
         let mut i = 0;
         while i < replicas.len() {
-            let mut st = self.blocks.lock("full_report");
+            let mut st = self.blocks_for_reports("full_report");
             let t0 = Instant::now();
             let end = (i + REPORT_CHUNK).min(replicas.len());
             while i < end {
                 let r = &replicas[i];
                 i += 1;
                 seen.insert(r.block.id);
-                let o = st.process_replica(&dn, &storage, r);
+                let o = st.process_reported(&dn, &storage, r, first_report, now);
                 sum.added += usize::from(o.finalized_added);
+                sum.held += usize::from(o.held);
                 sum.invalidated += usize::from(o.invalidated);
                 sum.corrupt += usize::from(o.corrupt);
                 wake |= o.finalized_added || o.completed;
@@ -257,12 +269,14 @@ impl BlockManager {
             sum.chunks += 1;
         }
         // The storage's contents are current now: surplus replicas on it may be chosen
-        // (postponed blocks are picked up by the next rescan).
-        self.blocks
-            .lock("full_report")
-            .recon
-            .freshness
-            .report_processed(storage_id);
+        // (postponed blocks are picked up by the next rescan); held replicas it no longer
+        // has are forgotten.
+        {
+            let mut st = self.blocks.lock("full_report");
+            st.recon.freshness.report_processed(storage_id);
+            st.orphans
+                .remove_unreported(storage_id, |id| seen.contains(&id));
+        }
         if wake {
             self.replica_event.notify_waiters();
         }
@@ -373,6 +387,7 @@ impl BlockManager {
         }
         let mut st = self.blocks.lock("remove_node");
         st.invalidate.remove_node(uuid);
+        st.orphans.remove_node(uuid);
         st.pending.remove_node(uuid);
         for id in st.recon.remove_node(uuid) {
             st.check_redundancy(id);

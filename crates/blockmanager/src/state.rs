@@ -12,6 +12,7 @@ use crate::block::{
 use crate::blocks_map::BlocksMap;
 use crate::error::BlockManagerError;
 use crate::invalidate::{InvalidateBlocks, PendingCommands};
+use crate::orphans::{OrphanClass, Orphans};
 use crate::reconstruction::Reconstruction;
 use crate::redundancy::decommission::{AdminState, AdminTracker, is_sufficient};
 use crate::redundancy::low_redundancy::{NumberReplicas, priority};
@@ -30,6 +31,8 @@ pub struct ReplicaOutcome {
     pub completed: bool,
     pub invalidated: bool,
     pub corrupt: bool,
+    /// The block is unknown and the replica is held (`orphans`), not deleted.
+    pub held: bool,
 }
 
 /// Counts for fsStats / dfsadmin -report.
@@ -53,6 +56,12 @@ pub struct BlockState {
     pub recon: Reconstruction,
     /// Admin states (decommissioning) of the nodes, and the host lists.
     pub admin: AdminTracker,
+    /// Replicas of unknown blocks that are held instead of deleted.
+    pub orphans: Orphans,
+    /// A replica of an unknown block with a generation stamp above this is from the
+    /// future (held): the namespace's last generation stamp, or its hold floor when lower.
+    /// `u64::MAX` (no namespace attached) turns the check off.
+    pub hold_above_gs: u64,
     min_replication: usize,
 }
 
@@ -64,6 +73,8 @@ impl BlockState {
             pending: PendingCommands::default(),
             recon: Reconstruction::default(),
             admin: AdminTracker::default(),
+            orphans: Orphans::default(),
+            hold_above_gs: u64::MAX,
             min_replication: min_replication.max(1),
         }
     }
@@ -493,12 +504,40 @@ impl BlockState {
         storage: &Arc<str>,
         reported: &ReportedReplica,
     ) -> ReplicaOutcome {
+        self.process_reported(dn, storage, reported, false, Duration::ZERO)
+    }
+
+    /// `process_replica` for a replica of a storage's first full report since the
+    /// NameNode started (`first_report`), at monotonic time `now`: a replica of an unknown
+    /// block is held or deleted by the rules in `orphans`.
+    pub fn process_reported(
+        &mut self,
+        dn: &Arc<str>,
+        storage: &Arc<str>,
+        reported: &ReportedReplica,
+        first_report: bool,
+        now: Duration,
+    ) -> ReplicaOutcome {
         let id = reported.block.id;
         let scheduled = self.invalidate.contains(dn, id);
         let action = classify(reported, self.map.get(id), dn, scheduled);
         let mut out = ReplicaOutcome::default();
         match action {
             ReportAction::Keep => {}
+            ReportAction::Invalidate if !self.map.contains(id) && !scheduled => {
+                match self.orphan_class(reported.block, first_report) {
+                    Some(class) => {
+                        if self.orphans.hold(dn, storage, reported.block, class, now) {
+                            tracing::info!(
+                                block = %reported.block, dn = %dn, class = class.name(),
+                                "BLOCK* holding a replica of a block the namespace does not know"
+                            );
+                        }
+                        out.held = true;
+                    }
+                    None => out.invalidated = self.invalidate.add(dn, reported.block),
+                }
+            }
             ReportAction::Invalidate => {
                 out.invalidated = self.invalidate.add(dn, reported.block);
             }
@@ -541,8 +580,36 @@ impl BlockState {
         out
     }
 
+    /// Whether (and why) a replica of a block the map does not know is held.
+    fn orphan_class(&self, block: Block, first_report: bool) -> Option<OrphanClass> {
+        if block.gs > self.hold_above_gs {
+            Some(OrphanClass::Future)
+        } else if first_report {
+            Some(OrphanClass::Startup)
+        } else {
+            None
+        }
+    }
+
+    /// Moves held replicas to InvalidateBlocks (unacknowledged deletions, as for deleted
+    /// files). Returns how many were queued.
+    pub fn release_orphans(&mut self, class: Option<OrphanClass>) -> usize {
+        let mut n = 0;
+        for r in self.orphans.take(class) {
+            if !self.map.contains(r.block.id)
+                && self
+                    .invalidate
+                    .add(&r.dn_uuid, Block::new(r.block.id, r.block.gs, NO_ACK))
+            {
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// A DataNode deleted its replica (DELETED_BLOCK).
     pub fn replica_deleted(&mut self, dn: &str, storage: &str, id: u64) -> bool {
+        self.orphans.remove(id, dn);
         let removed = self.map.remove_replica(id, storage).is_some()
             || self.map.remove_replica_of_node(id, dn).is_some();
         if removed {

@@ -213,7 +213,7 @@ fn loaded_blocks_wait_for_reports_and_reconstruction_can_be_held() {
     use rhdfs_blockmanager::BlockUcState;
     let (bm, _clock) = manager(config());
     add_nodes(&bm, 3, GB);
-    bm.set_reconstruction_enabled(false);
+    bm.set_safe_mode(true);
     for id in 1..=4 {
         bm.load_block(Block::new(id, 1001, 64), 100, 3, BlockUcState::Complete);
     }
@@ -237,7 +237,7 @@ fn loaded_blocks_wait_for_reports_and_reconstruction_can_be_held() {
         .expect("report");
     bm.full_report(&uuid(3), &storage(3), 1, &rep)
         .expect("report");
-    bm.set_reconstruction_enabled(true);
+    bm.set_safe_mode(false);
     assert_eq!(bm.compute_reconstruction_work(), 0);
     assert_eq!(bm.fs_stats().under_replicated, 0);
 }

@@ -336,6 +336,21 @@ pub mod namenode {
     /// Unit of a bare number in `rhdfs.namenode.replication.wait.ms`.
     pub const RHDFS_NAMENODE_REPLICATION_WAIT_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
+    /// `rhdfs.namenode.fault.crash-before-sync`: test hook (unset in production). The name of
+    /// a namespace operation (`delete`, `create`, `rename2`, ...): the NameNode process
+    /// aborts after that operation appended its edits and before they are synced, as a
+    /// machine that loses power there would.
+    pub const RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_KEY: &str =
+        "rhdfs.namenode.fault.crash-before-sync";
+    /// `rhdfs.namenode.fault.crash-before-sync.delay.ms`: how long the hook waits before
+    /// aborting, so anything wrongly done before the sync has time to reach a DataNode.
+    pub const RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_DELAY_MS_KEY: &str =
+        "rhdfs.namenode.fault.crash-before-sync.delay.ms";
+    pub const RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_DELAY_MS_DEFAULT: Duration = Duration::ZERO;
+    /// Unit of a bare number in `rhdfs.namenode.fault.crash-before-sync.delay.ms`.
+    pub const RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_DELAY_MS_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
     /// `dfs.namenode.max-lock-hold-to-release-lease-ms`: Lock budget per lease-monitor pass.
     pub const DFS_NAMENODE_MAX_LOCK_HOLD_TO_RELEASE_LEASE_MS_KEY: &str =
         "dfs.namenode.max-lock-hold-to-release-lease-ms";

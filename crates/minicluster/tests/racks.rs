@@ -204,8 +204,12 @@ async fn one_rack_is_mis_replicated_once_a_second_rack_joins() -> anyhow::Result
         "{before}"
     );
 
-    // Keep the RedundancyMonitor from moving replicas while fsck looks.
-    bm.set_reconstruction_enabled(false);
+    // Keep the RedundancyMonitor from moving replicas while fsck looks (manual safe mode).
+    cluster
+        .namenode()
+        .namesystem()
+        .safe_mode_action(rhdfs_namenode::safemode::SafeModeAction::Enter)
+        .await?;
     cluster.add_datanode().await?;
     cluster.wait_live_datanodes(3, TIMEOUT).await?;
     assert_eq!(bm.num_racks(), 2);

@@ -98,6 +98,18 @@ pub enum EditOp {
         mtime: Option<u64>,
         atime: Option<u64>,
     },
+    /// DataNodes hold replicas from the future (a namespace older than their data): the
+    /// block id and generation stamp counters move past them (`block_id`, `gs`), so no new
+    /// block reuses their ids, and unknown replicas newer than `floor` (the namespace's
+    /// generation stamp when they were found, or an earlier floor) stay held across
+    /// restarts until released (`rhdfs_blockmanager::orphans`).
+    HoldOrphans {
+        floor: u64,
+        block_id: u64,
+        gs: u64,
+    },
+    /// The operator released the held replicas (`dfsadmin -releaseOrphans`): the floor goes.
+    ReleaseOrphans,
 }
 
 /// Receives every applied op, in order, and returns its transaction id. The durable

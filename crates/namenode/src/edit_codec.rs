@@ -36,6 +36,8 @@ const SET_PERMISSION: u8 = 12;
 const SET_OWNER: u8 = 13;
 const SET_TIMES: u8 = 14;
 const REASSIGN_LEASE: u8 = 15;
+const HOLD_ORPHANS: u8 = 16;
+const RELEASE_ORPHANS: u8 = 17;
 
 impl From<CodecError> for EditDecodeError {
     fn from(e: CodecError) -> Self {
@@ -169,6 +171,17 @@ pub fn encode(op: &EditOp) -> Vec<u8> {
             w.opt_u(*mtime);
             w.opt_u(*atime);
         }
+        EditOp::HoldOrphans {
+            floor,
+            block_id,
+            gs,
+        } => {
+            w.0.push(HOLD_ORPHANS);
+            w.u(*floor);
+            w.u(*block_id);
+            w.u(*gs);
+        }
+        EditOp::ReleaseOrphans => w.0.push(RELEASE_ORPHANS),
     }
     w.0
 }
@@ -247,6 +260,12 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
             owner: r.opt_s()?,
             group: r.opt_s()?,
         },
+        HOLD_ORPHANS => EditOp::HoldOrphans {
+            floor: r.u()?,
+            block_id: r.u()?,
+            gs: r.u()?,
+        },
+        RELEASE_ORPHANS => EditOp::ReleaseOrphans,
         SET_TIMES => EditOp::SetTimes {
             id: r.u()?,
             mtime: r.opt_u()?,
@@ -323,6 +342,12 @@ mod tests {
                 holder: "HDFS_NameNode".into(),
             },
             EditOp::SetGenstamp { gs: 1002 },
+            EditOp::HoldOrphans {
+                floor: 1002,
+                block_id: (1 << 30) + 77,
+                gs: 2040,
+            },
+            EditOp::ReleaseOrphans,
             EditOp::Delete {
                 id: 16387,
                 mtime: 5,

@@ -26,7 +26,7 @@ use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
 use crate::fsdir::BlockInfo;
 use crate::namespace::OpenFile;
-use crate::namesystem::Namesystem;
+use crate::namesystem::{Applied, Effects, Namesystem};
 
 /// Heartbeat intervals a block recovery may go unanswered before another is started
 /// (Hadoop's BlockManager.BLOCK_RECOVERY_TIMEOUT_MULTIPLIER).
@@ -195,7 +195,7 @@ impl Namesystem {
     pub fn commit_block_synchronization(
         &self,
         req: &CommitBlockSynchronizationRequestProto,
-    ) -> FsResult<()> {
+    ) -> FsResult<Applied<()>> {
         let id = req.block.block_id;
         let old_gs = req.block.generation_stamp;
         let now = self.now();
@@ -212,7 +212,7 @@ impl Namesystem {
         let Some(of) = of else {
             // Closed already: a repeated call after the file was closed succeeds.
             self.recoveries.finish(id);
-            return Ok(());
+            return Ok(Applied::plain("commit_block_synchronization", ()));
         };
         // Only the recovery the block manager has on record may commit (Hadoop compares
         // with the block's recovery id, 0 when no recovery was started).
@@ -237,11 +237,12 @@ impl Namesystem {
             gs: req.new_gen_stamp,
             num_bytes: req.new_length,
         };
+        let mut effects = Effects::none();
         if req.delete_block {
             self.with_ns(|ns| {
                 ns.log_and_apply(EditOp::AbandonBlock { file, block_id: id }, now.mono)
             })?;
-            self.block_manager().abandon_block(id);
+            effects = Effects::abandon(id);
         } else {
             let nodes: Vec<String> = req
                 .new_taragets
@@ -284,13 +285,14 @@ impl Namesystem {
             );
         }
         self.recoveries.finish(id);
-        Ok(())
+        Ok(Applied::new("commit_block_synchronization", (), effects))
     }
 }
 
 /// The DatanodeProtocol calls the namespace takes part in: a heartbeat (answered by the
-/// block manager, plus any block recovery for the sender) and commitBlockSynchronization
-/// (answered once its edits are durable).
+/// block manager, plus any block recovery for the sender), commitBlockSynchronization
+/// (answered once its edits are durable) and blockReport (replicas from the future it
+/// brings move the namespace's counters, `Namesystem::hold_future_orphans`).
 pub async fn route_datanode_call(
     fs: &std::sync::Arc<Namesystem>,
     datanode: &rhdfs_blockmanager::DatanodeProtocolService,
@@ -301,10 +303,24 @@ pub async fn route_datanode_call(
     use rhdfs_proto::datanode::{CommitBlockSynchronizationResponseProto, HeartbeatRequestProto};
     if ctx.method == "commitBlockSynchronization" {
         let req: CommitBlockSynchronizationRequestProto = decode_request(&body)?;
-        let result = fs.commit_block_synchronization(&req);
-        fs.sync_edits().await?;
-        result?;
+        match fs.commit_block_synchronization(&req) {
+            Ok(applied) => fs.commit(applied).await?,
+            Err(e) => {
+                // Edits logged before the refusal become durable before it is answered.
+                fs.sync_edits().await?;
+                return Err(e.into());
+            }
+        }
         return Ok(encode_response(&CommitBlockSynchronizationResponseProto {}));
+    }
+    if ctx.method == "blockReport" {
+        let out = datanode.call(ctx, body).await?;
+        // Replicas from the future that arrive outside safe mode: the counters move past
+        // them before the next block is allocated.
+        if !fs.block_manager().in_safe_mode() {
+            fs.hold_future_orphans_durably().await?;
+        }
+        return Ok(out);
     }
     let uuid = decode_request::<HeartbeatRequestProto>(&body)
         .map(|r| r.registration.datanode_id.datanode_uuid)
@@ -567,7 +583,8 @@ mod tests {
         let mut req = commit_sync(&b, rb.new_gen_stamp - 1, &["dn1"]);
         assert!(fs.commit_block_synchronization(&req).is_err());
         req.new_gen_stamp = rb.new_gen_stamp;
-        fs.commit_block_synchronization(&req).unwrap();
+        let applied = fs.commit_block_synchronization(&req).unwrap();
+        fs.commit(applied).await.unwrap();
         assert!(is_closed(&svc).await);
         let st: GetFileInfoResponseProto = call(
             &svc,
@@ -583,7 +600,8 @@ mod tests {
         );
         assert!(bm.block_recovery(b.block_id).is_none());
         // Repeated by a retrying DataNode: still fine.
-        fs.commit_block_synchronization(&req).unwrap();
+        let applied = fs.commit_block_synchronization(&req).unwrap();
+        fs.commit(applied).await.unwrap();
     }
 
     /// What the cut-off writer ("writer") gets for addBlock and complete.
@@ -703,12 +721,14 @@ mod tests {
         );
         assert!(!is_closed(&svc).await);
         // The current one closes it.
-        fs.commit_block_synchronization(&commit_sync(
-            &b,
-            second.recovery_id,
-            &["dn1", "dn2", "dn3"],
-        ))
-        .unwrap();
+        let applied = fs
+            .commit_block_synchronization(&commit_sync(
+                &b,
+                second.recovery_id,
+                &["dn1", "dn2", "dn3"],
+            ))
+            .unwrap();
+        fs.commit(applied).await.unwrap();
         assert!(is_closed(&svc).await);
         assert_eq!(
             bm.get_block(b.block_id)
@@ -785,8 +805,10 @@ mod tests {
         assert!(second.recovery_id > first.recovery_id);
         assert_eq!(second.primary.as_deref(), Some("dn1"));
         assert_eq!(fs.block_recoveries().take_commands("dn1").len(), 1);
-        fs.commit_block_synchronization(&commit_sync(&b, second.recovery_id, &["dn1", "dn2"]))
+        let applied = fs
+            .commit_block_synchronization(&commit_sync(&b, second.recovery_id, &["dn1", "dn2"]))
             .unwrap();
+        fs.commit(applied).await.unwrap();
         assert!(is_closed(&svc).await);
     }
 

@@ -13,26 +13,6 @@ use rhdfs_conf::clock::SharedClock;
 use rhdfs_ipc::RpcError;
 use tokio::sync::watch;
 
-/// Calls whose effect must happen at most once.
-pub const AT_MOST_ONCE: &[&str] = &[
-    "create",
-    "append",
-    "delete",
-    "rename",
-    "rename2",
-    "concat",
-    "createSymlink",
-    "truncate",
-    "createSnapshot",
-    "deleteSnapshot",
-    "renameSnapshot",
-    "setXAttr",
-    "removeXAttr",
-    "removeCacheDirective",
-    "modifyCacheDirective",
-    "addCacheDirective",
-];
-
 /// Default expiry (HDFS's 10 minutes).
 pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(600);
 
@@ -126,8 +106,10 @@ impl RetryCache {
     }
 
     /// Whether calls of `method` from this client go through the cache.
-    pub fn applies(method: &str, client_id: &[u8], call_id: i32) -> bool {
-        !client_id.is_empty() && call_id >= 0 && AT_MOST_ONCE.contains(&method)
+    /// Whether a call of an at-most-once method (`rpc::MethodKind::AtMostOnce`) carries
+    /// the ids the cache needs.
+    pub fn applies(client_id: &[u8], call_id: i32) -> bool {
+        !client_id.is_empty() && call_id >= 0
     }
 
     /// Number of remembered calls.

@@ -16,7 +16,7 @@ use std::time::Duration;
 use rhdfs_conf::{Configuration, keys};
 use tokio::task::JoinHandle;
 
-use crate::namesystem::Namesystem;
+use crate::namesystem::{FutureReplicas, Namesystem};
 
 /// The thresholds of start-up safe mode.
 #[derive(Debug, Clone, Copy)]
@@ -163,8 +163,20 @@ impl SafeModeTracker {
     }
 }
 
-/// One look at the counts: publishes the state to the namespace and switches the block
-/// manager's reconstruction. Returns false once start-up safe mode is over.
+/// The start-up safe mode state once replicas from the future are known: they keep it on
+/// (never left by itself) and their warning joins the reason.
+pub fn with_future(state: SafeModeState, future: FutureReplicas) -> SafeModeState {
+    if future.replicas == 0 {
+        return state;
+    }
+    match state {
+        SafeModeState::On(reason) => SafeModeState::On(format!("{reason} {}", future.message())),
+        SafeModeState::Off => SafeModeState::On(future.message()),
+    }
+}
+
+/// One look at the counts: publishes the state to the namespace and the block manager.
+/// Returns false once start-up safe mode is over.
 pub fn tick(fs: &Namesystem, tracker: &mut SafeModeTracker) -> bool {
     let bm = fs.block_manager();
     let stats = bm.fs_stats();
@@ -175,22 +187,26 @@ pub fn tick(fs: &Namesystem, tracker: &mut SafeModeTracker) -> bool {
         bm.live_datanodes() as u64,
         now,
     );
-    let (in_safe_mode, starting) = fs.with_ns(|ns| {
-        let starting = match &state {
-            SafeModeState::On(reason) => ns.set_startup_safe_mode(Some(reason.clone())),
-            SafeModeState::Off => ns.set_startup_safe_mode(None),
-        };
-        (ns.in_safe_mode(), starting)
-    });
-    bm.set_reconstruction_enabled(!in_safe_mode);
-    if !starting {
-        tracing::info!("leaving start-up safe mode");
+    let future = fs.future_replicas();
+    if future.replicas > 0 {
+        tracing::warn!(
+            replicas = future.replicas,
+            bytes = future.bytes,
+            "start-up safe mode held on: replicas with generation stamps in the future"
+        );
     }
+    let state = with_future(state, future);
+    let starting = fs.with_ns(|ns| match &state {
+        SafeModeState::On(reason) => ns.set_startup_safe_mode(Some(reason.clone())),
+        SafeModeState::Off => ns.set_startup_safe_mode(None),
+    });
+    fs.publish_safe_mode();
     starting
 }
 
-/// Runs [`tick`] every `cfg.recheck` until `stop`; after start-up safe mode ends it keeps
-/// the block manager's reconstruction switch in step with manual safe mode.
+/// Runs [`tick`] every `cfg.recheck` until `stop`, logging once when start-up safe mode
+/// ends; after that it keeps the block manager in step with manual safe mode and moves
+/// the namespace's counters past replicas from the future that arrive late.
 pub fn spawn_safe_mode_monitor(
     fs: Arc<Namesystem>,
     mut tracker: SafeModeTracker,
@@ -202,9 +218,13 @@ pub fn spawn_safe_mode_monitor(
         while !stop.load(Ordering::Relaxed) {
             if starting {
                 starting = tick(&fs, &mut tracker);
-            } else {
-                let on = fs.with_ns(|ns| ns.in_safe_mode());
-                fs.block_manager().set_reconstruction_enabled(!on);
+                if !starting {
+                    tracing::info!("leaving start-up safe mode");
+                }
+            } else if !fs.publish_safe_mode()
+                && let Err(e) = fs.hold_future_orphans_durably().await
+            {
+                tracing::warn!("holding replicas from the future failed: {e}");
             }
             tokio::time::sleep(recheck).await;
         }

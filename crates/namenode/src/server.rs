@@ -138,7 +138,7 @@ impl RpcService for Router {
         match ctx.protocol.as_str() {
             CLIENT_PROTOCOL => self.client.call(ctx, body).await,
             DATANODE_PROTOCOL => match ctx.method.as_str() {
-                "sendHeartbeat" | "commitBlockSynchronization" => {
+                "sendHeartbeat" | "commitBlockSynchronization" | "blockReport" => {
                     crate::lease_recovery::route_datanode_call(
                         self.client.namesystem(),
                         &self.datanode,
@@ -240,9 +240,23 @@ impl NameNode {
             )?)
             .unwrap_or(usize::MAX)
             .max(1),
+            crash_before_sync: crate::namesystem::CrashBeforeSync {
+                op: conf
+                    .get_trimmed(keys::RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_KEY)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string),
+                delay: conf.get_duration(
+                    keys::RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_DELAY_MS_KEY,
+                    keys::RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_DELAY_MS_DEFAULT,
+                    keys::RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_DELAY_MS_UNIT,
+                )?,
+            },
         };
 
         let bm = BlockManager::new(&conf, clock.clone(), ns_info.clone())?;
+        // A NameNode starts in safe mode: nothing is sent to a DataNode before the first
+        // safe-mode check below says otherwise.
+        bm.set_safe_mode(true);
         bm.start();
         let groups: crate::namesystem::GroupsLookup = Arc::new(rhdfs_conf::user::groups_of);
         let fs = Namesystem::new(namespace, bm.clone(), clock.clone(), settings, groups);

@@ -42,6 +42,10 @@ impl BlockManager {
     /// Chooses and queues for deletion the surplus replicas of blocks marked by reports.
     /// Returns the number of replicas queued.
     pub fn process_excess_work(&self) -> usize {
+        // In safe mode the marked blocks wait: reports are still arriving.
+        if self.in_safe_mode() {
+            return 0;
+        }
         let mut n = 0;
         loop {
             let ids = self.blocks.lock("excess").recon.take_excess(EXCESS_CHUNK);

@@ -945,7 +945,11 @@ fn finish(
             tracing::warn!("Fsck: not deleting {p}: its remains were not copied to /lost+found");
             continue;
         }
-        match fs.delete(&who.caller, p, true) {
+        // On a blocking thread: the delete's blocks go once its edit is durable.
+        let deleted = fs
+            .delete(&who.caller, p, true)
+            .and_then(|a| tokio::runtime::Handle::current().block_on(fs.commit(a)));
+        match deleted {
             Ok(_) => tracing::info!("Fsck: deleted corrupt file {p}"),
             Err(e) => {
                 tracing::error!("Fsck: error deleting corrupted file {p}: {e}");

@@ -5,7 +5,8 @@
 //! first): id, parent, name, owner, group, mode, mtime, atime and a kind byte; a
 //! directory adds its two quotas (as two's-complement u64), a file its replication,
 //! block size, blocks (id, gs, length) and an optional writer (client name and
-//! machine). Integers are unsigned LEB128 varints, strings a varint length and bytes.
+//! machine), then optional tagged fields (tag 1: the orphan hold floor). Integers are
+//! unsigned LEB128 varints, strings a varint length and bytes.
 //! Decoding never panics: bad input is an [`ImageDecodeError`].
 
 use std::time::Duration;
@@ -21,6 +22,9 @@ use crate::fsdir::{
 
 /// First bytes of an image payload.
 pub const IMAGE_PAYLOAD_MAGIC: &[u8; 8] = b"RHNSIMG1";
+
+/// Tag of the optional orphan hold floor after the inodes.
+const TAG_ORPHAN_FLOOR: u8 = 1;
 
 /// Why an image payload is not a namespace.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -179,6 +183,10 @@ impl Namespace {
                 encode_inode(&mut w, inode);
             }
         }
+        if let Some(floor) = self.orphan_floor {
+            w.0.push(TAG_ORPHAN_FLOOR);
+            w.u(floor);
+        }
         (self.last_txid, w.0)
     }
 
@@ -231,11 +239,17 @@ impl Namespace {
                 return Err(ImageDecodeError::Orphan { id, parent });
             }
         }
-        if r.at != body.len() {
-            return Err(ImageDecodeError::Bad {
-                at: r.at,
-                what: "trailing bytes",
-            });
+        let mut orphan_floor = None;
+        while r.at < body.len() {
+            match r.byte()? {
+                TAG_ORPHAN_FLOOR if orphan_floor.is_none() => orphan_floor = Some(r.u()?),
+                _ => {
+                    return Err(ImageDecodeError::Bad {
+                        at: r.at - 1,
+                        what: "trailing bytes",
+                    });
+                }
+            }
         }
         self.dir = dir;
         self.block_owner = block_owner;
@@ -244,6 +258,7 @@ impl Namespace {
         self.last_inode_id = last_inode_id;
         self.last_block_id = last_block_id;
         self.last_gs = last_gs;
+        self.orphan_floor = orphan_floor;
         Ok(())
     }
 

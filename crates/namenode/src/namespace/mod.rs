@@ -109,6 +109,8 @@ pub struct Namespace {
     /// Why start-up safe mode is on (None when off); see `crate::safemode`.
     startup_safe_mode: Option<String>,
     startup_safe_mode_done: bool,
+    /// Unknown replicas with a generation stamp above this are held (`EditOp::HoldOrphans`).
+    orphan_floor: Option<u64>,
 }
 
 impl Namespace {
@@ -128,6 +130,7 @@ impl Namespace {
             manual_safe_mode: false,
             startup_safe_mode: None,
             startup_safe_mode_done: false,
+            orphan_floor: None,
         }
     }
 
@@ -171,6 +174,24 @@ impl Namespace {
     /// The file inode a block belongs to.
     pub fn block_owner(&self, block_id: u64) -> Option<u64> {
         self.block_owner.get(&block_id).copied()
+    }
+
+    /// The generation stamp above which unknown replicas are held, once replicas from the
+    /// future were found (None: only the last generation stamp counts).
+    pub fn orphan_floor(&self) -> Option<u64> {
+        self.orphan_floor
+    }
+
+    /// The HoldOrphans op that moves the counters past future replicas up to block
+    /// `max_id` and stamp `max_gs`, when they are not past them already.
+    pub fn hold_orphans_op(&self, max_id: u64, max_gs: u64) -> Option<EditOp> {
+        (max_id > self.last_block_id || max_gs > self.last_gs).then(|| EditOp::HoldOrphans {
+            floor: self
+                .orphan_floor
+                .map_or(self.last_gs, |f| f.min(self.last_gs)),
+            block_id: max_id.max(self.last_block_id),
+            gs: max_gs.max(self.last_gs),
+        })
     }
 
     pub fn total_files_and_dirs(&self) -> usize {
@@ -409,6 +430,16 @@ impl Namespace {
                 self.leases.reassign(&old, *file, holder, mono);
             }
             EditOp::SetGenstamp { gs } => self.last_gs = self.last_gs.max(*gs),
+            EditOp::HoldOrphans {
+                floor,
+                block_id,
+                gs,
+            } => {
+                self.orphan_floor = Some(self.orphan_floor.map_or(*floor, |f| f.min(*floor)));
+                self.last_block_id = self.last_block_id.max(*block_id);
+                self.last_gs = self.last_gs.max(*gs);
+            }
+            EditOp::ReleaseOrphans => self.orphan_floor = None,
             EditOp::Delete { id, mtime } => {
                 let parent = self
                     .dir

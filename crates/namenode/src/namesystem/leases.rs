@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rhdfs_blockmanager::views::{ReplicaStatus, VIEW_CHUNK};
 use rhdfs_blockmanager::{BlockUcState, ReplicaState};
 
-use super::Namesystem;
+use super::{Applied, Effects, Namesystem};
 use crate::error::FsResult;
 use crate::fsdir::FsPath;
 use crate::fsdir::permission::Caller;
@@ -109,13 +109,12 @@ impl Namesystem {
                 true
             }
         };
-        let closed = self.with_ns(|ns| {
-            let closed = ns.release_lease(of, None, drop_last, now)?;
-            if closed && drop_last {
-                self.bm.abandon_block(last.id);
-            }
-            Ok::<_, crate::FsError>(closed)
-        })?;
+        let closed = self.with_ns(|ns| ns.release_lease(of, None, drop_last, now))?;
+        if closed && drop_last {
+            // The empty last block leaves the blocks map once the close is durable.
+            let applied = Applied::new("release_lease", (), Effects::abandon(last.id));
+            self.commit(applied).await?;
+        }
         if closed {
             tracing::info!(file = of.file, holder = %of.holder, "lease released");
         }

@@ -6,7 +6,9 @@
 //! the block manager only after the namespace lock is released.
 
 mod durable;
+mod effects;
 mod leases;
+mod orphans;
 mod read;
 mod write;
 
@@ -19,6 +21,8 @@ use rhdfs_blockmanager::locks::TimedMutex;
 use rhdfs_blockmanager::{Block, BlockManager, Location, LockStat};
 use rhdfs_conf::clock::SharedClock;
 
+pub use effects::{Applied, CrashBeforeSync, Effects};
+pub use orphans::FutureReplicas;
 pub use read::{LocatedBlock, LocatedBlocks};
 pub use write::{AddBlockArgs, LocatedAppend};
 
@@ -45,6 +49,8 @@ pub struct NamesystemSettings {
     /// Open files one listOpenFiles call answers with
     /// (`dfs.namenode.list.openfiles.num.responses`).
     pub list_open_files_batch: usize,
+    /// Test hook: abort between an operation's edit and its sync (`effects`).
+    pub crash_before_sync: CrashBeforeSync,
 }
 
 impl Default for NamesystemSettings {
@@ -56,6 +62,7 @@ impl Default for NamesystemSettings {
                 rhdfs_conf::keys::DFS_HEARTBEAT_INTERVAL_DEFAULT,
             ),
             list_open_files_batch: 1000,
+            crash_before_sync: CrashBeforeSync::default(),
         }
     }
 }
@@ -135,7 +142,14 @@ impl Namesystem {
 
     /// `with_ns` with the hold recorded under operation kind `op` in `ns_lock_stats`.
     pub fn with_ns_op<R>(&self, op: &'static str, f: impl FnOnce(&mut Namespace) -> R) -> R {
-        f(&mut self.ns.lock(op))
+        let mut ns = self.ns.lock(op);
+        let r = f(&mut ns);
+        // The block manager holds unknown replicas newer than these (`orphans`).
+        self.bm.set_namespace_marks(
+            ns.last_generation_stamp(),
+            ns.orphan_floor().unwrap_or(u64::MAX),
+        );
+        r
     }
 
     /// Longest/total hold and longest wait of the namespace lock, per operation kind.
@@ -178,12 +192,5 @@ impl Namesystem {
     /// Live locations of a block, in pipeline/read order.
     pub(crate) fn locations(&self, id: u64) -> Vec<Location> {
         self.bm.locations(id)
-    }
-
-    /// Removes blocks through the block manager (never call with the namespace lock held).
-    pub(crate) fn remove_blocks(&self, ids: Vec<u64>) {
-        if !ids.is_empty() {
-            self.bm.remove_blocks(ids);
-        }
     }
 }

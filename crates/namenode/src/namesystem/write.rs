@@ -3,7 +3,7 @@
 use rhdfs_blockmanager::{BlockUcState, Location};
 use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
 
-use super::{LocatedBlock, Namesystem, to_block};
+use super::{Applied, Effects, LocatedBlock, Namesystem, to_block};
 use crate::error::{FsError, FsResult};
 use crate::fsdir::BlockInfo;
 use crate::fsdir::permission::Caller;
@@ -30,7 +30,11 @@ pub struct LocatedAppend {
 impl Namesystem {
     /// create. A file whose writer passed the soft limit is released first if its
     /// blocks allow it.
-    pub async fn create(&self, caller: &Caller, args: &CreateArgs<'_>) -> FsResult<FileStatus> {
+    pub async fn create(
+        &self,
+        caller: &Caller,
+        args: &CreateArgs<'_>,
+    ) -> FsResult<Applied<FileStatus>> {
         let now = self.now();
         let result = self.with_ns_op("create", |ns| ns.create(caller, args, now));
         let (status, removed) = match result {
@@ -39,8 +43,12 @@ impl Namesystem {
             }
             other => other?,
         };
-        self.remove_blocks(removed);
-        Ok(status)
+        // An overwritten file's blocks go only once the create is durable.
+        Ok(Applied::new(
+            "create",
+            status,
+            Effects::remove_blocks(removed),
+        ))
     }
 
     /// append: takes the lease; the last partial block is re-opened for writing at its
@@ -203,21 +211,24 @@ impl Namesystem {
         Ok(true)
     }
 
-    /// abandonBlock.
+    /// abandonBlock: the block leaves the blocks map once the edit is durable.
     pub fn abandon_block(
         &self,
         block: &BlockInfo,
         src: &str,
         holder: &str,
         file_id: u64,
-    ) -> FsResult<()> {
+    ) -> FsResult<Applied<()>> {
         let now = self.now();
-        self.with_ns_op("abandon_block", |ns| {
-            if ns.abandon_block(src, file_id, holder, block.id, now)? {
-                self.bm.abandon_block(block.id);
-            }
-            Ok(())
-        })
+        let abandoned = self.with_ns_op("abandon_block", |ns| {
+            ns.abandon_block(src, file_id, holder, block.id, now)
+        })?;
+        let effects = if abandoned {
+            Effects::abandon(block.id)
+        } else {
+            Effects::none()
+        };
+        Ok(Applied::new("abandon_block", (), effects))
     }
 
     /// fsync.
@@ -316,16 +327,14 @@ impl Namesystem {
         })
     }
 
-    /// delete: the removed subtree's blocks go to the block manager after the lock.
-    pub fn delete(&self, caller: &Caller, src: &str, recursive: bool) -> FsResult<bool> {
+    /// delete: the removed subtree's blocks go to the block manager once the delete is
+    /// durable (Hadoop: logSync, then removeBlocks).
+    pub fn delete(&self, caller: &Caller, src: &str, recursive: bool) -> FsResult<Applied<bool>> {
         let now = self.now();
         let removed = self.with_ns_op("delete", |ns| ns.delete(caller, src, recursive, now))?;
         Ok(match removed {
-            Some(r) => {
-                self.remove_blocks(r.blocks);
-                true
-            }
-            None => false,
+            Some(r) => Applied::new("delete", true, Effects::remove_blocks(r.blocks)),
+            None => Applied::plain("delete", false),
         })
     }
 
@@ -334,12 +343,22 @@ impl Namesystem {
         self.with_ns_op("rename", |ns| ns.rename(caller, src, dst, now))
     }
 
-    pub fn rename2(&self, caller: &Caller, src: &str, dst: &str, overwrite: bool) -> FsResult<()> {
+    /// rename2: a file replaced by OVERWRITE loses its blocks once the rename is durable.
+    pub fn rename2(
+        &self,
+        caller: &Caller,
+        src: &str,
+        dst: &str,
+        overwrite: bool,
+    ) -> FsResult<Applied<()>> {
         let now = self.now();
         let removed =
             self.with_ns_op("rename2", |ns| ns.rename2(caller, src, dst, overwrite, now))?;
-        self.remove_blocks(removed.blocks);
-        Ok(())
+        Ok(Applied::new(
+            "rename2",
+            (),
+            Effects::remove_blocks(removed.blocks),
+        ))
     }
 
     pub fn mkdirs(
@@ -355,18 +374,25 @@ impl Namesystem {
         })
     }
 
-    /// setReplication (the block manager learns the new factor).
-    pub fn set_replication(&self, caller: &Caller, src: &str, replication: u16) -> FsResult<bool> {
+    /// setReplication: the block manager learns the new factor (and deletes surplus
+    /// replicas) once the change is durable.
+    pub fn set_replication(
+        &self,
+        caller: &Caller,
+        src: &str,
+        replication: u16,
+    ) -> FsResult<Applied<bool>> {
         let now = self.now();
         let blocks = self.with_ns_op("set_replication", |ns| {
             ns.set_replication(caller, src, replication, now)
         })?;
         Ok(match blocks {
-            Some(ids) => {
-                self.bm.set_replication(&ids, replication);
-                true
-            }
-            None => false,
+            Some(ids) => Applied::new(
+                "set_replication",
+                true,
+                Effects::set_replication(ids, replication),
+            ),
+            None => Applied::plain("set_replication", false),
         })
     }
 

@@ -39,12 +39,13 @@ impl ClientProtocolService {
         body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         let req: AbandonBlockRequestProto = decode_request(body)?;
-        self.fs.abandon_block(
+        let applied = self.fs.abandon_block(
             &block_from_proto(&req.b),
             &req.src,
             &req.holder,
             req.file_id.unwrap_or(0),
         )?;
+        self.fs.commit(applied).await?;
         Ok(encode_response(&AbandonBlockResponseProto {}))
     }
 }

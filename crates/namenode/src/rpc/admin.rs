@@ -12,9 +12,10 @@ use rhdfs_proto::hdfs::{
 };
 
 use super::ClientProtocolService;
+use crate::safemode::SafeModeAction;
 
 impl ClientProtocolService {
-    pub(super) fn get_server_defaults(
+    pub(super) async fn get_server_defaults(
         &self,
         _ctx: &CallContext,
         _body: &Bytes,
@@ -24,7 +25,7 @@ impl ClientProtocolService {
         }))
     }
 
-    pub(super) fn get_fs_stats(
+    pub(super) async fn get_fs_stats(
         &self,
         _ctx: &CallContext,
         _body: &Bytes,
@@ -43,7 +44,7 @@ impl ClientProtocolService {
         }))
     }
 
-    pub(super) fn get_fs_replicated_block_stats(
+    pub(super) async fn get_fs_replicated_block_stats(
         &self,
         _ctx: &CallContext,
         _body: &Bytes,
@@ -74,7 +75,8 @@ impl ClientProtocolService {
         Ok(encode_response(&GetDatanodeReportResponseProto { di }))
     }
 
-    /// GET reports; ENTER/LEAVE toggle the manual safe-mode flag (superuser only).
+    /// GET reports; ENTER/LEAVE/FORCE_EXIT change safe mode (superuser only;
+    /// `Namesystem::safe_mode_action`).
     pub(super) async fn set_safe_mode(
         &self,
         ctx: &CallContext,
@@ -88,16 +90,13 @@ impl ClientProtocolService {
         } else {
             Some(self.require_superuser(ctx).await?)
         };
-        let result = self.fs.with_ns(|ns| {
-            match action {
-                SafeModeActionProto::SafemodeEnter => ns.set_manual_safe_mode(true),
-                SafeModeActionProto::SafemodeLeave | SafeModeActionProto::SafemodeForceExit => {
-                    ns.set_manual_safe_mode(false)
-                }
-                SafeModeActionProto::SafemodeGet => {}
-            }
-            ns.in_safe_mode()
-        });
+        let action = match action {
+            SafeModeActionProto::SafemodeGet => SafeModeAction::Get,
+            SafeModeActionProto::SafemodeEnter => SafeModeAction::Enter,
+            SafeModeActionProto::SafemodeLeave => SafeModeAction::Leave,
+            SafeModeActionProto::SafemodeForceExit => SafeModeAction::ForceExit,
+        };
+        let result = self.fs.safe_mode_action(action).await?;
         if let Some(caller) = caller {
             tracing::info!(user = %caller.user, "safe mode is {}", if result { "ON" } else { "OFF" });
         }
@@ -105,11 +104,11 @@ impl ClientProtocolService {
     }
 
     /// A single active NameNode is always up to date: nothing to wait for.
-    pub(super) fn msync(&self, _ctx: &CallContext, _body: &Bytes) -> Result<Bytes, RpcError> {
+    pub(super) async fn msync(&self, _ctx: &CallContext, _body: &Bytes) -> Result<Bytes, RpcError> {
         Ok(encode_response(&MsyncResponseProto {}))
     }
 
-    pub(super) fn get_ha_service_state(
+    pub(super) async fn get_ha_service_state(
         &self,
         _ctx: &CallContext,
         _body: &Bytes,

@@ -25,7 +25,8 @@ impl ClientProtocolService {
         let req: SetReplicationRequestProto = decode_request(body)?;
         let caller = self.caller(ctx).await;
         let replication = u16::try_from(req.replication).unwrap_or(u16::MAX);
-        let result = self.fs.set_replication(&caller, &req.src, replication)?;
+        let applied = self.fs.set_replication(&caller, &req.src, replication)?;
+        let result = self.fs.commit(applied).await?;
         Ok(encode_response(&SetReplicationResponseProto { result }))
     }
 

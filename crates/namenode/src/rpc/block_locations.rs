@@ -41,7 +41,7 @@ impl ClientProtocolService {
     }
 
     /// A client found replicas corrupt: the block manager stops serving them.
-    pub(super) fn report_bad_blocks(
+    pub(super) async fn report_bad_blocks(
         &self,
         _ctx: &CallContext,
         body: &Bytes,

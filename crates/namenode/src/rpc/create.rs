@@ -33,7 +33,8 @@ impl ClientProtocolService {
             replication,
             block_size: req.block_size,
         };
-        let st = self.fs.create(&caller, &args).await?;
+        let applied = self.fs.create(&caller, &args).await?;
+        let st = self.fs.commit(applied).await?;
         Ok(encode_response(&CreateResponseProto {
             fs: Some(file_status(&st, None)),
         }))

@@ -11,7 +11,8 @@ impl ClientProtocolService {
     pub(super) async fn delete(&self, ctx: &CallContext, body: &Bytes) -> Result<Bytes, RpcError> {
         let req: DeleteRequestProto = decode_request(body)?;
         let caller = self.caller(ctx).await;
-        let result = self.fs.delete(&caller, &req.src, req.recursive)?;
+        let applied = self.fs.delete(&caller, &req.src, req.recursive)?;
+        let result = self.fs.commit(applied).await?;
         Ok(encode_response(&DeleteResponseProto { result }))
     }
 }

@@ -17,6 +17,7 @@ mod listing;
 mod metasave;
 mod mkdirs;
 pub mod open_files;
+pub mod orphans;
 mod pipeline;
 pub mod refresh_nodes;
 mod rename;
@@ -77,27 +78,6 @@ pub fn server_defaults(
     })
 }
 
-/// Calls that change nothing in the namespace: answered without waiting for the edit log.
-const READ_ONLY: &[&str] = &[
-    "listOpenFiles",
-    "getServerDefaults",
-    "getFileInfo",
-    "getLocatedFileInfo",
-    "isFileClosed",
-    "getPreferredBlockSize",
-    "getLinkTarget",
-    "getListing",
-    "getContentSummary",
-    "getQuotaUsage",
-    "getBlockLocations",
-    "getFsStats",
-    "getStats",
-    "getFsReplicatedBlockStats",
-    "getDatanodeReport",
-    "msync",
-    "getHAServiceState",
-];
-
 /// The ClientProtocol service.
 pub struct ClientProtocolService {
     fs: Arc<Namesystem>,
@@ -147,11 +127,97 @@ impl ClientProtocolService {
     }
 }
 
+/// What a ClientProtocol method does to the namespace, declared once per method in the
+/// table below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodKind {
+    /// Logs nothing: answered without waiting for the edit log.
+    Read,
+    /// May log edits: answered only once every edit logged so far is durable.
+    Mutate,
+    /// A `Mutate` that must take effect at most once: a retry with the same client id and
+    /// call id gets the first answer (the retry cache).
+    AtMostOnce,
+}
+
+/// The ClientProtocol methods rhdfs serves: name, kind and handler, in one table. It
+/// makes `method_kind` and the dispatch, so a method's kind cannot drift from its handler.
+macro_rules! client_protocol {
+    ($($name:literal => $kind:ident $handler:ident,)*) => {
+        /// The kind of a ClientProtocol method; None for one rhdfs does not serve.
+        pub fn method_kind(method: &str) -> Option<MethodKind> {
+            match method {
+                $($name => Some(MethodKind::$kind),)*
+                _ => None,
+            }
+        }
+
+        impl ClientProtocolService {
+            async fn dispatch(&self, c: &CallContext, b: &Bytes) -> Result<Bytes, RpcError> {
+                match c.method.as_str() {
+                    $($name => self.$handler(c, b).await,)*
+                    _ => Err(RpcError::no_such_method_on(&c.method, &c.protocol)),
+                }
+            }
+        }
+    };
+}
+
+client_protocol! {
+    "getServerDefaults" => Read get_server_defaults,
+    "getFileInfo" => Read get_file_info,
+    "getLocatedFileInfo" => Read get_located_file_info,
+    "isFileClosed" => Read is_file_closed,
+    "getPreferredBlockSize" => Read get_preferred_block_size,
+    "getLinkTarget" => Read get_link_target,
+    "getListing" => Read get_listing,
+    "getContentSummary" => Read get_content_summary,
+    "getQuotaUsage" => Read get_quota_usage,
+    "getBlockLocations" => Read get_block_locations,
+    "getFsStats" => Read get_fs_stats,
+    "getStats" => Read get_fs_stats,
+    "getFsReplicatedBlockStats" => Read get_fs_replicated_block_stats,
+    "getDatanodeReport" => Read get_datanode_report,
+    "listOpenFiles" => Read list_open_files,
+    "metaSave" => Read meta_save,
+    "msync" => Read msync,
+    "getHAServiceState" => Read get_ha_service_state,
+    "mkdirs" => Mutate mkdirs,
+    "addBlock" => Mutate add_block,
+    "abandonBlock" => Mutate abandon_block,
+    "complete" => Mutate complete,
+    "fsync" => Mutate fsync,
+    "reportBadBlocks" => Mutate report_bad_blocks,
+    "updateBlockForPipeline" => Mutate update_block_for_pipeline,
+    "updatePipeline" => Mutate update_pipeline,
+    "getAdditionalDatanode" => Mutate get_additional_datanode,
+    "setReplication" => Mutate set_replication,
+    "setPermission" => Mutate set_permission,
+    "setOwner" => Mutate set_owner,
+    "setTimes" => Mutate set_times,
+    "renewLease" => Mutate renew_lease,
+    "recoverLease" => Mutate recover_lease,
+    "refreshNodes" => Mutate refresh_nodes,
+    "setSafeMode" => Mutate set_safe_mode,
+    "saveNamespace" => Mutate save_namespace,
+    "rollEdits" => Mutate roll_edits,
+    "releaseOrphans" => Mutate release_orphans,
+    "create" => AtMostOnce create,
+    "append" => AtMostOnce append,
+    "delete" => AtMostOnce delete,
+    "rename" => AtMostOnce rename,
+    "rename2" => AtMostOnce rename2,
+}
+
 #[async_trait]
 impl RpcService for ClientProtocolService {
     async fn call(&self, ctx: CallContext, body: Bytes) -> Result<Bytes, RpcError> {
+        let kind = method_kind(&ctx.method);
         let guard = match &self.retry_cache {
-            Some(cache) if RetryCache::applies(&ctx.method, &ctx.client_id, ctx.call_id) => {
+            Some(cache)
+                if kind == Some(MethodKind::AtMostOnce)
+                    && RetryCache::applies(&ctx.client_id, ctx.call_id) =>
+            {
                 match cache.lookup(&ctx.client_id, ctx.call_id).await {
                     Lookup::Cached(answer) => return answer,
                     Lookup::Run(g) => Some(g),
@@ -160,68 +226,19 @@ impl RpcService for ClientProtocolService {
             _ => None,
         };
         let answer = self.dispatch(&ctx, &body).await;
-        // Nothing is acknowledged before its edits are durable (reads log nothing).
-        let answer = if READ_ONLY.contains(&ctx.method.as_str()) {
-            answer
-        } else {
-            match self.fs.sync_edits().await {
+        // Nothing is acknowledged before its edits are durable (reads log nothing). Handlers
+        // whose mutation has effects already committed them (`Namesystem::commit`); this
+        // covers the others, and errors answered after an edit was logged.
+        let answer = match kind {
+            Some(MethodKind::Mutate | MethodKind::AtMostOnce) => match self.fs.sync_edits().await {
                 Ok(()) => answer,
                 Err(e) => Err(e.into()),
-            }
+            },
+            Some(MethodKind::Read) | None => answer,
         };
         if let Some(g) = guard {
             g.finish(&answer);
         }
         answer
-    }
-}
-
-impl ClientProtocolService {
-    async fn dispatch(&self, c: &CallContext, b: &Bytes) -> Result<Bytes, RpcError> {
-        let ctx = c;
-        match ctx.method.as_str() {
-            "getServerDefaults" => self.get_server_defaults(c, b),
-            "getFileInfo" => self.get_file_info(c, b).await,
-            "getLocatedFileInfo" => self.get_located_file_info(c, b).await,
-            "isFileClosed" => self.is_file_closed(c, b).await,
-            "getPreferredBlockSize" => self.get_preferred_block_size(c, b).await,
-            "getLinkTarget" => self.get_link_target(c, b).await,
-            "getListing" => self.get_listing(c, b).await,
-            "getContentSummary" => self.get_content_summary(c, b).await,
-            "getQuotaUsage" => self.get_quota_usage(c, b).await,
-            "mkdirs" => self.mkdirs(c, b).await,
-            "create" => self.create(c, b).await,
-            "append" => self.append(c, b).await,
-            "addBlock" => self.add_block(c, b).await,
-            "abandonBlock" => self.abandon_block(c, b).await,
-            "complete" => self.complete(c, b).await,
-            "fsync" => self.fsync(c, b).await,
-            "getBlockLocations" => self.get_block_locations(c, b).await,
-            "reportBadBlocks" => self.report_bad_blocks(c, b),
-            "updateBlockForPipeline" => self.update_block_for_pipeline(c, b).await,
-            "updatePipeline" => self.update_pipeline(c, b).await,
-            "getAdditionalDatanode" => self.get_additional_datanode(c, b).await,
-            "delete" => self.delete(c, b).await,
-            "rename" => self.rename(c, b).await,
-            "rename2" => self.rename2(c, b).await,
-            "setReplication" => self.set_replication(c, b).await,
-            "setPermission" => self.set_permission(c, b).await,
-            "setOwner" => self.set_owner(c, b).await,
-            "setTimes" => self.set_times(c, b).await,
-            "renewLease" => self.renew_lease(c, b).await,
-            "recoverLease" => self.recover_lease(c, b).await,
-            "getFsStats" | "getStats" => self.get_fs_stats(c, b),
-            "getFsReplicatedBlockStats" => self.get_fs_replicated_block_stats(c, b),
-            "getDatanodeReport" => self.get_datanode_report(c, b).await,
-            "metaSave" => self.meta_save(c, b).await,
-            "refreshNodes" => self.refresh_nodes(c, b).await,
-            "listOpenFiles" => self.list_open_files(c, b).await,
-            "setSafeMode" => self.set_safe_mode(c, b).await,
-            "saveNamespace" => self.save_namespace(c, b).await,
-            "rollEdits" => self.roll_edits(c, b).await,
-            "msync" => self.msync(c, b),
-            "getHAServiceState" => self.get_ha_service_state(c, b),
-            _ => Err(RpcError::no_such_method_on(&ctx.method, &ctx.protocol)),
-        }
     }
 }

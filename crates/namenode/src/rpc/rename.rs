@@ -19,8 +19,10 @@ impl ClientProtocolService {
     pub(super) async fn rename2(&self, ctx: &CallContext, body: &Bytes) -> Result<Bytes, RpcError> {
         let req: Rename2RequestProto = decode_request(body)?;
         let caller = self.caller(ctx).await;
-        self.fs
+        let applied = self
+            .fs
             .rename2(&caller, &req.src, &req.dst, req.overwrite_dest)?;
+        self.fs.commit(applied).await?;
         Ok(encode_response(&Rename2ResponseProto {}))
     }
 }
