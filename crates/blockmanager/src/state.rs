@@ -535,7 +535,11 @@ impl BlockState {
                         }
                         out.held = true;
                     }
-                    None => out.invalidated = self.invalidate.add(dn, reported.block),
+                    None => {
+                        // A startup hold ends with the storage's next full report.
+                        self.orphans.remove(id, dn);
+                        out.invalidated = self.invalidate.add(dn, reported.block);
+                    }
                 }
             }
             ReportAction::Invalidate => {

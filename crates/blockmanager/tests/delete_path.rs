@@ -50,11 +50,16 @@ fn startup_delay_after_restart_holds_then_drains() {
         let sum = bm
             .full_report(&uuid(n), &storage(n), 1, &reps)
             .expect("report");
-        assert_eq!(sum.invalidated as u64, PER_NODE);
+        // The storage's first report since the start holds them (Hadoop's first-report
+        // rule; `orphans`): not queued for deletion yet.
+        assert_eq!(sum.held as u64, PER_NODE);
+        assert_eq!(sum.invalidated, 0);
         assert_eq!(sum.added, 1);
     }
     let involved = 3 * PER_NODE;
-    assert_eq!(bm.fs_stats().pending_deletion, involved);
+    assert_eq!(bm.orphan_counts().replicas, involved);
+    assert_eq!(bm.orphan_counts().future_replicas, 0);
+    assert_eq!(bm.fs_stats().pending_deletion, 0);
 
     // Held for the whole delay: monitor passes and heartbeats hand out nothing.
     for _ in 0..49 {
@@ -66,17 +71,21 @@ fn startup_delay_after_restart_holds_then_drains() {
                 "nothing is sent during the delay"
             );
         }
-        assert_eq!(bm.fs_stats().pending_deletion, involved);
+        assert_eq!(bm.orphan_counts().replicas, involved);
         clock.advance(Duration::from_millis(100));
     }
     assert_eq!(bm.compute_invalidate_work(), 0, "4.9 s: still held");
+    assert_eq!(bm.orphan_counts().replicas, involved);
     clock.advance(Duration::from_millis(100));
 
     // Then it drains: DNA_INVALIDATE on heartbeats, DELETED_BLOCK back.
     let mut passes = 0;
     loop {
         let s = bm.fs_stats();
-        if s.pending_deletion == 0 && s.pending_deletion_commands == 0 {
+        if s.pending_deletion == 0
+            && s.pending_deletion_commands == 0
+            && bm.orphan_counts().replicas == 0
+        {
             break;
         }
         bm.redundancy_monitor_pass();

@@ -8,6 +8,7 @@ mod concurrency;
 mod delete_path;
 mod manager;
 mod mis_replicated;
+mod orphans;
 mod reconstruction;
 mod redundancy;
 mod report_diff;

@@ -152,11 +152,23 @@ fn full_report_diff_adds_removes_and_invalidates() {
     let sum = bm
         .full_report(&uuid(1), &storage(1), 1, &report)
         .expect("report");
-    assert_eq!((sum.reported, sum.removed, sum.invalidated), (3, 1, 1));
+    // The storage's first report holds the unknown block's replica instead of deleting it.
+    assert_eq!(
+        (sum.reported, sum.removed, sum.invalidated, sum.held),
+        (3, 1, 0, 1)
+    );
     assert_eq!(bm.locations(1).len(), 1);
     assert!(bm.locations(2).is_empty());
-    assert_eq!(bm.fs_stats().pending_deletion, 1);
+    assert_eq!(bm.fs_stats().pending_deletion, 0);
+    assert_eq!(bm.orphan_counts().replicas, 1);
     assert_eq!(bm.fs_stats().missing_blocks, 1);
+    // The next report deletes it (its generation stamp is not from the future).
+    let sum = bm
+        .full_report(&uuid(1), &storage(1), 1, &report)
+        .expect("report");
+    assert_eq!((sum.added, sum.removed, sum.invalidated), (0, 0, 1));
+    assert_eq!(bm.fs_stats().pending_deletion, 1);
+    assert_eq!(bm.orphan_counts().replicas, 0);
     // the same report again changes nothing
     let sum = bm
         .full_report(&uuid(1), &storage(1), 1, &report)
@@ -201,6 +213,9 @@ fn full_report_is_processed_in_chunks() {
             state: ReplicaState::Finalized,
         })
         .collect();
+    // Not the storage's first report (which holds unknown replicas instead).
+    bm.full_report(&uuid(1), &storage(1), 1, &[])
+        .expect("first report");
     let sum = bm
         .full_report(&uuid(1), &storage(1), 1, &report)
         .expect("report");
@@ -267,6 +282,9 @@ fn invalidation_respects_limit_percentage_and_startup_delay() {
                 state: ReplicaState::Finalized,
             })
             .collect();
+        // Not the storage's first report (which holds unknown replicas instead).
+        bm.full_report(&uuid(i), &storage(i), 1, &[])
+            .expect("first report");
         bm.full_report(&uuid(i), &storage(i), 1, &rep)
             .expect("report");
     }
@@ -315,6 +333,9 @@ fn heartbeat_limit_applies_per_response() {
             state: ReplicaState::Finalized,
         })
         .collect();
+    // Not the storage's first report (which holds unknown replicas instead).
+    bm.full_report(&uuid(1), &storage(1), 1, &[])
+        .expect("first report");
     bm.full_report(&uuid(1), &storage(1), 1, &rep)
         .expect("report");
     assert_eq!(bm.compute_invalidate_work(), 20);

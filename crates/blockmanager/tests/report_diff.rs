@@ -167,6 +167,9 @@ fn lists_are_applied_by_a_full_report() {
     };
     let (bm, clock) = manager(cfg);
     add_nodes(&bm, 3, GB);
+    // Not the storage's first report (which holds unknown replicas: `orphans`).
+    bm.full_report(&uuid(1), &storage(1), 1, &[])
+        .expect("first report");
     // 1: known good on node 1; 2: recorded on node 1 but not reported (toRemove);
     // 3: COMPLETE, reported with an older gs (toCorrupt); 4: under construction, RBW (toUC).
     complete_block(&bm, 1, &[1, 2]);

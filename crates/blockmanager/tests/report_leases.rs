@@ -166,5 +166,9 @@ async fn leases_admit_reports_and_multi_rpc_reports_apply_each_storage_once() {
     assert_ne!(l2, 0);
     send(&svc, 2, &storage(2), &[8, 99], 2, 0, 1, l2).await;
     assert!(!on_node(&bm, 7, 2), "applied: block 7 was not reported");
+    // The storage's first report holds block 99's replica (`orphans`), the next deletes it.
+    assert_eq!(bm.orphan_counts().replicas, 1, "block 99 is unknown");
+    send(&svc, 2, &storage(2), &[8, 99], 3, 0, 1, 0).await;
     assert_eq!(bm.fs_stats().pending_deletion, 1, "block 99 is unknown");
+    assert_eq!(bm.orphan_counts().replicas, 0);
 }

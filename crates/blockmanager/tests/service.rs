@@ -169,7 +169,10 @@ async fn version_register_heartbeat_reports() {
     bm.commit_block(Block::new(7, 1001, 5)).expect("commit");
     assert!(bm.try_complete_block(7));
 
-    // full report: block 7 plus an unknown block 8 (long-list format)
+    // full report: block 7 plus an unknown block 8 (long-list format), after the
+    // storage's first report (which would hold block 8's replica: `orphans`)
+    bm.full_report(&uuid(1), &storage(1), 1, &[])
+        .expect("first report");
     let replicas = vec![
         ReportedReplica {
             block: Block::new(7, 1001, 5),
