@@ -298,6 +298,14 @@ impl BlockManager {
     }
 
     /// Live and dead DataNodes, and the racks holding a node not dead.
+    /// Each registered DataNode's transfer address (ip:port), by uuid.
+    pub fn datanode_names(&self) -> std::collections::HashMap<String, String> {
+        let dns = self.datanodes.lock("views");
+        dns.all()
+            .map(|d| (d.uuid.to_string(), d.id.xfer_addr()))
+            .collect()
+    }
+
     pub fn node_counts(&self) -> NodeCounts {
         let dns = self.datanodes.lock("views");
         let now = self.now_mono();

@@ -270,6 +270,16 @@ pub async fn set_safe_mode(
     Ok(r.result)
 }
 
+/// The replicas with generation stamps in future the NameNode at `addr` reports
+/// (getFsStats' blocks_in_future).
+pub async fn blocks_in_future(addr: &str, user: &str) -> Result<u64, rhdfs_ipc::IpcError> {
+    use rhdfs_proto::hdfs::{GetFsStatsResponseProto, GetFsStatusRequestProto};
+    let c =
+        rhdfs_ipc::RpcClient::connect(addr, rhdfs_proto::protocols::CLIENT_PROTOCOL, user).await?;
+    let r: GetFsStatsResponseProto = c.call("getFsStats", &GetFsStatusRequestProto {}).await?;
+    Ok(r.blocks_in_future.unwrap_or(0))
+}
+
 /// The client side of rollEdits: the txid the new edit log segment starts at.
 pub async fn roll_edits(addr: &str, user: &str) -> Result<u64, rhdfs_ipc::IpcError> {
     use rhdfs_proto::hdfs::{RollEditsRequestProto, RollEditsResponseProto};

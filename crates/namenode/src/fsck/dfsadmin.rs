@@ -203,6 +203,18 @@ pub fn report_text(data: &ReportData, filter: ReportFilter) -> String {
         );
     }
     let _ = writeln!(s, "\tPending deletion blocks: {pending}");
+    // rhdfs's held orphans (`rhdfs_blockmanager::orphans`): shown only when there are some,
+    // so the report reads as Hadoop's otherwise.
+    let held = st.rhdfs_held_orphan_replicas.unwrap_or(0);
+    if held > 0 {
+        let bytes = st.rhdfs_held_orphan_bytes.unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "\tHeld orphan replicas: {held} ({}), of which with generation stamps in future: {}",
+            byte_desc(bytes),
+            st.blocks_in_future.unwrap_or(0)
+        );
+    }
     s.push_str("Erasure Coded Block Groups: \n");
     s.push_str("\tLow redundancy block groups: 0\n");
     s.push_str("\tBlock groups with corrupt internal blocks: 0\n");

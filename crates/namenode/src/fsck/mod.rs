@@ -60,6 +60,8 @@ pub struct FsckOptions {
     pub replica_details: bool,
     pub open_for_write: bool,
     pub list_corrupt_file_blocks: bool,
+    /// `listorphans` (rhdfs's `-list-orphans`): the held orphan replicas.
+    pub list_orphans: bool,
     pub start_block_after: Option<String>,
     pub delete: bool,
     pub move_: bool,
@@ -94,6 +96,7 @@ impl FsckOptions {
                 "showprogress" => o.show_progress = true,
                 "openforwrite" => o.open_for_write = true,
                 "listcorruptfileblocks" => o.list_corrupt_file_blocks = true,
+                "listorphans" => o.list_orphans = true,
                 "startblockafter" => o.start_block_after = Some(v.to_string()),
                 "blockId" => {
                     // Java's String.split(" "): trailing empty strings dropped.
@@ -674,6 +677,41 @@ fn is_parent_entry(src: &str, parent: &str) -> bool {
     src.len() == parent.len() || parent == "/" || src.as_bytes().get(parent.len()) == Some(&b'/')
 }
 
+/// `-list-orphans` (rhdfs, superuser only): one line per held replica of a block the
+/// namespace does not know — "blk_<id>_<gs>", its length, the DataNode, the storage, why
+/// it is held (FUTURE: generation stamp newer than the namespace's, kept until
+/// `dfsadmin -releaseOrphans`; STARTUP: in a storage's first report, deleted after the
+/// start-up delay) and for how long — then the totals.
+fn list_orphans(fs: &Namesystem, out: &mut String) {
+    let bm = fs.block_manager();
+    let held = bm.held_orphans();
+    let now = fs.clock().monotonic();
+    let names = bm.datanode_names();
+    for r in &held {
+        let node = names
+            .get(&*r.dn_uuid)
+            .cloned()
+            .unwrap_or_else(|| r.dn_uuid.to_string());
+        let _ = writeln!(
+            out,
+            "{}:blk_{}_{}\tlen={}\t{node}\t{}\t{}\theld {}s",
+            fs.block_pool_id(),
+            r.block.id,
+            r.block.gs,
+            r.block.num_bytes,
+            r.storage_id,
+            r.class.name(),
+            now.saturating_sub(r.since).as_secs()
+        );
+    }
+    let c = bm.orphan_counts();
+    let _ = writeln!(
+        out,
+        "The NameNode holds {} orphan replica(s) ({} B), {} with generation stamps in future ({} B).",
+        c.replicas, c.bytes, c.future_replicas, c.future_bytes
+    );
+}
+
 /// `-list-corruptfileblocks` (superuser only): "Cookie:\t<n>", one "blk_<id>\t<path>"
 /// line per block with no good replica under `path` (at most
 /// [`MAX_CORRUPT_FILE_BLOCKS_RETURNED`] per request), then the count line. The cookie is
@@ -871,6 +909,14 @@ fn walk(
         let _ = write!(out, "\n\nPath '{}' {NONEXISTENT_STATUS}", opts.path);
         return Err(out);
     }
+    if opts.list_orphans {
+        if let Some(msg) = superuser_denied(fs, &who.caller) {
+            fail(&mut out, fs, started, &opts.path, &msg);
+            return Err(out);
+        }
+        list_orphans(fs, &mut out);
+        return Err(out);
+    }
     if opts.list_corrupt_file_blocks {
         if let Some(msg) = superuser_denied(fs, &who.caller) {
             fail(&mut out, fs, started, &opts.path, &msg);
@@ -969,6 +1015,16 @@ fn finish(
     let _ = writeln!(out, " Number of racks:\t\t{}", nodes.racks);
     let _ = writeln!(out, " Total dirs:\t\t\t{}", w.total_dirs);
     let _ = writeln!(out, " Total symlinks:\t\t0");
+    // rhdfs's held orphans, only when there are some (the report reads as Hadoop's
+    // otherwise): replicas the namespace does not know, kept on the DataNodes.
+    let orphans = fs.orphan_counts();
+    if orphans.replicas > 0 {
+        let _ = writeln!(
+            out,
+            " Held orphan replicas:\t\t{} ({} B), {} with generation stamps in future (rhdfs fsck / -list-orphans)",
+            orphans.replicas, orphans.bytes, orphans.future_replicas
+        );
+    }
     let _ = writeln!(out, "\nReplicated Blocks:");
     let _ = writeln!(
         out,

@@ -22,13 +22,24 @@ fn escape(s: &str) -> String {
 pub fn page(fs: &Namesystem, host: &str) -> String {
     let bm = fs.block_manager();
     let s = bm.fs_stats();
-    let (inodes, safe_mode) = fs.with_ns(|ns| (ns.dir().inode_count(), ns.in_safe_mode()));
+    let (inodes, safe_mode, reason) = fs.with_ns(|ns| {
+        (
+            ns.dir().inode_count(),
+            ns.in_safe_mode(),
+            ns.startup_safe_mode_reason().map(str::to_string),
+        )
+    });
+    let (future, orphans) = (fs.future_replicas(), fs.orphan_counts());
     let bytes = rhdfs_blockmanager::views::byte_desc;
     let rows: Vec<(&str, String)> = vec![
         ("Block pool", fs.block_pool_id().to_string()),
         (
             "Safe mode",
-            if safe_mode { "ON" } else { "OFF" }.to_string(),
+            match (safe_mode, reason) {
+                (true, Some(why)) => format!("ON. {why}"),
+                (true, None) => "ON (turned on manually)".to_string(),
+                (false, _) => "OFF".to_string(),
+            },
         ),
         ("Live DataNodes", s.live_datanodes.to_string()),
         ("Dead DataNodes", s.dead_datanodes.to_string()),
@@ -43,6 +54,14 @@ pub fn page(fs: &Namesystem, host: &str) -> String {
         (
             "Pending deletion blocks",
             (s.pending_deletion + s.pending_deletion_commands).to_string(),
+        ),
+        (
+            "Held orphan replicas",
+            format!("{} ({})", orphans.replicas, bytes(orphans.bytes)),
+        ),
+        (
+            "Replicas with generation stamps in future",
+            format!("{} ({})", future.replicas, bytes(future.bytes)),
         ),
     ];
     let mut body = format!(

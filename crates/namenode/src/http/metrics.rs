@@ -54,6 +54,7 @@ fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
     let s = bm.fs_stats();
     let files_total = fs.with_ns(|ns| ns.dir().inode_count()) as u64;
     let nodes = bm.node_counts();
+    let (future, orphans) = (fs.future_replicas(), fs.orphan_counts());
     let a = |k: &str, v: Val| (k.to_string(), v);
     let fsn = vec![
         a("modelerType", Val::Str("FSNamesystem".into())),
@@ -80,6 +81,10 @@ fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
         ),
         a("NumLiveDataNodes", Val::Num(s.live_datanodes)),
         a("NumDeadDataNodes", Val::Num(s.dead_datanodes)),
+        a("BlocksInFuture", Val::Num(future.replicas)),
+        a("BytesInFuture", Val::Num(future.bytes)),
+        a("HeldOrphanReplicas", Val::Num(orphans.replicas)),
+        a("HeldOrphanBytes", Val::Num(orphans.bytes)),
     ];
     let state = vec![
         a("modelerType", Val::Str("FSNamesystemState".into())),
@@ -193,6 +198,28 @@ pub fn prometheus(fs: &Namesystem) -> String {
         "rhdfs_namenode_pending_deletion_blocks",
         "Replicas waiting for deletion.",
         s.pending_deletion + s.pending_deletion_commands,
+    );
+    let orphans = fs.orphan_counts();
+    gauge(
+        "rhdfs_namenode_held_orphan_replicas",
+        "Replicas of blocks the namespace does not know, held on the DataNodes instead of deleted.",
+        orphans.replicas,
+    );
+    gauge(
+        "rhdfs_namenode_held_orphan_bytes",
+        "Bytes of the held orphan replicas.",
+        orphans.bytes,
+    );
+    let future = fs.future_replicas();
+    gauge(
+        "rhdfs_namenode_replicas_in_future",
+        "Held replicas with a generation stamp newer than the namespace's (they keep start-up safe mode on).",
+        future.replicas,
+    );
+    gauge(
+        "rhdfs_namenode_bytes_in_future",
+        "Bytes of the held replicas with a generation stamp newer than the namespace's.",
+        future.bytes,
     );
     gauge(
         "rhdfs_namenode_live_datanodes",

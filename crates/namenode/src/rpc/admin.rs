@@ -31,6 +31,7 @@ impl ClientProtocolService {
         _body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         let s = self.fs.block_manager().fs_stats();
+        let orphans = self.fs.orphan_counts();
         Ok(encode_response(&GetFsStatsResponseProto {
             capacity: s.capacity,
             used: s.used,
@@ -39,7 +40,9 @@ impl ClientProtocolService {
             corrupt_blocks: s.corrupt_blocks,
             missing_blocks: s.missing_blocks,
             missing_repl_one_blocks: Some(s.missing_repl_one),
-            blocks_in_future: Some(0),
+            blocks_in_future: Some(self.fs.future_replicas().replicas),
+            rhdfs_held_orphan_replicas: Some(orphans.replicas),
+            rhdfs_held_orphan_bytes: Some(orphans.bytes),
             pending_deletion_blocks: Some(s.pending_deletion + s.pending_deletion_commands),
         }))
     }
@@ -55,7 +58,7 @@ impl ClientProtocolService {
             corrupt_blocks: s.corrupt_blocks,
             missing_blocks: s.missing_blocks,
             missing_repl_one_blocks: s.missing_repl_one,
-            blocks_in_future: 0,
+            blocks_in_future: self.fs.future_replicas().replicas,
             pending_deletion_blocks: s.pending_deletion + s.pending_deletion_commands,
             highest_prio_low_redundancy_blocks: Some(
                 self.fs.block_manager().highest_priority_low_redundancy(),

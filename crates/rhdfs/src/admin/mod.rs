@@ -14,13 +14,14 @@ use crate::args::CommonArgs;
 mod refresh_nodes;
 mod safemode;
 
-const FSCK_USAGE: &str = "Usage: rhdfs fsck <path> [-list-corruptfileblocks | [-move | -delete | -openforwrite] [-files [-blocks [-locations | -racks | -replicaDetails]]]] [-showprogress] [-storagepolicies] [-blockId <blk_Id>]
+const FSCK_USAGE: &str = "Usage: rhdfs fsck <path> [-list-corruptfileblocks | -list-orphans | [-move | -delete | -openforwrite] [-files [-blocks [-locations | -racks | -replicaDetails]]]] [-showprogress] [-storagepolicies] [-blockId <blk_Id>]
 \t<path>\tstart checking from this path
 \t-move\tmove corrupted files to /lost+found
 \t-delete\tdelete corrupted files
 \t-files\tprint out files being checked
 \t-openforwrite\tprint out files opened for write
 \t-list-corruptfileblocks\tprint out list of missing blocks and files they belong to
+\t-list-orphans\tprint out the replicas the NameNode holds because the namespace does not know their blocks (rhdfs)
 \t-files -blocks\tprint out block report
 \t-files -blocks -locations\tprint out locations for every block
 \t-files -blocks -racks\tprint out network topology for data-node locations
@@ -45,7 +46,8 @@ const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-triggerBlockReport [-incremental] <datanode_host:ipc_port>]
 \t[-getDatanodeInfo <datanode_host:ipc_port>]
 \t[-shutdownDatanode <datanode_host:ipc_port> [upgrade]]
-\t[-evictWriters <datanode_host:ipc_port>]";
+\t[-evictWriters <datanode_host:ipc_port>]
+\t[-releaseOrphans]";
 
 /// Hadoop's exit status -1, as the process sees it.
 const FAILED: i32 = 255;
@@ -75,6 +77,7 @@ pub async fn fsck(args: Vec<String>) -> Result<i32> {
     let mut query = format!("/fsck?ugi={}", encode_component(&user));
     let mut dir: Option<String> = None;
     let mut list_corrupt = false;
+    let mut list_orphans = false;
     let mut i = 0;
     while i < rest.len() {
         let a = &rest[i];
@@ -103,6 +106,10 @@ pub async fn fsck(args: Vec<String>) -> Result<i32> {
             "-list-corruptfileblocks" => {
                 query.push_str("&listcorruptfileblocks=1");
                 list_corrupt = true;
+            }
+            "-list-orphans" => {
+                query.push_str("&listorphans=1");
+                list_orphans = true;
             }
             s if !s.starts_with('-') => {
                 if dir.is_some() {
@@ -150,6 +157,13 @@ pub async fn fsck(args: Vec<String>) -> Result<i32> {
     for line in body.lines() {
         println!("{line}");
         last = line;
+    }
+    if list_orphans {
+        return Ok(if last.starts_with("The NameNode holds") {
+            0
+        } else {
+            FAILED
+        });
     }
     Ok(fsck_exit_code(last))
 }
@@ -328,6 +342,23 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
         "-safemode" => safemode::safemode(&conf, &user, &rest).await,
         "-saveNamespace" => safemode::save_namespace(&conf, &user, &rest).await,
         "-rollEdits" => safemode::roll_edits(&conf, &user, &rest).await,
+        "-releaseOrphans" => {
+            if !rest.is_empty() {
+                eprintln!("Usage: rhdfs dfsadmin [-releaseOrphans]");
+                return Ok(FAILED);
+            }
+            let addr = nn_addr(&conf)?;
+            match rhdfs_namenode::rpc::orphans::release_orphans(&addr, &user).await {
+                Ok(n) => {
+                    println!("Released {n} held orphan replica(s) for deletion");
+                    Ok(0)
+                }
+                Err(e) => {
+                    eprintln!("releaseOrphans: {e}");
+                    Ok(FAILED)
+                }
+            }
+        }
         "-metasave" => {
             let [file] = rest.as_slice() else {
                 eprintln!("Usage: rhdfs dfsadmin [-metasave filename]");

@@ -53,7 +53,23 @@ pub async fn safemode(conf: &Configuration, user: &str, rest: &[String]) -> Resu
             continue;
         }
         println!("{}", status(on));
+        if on {
+            future_warning(&addr, user).await;
+        }
         return Ok(0);
+    }
+}
+
+/// While in safe mode: the replicas with generation stamps in future that hold it on, if
+/// any (rhdfs; Hadoop's NameNode only logs them).
+async fn future_warning(addr: &str, user: &str) {
+    let future = rhdfs_namenode::safemode::blocks_in_future(addr, user)
+        .await
+        .unwrap_or(0);
+    if future > 0 {
+        println!(
+            "Name node detected {future} replica(s) with generation stamps in future: its metadata is older than the DataNodes' data. Restart it with the right metadata, or use -safemode forceExit to keep them as held orphans (rhdfs fsck / -list-orphans)."
+        );
     }
 }
 
