@@ -21,4 +21,5 @@ mod racks;
 mod redundancy;
 mod report_leases;
 mod restart_delete_delay;
+mod safe_mode_work;
 mod webhdfs;

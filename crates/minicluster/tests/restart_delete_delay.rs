@@ -1,6 +1,7 @@
 //! Issue 5, "What must work" item 2: a NameNode restarted right after a large delete, with
 //! `dfs.namenode.startup.delay.block.deletion.sec=5`. The restarted NameNode replays the
-//! delete from its edit log; the DataNodes' reports bring back replicas it no longer knows.
+//! delete from its edit log; the DataNodes' reports bring back replicas it no longer knows
+//! (held by the storages' first reports, then queued for deletion).
 //! Pending deletion equals the replicas involved and stays there until the delay has passed
 //! (no deletion is sent before), then drains to zero and the replica files leave the disks.
 //!
@@ -27,9 +28,15 @@ fn replica_files(dirs: &[PathBuf]) -> HashSet<PathBuf> {
     common::all_block_files(dirs).into_iter().collect()
 }
 
+/// Replicas waiting to be deleted, including those a storage's first report brought in,
+/// which are held (`rhdfs_blockmanager::orphans`) until the start-up delay has passed.
 fn pending(cluster: &MiniCluster) -> u64 {
-    let s = cluster.namenode().block_manager().fs_stats();
-    s.pending_removal + s.pending_deletion + s.pending_deletion_commands
+    let bm = cluster.namenode().block_manager();
+    let s = bm.fs_stats();
+    s.pending_removal
+        + s.pending_deletion
+        + s.pending_deletion_commands
+        + bm.orphan_counts().replicas
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
