@@ -10,7 +10,7 @@ use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
 use tokio::sync::mpsc;
 
 use super::Shared;
-use super::deleter::AsyncDeleter;
+use super::deleter::{AsyncDeleter, DeleteTask};
 use crate::xceiver::{SendRequest, XceiverContext, send_replica};
 
 pub(super) async fn worker(
@@ -63,7 +63,7 @@ fn block_command(
             for b in &bc.blocks {
                 match shared.ds.remove_for_delete(&bpid, b.block_id, b.gen_stamp) {
                     Some(d) => {
-                        deleter.submit(d);
+                        deleter.submit(DeleteTask::for_command(d, b.num_bytes));
                         queued += 1;
                     }
                     None => tracing::warn!(

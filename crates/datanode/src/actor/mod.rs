@@ -27,7 +27,7 @@ use crate::dataset::Dataset;
 use crate::faults::FaultHooks;
 use crate::notify::{BlockEvent, BlockStatus};
 use crate::xceiver::XceiverContext;
-pub use deleter::AsyncDeleter;
+pub use deleter::{AsyncDeleter, DeleteTask, NO_ACK};
 pub use report::Identity;
 pub use rpc::{ActorError, IpcConnector, NamenodeConnector, NamenodeProtocol};
 

@@ -370,3 +370,75 @@ async fn first_full_report_waits_for_a_lease() {
     assert_eq!(ctx.lease_id, Some(0x5000_0002));
     dn.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_ack_invalidation_deletes_without_reporting() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let ds = crate::Dataset::open(&[dir.path().to_path_buf()], 0).unwrap();
+        for id in [77, 78] {
+            let mut w = ds
+                .create_rbw(BP, id, 1001, crate::ChecksumSpec::default(), 0)
+                .unwrap();
+            w.write_at(0, b"hello").unwrap();
+            w.finalize().unwrap();
+        }
+    }
+    let mut conf = Configuration::new();
+    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
+    conf.set("dfs.datanode.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
+    conf.set("dfs.heartbeat.interval", "50ms");
+    // One deleter thread: 77 is deleted (and would be reported) before 78.
+    conf.set(
+        "dfs.datanode.fsdatasetasyncdisk.max.threads.per.volume",
+        "1",
+    );
+    let fake = Arc::new(Fake::default());
+    let dn = DataNode::start_with(
+        conf,
+        rhdfs_conf::clock::system_clock(),
+        Arc::new(Conn(fake.clone())),
+    )
+    .await
+    .unwrap();
+    wait_for("full report", || !fake.reports.lock().is_empty()).await;
+    let gone = dn.faults().replica_files(77).unwrap();
+    let acked = dn.faults().replica_files(78).unwrap();
+    let block = |id, len| BlockProto {
+        block_id: id,
+        gen_stamp: 1001,
+        num_bytes: Some(len),
+    };
+    // 77 was already removed from the NameNode's blocks map (NO_ACK); 78 was not.
+    fake.queued_cmds.lock().push(DatanodeCommandProto {
+        cmd_type: CmdType::BlockCommand as i32,
+        blk_cmd: Some(BlockCommandProto {
+            action: 2,
+            block_pool_id: BP.into(),
+            blocks: vec![block(77, super::NO_ACK), block(78, 5)],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    wait_for("DELETED_BLOCK of 78", || {
+        fake.ibrs.lock().contains(&(78, 3))
+    })
+    .await;
+    for f in [
+        &gone.block_file,
+        &gone.meta_file,
+        &acked.block_file,
+        &acked.meta_file,
+    ] {
+        assert!(!f.exists(), "{} left on disk", f.display());
+    }
+    assert!(dn.dataset().get(BP, 77).is_none());
+    let ibrs = fake.ibrs.lock().clone();
+    assert!(
+        ibrs.iter().all(|&(id, _)| id != 77),
+        "NO_ACK deletion reported: {ibrs:?}"
+    );
+    dn.shutdown().await;
+}
