@@ -146,6 +146,15 @@ pub struct RegisterOutcome {
     pub replaced: Option<Arc<str>>,
 }
 
+/// Liveness events since the NameNode started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LivenessCounters {
+    /// Successful registrations, first ones and re-registrations alike.
+    pub registrations: u64,
+    /// Nodes the heartbeat checker declared dead.
+    pub declared_dead: u64,
+}
+
 #[derive(Debug)]
 pub struct DatanodeManager {
     nodes: HashMap<Arc<str>, DatanodeDescriptor>,
@@ -153,6 +162,7 @@ pub struct DatanodeManager {
     /// Set once two racks held nodes at the same time (Hadoop's
     /// hasClusterEverBeenMultiRack): placement checks apply from then on.
     ever_multi_rack: bool,
+    counters: LivenessCounters,
 }
 
 impl DatanodeManager {
@@ -161,7 +171,12 @@ impl DatanodeManager {
             nodes: HashMap::new(),
             liveness,
             ever_multi_rack: false,
+            counters: LivenessCounters::default(),
         }
+    }
+
+    pub fn counters(&self) -> LivenessCounters {
+        self.counters
     }
 
     pub fn liveness_config(&self) -> LivenessConfig {
@@ -246,6 +261,7 @@ impl DatanodeManager {
             tracing::info!("The cluster has become multi-rack");
             self.ever_multi_rack = true;
         }
+        self.counters.registrations += 1;
         Ok(outcome)
     }
 
@@ -334,16 +350,35 @@ impl DatanodeManager {
     /// Marks nodes whose last heartbeat is older than the dead interval; returns those
     /// newly declared dead.
     pub fn check_dead(&mut self, now_mono: Duration) -> Vec<Arc<str>> {
+        let out = self.expired(now_mono);
+        self.mark_dead(&out);
+        out
+    }
+
+    /// Nodes not yet declared dead whose last heartbeat is older than the dead interval,
+    /// sorted by uuid.
+    pub fn expired(&self, now_mono: Duration) -> Vec<Arc<str>> {
         let dead_after = self.liveness.dead_after;
-        let mut out = Vec::new();
-        for d in self.nodes.values_mut() {
-            if !d.dead && now_mono.saturating_sub(d.last_update_mono) > dead_after {
-                d.dead = true;
-                out.push(d.uuid.clone());
-            }
-        }
+        let mut out: Vec<Arc<str>> = self
+            .nodes
+            .values()
+            .filter(|d| !d.dead && now_mono.saturating_sub(d.last_update_mono) > dead_after)
+            .map(|d| d.uuid.clone())
+            .collect();
         out.sort();
         out
+    }
+
+    /// Declares these nodes dead (they must register again).
+    pub fn mark_dead(&mut self, uuids: &[Arc<str>]) {
+        for uuid in uuids {
+            if let Some(d) = self.nodes.get_mut(uuid)
+                && !d.dead
+            {
+                d.dead = true;
+                self.counters.declared_dead += 1;
+            }
+        }
     }
 
     pub fn get(&self, uuid: &str) -> Option<&DatanodeDescriptor> {

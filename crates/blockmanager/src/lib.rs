@@ -5,7 +5,8 @@
 //!
 //! Map: `manager` (API, write path, locations, stats), `reports` (registration,
 //! heartbeats, incremental/full reports, dead nodes), `deletion` (remove_blocks,
-//! invalidation scheduling), `monitor` (tasks), `service` (DatanodeProtocol RPC),
+//! invalidation scheduling), `monitor` (tasks; `heartbeat_scan`: no node expires on a pass
+//! that comes after the checker was held up), `service` (DatanodeProtocol RPC),
 //! `state` (the locked state and its operations), `report` (BlockListAsLongs and
 //! reportDiff classification), `placement`, `datanodes`, `invalidate`, `blocks_map`,
 //! `locks` (hold-time statistics), `render` (DatanodeInfoProto), `leases`, `config`,
@@ -24,6 +25,7 @@ pub mod config;
 pub mod datanodes;
 mod deletion;
 pub mod error;
+pub mod heartbeat_scan;
 pub mod invalidate;
 pub mod leases;
 pub mod locks;
@@ -45,11 +47,13 @@ pub mod views;
 
 pub use block::{Block, BlockInfo, BlockRecovery, BlockUcState, CorruptReason, ReplicaState};
 pub use config::BlockManagerConfig;
-pub use datanodes::{DatanodeId, Liveness, StorageReport};
+pub use datanodes::{DatanodeId, Liveness, LivenessCounters, StorageReport};
 pub use error::BlockManagerError;
+pub use heartbeat_scan::{HeartbeatScanGate, ScanVerdict};
 pub use locks::LockStat;
 pub use manager::{BlockLocations, BlockManager, FsStats, Location, NamespaceInfo};
 pub use orphans::{HeldReplica, OrphanClass, OrphanCounts};
+pub use monitor::HeartbeatPass;
 pub use placement::rack_aware::{PlacementConfig, PlacementOutcome, RackAwarePlacement};
 pub use placement::{PlacementPolicy, SimplePlacement};
 pub use report::{ReportedReplica, decode_buffers, decode_longs, encode_buffer, encode_longs};

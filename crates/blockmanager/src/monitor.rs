@@ -5,9 +5,83 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use parking_lot::Mutex;
+
+use crate::datanodes::LivenessCounters;
+use crate::heartbeat_scan::{HeartbeatScanGate, ScanVerdict};
 use crate::manager::BlockManager;
 
+/// What one pass of the heartbeat checker did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeartbeatPass {
+    /// Scanned; these nodes were declared dead (possibly none).
+    Scanned(Vec<Arc<str>>),
+    /// Not scanned: the checker was held up, or is settling after that.
+    Skipped(ScanVerdict),
+    /// Scanned, but the scan took `took` (> the recheck interval): nothing applied.
+    Aborted { took: Duration },
+}
+
 impl BlockManager {
+    /// How often the heartbeat checker runs.
+    pub fn heartbeat_check_period(&self) -> Duration {
+        self.cfg
+            .heartbeat_recheck
+            .min(self.cfg.heartbeat_interval)
+            .max(Duration::from_millis(10))
+    }
+
+    /// A gate for [`BlockManager::heartbeat_check_pass`] with this manager's intervals.
+    pub fn heartbeat_scan_gate(&self) -> HeartbeatScanGate {
+        HeartbeatScanGate::new(self.cfg.heartbeat_recheck, self.heartbeat_check_period())
+    }
+
+    /// One pass of the heartbeat checker: declares dead the nodes silent for longer than the
+    /// dead interval and drops their replicas, unless `gate` finds the checker was held up
+    /// (then nothing expires until the queued heartbeats have been processed).
+    pub fn heartbeat_check_pass(&self, gate: &mut HeartbeatScanGate) -> HeartbeatPass {
+        let started = self.now_mono();
+        match gate.begin_pass(started) {
+            ScanVerdict::Scan => {}
+            v @ ScanVerdict::SkipPause { gap } => {
+                tracing::warn!(
+                    pause_ms = gap.as_millis() as u64,
+                    threshold_ms = gate.pause_threshold().as_millis() as u64,
+                    "Skipping next heartbeat scan due to excessive pause"
+                );
+                return HeartbeatPass::Skipped(v);
+            }
+            v @ ScanVerdict::Settling => return HeartbeatPass::Skipped(v),
+        }
+        let dead = {
+            let mut dns = self.datanodes.lock("heartbeat_check");
+            // Read under the lock: no heartbeat lands between this reading and the marking.
+            let expired = dns.expired(self.now_mono());
+            if expired.is_empty() {
+                return HeartbeatPass::Scanned(expired);
+            }
+            let now = self.now_mono();
+            if gate.overran(started, now) {
+                let took = now.saturating_sub(started);
+                tracing::warn!(
+                    took_ms = took.as_millis() as u64,
+                    candidates = expired.len(),
+                    "Skipping next heartbeat scan due to excessive pause: the scan itself took longer than the recheck interval"
+                );
+                return HeartbeatPass::Aborted { took };
+            }
+            dns.mark_dead(&expired);
+            expired
+        };
+        self.remove_dead_nodes(&dead);
+        HeartbeatPass::Scanned(dead)
+    }
+
+    /// Registrations and nodes declared dead since start (the NameNode's /jmx shows them).
+    pub fn liveness_counters(&self) -> LivenessCounters {
+        self.datanodes.lock("liveness_counters").counters()
+    }
+
     /// Spawns the heartbeat checker and the RedundancyMonitor on the current tokio runtime.
     /// Calling it again does nothing.
     pub fn start(self: &Arc<Self>) {
@@ -15,11 +89,8 @@ impl BlockManager {
         if !tasks.is_empty() || tokio::runtime::Handle::try_current().is_err() {
             return;
         }
-        let check_every = self
-            .cfg
-            .heartbeat_recheck
-            .min(self.cfg.heartbeat_interval)
-            .max(Duration::from_millis(10));
+        let check_every = self.heartbeat_check_period();
+        let gate = Arc::new(Mutex::new(self.heartbeat_scan_gate()));
         let weak = Arc::downgrade(self);
         tasks.push(tokio::spawn(async move {
             let mut tick = tokio::time::interval(check_every);
@@ -30,9 +101,11 @@ impl BlockManager {
                 if bm.stopped.load(Ordering::Relaxed) {
                     break;
                 }
-                let bm2 = Arc::clone(&bm);
+                let gate = Arc::clone(&gate);
                 // Dead-node removal may walk many replicas: keep it off the async workers.
-                let _ = tokio::task::spawn_blocking(move || bm2.check_heartbeats()).await;
+                let _ =
+                    tokio::task::spawn_blocking(move || bm.heartbeat_check_pass(&mut gate.lock()))
+                        .await;
             }
         }));
         let every = self.cfg.redundancy_interval.max(Duration::from_millis(10));

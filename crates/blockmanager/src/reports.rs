@@ -333,14 +333,20 @@ impl BlockManager {
 
     /// Declares DataNodes dead whose last heartbeat is older than the dead interval and
     /// drops their replicas from the blocks map. Returns the uuids declared dead.
+    /// (The background checker runs `heartbeat_check_pass`, which skips passes after a pause.)
     pub fn check_heartbeats(&self) -> Vec<Arc<str>> {
         let now = self.now_mono();
         let dead = self.datanodes.lock("heartbeat_check").check_dead(now);
-        for uuid in &dead {
+        self.remove_dead_nodes(&dead);
+        dead
+    }
+
+    /// Drops the replicas of nodes just declared dead from the blocks map.
+    pub(crate) fn remove_dead_nodes(&self, dead: &[Arc<str>]) {
+        for uuid in dead {
             tracing::info!(uuid = %uuid, "BLOCK* removeDeadDatanode: lost heartbeat");
             self.forget_node(uuid);
         }
-        dead
     }
 
     /// Removes every replica on one storage from the blocks map, in chunks.

@@ -6,6 +6,7 @@ mod common;
 
 mod concurrency;
 mod delete_path;
+mod heartbeat_pause;
 mod manager;
 mod mis_replicated;
 mod orphans;
