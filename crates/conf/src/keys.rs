@@ -125,7 +125,8 @@ pub mod ipc {
     pub const IPC_MAXIMUM_RESPONSE_LENGTH_KEY: &str = "ipc.maximum.response.length";
     pub const IPC_MAXIMUM_RESPONSE_LENGTH_DEFAULT: u64 = 134217728;
 
-    /// `ipc.client.connection.maxidletime`: Client closes an idle connection after this.
+    /// `ipc.client.connection.maxidletime`: Client closes an idle connection after this; the
+    /// server may close one idle for twice this (see `ipc.client.idlethreshold`).
     pub const IPC_CLIENT_CONNECTION_MAXIDLETIME_KEY: &str = "ipc.client.connection.maxidletime";
     pub const IPC_CLIENT_CONNECTION_MAXIDLETIME_DEFAULT: Duration = Duration::from_millis(10000);
     /// Unit of a bare number in `ipc.client.connection.maxidletime`.
@@ -172,13 +173,25 @@ pub mod ipc {
     pub const IPC_CLIENT_TCPNODELAY_KEY: &str = "ipc.client.tcpnodelay";
     pub const IPC_CLIENT_TCPNODELAY_DEFAULT: bool = true;
 
-    /// `ipc.client.idlethreshold`: Connections before the server starts culling idle ones.
+    /// `ipc.client.idlethreshold`: Open connections from which the server closes idle ones
+    /// (below it, an idle connection stays open however long it is idle).
     pub const IPC_CLIENT_IDLETHRESHOLD_KEY: &str = "ipc.client.idlethreshold";
     pub const IPC_CLIENT_IDLETHRESHOLD_DEFAULT: u64 = 4_000;
 
-    /// `ipc.client.kill.max`: Idle connections culled at a time.
+    /// `ipc.client.kill.max`: Idle connections the server closes per scan at most.
     pub const IPC_CLIENT_KILL_MAX_KEY: &str = "ipc.client.kill.max";
     pub const IPC_CLIENT_KILL_MAX_DEFAULT: u64 = 10;
+
+    /// `ipc.client.connection.idle-scan-interval.ms`: How often the server looks for idle
+    /// connections to close (only with at least `ipc.client.idlethreshold` open). A connection
+    /// counts as idle with no call running and nothing received for twice
+    /// `ipc.client.connection.maxidletime`.
+    pub const IPC_CLIENT_CONNECTION_IDLESCANINTERVAL_KEY: &str =
+        "ipc.client.connection.idle-scan-interval.ms";
+    pub const IPC_CLIENT_CONNECTION_IDLESCANINTERVAL_DEFAULT: Duration =
+        Duration::from_millis(10000);
+    /// Unit of a bare number in `ipc.client.connection.idle-scan-interval.ms`.
+    pub const IPC_CLIENT_CONNECTION_IDLESCANINTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
     /// `ipc.server.listen.queue.size`: Server accept backlog.
     pub const IPC_SERVER_LISTEN_QUEUE_SIZE_KEY: &str = "ipc.server.listen.queue.size";

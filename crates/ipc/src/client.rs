@@ -50,8 +50,9 @@ pub struct ClientConfig {
     pub max_response_length: usize,
     /// Limit on establishing the TCP connection.
     pub connect_timeout: Duration,
-    /// With no call pending for this long the client closes its connection (before the
-    /// server's idle timeout can race a new call); the next call reconnects.
+    /// With no call pending for this long the client closes its connection (the server may
+    /// close one idle for twice as long, once `ipc.client.idlethreshold` connections are
+    /// open, and that could race a new call); the next call reconnects.
     pub max_idle: Duration,
 }
 

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use rhdfs_proto::common::{
     IpcConnectionContextProto, RequestHeaderProto, RpcRequestHeaderProto, RpcSaslProto,
 };
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
@@ -25,6 +26,7 @@ use crate::frame::{
     SASL_STATE_NEGOTIATE, decode_delimited, read_frame, take_delimited,
 };
 use crate::headers::{ReplyTo, error_frame, fatal_frame, sasl_success_frame, success_frame};
+use crate::idle::{CallGuard, Counted, Registration};
 use crate::server::{ServerConfig, shutdown_signalled};
 use crate::service::{CallContext, RpcService};
 
@@ -36,7 +38,7 @@ const LINGER_MAX_BYTES: usize = 1024 * 1024;
 /// Why a connection ended.
 #[derive(Debug, thiserror::Error)]
 enum Close {
-    /// Orderly: EOF, RPC_CLOSE_CONNECTION, idle timeout.
+    /// Orderly: EOF, RPC_CLOSE_CONNECTION, closed by the idle scan.
     #[error("{0}")]
     Normal(&'static str),
     /// The peer broke the protocol; logged as a warning.
@@ -62,6 +64,7 @@ pub(crate) async fn serve(
     peer: SocketAddr,
     svc: Arc<dyn RpcService>,
     cfg: Arc<ServerConfig>,
+    reg: Registration,
     mut shutdown: watch::Receiver<bool>,
 ) {
     if let Err(e) = stream.set_nodelay(true) {
@@ -72,7 +75,8 @@ pub(crate) async fn serve(
         peer,
         svc,
         cfg,
-        rd: BufReader::new(rd),
+        rd: BufReader::new(Counted::new(rd, &reg)),
+        reg,
     };
     tokio::select! {
         () = conn.run(BufWriter::new(wr)) => {}
@@ -80,11 +84,13 @@ pub(crate) async fn serve(
     }
 }
 
-struct Connection<R> {
+struct Connection {
     peer: SocketAddr,
     svc: Arc<dyn RpcService>,
     cfg: Arc<ServerConfig>,
-    rd: R,
+    rd: BufReader<Counted>,
+    /// This connection in the server's table (idle scan); leaves it when dropped.
+    reg: Registration,
 }
 
 /// Identity established by the connection context.
@@ -93,7 +99,7 @@ struct Session {
     protocol: String,
 }
 
-impl<R: AsyncRead + Unpin> Connection<R> {
+impl Connection {
     async fn run<W: AsyncWrite + Unpin + Send + 'static>(mut self, wr: W) {
         let close = self.serve_calls(wr).await;
         let peer = self.peer;
@@ -158,17 +164,24 @@ impl<R: AsyncRead + Unpin> Connection<R> {
         &mut self,
         wr: &mut W,
     ) -> Result<Option<Session>, Close> {
-        let mut pre = [0u8; PREAMBLE_LEN];
-        match tokio::time::timeout(self.cfg.idle_timeout, self.rd.read_exact(&mut pre)).await {
-            Err(_) => return Err(Close::Normal("no preamble before the idle timeout")),
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+        let read = self
+            .unless_closed_as_idle(|rd| {
+                Box::pin(async move {
+                    let mut pre = [0u8; PREAMBLE_LEN];
+                    rd.read_exact(&mut pre).await.map(|_| pre)
+                })
+            })
+            .await?;
+        let pre = match read {
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 return Err(Close::Violation(
                     "connection closed inside the preamble".into(),
                 ));
             }
-            Ok(Err(e)) => return Err(Close::Io(e)),
-            Ok(Ok(_)) => {}
-        }
+            Err(e) => return Err(Close::Io(e)),
+            Ok(pre) => pre,
+        };
+        self.reg.state().handled(PREAMBLE_LEN as u64);
         if pre[..4] != RPC_MAGIC {
             return Err(Close::Violation(format!(
                 "bad preamble: magic {:02x?} is not \"hrpc\"",
@@ -205,7 +218,7 @@ impl<R: AsyncRead + Unpin> Connection<R> {
             }
         };
         loop {
-            let Some(mut frame) = self.next_frame(|| true).await? else {
+            let Some(mut frame) = self.next_frame().await? else {
                 return Ok(None);
             };
             let header: RpcRequestHeaderProto =
@@ -269,16 +282,46 @@ impl<R: AsyncRead + Unpin> Connection<R> {
         Close::Violation(reason.to_owned())
     }
 
-    /// Reads the next frame. On idle timeout the connection closes if `idle()` says nothing is
-    /// in flight; otherwise the wait goes on with the same partially read frame.
-    async fn next_frame(&mut self, idle: impl Fn() -> bool) -> Result<Option<Bytes>, Close> {
-        let read = read_frame(&mut self.rd, self.cfg.max_data_length);
-        tokio::pin!(read);
+    /// Reads the next frame, unless the idle scan closes the connection first.
+    async fn next_frame(&mut self) -> Result<Option<Bytes>, Close> {
+        let max = self.cfg.max_data_length;
+        let res = self
+            .unless_closed_as_idle(|rd| Box::pin(read_frame(rd, max)))
+            .await?;
+        if let Ok(Some(frame)) = &res {
+            // The 4-byte length and the frame are handled input from now on.
+            self.reg.state().handled(4 + frame.len() as u64);
+        }
+        res.map_err(Close::from)
+    }
+
+    /// Runs the read `start` makes until it completes, or until the idle scan asks this
+    /// connection to close and it is still idle then: no call running, every byte received
+    /// handled (so the pending read has consumed nothing and can be dropped) and nothing
+    /// unread in the socket. A request waiting anywhere keeps the connection open.
+    async fn unless_closed_as_idle<T>(
+        &mut self,
+        mut start: impl for<'a> FnMut(&'a mut BufReader<Counted>) -> BoxFuture<'a, T>,
+    ) -> Result<T, Close> {
+        let state = Arc::clone(self.reg.state());
+        let rules = *self.reg.connections().rules();
         loop {
-            match tokio::time::timeout(self.cfg.idle_timeout, &mut read).await {
-                Ok(res) => return res.map_err(Close::from),
-                Err(_) if idle() => return Err(Close::Normal("idle timeout")),
-                Err(_) => {}
+            {
+                let mut read = start(&mut self.rd);
+                loop {
+                    tokio::select! {
+                        biased;
+                        res = &mut read => return Ok(res),
+                        () = state.close_requested() => {
+                            if state.still_idle(&rules, self.reg.connections().now()) {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            if !self.rd.get_ref().has_unread_input() {
+                return Err(Close::Normal("idle: closed by the idle connection scan"));
             }
         }
     }
@@ -289,8 +332,7 @@ impl<R: AsyncRead + Unpin> Connection<R> {
         let permits = Arc::new(Semaphore::new(limit));
         let mut calls = JoinSet::new();
         let close = loop {
-            let idle = || permits.available_permits() == limit;
-            let mut frame = match self.next_frame(idle).await {
+            let mut frame = match self.next_frame().await {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break Close::Normal("EOF"),
                 Err(close) => break close,
@@ -359,7 +401,7 @@ impl<R: AsyncRead + Unpin> Connection<R> {
                 body,
                 reply_to,
                 tx.clone(),
-                permit,
+                (permit, self.reg.state().call_started()),
             ));
             while calls.try_join_next().is_some() {}
         };
@@ -417,7 +459,8 @@ async fn run_call(
     body: Bytes,
     reply_to: ReplyTo,
     tx: mpsc::Sender<Bytes>,
-    _permit: OwnedSemaphorePermit,
+    // Held until the response is queued: the connection is busy (not idle) meanwhile.
+    _running: (OwnedSemaphorePermit, CallGuard),
 ) {
     let method = ctx.method.clone();
     let peer = ctx.peer;

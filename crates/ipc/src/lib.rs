@@ -20,6 +20,7 @@ mod error;
 pub mod exceptions;
 pub mod frame;
 pub mod headers;
+mod idle;
 mod server;
 mod service;
 
@@ -33,6 +34,7 @@ pub use error::{
     IO_EXCEPTION, IPC_EXCEPTION, IpcError, NO_SUCH_METHOD_EXCEPTION, NO_SUCH_PROTOCOL_EXCEPTION,
     RpcError, VERSION_MISMATCH_EXCEPTION,
 };
+pub use idle::{IdleRules, IdleView};
 pub use server::{
     CONNECTION_MAX_IDLE_DEFAULT, CONNECTION_MAX_IDLE_KEY, MAX_DATA_LENGTH_DEFAULT,
     MAX_DATA_LENGTH_KEY, MAX_IN_FLIGHT_DEFAULT, RpcServer, ServerConfig,

@@ -6,4 +6,5 @@ mod common;
 
 mod capture;
 mod client_server;
+mod idle;
 mod wire;

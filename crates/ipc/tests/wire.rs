@@ -314,16 +314,27 @@ async fn oversized_frame_closes_with_a_warning() {
 }
 
 #[tokio::test]
-async fn idle_connections_are_closed() {
+async fn idle_connections_are_closed_above_the_threshold() {
+    let clock = rhdfs_conf::clock::ManualClock::shared(0);
     let cfg = ServerConfig {
-        idle_timeout: Duration::from_millis(200),
+        idle: rhdfs_ipc::IdleRules {
+            threshold: 1,
+            ..rhdfs_ipc::IdleRules::default()
+        },
         ..ServerConfig::default()
-    };
+    }
+    .with_clock(clock.clone());
     let (server, _) = start(cfg).await;
     let mut s = raw_connected(server.local_addr(), &client_id()).await;
-    let started = std::time::Instant::now();
+    let body = req("/").encode_to_vec();
+    s.write_all(&call_frame(0, &client_id(), "whoami", PROTOCOL, &body))
+        .await
+        .unwrap();
+    let (header, _) = read_response(&mut s).await;
+    assert_eq!(header.call_id, 0);
+    clock.advance(Duration::from_secs(3600));
+    assert_eq!(server.close_idle_connections(), 1);
     assert!(read_to_eof(&mut s).await.is_empty());
-    assert!(started.elapsed() < Duration::from_secs(3));
     server.shutdown().await;
 }
 
