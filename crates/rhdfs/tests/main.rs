@@ -2,5 +2,9 @@
 //! beside this one (a binary per file made CI link dozens of large executables).
 //! Run one file's tests with `cargo test -p <crate> --test integration <file>::`.
 
+mod common;
+
 mod admin_cli;
+mod namenode_crash_before_sync;
 mod namenode_crash_loop;
+mod namenode_rollback;
