@@ -7,4 +7,5 @@ mod common;
 mod admin_cli;
 mod namenode_crash_before_sync;
 mod namenode_crash_loop;
+mod namenode_pause;
 mod namenode_rollback;
