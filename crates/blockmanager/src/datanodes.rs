@@ -153,6 +153,10 @@ pub struct LivenessCounters {
     pub registrations: u64,
     /// Nodes the heartbeat checker declared dead.
     pub declared_dead: u64,
+    /// Heartbeat checker passes that scanned, and those skipped or not applied after the
+    /// checker was held up.
+    pub heartbeat_scans: u64,
+    pub skipped_scans: u64,
 }
 
 #[derive(Debug)]
@@ -177,6 +181,15 @@ impl DatanodeManager {
 
     pub fn counters(&self) -> LivenessCounters {
         self.counters
+    }
+
+    /// Counts a pass of the heartbeat checker: one that scanned, or one skipped.
+    pub fn record_heartbeat_pass(&mut self, scanned: bool) {
+        if scanned {
+            self.counters.heartbeat_scans += 1;
+        } else {
+            self.counters.skipped_scans += 1;
+        }
     }
 
     pub fn liveness_config(&self) -> LivenessConfig {

@@ -41,43 +41,48 @@ impl BlockManager {
     /// (then nothing expires until the queued heartbeats have been processed).
     pub fn heartbeat_check_pass(&self, gate: &mut HeartbeatScanGate) -> HeartbeatPass {
         let started = self.now_mono();
-        match gate.begin_pass(started) {
-            ScanVerdict::Scan => {}
-            v @ ScanVerdict::SkipPause { gap } => {
+        let verdict = gate.begin_pass(started);
+        if verdict != ScanVerdict::Scan {
+            if let ScanVerdict::SkipPause { gap } = verdict {
                 tracing::warn!(
                     pause_ms = gap.as_millis() as u64,
                     threshold_ms = gate.pause_threshold().as_millis() as u64,
                     "Skipping next heartbeat scan due to excessive pause"
                 );
-                return HeartbeatPass::Skipped(v);
             }
-            v @ ScanVerdict::Settling => return HeartbeatPass::Skipped(v),
+            self.datanodes
+                .lock("heartbeat_check")
+                .record_heartbeat_pass(false);
+            return HeartbeatPass::Skipped(verdict);
         }
         let dead = {
             let mut dns = self.datanodes.lock("heartbeat_check");
             // Read under the lock: no heartbeat lands between this reading and the marking.
             let expired = dns.expired(self.now_mono());
-            if expired.is_empty() {
-                return HeartbeatPass::Scanned(expired);
-            }
             let now = self.now_mono();
-            if gate.overran(started, now) {
+            if !expired.is_empty() && gate.overran(started, now) {
                 let took = now.saturating_sub(started);
                 tracing::warn!(
                     took_ms = took.as_millis() as u64,
                     candidates = expired.len(),
                     "Skipping next heartbeat scan due to excessive pause: the scan itself took longer than the recheck interval"
                 );
+                dns.record_heartbeat_pass(false);
                 return HeartbeatPass::Aborted { took };
             }
+            dns.record_heartbeat_pass(true);
             dns.mark_dead(&expired);
             expired
         };
+        if dead.is_empty() {
+            return HeartbeatPass::Scanned(dead);
+        }
         self.remove_dead_nodes(&dead);
         HeartbeatPass::Scanned(dead)
     }
 
-    /// Registrations and nodes declared dead since start (the NameNode's /jmx shows them).
+    /// Registrations, nodes declared dead and heartbeat checker passes since start (the
+    /// NameNode's /jmx shows them).
     pub fn liveness_counters(&self) -> LivenessCounters {
         self.datanodes.lock("liveness_counters").counters()
     }

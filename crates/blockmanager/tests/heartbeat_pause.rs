@@ -67,6 +67,10 @@ fn a_pause_longer_than_the_dead_interval_expires_nobody() {
     assert_eq!((s.missing_blocks, s.dead_datanodes), (0, 0));
     let c = bm.liveness_counters();
     assert_eq!((c.registrations, c.declared_dead), (3, 0));
+    // Recheck 300 s, a pass every 3 s: skipped are the pass after the pause (at T) and the
+    // 99 settling ones (T+3 s .. T+297 s); scanned the one before the pause, T+300 s ..
+    // T+309 s and the last.
+    assert_eq!((c.heartbeat_scans, c.skipped_scans), (6, 100));
 }
 
 #[test]

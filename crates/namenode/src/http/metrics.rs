@@ -1,5 +1,6 @@
 //! `/jmx` (JSON beans named as Hadoop's: FSNamesystem, FSNamesystemState, plus the
-//! block manager's lock hold statistics) and `/metrics` (Prometheus text).
+//! block manager's lock hold statistics and rhdfs's DatanodeLiveness counters) and
+//! `/metrics` (Prometheus text).
 
 use std::fmt::Write as _;
 
@@ -117,6 +118,15 @@ fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
             Val::Num(st.max_wait.as_micros() as u64),
         ));
     }
+    // Not one of Hadoop's beans: DataNode liveness events, hence the rhdfs domain.
+    let c = bm.liveness_counters();
+    let liveness = vec![
+        a("modelerType", Val::Str("DatanodeLiveness".into())),
+        a("Registrations", Val::Num(c.registrations)),
+        a("DeclaredDead", Val::Num(c.declared_dead)),
+        a("HeartbeatScans", Val::Num(c.heartbeat_scans)),
+        a("HeartbeatScansSkipped", Val::Num(c.skipped_scans)),
+    ];
     vec![
         ("Hadoop:service=NameNode,name=FSNamesystem".to_string(), fsn),
         (
@@ -126,6 +136,10 @@ fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
         (
             "Hadoop:service=NameNode,name=BlockManagerLocks".to_string(),
             locks,
+        ),
+        (
+            "rhdfs:service=NameNode,name=DatanodeLiveness".to_string(),
+            liveness,
         ),
     ]
 }
@@ -231,6 +245,34 @@ pub fn prometheus(fs: &Namesystem) -> String {
         "Dead DataNodes.",
         s.dead_datanodes,
     );
+    let c = bm.liveness_counters();
+    for (name, help, v) in [
+        (
+            "rhdfs_namenode_datanode_registrations_total",
+            "DataNode registrations (re-registrations included).",
+            c.registrations,
+        ),
+        (
+            "rhdfs_namenode_datanodes_declared_dead_total",
+            "DataNodes the heartbeat checker declared dead.",
+            c.declared_dead,
+        ),
+        (
+            "rhdfs_namenode_heartbeat_scans_total",
+            "Heartbeat checker passes that scanned.",
+            c.heartbeat_scans,
+        ),
+        (
+            "rhdfs_namenode_heartbeat_scans_skipped_total",
+            "Heartbeat checker passes skipped after the checker was held up.",
+            c.skipped_scans,
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}"
+        );
+    }
     let mut stats = bm.lock_stats();
     stats.extend(fs.ns_lock_stats());
     let series: [(&str, &str, &str); 4] = [
