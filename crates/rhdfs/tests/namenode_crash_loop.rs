@@ -7,20 +7,19 @@
 //! DataNodes' disks are exactly the blocks of the namespace's files: every block belongs
 //! to a file and every file's blocks exist, with the namespace's generation stamps.
 //!
-//! Real processes: `rhdfs namenode` and three `rhdfs datanode`s, configured with `-D`.
+//! Real processes (`common::procs`): `rhdfs namenode` and three `rhdfs datanode`s, configured
+//! with `-D`.
 //! `RHDFS_CRASH_ROUNDS` (default 20) sets the number of kills; `RHDFS_CRASH_SEED` the seed.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
-use rhdfs_client::{CreateOptions, FileSystem};
-use rhdfs_conf::Configuration;
+use rhdfs_client::FileSystem;
+
+use crate::common::procs::{Cluster, read_file, with_timeout, write_file};
 
 const WORKERS: usize = 4;
 const ROOT: &str = "/crash";
@@ -67,392 +66,53 @@ struct Model {
     next: u64,
 }
 
-/// The processes; all are killed when dropped.
-struct Cluster {
-    dir: PathBuf,
-    port: u16,
-    http_port: u16,
-    namenode: Option<Child>,
-    datanodes: Vec<Child>,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for c in self.namenode.iter_mut().chain(self.datanodes.iter_mut()) {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
-impl Cluster {
-    fn common(&self) -> Vec<String> {
-        let d = |kv: String| ["-D".to_string(), kv];
-        let mut v = vec![
-            "--config".to_string(),
-            self.dir.join("conf").to_string_lossy().into_owned(),
-        ];
-        for kv in [
-            format!("dfs.namenode.rpc-address=127.0.0.1:{}", self.port),
-            format!("fs.defaultFS=hdfs://127.0.0.1:{}", self.port),
-            format!("dfs.namenode.name.dir={}", self.dir.join("name").display()),
-            format!("dfs.namenode.http-address=127.0.0.1:{}", self.http_port),
-            "dfs.heartbeat.interval=1".to_string(),
-            "dfs.namenode.safemode.extension=0".to_string(),
-            "dfs.namenode.heartbeat.recheck-interval=5000".to_string(),
-            "dfs.blockreport.initialDelay=0".to_string(),
-            "dfs.replication=2".to_string(),
-            "ipc.client.connect.max.retries=3".to_string(),
-            "ipc.client.connect.retry.interval=200".to_string(),
-        ] {
-            v.extend(d(kv));
-        }
-        v
-    }
-
-    fn spawn(&self, args: &[String], log: &str) -> anyhow::Result<Child> {
-        let out = File::options()
-            .create(true)
-            .append(true)
-            .open(self.dir.join(log))?;
-        Ok(Command::new(env!("CARGO_BIN_EXE_rhdfs"))
-            .args(args)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(out.try_clone()?)
-            .stderr(out)
-            .spawn()?)
-    }
-
-    fn start(dir: &Path) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(dir.join("conf"))?;
-        let mut c = Cluster {
-            dir: dir.to_path_buf(),
-            port: free_port()?,
-            http_port: free_port()?,
-            namenode: None,
-            datanodes: Vec::new(),
-        };
-        let mut fmt = c.common();
-        fmt.push("namenode".into());
-        fmt.rotate_right(1);
-        fmt.push("-format".into());
-        let st = Command::new(env!("CARGO_BIN_EXE_rhdfs"))
-            .args(&fmt)
-            .env("RUST_LOG", "warn")
-            .output()?;
-        ensure!(
-            st.status.success(),
-            "format failed: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
-        c.start_namenode()?;
-        for i in 0..3 {
-            let mut a = vec!["datanode".to_string()];
-            a.extend(c.common());
-            for kv in [
-                format!(
-                    "dfs.datanode.data.dir={}",
-                    dir.join(format!("data{i}")).display()
-                ),
-                "dfs.datanode.address=127.0.0.1:0".to_string(),
-                "dfs.datanode.ipc.address=127.0.0.1:0".to_string(),
-                "dfs.datanode.http.address=127.0.0.1:0".to_string(),
-            ] {
-                a.push("-D".into());
-                a.push(kv);
-            }
-            let child = c.spawn(&a, &format!("dn{i}.log"))?;
-            c.datanodes.push(child);
-        }
-        Ok(c)
-    }
-
-    fn start_namenode(&mut self) -> anyhow::Result<()> {
-        let mut a = vec!["namenode".to_string()];
-        a.extend(self.common());
-        self.namenode = Some(self.spawn(&a, "nn.log")?);
-        Ok(())
-    }
-
-    fn kill_namenode(&mut self) -> anyhow::Result<()> {
-        if let Some(mut c) = self.namenode.take() {
-            c.kill()?; // SIGKILL on Unix
-            c.wait()?;
-        }
-        Ok(())
-    }
-
-    fn log_tail(&self, name: &str) -> String {
-        let s = std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
-        let lines: Vec<&str> = s.lines().collect();
-        lines[lines.len().saturating_sub(40)..].join("\n")
-    }
-
-    fn client_conf(&self) -> Configuration {
-        let mut conf = Configuration::new();
-        conf.set("dfs.replication", "2");
-        conf.set("ipc.client.connect.max.retries", "3");
-        conf.set("ipc.client.connect.retry.interval", "200");
-        conf
-    }
-
-    /// Runs `rhdfs <args>` against the NameNode; its stdout (a failing exit is an error).
-    async fn admin(&self, args: &[&str]) -> anyhow::Result<String> {
-        let out = tokio::time::timeout(
-            Duration::from_secs(60),
-            tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"))
-                .args(args)
-                .arg("-D")
-                .arg(format!(
-                    "dfs.namenode.http-address=127.0.0.1:{}",
-                    self.http_port
-                ))
-                .arg("-D")
-                .arg(format!("fs.defaultFS=hdfs://127.0.0.1:{}", self.port))
-                .env("HADOOP_CONF_DIR", self.dir.join("conf"))
-                .env("RUST_LOG", "error")
-                .output(),
-        )
-        .await
-        .with_context(|| format!("rhdfs {args:?} timed out"))??;
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        ensure!(
-            out.status.success(),
-            "rhdfs {args:?}: {}\n{stdout}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Ok(stdout)
-    }
-
-    /// `rhdfs fsck /` against the NameNode: every block of every file must be there.
-    async fn fsck(&self) -> anyhow::Result<()> {
-        let stdout = self.admin(&["fsck", "/"]).await?;
-        ensure!(stdout.trim_end().ends_with("is HEALTHY"), "fsck:\n{stdout}");
-        Ok(())
-    }
-
-    /// Waits until `rhdfs dfsadmin -report` shows no replicated block pending deletion and
-    /// no held orphan replica.
-    async fn wait_pending_deletions_drained(&self) -> anyhow::Result<()> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let report = self.admin(&["dfsadmin", "-report"]).await?;
-            // The first such line is the replicated blocks' (the second, erasure coding's).
-            let pending = report
-                .lines()
-                .find_map(|l| l.trim().strip_prefix("Pending deletion blocks: "))
-                .with_context(|| format!("no pending deletion count in\n{report}"))?
-                .trim()
-                .parse::<u64>()?;
-            // Replicas held by the storages' first reports after a restart (issue 11) are
-            // queued for deletion once the NameNode is out of safe mode: wait for those too.
-            let held = report.contains("\tHeld orphan replicas: ");
-            if pending == 0 && !held {
-                return Ok(());
-            }
-            ensure!(
-                Instant::now() < deadline,
-                "{pending} blocks still pending deletion after 60 s\n{report}"
-            );
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
-    }
-
-    /// Every block of every file, as `rhdfs fsck / -files -blocks` lists them: id ->
-    /// generation stamp. Fails if a file is still open (its last block is not final).
-    async fn namespace_blocks(&self) -> anyhow::Result<BTreeMap<u64, u64>> {
-        let out = self
-            .admin(&["fsck", "/", "-files", "-blocks", "-openforwrite"])
-            .await?;
-        ensure!(
-            !out.contains("OPENFORWRITE"),
-            "files still open after the last restart:\n{out}"
-        );
-        let mut blocks = BTreeMap::new();
-        for line in out.lines() {
-            // "<n>. <pool>:blk_<id>_<gs> len=<len> Live_repl=<n> ..."
-            let Some((num, rest)) = line.split_once(". ") else {
-                continue;
-            };
-            if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
-                continue;
-            }
-            let Some(ext) = rest.split_whitespace().next() else {
-                continue;
-            };
-            let blk = ext.rsplit_once(':').map_or(ext, |(_, b)| b);
-            let (id, gs) = blk
-                .strip_prefix("blk_")
-                .and_then(|r| r.split_once('_'))
-                .and_then(|(id, gs)| Some((id.parse::<u64>().ok()?, gs.parse::<u64>().ok()?)))
-                .with_context(|| format!("fsck block line {line:?}"))?;
-            ensure!(
-                blocks.insert(id, gs).is_none(),
-                "blk_{id} listed twice by fsck"
-            );
-        }
-        Ok(blocks)
-    }
-
-    /// The finalized replicas on the DataNodes' disks: block id -> generation stamps of
-    /// its replicas (one entry per replica, from `blk_<id>_<gs>.meta`).
-    async fn disk_replicas(&self) -> anyhow::Result<BTreeMap<u64, Vec<u64>>> {
-        let dirs: Vec<PathBuf> = (0..self.datanodes.len())
-            .map(|i| self.dir.join(format!("data{i}")))
+/// Issue 4: once deletions have drained, the blocks on the DataNodes' disks are
+/// exactly those of the namespace's files, with their generation stamps. Polls a
+/// while, as DataNodes delete replicas asynchronously after their heartbeat.
+async fn check_disks_match_namespace(cluster: &Cluster) -> anyhow::Result<usize> {
+    cluster.wait_pending_deletions_drained().await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let want = cluster.namespace_blocks().await?;
+        let have = cluster.disk_replicas().await?;
+        let orphans: Vec<u64> = have
+            .keys()
+            .filter(|id| !want.contains_key(id))
+            .copied()
             .collect();
-        tokio::task::spawn_blocking(move || finalized_replicas(&dirs)).await?
-    }
-
-    /// Issue 4: once deletions have drained, the blocks on the DataNodes' disks are
-    /// exactly those of the namespace's files, with their generation stamps. Polls a
-    /// while, as DataNodes delete replicas asynchronously after their heartbeat.
-    async fn check_disks_match_namespace(&self) -> anyhow::Result<usize> {
-        self.wait_pending_deletions_drained().await?;
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let want = self.namespace_blocks().await?;
-            let have = self.disk_replicas().await?;
-            let orphans: Vec<u64> = have
-                .keys()
-                .filter(|id| !want.contains_key(id))
-                .copied()
-                .collect();
-            let lost: Vec<u64> = want
-                .keys()
-                .filter(|id| !have.contains_key(id))
-                .copied()
-                .collect();
-            let stale: Vec<(u64, u64, Vec<u64>)> = want
-                .iter()
-                .filter_map(|(id, gs)| {
-                    let on_disk = have.get(id)?;
-                    on_disk
-                        .iter()
-                        .any(|g| g != gs)
-                        .then(|| (*id, *gs, on_disk.clone()))
-                })
-                .collect();
-            if orphans.is_empty() && lost.is_empty() && stale.is_empty() {
-                return Ok(want.len());
-            }
-            ensure!(
-                Instant::now() < deadline,
-                "DataNode disks and namespace disagree after 60 s: blocks of no file {orphans:?}, \
-                 blocks missing from every disk {lost:?}, (id, namespace gs, replica gs) \
-                 with stale replicas {stale:?}\n{}",
-                self.log_tail("nn.log")
-            );
-            tokio::time::sleep(Duration::from_millis(500)).await;
+        let lost: Vec<u64> = want
+            .keys()
+            .filter(|id| !have.contains_key(id))
+            .copied()
+            .collect();
+        let stale: Vec<(u64, u64, Vec<u64>)> = want
+            .iter()
+            .filter_map(|(id, gs)| {
+                let on_disk = have.get(id)?;
+                on_disk
+                    .iter()
+                    .any(|g| g != gs)
+                    .then(|| (*id, *gs, on_disk.clone()))
+            })
+            .collect();
+        if orphans.is_empty() && lost.is_empty() && stale.is_empty() {
+            return Ok(want.len());
         }
+        ensure!(
+            Instant::now() < deadline,
+            "DataNode disks and namespace disagree after 60 s: blocks of no file {orphans:?}, \
+             blocks missing from every disk {lost:?}, (id, namespace gs, replica gs) \
+             with stale replicas {stale:?}\n{}",
+            cluster.log_tail("nn.log")
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
-
-    /// Connects once the NameNode accepts connections and has left safe mode.
-    async fn client_out_of_safe_mode(&self, probe: &str) -> anyhow::Result<FileSystem> {
-        let deadline = Instant::now() + Duration::from_secs(90);
-        let uri = format!("hdfs://127.0.0.1:{}", self.port);
-        let mut last = String::new();
-        while Instant::now() < deadline {
-            if let Ok(Ok(fs)) = tokio::time::timeout(
-                Duration::from_secs(10),
-                FileSystem::connect_with(Some(&uri), self.client_conf()),
-            )
-            .await
-            {
-                match tokio::time::timeout(Duration::from_secs(10), fs.mkdirs(probe, None)).await {
-                    Ok(Ok(_)) => return Ok(fs),
-                    Ok(Err(e)) => last = e.to_string(),
-                    Err(_) => last = "mkdirs timed out".into(),
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        bail!(
-            "the NameNode did not leave safe mode: {last}\n{}",
-            self.log_tail("nn.log")
-        )
-    }
-}
-
-/// Finalized replicas under the DataNode data directories `dirs`
-/// (`.../current/<bpid>/current/finalized/subdir*/subdir*/blk_<id>` with its
-/// `blk_<id>_<gs>.meta`): block id -> the generation stamp of each replica (0 for a data
-/// file without its meta file).
-fn finalized_replicas(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<u64, Vec<u64>>> {
-    let mut out: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    let mut stack: Vec<(PathBuf, bool)> = dirs.iter().map(|d| (d.clone(), false)).collect();
-    while let Some((dir, finalized)) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            // A directory removed while walking (an emptied subdir).
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
-        };
-        let mut data = Vec::new();
-        let mut meta = BTreeMap::new();
-        for e in entries {
-            let e = e?;
-            let name = e.file_name().to_string_lossy().into_owned();
-            if e.file_type()?.is_dir() {
-                stack.push((e.path(), finalized || name == "finalized"));
-                continue;
-            }
-            let Some(rest) = name.strip_prefix("blk_") else {
-                continue;
-            };
-            if let Ok(id) = rest.parse::<u64>() {
-                data.push(id);
-            } else if let Some((id, gs)) = rest
-                .strip_suffix(".meta")
-                .and_then(|r| r.split_once('_'))
-                .and_then(|(id, gs)| Some((id.parse::<u64>().ok()?, gs.parse::<u64>().ok()?)))
-            {
-                meta.insert(id, gs);
-            }
-        }
-        if finalized {
-            for id in data {
-                out.entry(id)
-                    .or_default()
-                    .push(meta.get(&id).copied().unwrap_or(0));
-            }
-        }
-    }
-    Ok(out)
-}
-
-async fn with_timeout<T>(
-    what: &str,
-    f: impl Future<Output = Result<T, rhdfs_client::ClientError>>,
-) -> anyhow::Result<T> {
-    tokio::time::timeout(Duration::from_secs(30), f)
-        .await
-        .with_context(|| format!("{what}: timed out"))?
-        .with_context(|| what.to_string())
-}
-
-async fn write_file(fs: &FileSystem, path: &str, data: &[u8]) -> anyhow::Result<()> {
-    let mut w = with_timeout("create", fs.create(path, CreateOptions::default())).await?;
-    with_timeout("write", w.write(data)).await?;
-    with_timeout("close", w.close()).await
 }
 
 async fn append_file(fs: &FileSystem, path: &str, data: &[u8]) -> anyhow::Result<()> {
     let mut w = with_timeout("append", fs.append(path)).await?;
     with_timeout("write", w.write(data)).await?;
     with_timeout("close", w.close()).await
-}
-
-async fn read_file(fs: &FileSystem, path: &str) -> anyhow::Result<Vec<u8>> {
-    let mut r = with_timeout("open", fs.open(path)).await?;
-    Ok(with_timeout("read", r.read_to_end()).await?.to_vec())
 }
 
 /// One worker's load: random operations under its own directory until aborted.
@@ -760,11 +420,7 @@ async fn namenode_survives_sigkill_loop() -> anyhow::Result<()> {
         let errors = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         for (w, model) in models.iter().enumerate() {
-            let fs = FileSystem::connect_with(
-                Some(&format!("hdfs://127.0.0.1:{}", cluster.port)),
-                cluster.client_conf(),
-            )
-            .await?;
+            let fs = cluster.connect().await?;
             tasks.push(tokio::spawn(worker(
                 fs,
                 format!("{ROOT}/w{w}"),
@@ -815,8 +471,7 @@ async fn namenode_survives_sigkill_loop() -> anyhow::Result<()> {
         );
     }
     let t = Instant::now();
-    let blocks = cluster
-        .check_disks_match_namespace()
+    let blocks = check_disks_match_namespace(&cluster)
         .await
         .with_context(|| format!("after the last restart (seed {seed})"))?;
     println!(
@@ -831,40 +486,4 @@ fn rand_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64)
-}
-
-#[test]
-fn finalized_replicas_reads_the_datanode_layout() -> anyhow::Result<()> {
-    let tmp = tempfile::tempdir()?;
-    let put = |rel: &str| -> anyhow::Result<()> {
-        let p = tmp.path().join(rel);
-        std::fs::create_dir_all(p.parent().context("parent")?)?;
-        std::fs::write(p, b"x")?;
-        Ok(())
-    };
-    let bp = "current/BP-1-127.0.0.1-1/current";
-    for rel in [
-        format!("data0/{bp}/finalized/subdir0/subdir0/blk_1073741825"),
-        format!("data0/{bp}/finalized/subdir0/subdir0/blk_1073741825_1001.meta"),
-        format!("data1/{bp}/finalized/subdir0/subdir1/blk_1073741825"),
-        format!("data1/{bp}/finalized/subdir0/subdir1/blk_1073741825_1002.meta"),
-        // Not finalized, or a meta file without its data: not a finalized replica.
-        // A data file without its meta file has no generation stamp (0).
-        format!("data1/{bp}/rbw/blk_1073741826"),
-        format!("data1/{bp}/rbw/blk_1073741826_1003.meta"),
-        format!("data0/{bp}/finalized/subdir0/subdir0/blk_1073741827_1004.meta"),
-        format!("data0/{bp}/finalized/subdir0/subdir0/blk_1073741828"),
-    ] {
-        put(&rel)?;
-    }
-    let dirs = [tmp.path().join("data0"), tmp.path().join("data1")];
-    let mut got = finalized_replicas(&dirs)?;
-    for gss in got.values_mut() {
-        gss.sort_unstable();
-    }
-    assert_eq!(
-        got,
-        BTreeMap::from([(1_073_741_825, vec![1001, 1002]), (1_073_741_828, vec![0])])
-    );
-    Ok(())
 }
