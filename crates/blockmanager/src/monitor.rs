@@ -74,9 +74,6 @@ impl BlockManager {
             dns.mark_dead(&expired);
             expired
         };
-        if dead.is_empty() {
-            return HeartbeatPass::Scanned(dead);
-        }
         self.remove_dead_nodes(&dead);
         HeartbeatPass::Scanned(dead)
     }
