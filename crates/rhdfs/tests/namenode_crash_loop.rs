@@ -2,7 +2,8 @@
 //! appends, renames, deletes, mkdirs) is killed with SIGKILL at random moments; after each
 //! restart every acknowledged operation is visible with exact lengths and contents, nothing
 //! unacknowledged is half-applied, a walk of the namespace reads every file back, and
-//! `rhdfs fsck /` finds the namespace HEALTHY (no missing or corrupt blocks). After the
+//! `rhdfs fsck /` finds the namespace HEALTHY (no missing or corrupt blocks), and the blocks map
+//! holds exactly the namespace's blocks with none missing and no replica from the future. After the
 //! last restart, once pending deletions have drained, the finalized replicas on the
 //! DataNodes' disks are exactly the blocks of the namespace's files: every block belongs
 //! to a file and every file's blocks exist, with the namespace's generation stamps.
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use rhdfs_client::FileSystem;
 
-use crate::common::procs::{Cluster, read_file, with_timeout, write_file};
+use crate::common::procs::{Cluster, jmx_number, read_file, with_timeout, write_file};
 
 const WORKERS: usize = 4;
 const ROOT: &str = "/crash";
@@ -64,6 +65,44 @@ struct Model {
     dirs: BTreeSet<String>,
     in_flight: Option<Op>,
     next: u64,
+}
+
+/// Issue 11, test 5: after a restart the blocks map holds exactly the namespace's blocks
+/// (no block without a file), none is missing once every DataNode has reported (no file
+/// block without its replicas, open files included), and no DataNode holds a replica
+/// from the future (which only a lost acknowledged operation would leave).
+async fn check_blocks_map_matches_namespace(cluster: &Cluster) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let consistency = cluster
+            .jmx("rhdfs:service=NameNode,name=BlockConsistency")
+            .await?;
+        let fsn = cluster
+            .jmx("Hadoop:service=NameNode,name=FSNamesystem")
+            .await?;
+        let num = |doc: &str, attr: &str| {
+            jmx_number(doc, attr).with_context(|| format!("no {attr} in\n{doc}"))
+        };
+        let namespace = num(&consistency, "NamespaceBlocks")?;
+        let map = num(&consistency, "BlocksMapBlocks")?;
+        let pending = num(&consistency, "PendingRemovalBlocks")?;
+        let future = num(&consistency, "ReplicasInFuture")?;
+        let missing = num(&fsn, "MissingBlocks")?;
+        ensure!(
+            future == 0,
+            "{future} replicas from the future\n{consistency}"
+        );
+        if map == namespace && pending == 0 && missing == 0 {
+            return Ok(());
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "blocks map {map} (pending removal {pending}) vs namespace {namespace} blocks, \
+             {missing} missing, after 60 s\n{}",
+            cluster.log_tail("nn.log")
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Issue 4: once deletions have drained, the blocks on the DataNodes' disks are
@@ -464,6 +503,9 @@ async fn namenode_survives_sigkill_loop() -> anyhow::Result<()> {
             .fsck()
             .await
             .with_context(|| format!("round {round} (seed {seed})"))?;
+        check_blocks_map_matches_namespace(&cluster)
+            .await
+            .with_context(|| format!("round {round} (seed {seed}) after the restart"))?;
         println!(
             "round {round}: killed after {load:?}, {unknown} operations in flight, \
              {acked} acknowledged files verified, {:?}",

@@ -127,6 +127,19 @@ fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
         a("HeartbeatScans", Val::Num(c.heartbeat_scans)),
         a("HeartbeatScansSkipped", Val::Num(c.skipped_scans)),
     ];
+    // Not one of Hadoop's beans: the blocks map against the namespace (equal once
+    // deletions are removed from the map), and the held orphans.
+    let consistency = vec![
+        a("modelerType", Val::Str("BlockConsistency".into())),
+        a(
+            "NamespaceBlocks",
+            Val::Num(fs.with_ns(|ns| ns.total_blocks()) as u64),
+        ),
+        a("BlocksMapBlocks", Val::Num(s.blocks_total)),
+        a("PendingRemovalBlocks", Val::Num(s.pending_removal)),
+        a("HeldOrphanReplicas", Val::Num(orphans.replicas)),
+        a("ReplicasInFuture", Val::Num(future.replicas)),
+    ];
     vec![
         ("Hadoop:service=NameNode,name=FSNamesystem".to_string(), fsn),
         (
@@ -140,6 +153,10 @@ fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
         (
             "rhdfs:service=NameNode,name=DatanodeLiveness".to_string(),
             liveness,
+        ),
+        (
+            "rhdfs:service=NameNode,name=BlockConsistency".to_string(),
+            consistency,
         ),
     ]
 }
