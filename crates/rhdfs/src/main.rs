@@ -29,6 +29,7 @@ Commands:
              -saveNamespace | -metasave FILE | -refreshNodes | -triggerBlockReport ...
   bench      dfsio -write|-read --files N --size SIZE [--replication R]
              delete-under-load [--blocks N] [--writers W] [--datanodes D]
+  version    the version, the source revision and the build date (also --version)
   help       this text
 
 Logging: RUST_LOG=info (default), debug, ... on stderr.
@@ -64,6 +65,10 @@ fn main() -> ExitCode {
             "fsck" => admin::fsck(argv).await,
             "dfsadmin" => admin::dfsadmin(argv).await,
             "bench" => bench::run(argv).await,
+            "version" | "--version" | "-version" => {
+                print!("{}", version_text());
+                Ok(0)
+            }
             "help" | "-h" | "--help" | "-help" => {
                 print!("{USAGE}");
                 Ok(0)
@@ -81,12 +86,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// `rhdfs version`, laid out as `hadoop version` prints it.
+fn version_text() -> String {
+    format!(
+        "rhdfs {}\nSource code revision {}\nCompiled on {}\nSpeaks Hadoop 3.x ClientProtocol, DatanodeProtocol, DataTransferProtocol and WebHDFS\n",
+        env!("CARGO_PKG_VERSION"),
+        env!("RHDFS_GIT_REVISION"),
+        env!("RHDFS_BUILD_DATE"),
+    )
+}
+
 fn init_logging(default_level: &str) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: a log file or pipe gets plain text.
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 

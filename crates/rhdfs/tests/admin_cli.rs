@@ -320,3 +320,33 @@ async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
     cluster.shutdown().await;
     Ok(())
 }
+
+/// `rhdfs version` / `--version`: the version, the source revision (a git commit id here)
+/// and the build date, as `hadoop version` lays them out.
+#[tokio::test]
+async fn version_names_the_revision_and_build_date() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    for arg in ["version", "--version"] {
+        let out = rhdfs(dir.path(), &[arg]).await?;
+        anyhow::ensure!(out.status.success(), "{arg}: {out:?}");
+        let text = String::from_utf8(out.stdout)?;
+        let lines: Vec<&str> = text.lines().collect();
+        anyhow::ensure!(
+            lines.first() == Some(&concat!("rhdfs ", env!("CARGO_PKG_VERSION"))),
+            "{text}"
+        );
+        let rev = lines
+            .get(1)
+            .and_then(|l| l.strip_prefix("Source code revision "))
+            .with_context(|| format!("no revision line in\n{text}"))?;
+        anyhow::ensure!(
+            rev == "unknown" || (rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())),
+            "{text}"
+        );
+        anyhow::ensure!(
+            lines.get(2).is_some_and(|l| l.starts_with("Compiled on ")),
+            "{text}"
+        );
+    }
+    Ok(())
+}

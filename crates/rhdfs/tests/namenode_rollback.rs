@@ -139,6 +139,10 @@ async fn restored_name_directory_deletes_no_newer_replica() -> anyhow::Result<()
     ensure!(b_replicas_on_disk(&c, &b_blocks).await? == expected);
     let log = c.log("nn.log");
     ensure!(
+        !log.contains('\u{1b}'),
+        "a daemon's log file carries terminal colour codes"
+    );
+    ensure!(
         log.contains("generation stamps in the future"),
         "no warning in the NameNode's log:\n{}",
         c.log_tail("nn.log")
