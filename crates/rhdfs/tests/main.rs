@@ -8,3 +8,4 @@ mod admin_cli;
 mod namenode_crash_before_sync;
 mod namenode_crash_loop;
 mod namenode_rollback;
+mod quota_cli;
