@@ -47,3 +47,8 @@ pub const PATH_COMPONENT_TOO_LONG: &str =
     "org.apache.hadoop.hdfs.protocol.FSLimitException$PathComponentTooLongException";
 pub const MAX_DIRECTORY_ITEMS_EXCEEDED: &str =
     "org.apache.hadoop.hdfs.protocol.FSLimitException$MaxDirectoryItemsExceededException";
+pub const NS_QUOTA_EXCEEDED: &str = "org.apache.hadoop.hdfs.protocol.NSQuotaExceededException";
+pub const DS_QUOTA_EXCEEDED: &str = "org.apache.hadoop.hdfs.protocol.DSQuotaExceededException";
+pub const QUOTA_BY_STORAGE_TYPE_EXCEEDED: &str =
+    "org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException";
+pub const PATH_IS_NOT_DIRECTORY: &str = "org.apache.hadoop.fs.PathIsNotDirectoryException";

@@ -110,6 +110,13 @@ pub enum EditOp {
     },
     /// The operator released the held replicas (`dfsadmin -releaseOrphans`): the floor goes.
     ReleaseOrphans,
+    /// setQuota: the directory's namespace and storage-space quotas as they now are
+    /// (-1 = none).
+    SetQuota {
+        id: u64,
+        ns_quota: i64,
+        ds_quota: i64,
+    },
 }
 
 /// Receives every applied op, in order, and returns its transaction id. The durable

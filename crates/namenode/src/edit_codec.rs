@@ -38,6 +38,8 @@ const SET_TIMES: u8 = 14;
 const REASSIGN_LEASE: u8 = 15;
 const HOLD_ORPHANS: u8 = 16;
 const RELEASE_ORPHANS: u8 = 17;
+// Tags 30–39: quotas.
+const SET_QUOTA: u8 = 30;
 
 impl From<CodecError> for EditDecodeError {
     fn from(e: CodecError) -> Self {
@@ -182,6 +184,17 @@ pub fn encode(op: &EditOp) -> Vec<u8> {
             w.u(*gs);
         }
         EditOp::ReleaseOrphans => w.0.push(RELEASE_ORPHANS),
+        EditOp::SetQuota {
+            id,
+            ns_quota,
+            ds_quota,
+        } => {
+            // Quotas travel as the two's complement of -1 ("none") like in the image.
+            w.0.push(SET_QUOTA);
+            w.u(*id);
+            w.u(*ns_quota as u64);
+            w.u(*ds_quota as u64);
+        }
     }
     w.0
 }
@@ -270,6 +283,11 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
             id: r.u()?,
             mtime: r.opt_u()?,
             atime: r.opt_u()?,
+        },
+        SET_QUOTA => EditOp::SetQuota {
+            id: r.u()?,
+            ns_quota: r.u()? as i64,
+            ds_quota: r.u()? as i64,
         },
         t => return Err(EditDecodeError::UnknownTag(t)),
     };
@@ -373,6 +391,11 @@ mod tests {
                 id: 1,
                 mtime: None,
                 atime: Some(7),
+            },
+            EditOp::SetQuota {
+                id: 16386,
+                ns_quota: -1,
+                ds_quota: 1 << 40,
             },
         ]
     }

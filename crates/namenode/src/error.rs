@@ -46,6 +46,18 @@ pub enum FsError {
     /// `org.apache.hadoop.hdfs.protocol.FSLimitException$MaxDirectoryItemsExceededException`.
     #[error("{0}")]
     MaxDirectoryItemsExceeded(String),
+    /// `org.apache.hadoop.hdfs.protocol.NSQuotaExceededException`.
+    #[error("{0}")]
+    NsQuotaExceeded(String),
+    /// `org.apache.hadoop.hdfs.protocol.DSQuotaExceededException`.
+    #[error("{0}")]
+    DsQuotaExceeded(String),
+    /// `org.apache.hadoop.fs.PathIsNotDirectoryException`.
+    #[error("`{0}': Is not a directory")]
+    PathIsNotDirectory(String),
+    /// `java.lang.IllegalArgumentException` (setQuota's argument checks).
+    #[error("{0}")]
+    JavaIllegalArgument(String),
     /// An error from the block manager, with the Java class it names.
     #[error("{message}")]
     BlockManager {

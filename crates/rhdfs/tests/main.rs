@@ -9,3 +9,4 @@ mod namenode_crash_before_sync;
 mod namenode_crash_loop;
 mod namenode_pause;
 mod namenode_rollback;
+mod quota_cli;

@@ -10,7 +10,7 @@ pub struct ContentSummary {
     /// Includes the directory itself.
     pub directory_count: u64,
     pub quota: i64,
-    /// Σ length × replication.
+    /// Σ length × replication (an open file's last block at its preferred size).
     pub space_consumed: u64,
     pub space_quota: i64,
 }
@@ -42,7 +42,7 @@ impl FsDirectory {
                     let len = f.length();
                     s.file_count += 1;
                     s.length += len;
-                    s.space_consumed += len * u64::from(f.replication);
+                    s.space_consumed += crate::namespace::file_space(f);
                 }
             }
         }

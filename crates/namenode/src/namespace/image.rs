@@ -259,6 +259,7 @@ impl Namespace {
         self.last_block_id = last_block_id;
         self.last_gs = last_gs;
         self.orphan_floor = orphan_floor;
+        self.rebuild_quota_usage();
         Ok(())
     }
 

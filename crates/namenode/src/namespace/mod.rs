@@ -12,10 +12,13 @@ mod delete;
 mod image;
 mod mkdir;
 mod open_files;
+mod quota;
 mod read;
 mod rename;
 mod write;
 
+#[cfg(test)]
+mod quota_tests;
 #[cfg(test)]
 mod tests;
 
@@ -25,6 +28,7 @@ use std::time::Duration;
 pub use create::{AppendResult, CreateArgs, flags};
 pub use image::{IMAGE_PAYLOAD_MAGIC, ImageDecodeError, LoadedBlock};
 pub use open_files::{OpenFileEntry, is_parent_entry};
+pub use quota::{QUOTA_DONT_SET, QUOTA_RESET, Usage, file_space};
 pub use read::{FileBlocks, FileStatus, Listing};
 pub use write::{AddBlockPlan, CompletePlan, FileRef, OpenFile};
 
@@ -111,6 +115,8 @@ pub struct Namespace {
     startup_safe_mode_done: bool,
     /// Unknown replicas with a generation stamp above this are held (`EditOp::HoldOrphans`).
     orphan_floor: Option<u64>,
+    /// Usage of each directory with a quota (`quota.rs`).
+    quota_usage: quota::QuotaCache,
 }
 
 impl Namespace {
@@ -131,6 +137,7 @@ impl Namespace {
             startup_safe_mode: None,
             startup_safe_mode_done: false,
             orphan_floor: None,
+            quota_usage: Default::default(),
         }
     }
 
@@ -311,6 +318,7 @@ impl Namespace {
     /// Returns what the op removed from the tree (blocks go to the block manager after
     /// the namespace lock is released).
     pub fn log_and_apply(&mut self, op: EditOp, mono: Duration) -> FsResult<Removed> {
+        self.verify_quota(&op)?;
         let removed = self.apply(&op, mono)?;
         self.last_txid = self.journal.record(&op)?;
         Ok(removed)
@@ -319,6 +327,7 @@ impl Namespace {
     /// Applies one op to the state (also what replay will call).
     pub fn apply(&mut self, op: &EditOp, mono: Duration) -> FsResult<Removed> {
         let mut removed = Removed::default();
+        let quota_charge = self.pending_quota_charge(op);
         match op {
             EditOp::Mkdir {
                 id,
@@ -500,7 +509,22 @@ impl Namespace {
                     inode.atime = *a;
                 }
             }
+            EditOp::SetQuota {
+                id,
+                ns_quota,
+                ds_quota,
+            } => {
+                let d = self
+                    .dir
+                    .get_mut(*id)
+                    .and_then(Inode::as_dir_mut)
+                    .ok_or_else(|| inconsistent(op))?;
+                d.ns_quota = *ns_quota;
+                d.ds_quota = *ds_quota;
+                self.quota_set(*id, *ns_quota, *ds_quota);
+            }
         }
+        self.charge_quota(quota_charge);
         Ok(removed)
     }
 

@@ -206,7 +206,9 @@ impl Namespace {
             },
         )?;
         let id = r.last().ok_or_else(|| FsError::not_found(path.as_str()))?;
-        Ok(self.dir.content_summary(id))
+        let mut cs = self.dir.content_summary(id);
+        cs.quota = self.reported_ns_quota(id, cs.quota);
+        Ok(cs)
     }
 
     /// getPreferredBlockSize.

@@ -30,6 +30,10 @@ pub fn class_of(e: &FsError) -> &'static str {
         FsError::IllegalArgument(_) => ILLEGAL_ARGUMENT,
         FsError::PathComponentTooLong(_) => PATH_COMPONENT_TOO_LONG,
         FsError::MaxDirectoryItemsExceeded(_) => MAX_DIRECTORY_ITEMS_EXCEEDED,
+        FsError::NsQuotaExceeded(_) => rhdfs_ipc::exceptions::NS_QUOTA_EXCEEDED,
+        FsError::DsQuotaExceeded(_) => rhdfs_ipc::exceptions::DS_QUOTA_EXCEEDED,
+        FsError::PathIsNotDirectory(_) => rhdfs_ipc::exceptions::PATH_IS_NOT_DIRECTORY,
+        FsError::JavaIllegalArgument(_) => rhdfs_ipc::exceptions::ILLEGAL_ARGUMENT,
         FsError::BlockManager { class, .. } => class,
         FsError::Io(_) => IO,
     }

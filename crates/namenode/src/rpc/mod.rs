@@ -19,6 +19,7 @@ mod mkdirs;
 pub mod open_files;
 pub mod orphans;
 mod pipeline;
+pub mod quota;
 pub mod refresh_nodes;
 mod rename;
 mod save_namespace;
@@ -202,6 +203,7 @@ client_protocol! {
     "saveNamespace" => Mutate save_namespace,
     "rollEdits" => Mutate roll_edits,
     "releaseOrphans" => Mutate release_orphans,
+    "setQuota" => Mutate set_quota,
     "create" => AtMostOnce create,
     "append" => AtMostOnce append,
     "delete" => AtMostOnce delete,

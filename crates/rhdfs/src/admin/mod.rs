@@ -11,6 +11,7 @@ use rhdfs_namenode::http::client::{encode_component, get};
 
 use crate::args::CommonArgs;
 
+mod quota;
 mod refresh_nodes;
 mod safemode;
 
@@ -302,6 +303,9 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
             Ok(0)
         }
         "-refreshNodes" => refresh_nodes::refresh_nodes(&conf, &user).await,
+        "-setQuota" | "-clrQuota" | "-setSpaceQuota" | "-clrSpaceQuota" => {
+            quota::run(&conf, &user, &cmd, &rest).await
+        }
         "-listOpenFiles" => {
             let mut blocking = false;
             let mut path = "/".to_string();

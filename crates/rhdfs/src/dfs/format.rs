@@ -200,29 +200,7 @@ pub fn count_line(
 ) -> String {
     let mut out = String::new();
     if quotas {
-        let (q, rq) = if summary.quota < 0 {
-            ("none".to_string(), "inf".to_string())
-        } else {
-            let used = (summary.directory_count + summary.file_count) as i64;
-            (
-                summary.quota.to_string(),
-                (summary.quota - used).to_string(),
-            )
-        };
-        let (sq, rsq) = if summary.space_quota < 0 {
-            ("none".to_string(), "inf".to_string())
-        } else {
-            let rem = summary.space_quota - summary.space_consumed as i64;
-            let f = |v: i64| {
-                if v >= 0 {
-                    size(v as u64, human_readable)
-                } else {
-                    v.to_string()
-                }
-            };
-            (f(summary.space_quota), f(rem))
-        };
-        out.push_str(&format!("{q:>12} {rq:>15} {sq:>15} {rsq:>15} "));
+        out.push_str(&quota_usage(summary, human_readable));
     }
     out.push_str(&format!(
         "{:>12} {:>12} {:>18} {shown}",
@@ -233,28 +211,35 @@ pub fn count_line(
     out
 }
 
-/// QuotaUsage's columns (`-count -u`): quota, remaining, space quota, remaining space.
+/// A signed figure, raw or human-readable (TraditionalBinaryPrefix keeps the sign).
+fn signed(v: i64, human_readable: bool) -> String {
+    if v < 0 {
+        format!("-{}", size(v.unsigned_abs(), human_readable))
+    } else {
+        size(v as u64, human_readable)
+    }
+}
+
+/// QuotaUsage's columns (`-count -q`, `-count -u`): quota, remaining, space quota,
+/// remaining space, as Hadoop's QuotaUsage.getQuotaUsage: a namespace quota shows only
+/// when positive, a space quota when not negative; `-h` formats all four.
 pub fn quota_usage(summary: &rhdfs_client::ContentSummary, human_readable: bool) -> String {
-    let f = |v: i64| {
-        if v >= 0 {
-            size(v as u64, human_readable)
-        } else {
-            v.to_string()
-        }
-    };
-    let (q, rq) = if summary.quota < 0 {
-        ("none".to_string(), "inf".to_string())
-    } else {
+    let f = |v: i64| signed(v, human_readable);
+    let (q, rq) = if summary.quota > 0 {
         let used = (summary.directory_count + summary.file_count) as i64;
-        (f(summary.quota), f(summary.quota - used))
-    };
-    let (sq, rsq) = if summary.space_quota < 0 {
-        ("none".to_string(), "inf".to_string())
+        (f(summary.quota), f(summary.quota.saturating_sub(used)))
     } else {
+        ("none".to_string(), "inf".to_string())
+    };
+    let (sq, rsq) = if summary.space_quota >= 0 {
         (
             f(summary.space_quota),
-            f(summary.space_quota - summary.space_consumed as i64),
+            f(summary
+                .space_quota
+                .saturating_sub(summary.space_consumed as i64)),
         )
+    } else {
+        ("none".to_string(), "inf".to_string())
     };
     format!("{q:>12} {rq:>15} {sq:>15} {rsq:>15} ")
 }
@@ -401,6 +386,19 @@ mod tests {
         assert_eq!(
             count_line(&s, true, true, "/a"),
             "        none             inf            none             inf            2            2              2.9 K /a"
+        );
+        let q = rhdfs_client::ContentSummary {
+            quota: i64::MAX,
+            space_quota: 1024,
+            ..s
+        };
+        assert_eq!(
+            quota_usage(&q, true),
+            "       8.0 E           8.0 E             1 K          -1.9 K "
+        );
+        assert_eq!(
+            quota_usage(&q, false),
+            "9223372036854775807 9223372036854775803            1024           -1988 "
         );
     }
 }
