@@ -38,6 +38,9 @@ const SET_TIMES: u8 = 14;
 const REASSIGN_LEASE: u8 = 15;
 const HOLD_ORPHANS: u8 = 16;
 const RELEASE_ORPHANS: u8 = 17;
+const SET_ACL: u8 = 20;
+const SET_XATTR: u8 = 21;
+const REMOVE_XATTR: u8 = 22;
 
 impl From<CodecError> for EditDecodeError {
     fn from(e: CodecError) -> Self {
@@ -182,6 +185,23 @@ pub fn encode(op: &EditOp) -> Vec<u8> {
             w.u(*gs);
         }
         EditOp::ReleaseOrphans => w.0.push(RELEASE_ORPHANS),
+        EditOp::SetAcl { id, mode, entries } => {
+            w.0.push(SET_ACL);
+            w.u(*id);
+            w.u(u64::from(*mode));
+            w.acl(entries);
+        }
+        EditOp::SetXAttr { id, xattr } => {
+            w.0.push(SET_XATTR);
+            w.u(*id);
+            w.xattr(xattr);
+        }
+        EditOp::RemoveXAttr { id, ns, name } => {
+            w.0.push(REMOVE_XATTR);
+            w.u(*id);
+            w.0.push(*ns as u8);
+            w.bytes(name.as_bytes());
+        }
     }
     w.0
 }
@@ -271,6 +291,20 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
             mtime: r.opt_u()?,
             atime: r.opt_u()?,
         },
+        SET_ACL => EditOp::SetAcl {
+            id: r.u()?,
+            mode: r.u16()?,
+            entries: r.acl()?,
+        },
+        SET_XATTR => EditOp::SetXAttr {
+            id: r.u()?,
+            xattr: r.xattr()?,
+        },
+        REMOVE_XATTR => EditOp::RemoveXAttr {
+            id: r.u()?,
+            ns: r.xattr_ns()?,
+            name: r.string()?,
+        },
         t => return Err(EditDecodeError::UnknownTag(t)),
     };
     if r.at != payload.len() {
@@ -348,6 +382,45 @@ mod tests {
                 gs: 2040,
             },
             EditOp::ReleaseOrphans,
+            EditOp::SetAcl {
+                id: 16390,
+                mode: 0o1770,
+                entries: vec![
+                    crate::fsdir::acl::AclEntry::new(
+                        false,
+                        crate::fsdir::acl::AclType::User,
+                        Some("bob"),
+                        7,
+                    ),
+                    crate::fsdir::acl::AclEntry::new(
+                        true,
+                        crate::fsdir::acl::AclType::Mask,
+                        None,
+                        5,
+                    ),
+                ],
+            },
+            EditOp::SetXAttr {
+                id: 16390,
+                xattr: crate::fsdir::xattr::XAttr {
+                    ns: crate::fsdir::xattr::XAttrNs::Trusted,
+                    name: "a.b".into(),
+                    value: Some(vec![0, 1, 255]),
+                },
+            },
+            EditOp::SetXAttr {
+                id: 16390,
+                xattr: crate::fsdir::xattr::XAttr {
+                    ns: crate::fsdir::xattr::XAttrNs::User,
+                    name: "n".into(),
+                    value: None,
+                },
+            },
+            EditOp::RemoveXAttr {
+                id: 16390,
+                ns: crate::fsdir::xattr::XAttrNs::User,
+                name: "n".into(),
+            },
             EditOp::Delete {
                 id: 16387,
                 mtime: 5,
