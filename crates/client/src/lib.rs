@@ -8,6 +8,7 @@
 //!   checksums, a bounded queue of unacknowledged packets, hflush/hsync, pipeline recovery,
 //!   complete() with Hadoop's retries.
 
+pub mod acl;
 mod checksum;
 pub mod config;
 mod datanode;

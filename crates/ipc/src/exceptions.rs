@@ -25,6 +25,7 @@ pub const NOT_REPLICATED_YET: &str =
 pub const LEASE_EXPIRED: &str = "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException";
 pub const ALREADY_BEING_CREATED: &str =
     "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException";
+pub const ACL_EXCEPTION: &str = "org.apache.hadoop.hdfs.protocol.AclException";
 pub const RECOVERY_IN_PROGRESS: &str =
     "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException";
 pub const BLOCK_MISSING: &str = "org.apache.hadoop.hdfs.BlockMissingException";

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod acls_xattrs;
 mod bad_input;
 mod blocks_on_disk;
 mod delete_under_load;

@@ -3,6 +3,8 @@
 //! and permissions as (owner, group, mode). Reading never panics: bad input is a
 //! [`CodecError`], which each payload kind turns into its own error.
 
+use crate::fsdir::acl::{AclEntry, AclType};
+use crate::fsdir::xattr::{XAttr, XAttrNs};
 use crate::fsdir::{BlockInfo, PermissionStatus};
 
 /// Why bytes could not be read.
@@ -55,6 +57,28 @@ impl W {
         self.u(b.id);
         self.u(b.gs);
         self.u(b.num_bytes);
+    }
+    /// ACL entries: a count, then per entry a byte (bit 2 = default scope, bits 0-1 = type),
+    /// the permission bits and an optional name.
+    pub fn acl(&mut self, entries: &[AclEntry]) {
+        self.u(entries.len() as u64);
+        for e in entries {
+            self.0.push((u8::from(e.default) << 2) | e.kind as u8);
+            self.0.push(e.perm);
+            self.opt_s(&e.name);
+        }
+    }
+    /// One xattr: namespace byte, name, optional value.
+    pub fn xattr(&mut self, x: &XAttr) {
+        self.0.push(x.ns as u8);
+        self.bytes(x.name.as_bytes());
+        match &x.value {
+            Some(v) => {
+                self.0.push(1);
+                self.bytes(v);
+            }
+            None => self.0.push(0),
+        }
     }
     pub fn perm(&mut self, p: &PermissionStatus) {
         self.bytes(p.owner.as_bytes());
@@ -150,6 +174,53 @@ impl R<'_> {
             gs: self.u()?,
             num_bytes: self.u()?,
         })
+    }
+    pub fn acl(&mut self) -> Result<Vec<AclEntry>, CodecError> {
+        let n = self.len()?;
+        let mut out = Vec::with_capacity(n.min(64));
+        for _ in 0..n {
+            let at = self.at;
+            let tb = self.byte()?;
+            let kind =
+                AclType::from_u8(tb & 3)
+                    .filter(|_| tb >> 3 == 0)
+                    .ok_or(CodecError::Bad {
+                        at,
+                        what: "ACL entry type",
+                    })?;
+            let at = self.at;
+            let perm = self.byte()?;
+            if perm > 7 {
+                return Err(CodecError::Bad {
+                    at,
+                    what: "ACL permission",
+                });
+            }
+            out.push(AclEntry {
+                default: tb & 4 != 0,
+                kind,
+                name: self.opt_s()?,
+                perm,
+            });
+        }
+        Ok(out)
+    }
+    pub fn xattr_ns(&mut self) -> Result<XAttrNs, CodecError> {
+        let at = self.at;
+        XAttrNs::from_u8(self.byte()?).ok_or(CodecError::Bad {
+            at,
+            what: "xattr namespace",
+        })
+    }
+    pub fn xattr(&mut self) -> Result<XAttr, CodecError> {
+        let ns = self.xattr_ns()?;
+        let name = self.string()?;
+        let value = if self.flag()? {
+            Some(self.bytes()?)
+        } else {
+            None
+        };
+        Ok(XAttr { ns, name, value })
     }
     pub fn perm(&mut self) -> Result<PermissionStatus, CodecError> {
         Ok(PermissionStatus {

@@ -5,6 +5,8 @@
 //! and no id allocation.
 
 use crate::error::FsResult;
+use crate::fsdir::acl::AclEntry;
+use crate::fsdir::xattr::{XAttr, XAttrNs};
 use crate::fsdir::{BlockInfo, PermissionStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +118,24 @@ pub enum EditOp {
         id: u64,
         ns_quota: i64,
         ds_quota: i64,
+    },
+    /// The inode's new mode and stored ACL entries (empty: no extended ACL), as
+    /// `fsdir::acl::to_stored` makes them.
+    SetAcl {
+        id: u64,
+        mode: u16,
+        entries: Vec<AclEntry>,
+    },
+    /// Sets (adds or replaces) one extended attribute.
+    SetXAttr {
+        id: u64,
+        xattr: XAttr,
+    },
+    /// Removes one extended attribute.
+    RemoveXAttr {
+        id: u64,
+        ns: XAttrNs,
+        name: String,
     },
 }
 

@@ -40,6 +40,9 @@ const HOLD_ORPHANS: u8 = 16;
 const RELEASE_ORPHANS: u8 = 17;
 // Tags 30–39: quotas.
 const SET_QUOTA: u8 = 30;
+const SET_ACL: u8 = 20;
+const SET_XATTR: u8 = 21;
+const REMOVE_XATTR: u8 = 22;
 
 impl From<CodecError> for EditDecodeError {
     fn from(e: CodecError) -> Self {
@@ -195,6 +198,23 @@ pub fn encode(op: &EditOp) -> Vec<u8> {
             w.u(*ns_quota as u64);
             w.u(*ds_quota as u64);
         }
+        EditOp::SetAcl { id, mode, entries } => {
+            w.0.push(SET_ACL);
+            w.u(*id);
+            w.u(u64::from(*mode));
+            w.acl(entries);
+        }
+        EditOp::SetXAttr { id, xattr } => {
+            w.0.push(SET_XATTR);
+            w.u(*id);
+            w.xattr(xattr);
+        }
+        EditOp::RemoveXAttr { id, ns, name } => {
+            w.0.push(REMOVE_XATTR);
+            w.u(*id);
+            w.0.push(*ns as u8);
+            w.bytes(name.as_bytes());
+        }
     }
     w.0
 }
@@ -289,6 +309,20 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
             ns_quota: r.u()? as i64,
             ds_quota: r.u()? as i64,
         },
+        SET_ACL => EditOp::SetAcl {
+            id: r.u()?,
+            mode: r.u16()?,
+            entries: r.acl()?,
+        },
+        SET_XATTR => EditOp::SetXAttr {
+            id: r.u()?,
+            xattr: r.xattr()?,
+        },
+        REMOVE_XATTR => EditOp::RemoveXAttr {
+            id: r.u()?,
+            ns: r.xattr_ns()?,
+            name: r.string()?,
+        },
         t => return Err(EditDecodeError::UnknownTag(t)),
     };
     if r.at != payload.len() {
@@ -366,6 +400,45 @@ mod tests {
                 gs: 2040,
             },
             EditOp::ReleaseOrphans,
+            EditOp::SetAcl {
+                id: 16390,
+                mode: 0o1770,
+                entries: vec![
+                    crate::fsdir::acl::AclEntry::new(
+                        false,
+                        crate::fsdir::acl::AclType::User,
+                        Some("bob"),
+                        7,
+                    ),
+                    crate::fsdir::acl::AclEntry::new(
+                        true,
+                        crate::fsdir::acl::AclType::Mask,
+                        None,
+                        5,
+                    ),
+                ],
+            },
+            EditOp::SetXAttr {
+                id: 16390,
+                xattr: crate::fsdir::xattr::XAttr {
+                    ns: crate::fsdir::xattr::XAttrNs::Trusted,
+                    name: "a.b".into(),
+                    value: Some(vec![0, 1, 255]),
+                },
+            },
+            EditOp::SetXAttr {
+                id: 16390,
+                xattr: crate::fsdir::xattr::XAttr {
+                    ns: crate::fsdir::xattr::XAttrNs::User,
+                    name: "n".into(),
+                    value: None,
+                },
+            },
+            EditOp::RemoveXAttr {
+                id: 16390,
+                ns: crate::fsdir::xattr::XAttrNs::User,
+                name: "n".into(),
+            },
             EditOp::Delete {
                 id: 16387,
                 mtime: 5,

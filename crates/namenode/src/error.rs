@@ -40,6 +40,9 @@ pub enum FsError {
     /// `org.apache.hadoop.HadoopIllegalArgumentException`.
     #[error("{0}")]
     IllegalArgument(String),
+    /// `org.apache.hadoop.hdfs.protocol.AclException`.
+    #[error("{0}")]
+    Acl(String),
     /// `org.apache.hadoop.hdfs.protocol.FSLimitException$PathComponentTooLongException`.
     #[error("{0}")]
     PathComponentTooLong(String),

@@ -97,6 +97,22 @@ pub fn namespace_config(
                 TimeUnit::Milliseconds,
             )?
             .as_millis() as u64,
+        acls_enabled: conf.get_bool(
+            keys::DFS_NAMENODE_ACLS_ENABLED_KEY,
+            keys::DFS_NAMENODE_ACLS_ENABLED_DEFAULT,
+        )?,
+        xattrs_enabled: conf.get_bool(
+            keys::DFS_NAMENODE_XATTRS_ENABLED_KEY,
+            keys::DFS_NAMENODE_XATTRS_ENABLED_DEFAULT,
+        )?,
+        max_xattrs_per_inode: conf.get_usize(
+            keys::DFS_NAMENODE_FS_LIMITS_MAX_XATTRS_PER_INODE_KEY,
+            d.max_xattrs_per_inode,
+        )?,
+        max_xattr_size: conf.get_usize(
+            keys::DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_KEY,
+            d.max_xattr_size,
+        )?,
     })
 }
 

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod acl_shell;
 mod admin_cli;
 mod namenode_crash_before_sync;
 mod namenode_crash_loop;

@@ -4,9 +4,11 @@
 //! [`crate::namespace::Namespace::log_and_apply`]; the methods here that mutate are the
 //! primitive steps that application uses.
 
+pub mod acl;
 pub mod path;
 pub mod permission;
 pub mod summary;
+pub mod xattr;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -79,9 +81,43 @@ pub struct Inode {
     pub mtime: u64,
     pub atime: u64,
     pub kind: InodeKind,
+    /// ACL entries and xattrs; None for the (common) inode that has neither.
+    pub ext: Option<Box<InodeExt>>,
+}
+
+/// The rarely present parts of an inode.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InodeExt {
+    /// Stored ACL entries (see [`acl`]): empty when the inode has no extended ACL.
+    pub acl: Vec<acl::AclEntry>,
+    pub xattrs: Vec<xattr::XAttr>,
+}
+
+impl InodeExt {
+    pub fn is_empty(&self) -> bool {
+        self.acl.is_empty() && self.xattrs.is_empty()
+    }
 }
 
 impl Inode {
+    /// The stored ACL entries (empty for none).
+    pub fn acl(&self) -> &[acl::AclEntry] {
+        self.ext.as_deref().map_or(&[], |e| &e.acl)
+    }
+
+    pub fn xattrs(&self) -> &[xattr::XAttr] {
+        self.ext.as_deref().map_or(&[], |e| &e.xattrs)
+    }
+
+    /// Changes the inode's extension, dropping it when it becomes empty.
+    pub fn update_ext(&mut self, f: impl FnOnce(&mut InodeExt)) {
+        let mut ext = self.ext.take().unwrap_or_default();
+        f(&mut ext);
+        if !ext.is_empty() {
+            self.ext = Some(ext);
+        }
+    }
+
     pub fn is_dir(&self) -> bool {
         matches!(self.kind, InodeKind::Dir(_))
     }
@@ -173,6 +209,7 @@ impl FsDirectory {
                 ns_quota: QUOTA_UNSET,
                 ds_quota: QUOTA_UNSET,
             }),
+            ext: None,
         };
         let mut inodes = HashMap::new();
         inodes.insert(ROOT_INODE_ID, root);

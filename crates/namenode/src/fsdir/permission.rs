@@ -89,6 +89,18 @@ impl PermissionChecker<'_> {
 
     fn has(&self, inode: &Inode, bits: u16) -> bool {
         let mode = inode.perm.mode;
+        let acl = inode.acl();
+        if !acl.is_empty() && !acl[0].default {
+            return super::acl::acl_allows(
+                mode,
+                acl,
+                inode.perm.owner == self.caller.user,
+                &self.caller.user,
+                |g| self.caller.groups.iter().any(|x| x == g),
+                &inode.perm.group,
+                bits as u8,
+            );
+        }
         let granted = if inode.perm.owner == self.caller.user {
             mode >> 6
         } else if self.caller.groups.contains(&inode.perm.group) {
@@ -109,6 +121,14 @@ impl PermissionChecker<'_> {
             inode.perm.group,
             mode_string(inode.is_dir(), inode.perm.mode)
         ))
+    }
+
+    /// `bits` on the inode itself (no traverse check).
+    pub fn check_access(&self, id: Option<u64>, bits: u16) -> FsResult<()> {
+        if self.bypass() {
+            return Ok(());
+        }
+        self.check_inode(id, bits)
     }
 
     fn check_inode(&self, id: Option<u64>, bits: u16) -> FsResult<()> {

@@ -25,6 +25,9 @@ pub const IMAGE_PAYLOAD_MAGIC: &[u8; 8] = b"RHNSIMG1";
 
 /// Tag of the optional orphan hold floor after the inodes.
 const TAG_ORPHAN_FLOOR: u8 = 1;
+/// Tag of the optional inode extensions (ACL entries and xattrs) after the inodes: a count,
+/// then per inode its id, ACL entries and xattrs. Images without it have none.
+const TAG_INODE_EXT: u8 = 20;
 
 /// Why an image payload is not a namespace.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -162,6 +165,7 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
         mtime,
         atime,
         kind,
+        ext: None,
     })
 }
 
@@ -186,6 +190,24 @@ impl Namespace {
         if let Some(floor) = self.orphan_floor {
             w.0.push(TAG_ORPHAN_FLOOR);
             w.u(floor);
+        }
+        let with_ext: Vec<&Inode> = self
+            .dir
+            .ids()
+            .filter_map(|id| self.dir.get(id))
+            .filter(|i| i.ext.is_some())
+            .collect();
+        if !with_ext.is_empty() {
+            w.0.push(TAG_INODE_EXT);
+            w.u(with_ext.len() as u64);
+            for inode in with_ext {
+                w.u(inode.id);
+                w.acl(inode.acl());
+                w.u(inode.xattrs().len() as u64);
+                for x in inode.xattrs() {
+                    w.xattr(x);
+                }
+            }
         }
         (self.last_txid, w.0)
     }
@@ -240,9 +262,32 @@ impl Namespace {
             }
         }
         let mut orphan_floor = None;
+        let mut ext_seen = false;
         while r.at < body.len() {
             match r.byte()? {
                 TAG_ORPHAN_FLOOR if orphan_floor.is_none() => orphan_floor = Some(r.u()?),
+                TAG_INODE_EXT if !ext_seen => {
+                    ext_seen = true;
+                    let n = r.u()?;
+                    for _ in 0..n {
+                        let at = r.at;
+                        let id = r.u()?;
+                        let acl = r.acl()?;
+                        let count = r.len()?;
+                        let mut xattrs = Vec::with_capacity(count.min(64));
+                        for _ in 0..count {
+                            xattrs.push(r.xattr()?);
+                        }
+                        let inode = dir.get_mut(id).ok_or(ImageDecodeError::Bad {
+                            at,
+                            what: "extension of an unknown inode",
+                        })?;
+                        inode.update_ext(|e| {
+                            e.acl = acl;
+                            e.xattrs = xattrs;
+                        });
+                    }
+                }
                 _ => {
                     return Err(ImageDecodeError::Bad {
                         at: r.at - 1,

@@ -5,6 +5,7 @@
 //! [`EditOp`]s and pass each to [`Namespace::log_and_apply`], the one place that
 //! changes the state and feeds the journal.
 
+mod acl;
 mod attrs;
 mod check;
 mod create;
@@ -16,15 +17,19 @@ mod quota;
 mod read;
 mod rename;
 mod write;
+mod xattr;
 
 #[cfg(test)]
 mod quota_tests;
+#[cfg(test)]
+mod acl_tests;
 #[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;
 use std::time::Duration;
 
+pub use acl::{AclChange, AclStatus};
 pub use create::{AppendResult, CreateArgs, flags};
 pub use image::{IMAGE_PAYLOAD_MAGIC, ImageDecodeError, LoadedBlock};
 pub use open_files::{OpenFileEntry, is_parent_entry};
@@ -66,6 +71,14 @@ pub struct NamespaceConfig {
     pub hard_limit: Duration,
     /// `dfs.namenode.accesstime.precision` in ms (0 = access times off).
     pub access_time_precision: u64,
+    /// `dfs.namenode.acls.enabled`.
+    pub acls_enabled: bool,
+    /// `dfs.namenode.xattrs.enabled`.
+    pub xattrs_enabled: bool,
+    /// `dfs.namenode.fs-limits.max-xattrs-per-inode`.
+    pub max_xattrs_per_inode: usize,
+    /// `dfs.namenode.fs-limits.max-xattr-size` (name + value bytes).
+    pub max_xattr_size: usize,
 }
 
 impl Default for NamespaceConfig {
@@ -84,6 +97,10 @@ impl Default for NamespaceConfig {
             soft_limit: crate::leases::SOFT_LIMIT,
             hard_limit: Duration::from_secs(1200),
             access_time_precision: 3_600_000,
+            acls_enabled: true,
+            xattrs_enabled: true,
+            max_xattrs_per_inode: 32,
+            max_xattr_size: 16_384,
         }
     }
 }
@@ -348,7 +365,9 @@ impl Namespace {
                         ns_quota: QUOTA_UNSET,
                         ds_quota: QUOTA_UNSET,
                     }),
+                    ext: None,
                 };
+                let inode = self.inherit_default_acl(inode);
                 self.attach(inode, *mtime)?;
             }
             EditOp::AddFile {
@@ -382,7 +401,9 @@ impl Namespace {
                             client_machine: client_machine.clone(),
                         }),
                     }),
+                    ext: None,
                 };
+                let inode = self.inherit_default_acl(inode);
                 self.attach(inode, *mtime)?;
                 self.leases.add(client_name, *id, mono);
             }
@@ -523,9 +544,40 @@ impl Namespace {
                 d.ds_quota = *ds_quota;
                 self.quota_set(*id, *ns_quota, *ds_quota);
             }
+            EditOp::SetAcl { id, mode, entries } => {
+                let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;
+                inode.perm.mode = *mode;
+                inode.update_ext(|e| e.acl = entries.clone());
+            }
+            EditOp::SetXAttr { id, xattr } => {
+                let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;
+                inode.update_ext(|e| match e.xattrs.iter_mut().find(|x| x.same_name(xattr)) {
+                    Some(x) => *x = xattr.clone(),
+                    None => e.xattrs.push(xattr.clone()),
+                });
+            }
+            EditOp::RemoveXAttr { id, ns, name } => {
+                let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;
+                inode.update_ext(|e| e.xattrs.retain(|x| !(x.ns == *ns && x.name == *name)));
+            }
         }
         self.charge_quota(quota_charge);
         Ok(removed)
+    }
+
+    /// A new inode under a directory with a default ACL takes its ACL from it (the op's
+    /// mode then filters the copied entries instead of the umask).
+    fn inherit_default_acl(&self, mut inode: Inode) -> Inode {
+        let Some(parent) = self.dir.get(inode.parent) else {
+            return inode;
+        };
+        if let Some((mode, entries)) =
+            crate::fsdir::acl::inherit(parent.acl(), inode.perm.mode, inode.is_dir())
+        {
+            inode.perm.mode = mode;
+            inode.update_ext(|e| e.acl = entries);
+        }
+        inode
     }
 
     fn attach(&mut self, inode: Inode, mtime: u64) -> FsResult<()> {

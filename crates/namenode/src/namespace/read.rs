@@ -20,6 +20,8 @@ pub struct FileStatus {
     pub replication: u16,
     pub block_size: u64,
     pub children_num: u32,
+    /// The inode has ACL entries (Hadoop's HAS_ACL flag).
+    pub has_acl: bool,
     /// The file's blocks, when the caller asked for locations.
     pub blocks: Option<FileBlocks>,
 }
@@ -58,6 +60,7 @@ impl Namespace {
             replication,
             block_size,
             children_num,
+            has_acl: !inode.acl().is_empty(),
             blocks: if with_blocks && !is_dir {
                 self.blocks_of(inode.id)
             } else {

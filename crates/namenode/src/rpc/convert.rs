@@ -74,6 +74,9 @@ pub fn located_blocks(pool: &str, lbs: &LocatedBlocks) -> LocatedBlocksProto {
 }
 
 /// An HdfsFileStatusProto; `locations` attached when given.
+/// HdfsFileStatusProto.Flags.HAS_ACL.
+pub const HAS_ACL_FLAG: u32 = 1;
+
 pub fn file_status(st: &FileStatus, locations: Option<LocatedBlocksProto>) -> HdfsFileStatusProto {
     HdfsFileStatusProto {
         file_type: if st.is_dir {
@@ -84,7 +87,8 @@ pub fn file_status(st: &FileStatus, locations: Option<LocatedBlocksProto>) -> Hd
         path: Bytes::from(st.name.clone()),
         length: st.length,
         permission: FsPermissionProto {
-            perm: u32::from(st.perm.mode),
+            // Hadoop's extended short: bit 12 marks an ACL.
+            perm: u32::from(st.perm.mode) | if st.has_acl { 1 << 12 } else { 0 },
         },
         owner: st.perm.owner.clone(),
         group: st.perm.group.clone(),
@@ -99,7 +103,7 @@ pub fn file_status(st: &FileStatus, locations: Option<LocatedBlocksProto>) -> Hd
         file_encryption_info: None,
         storage_policy: Some(0),
         ec_policy: None,
-        flags: Some(0),
+        flags: Some(if st.has_acl { HAS_ACL_FLAG } else { 0 }),
         namespace: None,
     }
 }

@@ -5,9 +5,10 @@ use rhdfs_ipc::RpcError;
 use crate::error::FsError;
 
 pub use rhdfs_ipc::exceptions::{
-    ACCESS_CONTROL, ALREADY_BEING_CREATED, FILE_ALREADY_EXISTS, FILE_NOT_FOUND, INVALID_PATH,
-    LEASE_EXPIRED, MAX_DIRECTORY_ITEMS_EXCEEDED, NOT_REPLICATED_YET, PARENT_NOT_DIRECTORY,
-    PATH_COMPONENT_TOO_LONG, PATH_IS_NOT_EMPTY_DIRECTORY, RECOVERY_IN_PROGRESS, SAFE_MODE,
+    ACCESS_CONTROL, ACL_EXCEPTION, ALREADY_BEING_CREATED, FILE_ALREADY_EXISTS, FILE_NOT_FOUND,
+    INVALID_PATH, LEASE_EXPIRED, MAX_DIRECTORY_ITEMS_EXCEEDED, NOT_REPLICATED_YET,
+    PARENT_NOT_DIRECTORY, PATH_COMPONENT_TOO_LONG, PATH_IS_NOT_EMPTY_DIRECTORY,
+    RECOVERY_IN_PROGRESS, SAFE_MODE,
 };
 /// The namespace's argument errors are Hadoop's HadoopIllegalArgumentException.
 pub const ILLEGAL_ARGUMENT: &str = rhdfs_ipc::exceptions::HADOOP_ILLEGAL_ARGUMENT;
@@ -28,6 +29,7 @@ pub fn class_of(e: &FsError) -> &'static str {
         FsError::NotReplicatedYet(_) => NOT_REPLICATED_YET,
         FsError::InvalidPath(_) => INVALID_PATH,
         FsError::IllegalArgument(_) => ILLEGAL_ARGUMENT,
+        FsError::Acl(_) => ACL_EXCEPTION,
         FsError::PathComponentTooLong(_) => PATH_COMPONENT_TOO_LONG,
         FsError::MaxDirectoryItemsExceeded(_) => MAX_DIRECTORY_ITEMS_EXCEEDED,
         FsError::NsQuotaExceeded(_) => rhdfs_ipc::exceptions::NS_QUOTA_EXCEEDED,

@@ -1,6 +1,7 @@
 //! ClientProtocol (ClientNamenodeProtocol) over Hadoop IPC: decoding, dispatch by
 //! method name, encoding. One file per handler or small group of handlers.
 
+pub mod acl;
 mod add_block;
 mod admin;
 mod append;
@@ -24,6 +25,7 @@ pub mod refresh_nodes;
 mod rename;
 mod save_namespace;
 mod summary;
+pub mod xattr;
 
 #[cfg(test)]
 mod tests;
@@ -183,6 +185,9 @@ client_protocol! {
     "metaSave" => Read meta_save,
     "msync" => Read msync,
     "getHAServiceState" => Read get_ha_service_state,
+    "getAclStatus" => Read get_acl_status,
+    "getXAttrs" => Read get_xattrs,
+    "listXAttrs" => Read list_xattrs,
     "mkdirs" => Mutate mkdirs,
     "addBlock" => Mutate add_block,
     "abandonBlock" => Mutate abandon_block,
@@ -204,11 +209,18 @@ client_protocol! {
     "rollEdits" => Mutate roll_edits,
     "releaseOrphans" => Mutate release_orphans,
     "setQuota" => Mutate set_quota,
+    "modifyAclEntries" => Mutate modify_acl_entries,
+    "removeAclEntries" => Mutate remove_acl_entries,
+    "removeDefaultAcl" => Mutate remove_default_acl,
+    "removeAcl" => Mutate remove_acl,
+    "setAcl" => Mutate set_acl,
     "create" => AtMostOnce create,
     "append" => AtMostOnce append,
     "delete" => AtMostOnce delete,
     "rename" => AtMostOnce rename,
     "rename2" => AtMostOnce rename2,
+    "setXAttr" => AtMostOnce set_xattr,
+    "removeXAttr" => AtMostOnce remove_xattr,
 }
 
 #[async_trait]

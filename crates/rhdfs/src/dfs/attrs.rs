@@ -71,7 +71,7 @@ pub(crate) fn apply_mode(spec: &str, cur: u16, is_dir: bool) -> Option<u16> {
 }
 
 impl Shell<'_> {
-    async fn for_each_recursive(
+    pub(crate) async fn for_each_recursive(
         &mut self,
         args: &[String],
         recursive: bool,

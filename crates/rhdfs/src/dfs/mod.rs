@@ -1,6 +1,7 @@
 //! `rhdfs dfs`: Hadoop FsShell's commands, options, output formats, error lines and exit
 //! codes, on top of `rhdfs_client`.
 
+mod acl;
 mod attrs;
 pub mod bench;
 mod copy;
@@ -10,6 +11,7 @@ mod modify;
 mod progress;
 mod reading;
 mod text;
+mod xattr;
 
 use std::io::Write;
 
@@ -234,6 +236,10 @@ impl Shell<'_> {
             "chmod" => self.chmod(a).await,
             "chown" => self.chown(a, false).await,
             "chgrp" => self.chown(a, true).await,
+            "getfacl" => self.getfacl(a).await,
+            "setfacl" => self.setfacl(a).await,
+            "getfattr" => self.getfattr(a).await,
+            "setfattr" => self.setfattr(a).await,
             other => Err(ShellError::Usage(format!("Unknown command {other}"))),
         }
     }
@@ -353,6 +359,8 @@ const USAGES: &[(&str, &str)] = &[
     ("du", "-du [-s] [-h] <path> ..."),
     ("expunge", "-expunge"),
     ("get", "-get [-f] [-ignoreCrc] <src> ... <localdst>"),
+    ("getfacl", "-getfacl [-R] <path>"),
+    ("getfattr", "-getfattr [-R] {-n name | -d} [-e en] <path>"),
     (
         "getmerge",
         "-getmerge [-nl] [-skip-empty-file] <src> <localdst>",
@@ -366,6 +374,14 @@ const USAGES: &[(&str, &str)] = &[
     ("put", "-put [-f] [-p] <localsrc> ... <dst>"),
     ("rm", "-rm [-f] [-r|-R] [-skipTrash] <src> ..."),
     ("rmdir", "-rmdir [--ignore-fail-on-non-empty] <dir> ..."),
+    (
+        "setfacl",
+        "-setfacl [-R] [{-b|-k} {-m|-x <acl_spec>} <path>]|[--set <acl_spec> <path>]",
+    ),
+    (
+        "setfattr",
+        "-setfattr {-n name [-v value] | -x name} <path>",
+    ),
     ("setrep", "-setrep [-R] [-w] <rep> <path> ..."),
     ("stat", "-stat [format] <path> ..."),
     ("tail", "-tail [-f] [-s <sleep interval>] <file>"),
