@@ -16,6 +16,7 @@ mod java_pipeline_recovery;
 mod java_safe_mode;
 mod java_webhdfs;
 mod ops_views;
+mod path_through_file;
 mod rack_spread;
 mod racks;
 mod redundancy;
