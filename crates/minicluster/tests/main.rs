@@ -24,3 +24,4 @@ mod report_leases;
 mod restart_delete_delay;
 mod safe_mode_work;
 mod webhdfs;
+mod webhdfs_ops;

@@ -111,6 +111,17 @@ fn mkdirs_cases() {
             FsError::AccessControl("/a/f (is not a directory)".into())
         );
     }
+    // checkAccess: the mode on the last inode, traverse first, "Path not found".
+    n.check_access(&r, "/a/f", 0o7).unwrap();
+    n.check_access(&a, "/a/f", 0o4).unwrap();
+    assert!(matches!(
+        n.check_access(&a, "/a/f", 0o2).unwrap_err(),
+        FsError::AccessControl(m) if m.contains("access=WRITE")
+    ));
+    assert_eq!(
+        n.check_access(&a, "/a/nope", 0o4).unwrap_err(),
+        FsError::FileNotFound("Path not found".into())
+    );
     // Group is inherited from the parent, ancestors get u+wx.
     n.set_owner(&r, "/a", None, Some("staff"), now(3)).unwrap();
     n.mkdirs(&r, "/a/p/q", 0o500, true, now(3)).unwrap();

@@ -1,6 +1,7 @@
 //! ClientProtocol (ClientNamenodeProtocol) over Hadoop IPC: decoding, dispatch by
 //! method name, encoding. One file per handler or small group of handlers.
 
+mod access;
 mod add_block;
 mod admin;
 mod append;
@@ -207,6 +208,7 @@ client_protocol! {
     "delete" => AtMostOnce delete,
     "rename" => AtMostOnce rename,
     "rename2" => AtMostOnce rename2,
+    "checkAccess" => Read check_access,
 }
 
 #[async_trait]
