@@ -24,6 +24,10 @@ pub struct BlockManagerConfig {
     /// Effective per-node limit: max(dfs.block.invalidate.limit, 20 × heartbeat seconds).
     pub block_invalidate_limit: usize,
     pub deletion_increment: usize,
+    /// dfs.namenode.block.deletion.lock.threshold.ms: one hold of the blocks lock while
+    /// removing a deleted file's blocks ends once it has lasted this long (at least one block
+    /// per hold), as Hadoop's MarkedDeleteBlockScrubber.
+    pub deletion_lock_threshold: Duration,
     pub startup_delay_deletion: Duration,
     pub report_max_lock_hold: Duration,
     pub max_report_leases: usize,
@@ -69,6 +73,7 @@ impl Default for BlockManagerConfig {
                 heartbeat,
             ),
             deletion_increment: DFS_NAMENODE_BLOCK_DELETION_INCREMENT_DEFAULT as usize,
+            deletion_lock_threshold: DFS_NAMENODE_BLOCK_DELETION_LOCK_THRESHOLD_MS_DEFAULT,
             startup_delay_deletion: DFS_NAMENODE_STARTUP_DELAY_BLOCK_DELETION_SEC_DEFAULT,
             report_max_lock_hold: DFS_NAMENODE_BLOCKREPORT_MAX_LOCK_HOLD_TIME_DEFAULT,
             max_report_leases: DFS_NAMENODE_MAX_FULL_BLOCK_REPORT_LEASES_DEFAULT as usize,
@@ -203,6 +208,13 @@ impl BlockManagerConfig {
             invalidate_work_pct: pct,
             block_invalidate_limit: effective_invalidate_limit(limit, heartbeat),
             deletion_increment: increment as usize,
+            deletion_lock_threshold: conf
+                .get_duration(
+                    DFS_NAMENODE_BLOCK_DELETION_LOCK_THRESHOLD_MS_KEY,
+                    DFS_NAMENODE_BLOCK_DELETION_LOCK_THRESHOLD_MS_DEFAULT,
+                    DFS_NAMENODE_BLOCK_DELETION_LOCK_THRESHOLD_MS_UNIT,
+                )
+                .map_err(conf_err)?,
             startup_delay_deletion: conf
                 .get_duration(
                     DFS_NAMENODE_STARTUP_DELAY_BLOCK_DELETION_SEC_KEY,
@@ -255,6 +267,7 @@ mod tests {
         assert_eq!(c.liveness.stale_after, Duration::from_secs(30));
         assert_eq!(c.block_invalidate_limit, 1000);
         assert_eq!(c.deletion_increment, 1000);
+        assert_eq!(c.deletion_lock_threshold, Duration::from_millis(50));
         assert_eq!(c.min_replication, 1);
         assert_eq!(c.redundancy_interval, Duration::from_secs(3));
         assert_eq!(c.postponed_rescan, 10_000);

@@ -12,7 +12,8 @@ use crate::manager::BlockManager;
 
 impl BlockManager {
     /// Removes blocks of deleted files: batches of `dfs.namenode.block.deletion.increment`
-    /// with the lock released between batches, on a background task when a tokio runtime is
+    /// (each hold also bounded by `dfs.namenode.block.deletion.lock.threshold.ms`) with the
+    /// lock released between batches, on a background task when a tokio runtime is
     /// running (the delete RPC does not wait), otherwise right here.
     pub fn remove_blocks(self: &Arc<Self>, ids: Vec<u64>) {
         if ids.is_empty() {
@@ -24,9 +25,11 @@ impl BlockManager {
             Ok(handle) => {
                 let bm = Arc::clone(self);
                 handle.spawn(async move {
-                    let batch = bm.cfg.deletion_increment;
-                    for chunk in ids.chunks(batch) {
-                        bm.remove_batch(chunk);
+                    let mut rest = &ids[..];
+                    while !rest.is_empty() {
+                        let take = rest.len().min(bm.cfg.deletion_increment.max(1));
+                        let n = bm.remove_batch(&rest[..take]);
+                        rest = &rest[n..];
                         tokio::task::yield_now().await;
                     }
                 });
@@ -37,20 +40,33 @@ impl BlockManager {
 
     /// Synchronous form of `remove_blocks` (same batching).
     pub fn remove_blocks_now(&self, ids: &[u64]) {
-        for chunk in ids.chunks(self.cfg.deletion_increment) {
-            self.remove_batch(chunk);
+        let mut rest = ids;
+        while !rest.is_empty() {
+            let take = rest.len().min(self.cfg.deletion_increment.max(1));
+            let n = self.remove_batch(&rest[..take]);
+            rest = &rest[n..];
         }
     }
 
-    fn remove_batch(&self, chunk: &[u64]) {
+    /// Removes blocks from the front of `chunk` under one hold of the blocks lock, until the
+    /// chunk is done or the hold has lasted `deletion_lock_threshold` (at least one block);
+    /// returns how many were removed.
+    fn remove_batch(&self, chunk: &[u64]) -> usize {
+        let mut done = 0;
         {
             let mut st = self.blocks.lock("remove_blocks");
+            let started = std::time::Instant::now();
             for id in chunk {
                 st.remove_block(*id);
+                done += 1;
+                if started.elapsed() >= self.cfg.deletion_lock_threshold {
+                    break;
+                }
             }
         }
         self.pending_removal
-            .fetch_sub(chunk.len() as u64, Ordering::Relaxed);
+            .fetch_sub(done as u64, Ordering::Relaxed);
+        done
     }
 
     /// Deletes the held startup orphans (`orphans`) once the NameNode is out of safe mode

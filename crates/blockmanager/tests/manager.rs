@@ -229,6 +229,32 @@ fn full_report_is_processed_in_chunks() {
     assert!(stat.count >= 4);
 }
 
+/// dfs.namenode.block.deletion.lock.threshold.ms = 0: every hold of the blocks lock removes
+/// one block, whatever the increment.
+#[test]
+fn deletion_lock_threshold_bounds_each_hold() {
+    let cfg = BlockManagerConfig {
+        deletion_increment: 10,
+        deletion_lock_threshold: std::time::Duration::ZERO,
+        ..config()
+    };
+    let (bm, _clock) = manager(cfg);
+    add_nodes(&bm, 3, GB);
+    for id in 1..=5 {
+        complete_block(&bm, id, &[1, 2, 3]);
+    }
+    bm.reset_lock_stats();
+    bm.remove_blocks_now(&[1, 2, 3, 4, 5]);
+    let holds: u64 = bm
+        .lock_stats()
+        .iter()
+        .filter(|s| s.op == "remove_blocks")
+        .map(|s| s.count)
+        .sum();
+    assert_eq!(holds, 5);
+    assert_eq!(bm.fs_stats().blocks_total, 0);
+}
+
 #[test]
 fn remove_blocks_in_batches_then_invalidation_scheduled_and_sent() {
     let cfg = BlockManagerConfig {

@@ -22,9 +22,18 @@ pub struct ReplaceDatanodeOnFailure {
     pub enable: bool,
     pub policy: ReplacePolicy,
     pub best_effort: bool,
+    /// `...min-replication`: when no replacement can be found, keep writing to the remaining
+    /// nodes if there are at least this many (0 = fail, unless best-effort).
+    pub min_replication: u32,
 }
 
 impl ReplaceDatanodeOnFailure {
+    /// Whether a write goes on with `live` nodes after no replacement datanode could be added:
+    /// best-effort, or at least `min_replication` (when set) nodes left.
+    pub fn continues_without_replacement(&self, live: usize) -> bool {
+        self.best_effort || (self.min_replication > 0 && live >= self.min_replication as usize)
+    }
+
     /// Whether a pipeline of `live` nodes (after dropping the failed ones) for a block of
     /// replication `replication` should get a new node. `flushed_or_appended`: the stream was
     /// hflushed/hsynced or is an append.
@@ -58,6 +67,7 @@ impl Default for ReplaceDatanodeOnFailure {
             enable: true,
             policy: ReplacePolicy::Default,
             best_effort: false,
+            min_replication: 0,
         }
     }
 }
@@ -151,6 +161,11 @@ impl ClientConf {
                     keys::DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_BEST_EFFORT_KEY,
                     keys::DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_BEST_EFFORT_DEFAULT,
                 )?,
+                min_replication: conf.get_u32(
+                    keys::DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_MIN_REPLICATION_KEY,
+                    keys::DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_MIN_REPLICATION_DEFAULT
+                        as u32,
+                )?,
             },
             pipeline_recovery_max_retries: conf.get_u32(
                 keys::DFS_CLIENT_PIPELINE_RECOVERY_MAX_RETRIES_KEY,
@@ -190,7 +205,33 @@ mod tests {
             enable: true,
             policy: p,
             best_effort: false,
+            min_replication: 0,
         }
+    }
+
+    #[test]
+    fn min_replication_keeps_a_short_pipeline() {
+        let mut p = policy(ReplacePolicy::Default);
+        assert!(!p.continues_without_replacement(2));
+        p.min_replication = 2;
+        assert!(p.continues_without_replacement(2));
+        assert!(!p.continues_without_replacement(1));
+        p.best_effort = true;
+        assert!(p.continues_without_replacement(1));
+        let conf = {
+            let mut c = Configuration::new();
+            c.set(
+                "dfs.client.block.write.replace-datanode-on-failure.min-replication",
+                "2",
+            );
+            c
+        };
+        assert_eq!(
+            ClientConf::from_conf(&conf)
+                .map(|c| c.replace.min_replication)
+                .ok(),
+            Some(2)
+        );
     }
 
     #[test]

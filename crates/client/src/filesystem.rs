@@ -408,6 +408,21 @@ impl FileSystem {
         Ok(ContentSummary::from(&resp.summary))
     }
 
+    /// checkAccess: Ok when the caller may do `mode` (rwx bits: 4 read, 2 write, 1 execute)
+    /// on `p`; AccessControlException or FileNotFoundException otherwise.
+    pub async fn check_access(&self, p: &str, mode: u16) -> Result<()> {
+        let _: CheckAccessResponseProto = self
+            .call(
+                "checkAccess",
+                &CheckAccessRequestProto {
+                    path: self.resolve(p)?,
+                    mode: i32::from(mode & 0o7),
+                },
+            )
+            .await?;
+        Ok(())
+    }
+
     /// false for a directory or a missing path.
     pub async fn set_replication(&self, p: &str, replication: u16) -> Result<bool> {
         let resp: SetReplicationResponseProto = self

@@ -341,6 +341,29 @@ async fn no_replacement_on_three_nodes_names_the_policy() -> anyhow::Result<()> 
         dn.faults().set_ack_error(false);
     }
     assert_eq!(read_file(&fs2, "/n2").await?, d);
+    // min-replication: with two nodes left (>= 2) the write goes on without a replacement.
+    let fs3 = common::fs(
+        &c,
+        &[(
+            "dfs.client.block.write.replace-datanode-on-failure.min-replication",
+            "2",
+        )],
+    )
+    .await?;
+    let mut w = fs3.create("/n3", CreateOptions::default()).await?;
+    w.write(&d[..100_000]).await?;
+    w.hflush().await?;
+    let pipeline = w.pipeline();
+    for (_, dn) in c.running_datanodes() {
+        dn.faults()
+            .set_ack_error(dn.xfer_addr().to_string() == pipeline[2]);
+    }
+    w.write(&d[100_000..]).await?;
+    w.close().await?;
+    for (_, dn) in c.running_datanodes() {
+        dn.faults().set_ack_error(false);
+    }
+    assert_eq!(read_file(&fs3, "/n3").await?, d);
     c.shutdown().await;
     Ok(())
 }

@@ -7,7 +7,9 @@ use crate::dfs;
 use crate::seqfile;
 
 use common::*;
+use rhdfs_minicluster::MiniCluster;
 use seqfile::*;
+use std::time::Duration;
 
 struct Out {
     code: i32,
@@ -548,6 +550,59 @@ async fn text_errors_and_unsupported_sequence_files() -> anyhow::Result<()> {
     let o = sh(&u, &["-text", "/bad.gz"]).await;
     assert_eq!(o.code, 1);
     assert!(o.err.starts_with("text: gzip: "), "{}", o.err);
+    c.shutdown().await;
+    Ok(())
+}
+
+/// close() fails when the last block never reaches its minimum replication (the DataNode's
+/// RECEIVED_BLOCK report is held back): `-put` prints Hadoop's message, exits 1 and deletes
+/// `<dst>._COPYING_`, as FsShell's deleteOnExit of the temporary file does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn put_deletes_copying_file_when_close_fails() -> anyhow::Result<()> {
+    let c = MiniCluster::builder()
+        .datanodes(1)
+        .conf("dfs.namenode.fs-limits.min-block-size", "0")
+        .conf("dfs.blocksize", BLOCK.to_string())
+        .conf("rhdfs.namenode.replication.wait.ms", "0")
+        .wait_ready(Duration::from_secs(60))
+        .build()
+        .await?;
+    let u = c.uri();
+    let tmp = tempfile::tempdir()?;
+    let src = tmp.path().join("f.txt");
+    std::fs::write(&src, b"some bytes\n")?;
+    c.datanode(0)
+        .expect("datanode 0")
+        .faults()
+        .set_ibr_delay(Duration::from_secs(600));
+    let o = sh(
+        &u,
+        &[
+            "-D",
+            "dfs.client.block.write.locateFollowingBlock.retries=1",
+            "-D",
+            "dfs.replication=1",
+            "-put",
+            &src.to_string_lossy(),
+            "/p.txt",
+        ],
+    )
+    .await;
+    assert_eq!(o.code, 1, "{}", o.err);
+    let prefix = "put: Unable to close file because the last block BP-";
+    let suffix = " does not have enough number of replicas.\n";
+    assert!(
+        o.err.starts_with(prefix) && o.err.ends_with(suffix) && o.err.contains(":blk_"),
+        "{}",
+        o.err
+    );
+    let fs = fs(&c, &[]).await?;
+    assert!(fs.get_file_info("/p.txt._COPYING_").await?.is_none());
+    assert!(fs.get_file_info("/p.txt").await?.is_none());
+    c.datanode(0)
+        .expect("datanode 0")
+        .faults()
+        .set_ibr_delay(Duration::ZERO);
     c.shutdown().await;
     Ok(())
 }

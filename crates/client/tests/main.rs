@@ -7,11 +7,15 @@ mod common;
 #[path = "../../rhdfs/src/dfs/mod.rs"]
 mod dfs;
 #[allow(dead_code)]
+#[path = "support/jvm.rs"]
+mod jvm;
+#[allow(dead_code)]
 #[path = "support/seqfile.rs"]
 mod seqfile;
 
 mod cluster_io;
 mod dfs_shell;
+mod fsshell_vs_java;
 mod interop;
 mod lease_recovery;
 mod safe_mode;

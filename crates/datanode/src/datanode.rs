@@ -360,8 +360,24 @@ fn actor_config(conf: &Configuration) -> Result<ActorConfig, DataNodeError> {
             keys::DFS_BLOCKREPORT_SPLIT_THRESHOLD_DEFAULT,
         )
         .map_err(conf_err)?;
+    let ibr_interval = conf
+        .get_duration(
+            keys::DFS_BLOCKREPORT_INCREMENTAL_INTERVAL_MSEC_KEY,
+            keys::DFS_BLOCKREPORT_INCREMENTAL_INTERVAL_MSEC_DEFAULT,
+            keys::DFS_BLOCKREPORT_INCREMENTAL_INTERVAL_MSEC_UNIT,
+        )
+        .map_err(conf_err)?;
+    let process_commands_threshold = conf
+        .get_duration(
+            keys::DFS_DATANODE_PROCESSCOMMANDS_THRESHOLD_KEY,
+            keys::DFS_DATANODE_PROCESSCOMMANDS_THRESHOLD_DEFAULT,
+            keys::DFS_DATANODE_PROCESSCOMMANDS_THRESHOLD_UNIT,
+        )
+        .map_err(conf_err)?;
     Ok(ActorConfig {
         split_threshold,
+        ibr_interval,
+        process_commands_threshold,
         heartbeat_interval: heartbeat_interval.max(Duration::from_millis(10)),
         block_report_interval: block_report_interval.max(Duration::from_millis(10)),
         initial_delay,

@@ -9,6 +9,7 @@ pub mod datanode;
 pub mod error;
 pub mod fs_cache;
 pub mod json;
+pub mod located;
 pub mod namenode;
 pub mod op;
 pub mod params;

@@ -16,7 +16,7 @@ use rhdfs_proto::hdfs::{DatanodeInfoProto, LocatedBlockProto};
 use crate::error::WebError;
 use crate::fs_cache::FsCache;
 use crate::op::Op;
-use crate::{json, params};
+use crate::{json, located, params};
 
 /// The parameters a redirect does not pass on (it sets its own).
 const NOT_FORWARDED: &[&str] = &[
@@ -193,6 +193,17 @@ impl NameNodeWebHdfs {
                 let lbs = fs.located_blocks(path, offset, length).await?;
                 Reply::Json(json::block_locations(&lbs.blocks))
             }
+            Op::GetBlockLocations => {
+                let offset = params::unsigned(req, "offset")?.unwrap_or(0);
+                let length = params::unsigned(req, "length")?.unwrap_or(i64::MAX as u64);
+                let lbs = fs.located_blocks(path, offset, length).await?;
+                Reply::Json(located::located_blocks(&lbs))
+            }
+            Op::CheckAccess => {
+                let mode = params::fs_action(req, op.name())?;
+                fs.check_access(path, mode).await?;
+                Reply::Empty
+            }
             Op::Mkdirs => {
                 let perm = params::permission(req, 0o755)?;
                 Reply::Json(json::boolean(fs.mkdirs(path, Some(perm)).await?))
@@ -250,21 +261,42 @@ impl NameNodeWebHdfs {
                 Reply::Json(json::boolean(fs.delete(path, recursive).await?))
             }
             Op::Open | Op::GetFileChecksum | Op::Append => {
+                // As Hadoop's NameNode chooses: the file must exist, an OPEN offset must lie
+                // inside a non-empty file, and a replica holder of the block is preferred.
+                let len = match fs.get_file_info(path).await? {
+                    Some(st) => st.length,
+                    None => {
+                        return Err(WebError::new(
+                            "java.io.FileNotFoundException",
+                            format!("File {path} not found."),
+                        )
+                        .into());
+                    }
+                };
                 let offset = match op {
                     Op::Open => params::unsigned(req, "offset")?.unwrap_or(0),
-                    _ => 0,
+                    _ => len.saturating_sub(1),
                 };
-                let lbs = fs.located_blocks(path, offset, 1).await?;
+                if op == Op::Open && offset >= len && len > 0 {
+                    return Err(WebError::io(format!(
+                        "Offset={offset} out of the range [0, {len}); OPEN, path={path}"
+                    ))
+                    .into());
+                }
                 let client_ip = peer.ip().to_string();
-                let holder = if op == Op::Append {
-                    replica_for(lbs.last_block.as_ref(), &client_ip)
-                } else {
-                    let block = lbs
-                        .blocks
-                        .iter()
-                        .find(|b| b.offset + b.b.num_bytes.unwrap_or(0) > offset);
-                    replica_for(block, &client_ip)
-                };
+                let mut holder = None;
+                if len > 0 {
+                    let lbs = fs.located_blocks(path, offset, 1).await?;
+                    holder = if op == Op::Append {
+                        replica_for(lbs.last_block.as_ref(), &client_ip)
+                    } else {
+                        let block = lbs
+                            .blocks
+                            .iter()
+                            .find(|b| b.offset + b.b.num_bytes.unwrap_or(0) > offset);
+                        replica_for(block, &client_ip)
+                    };
+                }
                 let dn = holder.or_else(|| self.chooser.any_datanode(&client_ip));
                 Reply::Redirect(redirect_url(dn, op, path, req, nn, user)?)
             }

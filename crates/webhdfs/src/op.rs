@@ -26,9 +26,11 @@ pub enum Op {
     SetTimes,
     Append,
     Delete,
+    GetBlockLocations,
+    CheckAccess,
 }
 
-const ALL: [Op; 21] = [
+const ALL: [Op; 23] = [
     Op::Open,
     Op::GetFileStatus,
     Op::ListStatus,
@@ -50,6 +52,8 @@ const ALL: [Op; 21] = [
     Op::SetTimes,
     Op::Append,
     Op::Delete,
+    Op::GetBlockLocations,
+    Op::CheckAccess,
 ];
 
 /// Hadoop operations rhdfs knows but does not serve (ACLs, xattrs, snapshots, tokens, ...),
@@ -58,12 +62,10 @@ const UNSUPPORTED: &[(&str, &[&str])] = &[
     (
         "GET",
         &[
-            "GET_BLOCK_LOCATIONS",
             "GETACLSTATUS",
             "GETXATTRS",
             "LISTXATTRS",
             "GETDELEGATIONTOKEN",
-            "CHECKACCESS",
             "GETALLSTORAGEPOLICY",
             "GETSTORAGEPOLICY",
             "GETSNAPSHOTDIFF",
@@ -136,6 +138,8 @@ impl Op {
             Op::SetTimes => "SETTIMES",
             Op::Append => "APPEND",
             Op::Delete => "DELETE",
+            Op::GetBlockLocations => "GET_BLOCK_LOCATIONS",
+            Op::CheckAccess => "CHECKACCESS",
         }
     }
 
@@ -153,7 +157,9 @@ impl Op {
             | Op::GetServerDefaults
             | Op::GetFileBlockLocations
             | Op::GetQuotaUsage
-            | Op::GetStatus => "GET",
+            | Op::GetStatus
+            | Op::GetBlockLocations
+            | Op::CheckAccess => "GET",
             Op::Create
             | Op::Mkdirs
             | Op::Rename

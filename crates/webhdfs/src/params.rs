@@ -83,6 +83,27 @@ pub fn permission(req: &Request, default: u16) -> Result<u16, WebError> {
     }
 }
 
+/// `fsaction` (CHECKACCESS): `[r-][w-][x-]` as rwx bits; required.
+pub fn fs_action(req: &Request, op: &str) -> Result<u16, WebError> {
+    let Some(v) = string(req, "fsaction") else {
+        return Err(WebError::illegal_argument(format!(
+            "Required param fsaction for op: {op} is null or empty"
+        )));
+    };
+    let b = v.as_bytes();
+    let ok = b.len() == 3
+        && matches!(b[0], b'r' | b'-')
+        && matches!(b[1], b'w' | b'-')
+        && matches!(b[2], b'x' | b'-');
+    if !ok {
+        return Err(invalid(
+            "fsaction",
+            format!("Invalid value: \"{v}\" does not belong to the domain [r-][w-][x-]"),
+        ));
+    }
+    Ok((u16::from(b[0] == b'r') << 2) | (u16::from(b[1] == b'w') << 1) | u16::from(b[2] == b'x'))
+}
+
 /// `destination`: an absolute path.
 pub fn destination(req: &Request) -> Result<String, WebError> {
     match string(req, "destination") {
@@ -142,5 +163,22 @@ mod tests {
         assert_eq!(destination(&req("destination=%2Fa%2Fb")), Ok("/a/b".into()));
         assert!(destination(&req("destination=a")).is_err());
         assert!(destination(&req("")).is_err());
+    }
+
+    #[test]
+    fn fs_actions() {
+        assert_eq!(fs_action(&req("fsaction=rwx"), "CHECKACCESS"), Ok(7));
+        assert_eq!(fs_action(&req("fsaction=r-x"), "CHECKACCESS"), Ok(5));
+        assert_eq!(fs_action(&req("fsaction=---"), "CHECKACCESS"), Ok(0));
+        let e = fs_action(&req(""), "CHECKACCESS").expect_err("missing");
+        assert_eq!(
+            e.message,
+            "Required param fsaction for op: CHECKACCESS is null or empty"
+        );
+        let e = fs_action(&req("fsaction=rw"), "CHECKACCESS").expect_err("bad");
+        assert_eq!(
+            e.message,
+            "Invalid value for webhdfs parameter \"fsaction\": Invalid value: \"rw\" does not belong to the domain [r-][w-][x-]"
+        );
     }
 }

@@ -571,33 +571,15 @@ impl FileWriter {
                     .as_ref()
                     .map(block_name)
                     .unwrap_or_else(|| "null".into());
-                let have = self.replicas_known(self.prev.as_ref()).await;
+                // Hadoop's DFSOutputStream.completeFile wording; nothing about locations, which
+                // for a block still being written are the pipeline's targets, not reports.
                 return Err(ClientError::Failed(format!(
-                    "Unable to close file {} because the last block {name} does not have enough number of replicas \
-                     (the NameNode lists {have} of {} replicas after {} attempts)",
-                    self.src,
-                    self.replication,
-                    attempt + 1
+                    "Unable to close file because the last block {name} does not have enough number of replicas."
                 )));
             };
             debug!(src = %self.src, "complete() returned false; retrying in {d:?}");
             tokio::time::sleep(*d).await;
             attempt += 1;
-        }
-    }
-
-    /// How many locations the NameNode lists for `b` (best effort, for error messages).
-    async fn replicas_known(&self, b: Option<&ExtendedBlockProto>) -> String {
-        let Some(b) = b else { return "0".into() };
-        match self.fs.located_blocks(&self.src, 0, WHOLE_FILE).await {
-            Ok(lbs) => lbs
-                .blocks
-                .iter()
-                .chain(lbs.last_block.iter())
-                .find(|lb| lb.b.block_id == b.block_id)
-                .map(|lb| lb.locs.len().to_string())
-                .unwrap_or_else(|| "0".into()),
-            Err(_) => "an unknown number".into(),
         }
     }
 
@@ -622,21 +604,10 @@ impl FileWriter {
             {
                 Ok(r) => return Ok(r.block),
                 Err(e) if e.is_not_replicated_yet() => {
+                    // Out of retries: the NameNode's NotReplicatedYetException itself, as
+                    // Hadoop's DFSOutputStream.addBlock rethrows it.
                     let Some(d) = delays.get(attempt) else {
-                        let name = self
-                            .prev
-                            .as_ref()
-                            .map(block_name)
-                            .unwrap_or_else(|| "null".into());
-                        let have = self.replicas_known(self.prev.as_ref()).await;
-                        return Err(ClientError::Failed(format!(
-                            "Unable to add a block to {}: the previous block {name} is not yet replicated \
-                             (the NameNode lists {have} of {} replicas after {} attempts): {}",
-                            self.src,
-                            self.replication,
-                            attempt + 1,
-                            e.message()
-                        )));
+                        return Err(e);
                     };
                     debug!(src = %self.src, "NotReplicatedYetException; retrying addBlock in {d:?}");
                     tokio::time::sleep(*d).await;

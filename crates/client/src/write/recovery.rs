@@ -209,8 +209,10 @@ impl FileWriter {
             {
                 Ok(r) => r.block,
                 Err(e) => {
-                    if cc.replace.best_effort {
-                        warn!("best-effort: no replacement datanode ({e}); continuing with {live}");
+                    if cc.replace.continues_without_replacement(live) {
+                        warn!(
+                            "no replacement datanode ({e}); continuing with {live} (best-effort or min-replication)"
+                        );
                         return Ok(());
                     }
                     return Err(self.replacement_error(&format!(" ({})", e.message())));
@@ -221,9 +223,9 @@ impl FileWriter {
                     && !cur.failed.iter().any(|n| same_node(n, d))
             });
             let Some(ni) = new_idx else {
-                if cc.replace.best_effort {
+                if cc.replace.continues_without_replacement(live) {
                     warn!(
-                        "best-effort: the NameNode offered no replacement datanode; continuing with {live}"
+                        "the NameNode offered no replacement datanode; continuing with {live} (best-effort or min-replication)"
                     );
                     return Ok(());
                 }
@@ -266,7 +268,7 @@ impl FileWriter {
                         c.failed.push(target);
                     }
                     if attempt == REPLACEMENT_TRIES {
-                        if cc.replace.best_effort {
+                        if cc.replace.continues_without_replacement(live) {
                             return Ok(());
                         }
                         return Err(self

@@ -20,32 +20,62 @@ pub(super) async fn worker(
     mut rx: mpsc::UnboundedReceiver<(String, DatanodeCommandProto)>,
 ) {
     while let Some((bpid, cmd)) = rx.recv().await {
-        let Ok(kind) = CmdType::try_from(cmd.cmd_type) else {
-            tracing::warn!(cmd_type = cmd.cmd_type, "unknown NameNode command ignored");
-            continue;
-        };
-        match kind {
-            CmdType::BlockCommand => match cmd.blk_cmd {
-                Some(bc) => block_command(&shared, &xceiver, &deleter, bc),
-                None => tracing::warn!("BlockCommand without blkCmd"),
-            },
-            CmdType::BlockRecoveryCommand => {
-                crate::recovery::on_recovery_command(&shared.ds, cmd.recovery_cmd);
-            }
-            CmdType::RegisterCommand => {
-                tracing::info!(%bpid, "NameNode asked us to re-register");
-                shared.reregister.store(true, Ordering::Relaxed);
-                shared.triggers.wake.notify_one();
-            }
-            CmdType::NullDatanodeCommand
-            | CmdType::KeyUpdateCommand
-            | CmdType::FinalizeCommand
-            | CmdType::BalancerBandwidthCommand => {
-                tracing::debug!(?kind, "NameNode command needs no action");
-            }
-            other => {
-                tracing::warn!(?other, "NameNode command not supported; ignored");
-            }
+        let started = std::time::Instant::now();
+        run_command(&shared, &xceiver, &deleter, &bpid, cmd);
+        if let Some(msg) =
+            slow_commands(started.elapsed(), shared.cfg.process_commands_threshold, 1)
+        {
+            tracing::info!("{msg}");
+        }
+    }
+}
+
+/// Hadoop's note for commands slower than dfs.datanode.processcommands.threshold.
+pub(super) fn slow_commands(
+    took: std::time::Duration,
+    threshold: std::time::Duration,
+    count: usize,
+) -> Option<String> {
+    (took > threshold).then(|| {
+        format!(
+            "Took {} ms to process {count} commands from NN",
+            took.as_millis()
+        )
+    })
+}
+
+fn run_command(
+    shared: &Arc<Shared>,
+    xceiver: &Arc<XceiverContext>,
+    deleter: &Arc<AsyncDeleter>,
+    bpid: &str,
+    cmd: DatanodeCommandProto,
+) {
+    let Ok(kind) = CmdType::try_from(cmd.cmd_type) else {
+        tracing::warn!(cmd_type = cmd.cmd_type, "unknown NameNode command ignored");
+        return;
+    };
+    match kind {
+        CmdType::BlockCommand => match cmd.blk_cmd {
+            Some(bc) => block_command(shared, xceiver, deleter, bc),
+            None => tracing::warn!("BlockCommand without blkCmd"),
+        },
+        CmdType::BlockRecoveryCommand => {
+            crate::recovery::on_recovery_command(&shared.ds, cmd.recovery_cmd);
+        }
+        CmdType::RegisterCommand => {
+            tracing::info!(%bpid, "NameNode asked us to re-register");
+            shared.reregister.store(true, Ordering::Relaxed);
+            shared.triggers.wake.notify_one();
+        }
+        CmdType::NullDatanodeCommand
+        | CmdType::KeyUpdateCommand
+        | CmdType::FinalizeCommand
+        | CmdType::BalancerBandwidthCommand => {
+            tracing::debug!(?kind, "NameNode command needs no action");
+        }
+        other => {
+            tracing::warn!(?other, "NameNode command not supported; ignored");
         }
     }
 }

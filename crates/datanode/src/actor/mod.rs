@@ -44,6 +44,13 @@ pub struct ActorConfig {
     pub retry_interval: Duration,
     /// dfs.blockreport.split.threshold: above this many replicas, one RPC per storage.
     pub split_threshold: u64,
+    /// dfs.blockreport.incremental.intervalMsec: 0 sends a received block's report at once;
+    /// otherwise reports are batched and sent at most once per interval (a heartbeat or a
+    /// triggered report sends what is pending at once), as Hadoop's IncrementalBlockReportManager.
+    pub ibr_interval: Duration,
+    /// dfs.datanode.processcommands.threshold: a NameNode command that takes longer than this
+    /// to process is logged.
+    pub process_commands_threshold: Duration,
 }
 
 impl Default for ActorConfig {
@@ -54,6 +61,8 @@ impl Default for ActorConfig {
             initial_delay: Duration::ZERO,
             retry_interval: Duration::from_secs(1),
             split_threshold: 1_000_000,
+            ibr_interval: Duration::ZERO,
+            process_commands_threshold: Duration::from_secs(2),
         }
     }
 }
@@ -63,12 +72,15 @@ impl Default for ActorConfig {
 pub struct Triggers {
     full_report: AtomicBool,
     ibr_now: Notify,
+    /// The next incremental report goes without waiting for the batching interval.
+    ibr_force: AtomicBool,
     wake: Notify,
 }
 
 impl Triggers {
     /// Sends the pending incremental report now.
     pub fn incremental_report(&self) {
+        self.ibr_force.store(true, Ordering::Relaxed);
         self.ibr_now.notify_one();
     }
 
@@ -229,16 +241,34 @@ async fn collect_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver
 }
 
 async fn ibr_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let interval = shared.cfg.ibr_interval;
+    let mut last_sent: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             _ = stop.changed() => return,
             _ = shared.triggers.ibr_now.notified() => {}
+        }
+        // Batching: a received block waits until `interval` after the previous report,
+        // unless a heartbeat or a trigger forces the report out.
+        while !interval.is_zero() && !shared.triggers.ibr_force.swap(false, Ordering::Relaxed) {
+            let Some(due) = last_sent.map(|t| t + interval) else {
+                break;
+            };
+            if tokio::time::Instant::now() >= due {
+                break;
+            }
+            tokio::select! {
+                _ = stop.changed() => return,
+                _ = tokio::time::sleep_until(due) => break,
+                _ = shared.triggers.ibr_now.notified() => {}
+            }
         }
         let delay = shared.faults.ibr_delay();
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
         send_ibrs(&shared).await;
+        last_sent = Some(tokio::time::Instant::now());
     }
 }
 
@@ -402,6 +432,8 @@ async fn run_session(
         for cmd in resp.cmds {
             let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
         }
+        // Pending incremental reports go with every heartbeat, batched or not.
+        shared.triggers.ibr_force.store(true, Ordering::Relaxed);
         shared.triggers.ibr_now.notify_one();
         let granted = resp.full_block_report_lease_id.unwrap_or(0);
         if granted != 0 {

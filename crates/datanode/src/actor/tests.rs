@@ -442,3 +442,81 @@ async fn no_ack_invalidation_deletes_without_reporting() {
     );
     dn.shutdown().await;
 }
+
+/// Writes a 3-byte block `id` through the DataNode's transfer port (one-node pipeline).
+async fn write_small_block(dn: &crate::DataNodeHandle, id: u64) {
+    use crate::xceiver::tests::{ack, data_packet, write_req};
+    use rhdfs_proto::hdfs::BlockOpResponseProto;
+    use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
+    use rhdfs_transfer::{Op, Packet, write_op};
+    use tokio::io::AsyncWriteExt;
+
+    let mut req = write_req(id, 1001, vec![], Stage::PipelineSetupCreate);
+    req.header.base_header.block.pool_id = BP.into();
+    let mut s = tokio::net::TcpStream::connect(dn.xfer_addr())
+        .await
+        .unwrap();
+    write_op(&mut s, Op::WriteBlock, &req).await.unwrap();
+    let r: BlockOpResponseProto = rhdfs_transfer::op::read_delimited(&mut s, 1 << 20)
+        .await
+        .unwrap();
+    assert_eq!(r.status, 0);
+    s.write_all(&data_packet(0, 0, b"abc", false))
+        .await
+        .unwrap();
+    ack(&mut s).await;
+    s.write_all(&Packet::empty(3, 1, true).to_bytes())
+        .await
+        .unwrap();
+    ack(&mut s).await;
+}
+
+/// dfs.blockreport.incremental.intervalMsec: the first received block is reported at once,
+/// the next one only once the interval since that report has passed (no heartbeat between).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incremental_reports_are_batched_by_the_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut conf = Configuration::new();
+    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
+    conf.set("dfs.datanode.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
+    conf.set("dfs.heartbeat.interval", "300s");
+    conf.set("dfs.blockreport.incremental.intervalMsec", "1500");
+    let fake = Arc::new(Fake::default());
+    let dn = DataNode::start_with(
+        conf,
+        rhdfs_conf::clock::system_clock(),
+        Arc::new(Conn(fake.clone())),
+    )
+    .await
+    .unwrap();
+    wait_for("registration", || {
+        dn.is_registered() && !fake.heartbeats.lock().is_empty()
+    })
+    .await;
+    let hb = fake.heartbeats.lock().len();
+    write_small_block(&dn, 91).await;
+    wait_for("RECEIVED_BLOCK 91", || fake.ibrs.lock().contains(&(91, 2))).await;
+    let first = std::time::Instant::now();
+    write_small_block(&dn, 92).await;
+    wait_for("RECEIVED_BLOCK 92", || fake.ibrs.lock().contains(&(92, 2))).await;
+    assert!(
+        first.elapsed() >= Duration::from_millis(1400),
+        "the second report came {:?} after the first",
+        first.elapsed()
+    );
+    assert_eq!(fake.heartbeats.lock().len(), hb, "no heartbeat carried it");
+    dn.shutdown().await;
+}
+
+#[test]
+fn slow_command_processing_is_noted() {
+    use super::commands::slow_commands;
+    let t = Duration::from_millis(2000);
+    assert_eq!(slow_commands(Duration::from_millis(1999), t, 1), None);
+    assert_eq!(
+        slow_commands(Duration::from_millis(2500), t, 1).as_deref(),
+        Some("Took 2500 ms to process 1 commands from NN")
+    );
+}

@@ -89,12 +89,15 @@ impl Namespace {
         })
     }
 
-    /// getFileInfo: None when the path does not exist.
+    /// getFileInfo: None when the path does not exist. A path that runs through a file is
+    /// "not found" (None) for the superuser and AccessControlException for anyone else, as
+    /// Hadoop's FSDirStatAndListingOp.getFileInfo answers (getListing and getBlockLocations
+    /// throw to everyone).
     pub fn file_info(&self, caller: &Caller, src: &str) -> FsResult<Option<FileStatus>> {
         let path = FsPath::parse(src)?;
         let r = self.resolve(&path);
         if let Some(e) = not_a_directory(&path, &r, false) {
-            return Err(e);
+            return if caller.superuser { Ok(None) } else { Err(e) };
         }
         self.checker(caller).check_traverse(&r)?;
         Ok(r.last()
@@ -181,6 +184,27 @@ impl Namespace {
         }
         self.blocks_of(inode.id)
             .ok_or_else(|| FsError::not_found(path.as_str()))
+    }
+
+    /// checkAccess: `mode` (Hadoop's FsAction bits, rwx = 4|2|1) on an existing path, after
+    /// the traverse checks; "Path not found" when it does not exist.
+    pub fn check_access(&self, caller: &Caller, src: &str, mode: u16) -> FsResult<()> {
+        let path = FsPath::parse(src)?;
+        let r = self.resolve(&path);
+        if let Some(e) = not_a_directory(&path, &r, false) {
+            return Err(e);
+        }
+        self.checker(caller).check_traverse(&r)?;
+        if r.last().and_then(|id| self.dir.get(id)).is_none() {
+            return Err(FsError::FileNotFound("Path not found".into()));
+        }
+        self.checker(caller).check(
+            &r,
+            Check {
+                access: Some(mode & 0o7),
+                ..Check::default()
+            },
+        )
     }
 
     /// True when an access-time update is due for `src` after a read at `now_ms`.

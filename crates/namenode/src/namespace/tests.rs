@@ -91,9 +91,37 @@ fn mkdirs_cases() {
     );
     let e = n.mkdirs(&r, "/a/../b", 0o755, true, now(2)).unwrap_err();
     assert!(matches!(e, FsError::InvalidPath(_)));
-    // getFileInfo through a file: AccessControlException, as HDFS.
-    let e = n.file_info(&r, "/a/f/sub").unwrap_err();
-    assert!(matches!(e, FsError::AccessControl(_)));
+    // getFileInfo through a file: "not found" for the superuser, AccessControlException for
+    // anyone else (Hadoop's FSDirStatAndListingOp.getFileInfo); getListing and
+    // getBlockLocations throw to everyone.
+    assert_eq!(n.file_info(&r, "/a/f/sub").unwrap(), None);
+    assert_eq!(n.located_file_info(&r, "/a/f/sub").unwrap(), None);
+    let a = alice(&n);
+    assert_eq!(
+        n.file_info(&a, "/a/f/sub").unwrap_err(),
+        FsError::AccessControl("/a/f (is not a directory)".into())
+    );
+    for e in [
+        n.listing(&r, "/a/f/sub", b"", false).unwrap_err(),
+        n.file_blocks(&r, "/a/f/sub").unwrap_err(),
+        n.listing(&a, "/a/f/sub", b"", false).unwrap_err(),
+    ] {
+        assert_eq!(
+            e,
+            FsError::AccessControl("/a/f (is not a directory)".into())
+        );
+    }
+    // checkAccess: the mode on the last inode, traverse first, "Path not found".
+    n.check_access(&r, "/a/f", 0o7).unwrap();
+    n.check_access(&a, "/a/f", 0o4).unwrap();
+    assert!(matches!(
+        n.check_access(&a, "/a/f", 0o2).unwrap_err(),
+        FsError::AccessControl(m) if m.contains("access=WRITE")
+    ));
+    assert_eq!(
+        n.check_access(&a, "/a/nope", 0o4).unwrap_err(),
+        FsError::FileNotFound("Path not found".into())
+    );
     // Group is inherited from the parent, ancestors get u+wx.
     n.set_owner(&r, "/a", None, Some("staff"), now(3)).unwrap();
     n.mkdirs(&r, "/a/p/q", 0o500, true, now(3)).unwrap();

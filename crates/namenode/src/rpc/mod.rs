@@ -2,6 +2,7 @@
 //! method name, encoding. One file per handler or small group of handlers.
 
 pub mod acl;
+mod access;
 mod add_block;
 mod admin;
 mod append;
@@ -221,6 +222,7 @@ client_protocol! {
     "rename2" => AtMostOnce rename2,
     "setXAttr" => AtMostOnce set_xattr,
     "removeXAttr" => AtMostOnce remove_xattr,
+    "checkAccess" => Read check_access,
 }
 
 #[async_trait]

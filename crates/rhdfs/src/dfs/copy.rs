@@ -91,12 +91,11 @@ impl Shell<'_> {
                 },
             )
             .await?;
-        if let Err(e) = self.pump_local(local, &mut w).await {
-            let _ = w.close().await;
-            let _ = self.fs.delete(&tmp, false).await;
-            return Err(e);
-        }
-        w.close().await?;
+        let written = match self.pump_local(local, &mut w).await {
+            Ok(()) => w.close().await.map_err(CopyError::from),
+            Err(e) => Err(e),
+        };
+        self.discard_on_error(&tmp, &mut w, written).await?;
         if overwrite && self.fs.exists(dst).await? {
             self.fs.delete(dst, false).await?;
         }
@@ -227,10 +226,15 @@ impl Shell<'_> {
                 },
             )
             .await?;
-        while let Some(b) = r.read_chunk().await? {
-            w.write(&b).await?;
+        let written = async {
+            while let Some(b) = r.read_chunk().await? {
+                w.write(&b).await?;
+            }
+            w.close().await
         }
-        w.close().await?;
+        .await
+        .map_err(CopyError::from);
+        self.discard_on_error(&tmp, &mut w, written).await?;
         if overwrite && self.fs.exists(dst).await? {
             self.fs.delete(dst, false).await?;
         }
@@ -241,6 +245,20 @@ impl Shell<'_> {
             ))));
         }
         self.preserve_from(attrs, dst).await
+    }
+
+    /// After a failed write or close() of `tmp` (`<dst>._COPYING_`): the file is deleted, as
+    /// FsShell's deleteOnExit of the temporary target does, so nothing is left behind open.
+    async fn discard_on_error(
+        &mut self,
+        tmp: &str,
+        w: &mut FileWriter,
+        written: Result<(), CopyError>,
+    ) -> Result<(), CopyError> {
+        let Err(e) = written else { return Ok(()) };
+        let _ = w.close().await;
+        let _ = self.fs.delete(tmp, true).await;
+        Err(e)
     }
 
     /// `-p`: puts the source's attributes, taken before the copy, onto `dst`.

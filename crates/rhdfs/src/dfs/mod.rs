@@ -5,6 +5,7 @@ mod acl;
 mod attrs;
 pub mod bench;
 mod copy;
+mod find;
 mod format;
 mod listing;
 mod modify;
@@ -12,6 +13,7 @@ mod progress;
 mod reading;
 mod text;
 mod xattr;
+mod touch;
 
 use std::io::Write;
 
@@ -227,6 +229,10 @@ impl Shell<'_> {
             "put" | "copyFromLocal" => self.put(a).await,
             "appendToFile" => self.append_to_file(a).await,
             "touchz" => self.touchz(a).await,
+            "touch" => self.touch(a).await,
+            "find" => self.find(a).await,
+            "head" => self.head(a).await,
+            "moveFromLocal" => self.move_from_local(a).await,
             "rm" => self.rm(a).await,
             "rmdir" => self.rmdir(a).await,
             "expunge" => self.expunge(a).await,
@@ -358,6 +364,7 @@ const USAGES: &[(&str, &str)] = &[
     ("df", "-df [-h] [<path> ...]"),
     ("du", "-du [-s] [-h] <path> ..."),
     ("expunge", "-expunge"),
+    ("find", "-find <path> ... <expression> ..."),
     ("get", "-get [-f] [-ignoreCrc] <src> ... <localdst>"),
     ("getfacl", "-getfacl [-R] <path>"),
     ("getfattr", "-getfattr [-R] {-n name | -d} [-e en] <path>"),
@@ -365,11 +372,16 @@ const USAGES: &[(&str, &str)] = &[
         "getmerge",
         "-getmerge [-nl] [-skip-empty-file] <src> <localdst>",
     ),
+    ("head", "-head <file>"),
     (
         "ls",
         "-ls [-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u] [<path> ...]",
     ),
     ("mkdir", "-mkdir [-p] <path> ..."),
+    (
+        "moveFromLocal",
+        "-moveFromLocal [-f] [-p] [-l] [-d] <localsrc> ... <dst>",
+    ),
     ("mv", "-mv <src> ... <dst>"),
     ("put", "-put [-f] [-p] <localsrc> ... <dst>"),
     ("rm", "-rm [-f] [-r|-R] [-skipTrash] <src> ..."),
@@ -387,6 +399,10 @@ const USAGES: &[(&str, &str)] = &[
     ("tail", "-tail [-f] [-s <sleep interval>] <file>"),
     ("test", "-test -[defsz] <path>"),
     ("text", "-text [-ignoreCrc] <src> ..."),
+    (
+        "touch",
+        "-touch [-a] [-m] [-t TIMESTAMP (yyyyMMdd:HHmmss) ] [-c] <path> ...",
+    ),
     ("touchz", "-touchz <path> ..."),
 ];
 

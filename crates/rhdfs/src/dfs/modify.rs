@@ -69,7 +69,18 @@ impl Shell<'_> {
     }
 
     pub(crate) async fn put(&mut self, a: &[String]) -> ShResult {
-        let (flags, _, args) = parse_flags(a, &["f", "p", "l", "d"], &["t", "q"])?;
+        self.put_or_move(a, false).await
+    }
+
+    /// -moveFromLocal: -put, then each source copied whole is deleted locally; an existing
+    /// directory target is "File exists" (a move never merges directories); no -t/-q.
+    pub(crate) async fn move_from_local(&mut self, a: &[String]) -> ShResult {
+        self.put_or_move(a, true).await
+    }
+
+    async fn put_or_move(&mut self, a: &[String], mv: bool) -> ShResult {
+        let with_value: &[&str] = if mv { &[] } else { &["t", "q"] };
+        let (flags, _, args) = parse_flags(a, &["f", "p", "l", "d"], with_value)?;
         if flags.iter().any(|f| f == "p") {
             self.preserve = super::copy::Preserve::parse("").unwrap_or_default();
         }
@@ -113,7 +124,10 @@ impl Shell<'_> {
             let target_shown = shown.show(&target);
             match self.fs.get_file_info(&target).await {
                 Ok(Some(st)) => {
-                    if st.is_dir && local.is_dir() {
+                    if mv && st.is_dir {
+                        self.error(&format!("`{target_shown}': File exists"));
+                        continue;
+                    } else if st.is_dir && local.is_dir() {
                         // copying a directory into an existing one merges, as FsShell does
                     } else if !overwrite {
                         self.error(&format!("`{target_shown}': File exists"));
@@ -145,6 +159,17 @@ impl Shell<'_> {
             }
             if let Err(e) = self.upload(local, &target, overwrite).await {
                 self.copy_error(&target_shown, e);
+                continue;
+            }
+            if mv && src != "-" {
+                let removed = if local.is_dir() {
+                    std::fs::remove_dir_all(local)
+                } else {
+                    std::fs::remove_file(local)
+                };
+                if removed.is_err() {
+                    self.error(&format!("remove `{src}': Input/output error"));
+                }
             }
         }
         Ok(())

@@ -87,6 +87,39 @@ impl Shell<'_> {
         Ok(())
     }
 
+    /// -head: the first 1024 bytes of each file the argument matches.
+    pub(crate) async fn head(&mut self, a: &[String]) -> ShResult {
+        let (_, _, args) = parse_flags(a, &[], &[])?;
+        if args.len() > 1 {
+            return Err(ShellError::Usage(format!(
+                "Too many arguments: expected 1 but got {}",
+                args.len()
+            )));
+        }
+        need_args(&args, 1)?;
+        let Some((shown, items)) = self.expand(&args[0]).await? else {
+            return Ok(());
+        };
+        for s in items {
+            let disp = shown.show(&s.path);
+            if s.is_dir {
+                self.error(&format!("`{disp}': Is a directory"));
+                continue;
+            }
+            let bytes = async {
+                let mut r = self.fs.open(&s.path).await?;
+                let n = r.len().min(1024);
+                r.read_range(0, n).await
+            }
+            .await;
+            match bytes {
+                Ok(b) => self.out.write_all(&b)?,
+                Err(e) => self.path_error(&disp, &e),
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) async fn tail(&mut self, a: &[String]) -> ShResult {
         let (flags, values, args) = parse_flags(a, &["f"], &["s"])?;
         if args.len() != 1 {
