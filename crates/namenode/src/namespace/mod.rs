@@ -20,9 +20,9 @@ mod write;
 mod xattr;
 
 #[cfg(test)]
-mod quota_tests;
-#[cfg(test)]
 mod acl_tests;
+#[cfg(test)]
+mod quota_tests;
 #[cfg(test)]
 mod tests;
 

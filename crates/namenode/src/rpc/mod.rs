@@ -1,8 +1,8 @@
 //! ClientProtocol (ClientNamenodeProtocol) over Hadoop IPC: decoding, dispatch by
 //! method name, encoding. One file per handler or small group of handlers.
 
-pub mod acl;
 mod access;
+pub mod acl;
 mod add_block;
 mod admin;
 mod append;

@@ -12,8 +12,8 @@ mod modify;
 mod progress;
 mod reading;
 mod text;
-mod xattr;
 mod touch;
+mod xattr;
 
 use std::io::Write;
 
