@@ -237,12 +237,12 @@ impl Namesystem {
             gs: req.new_gen_stamp,
             num_bytes: req.new_length,
         };
-        let mut effects = Effects::none();
+        let mut effects = Effects::None;
         if req.delete_block {
             self.with_ns(|ns| {
                 ns.log_and_apply(EditOp::AbandonBlock { file, block_id: id }, now.mono)
             })?;
-            effects = Effects::abandon(id);
+            effects = Effects::Abandon(id);
         } else {
             let nodes: Vec<String> = req
                 .new_taragets

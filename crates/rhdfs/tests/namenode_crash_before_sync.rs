@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::ensure;
 
-use crate::common::procs::{Cluster, ClusterOptions, read_file, write_file};
+use crate::common::procs::{Cluster, ClusterOptions, read_file, wait_for, write_file};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_lost_before_its_sync_leaves_the_file_whole() -> anyhow::Result<()> {
@@ -32,21 +32,17 @@ async fn delete_lost_before_its_sync_leaves_the_file_whole() -> anyhow::Result<(
     let blocks = c.namespace_blocks().await?;
     ensure!(blocks.len() == 3, "{blocks:?}");
     // Both replicas of every block on disk before the delete.
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let disk = c.disk_replicas().await?;
-        if blocks
-            .iter()
-            .all(|(id, gs)| disk.get(id).is_some_and(|r| r == &vec![*gs, *gs]))
-        {
-            break;
-        }
-        ensure!(
-            std::time::Instant::now() < deadline,
-            "replicas on disk: {disk:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    wait_for(
+        "both replicas of every block on disk",
+        Duration::from_secs(30),
+        || async {
+            let disk = c.disk_replicas().await?;
+            Ok(blocks
+                .iter()
+                .all(|(id, gs)| disk.get(id).is_some_and(|r| r == &vec![*gs, *gs])))
+        },
+    )
+    .await?;
 
     // The delete never answers: the NameNode aborts before its sync.
     let deleted = tokio::time::timeout(Duration::from_secs(30), fs.delete("/keep", false)).await;

@@ -10,11 +10,11 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, ensure};
 
-use crate::common::procs::{Cluster, ClusterOptions, jmx_number, read_file, write_file};
+use crate::common::procs::{Cluster, ClusterOptions, jmx_number, read_file, wait_for, write_file};
 
 fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(to)?;
@@ -33,22 +33,6 @@ fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
 
 fn data(tag: u8, len: usize) -> Vec<u8> {
     (0..len).map(|i| (i as u8).wrapping_mul(31) ^ tag).collect()
-}
-
-/// Waits for `what` up to `limit`, checking every 200 ms.
-async fn wait_for<F, Fut>(what: &str, limit: Duration, mut f: F) -> anyhow::Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = anyhow::Result<bool>>,
-{
-    let deadline = Instant::now() + limit;
-    loop {
-        if f().await? {
-            return Ok(());
-        }
-        ensure!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 /// The block ids of set B with their replicas on the DataNodes' disks.

@@ -15,70 +15,21 @@ use std::time::Duration;
 use super::Namesystem;
 use crate::error::FsResult;
 
-/// Work outside the namespace that may run only once the mutation's edits are durable.
+/// Work outside the namespace that may run only once the mutation's edits are durable
+/// (a mutation causes at most one of these).
 #[must_use = "effects run only through Namesystem::commit"]
 #[derive(Debug, Default)]
-pub struct Effects {
+pub enum Effects {
+    #[default]
+    None,
     /// Blocks of removed files: out of the blocks map, their replicas deleted.
-    remove_blocks: Vec<u64>,
-    /// Abandoned last blocks: out of the blocks map at once (the writer goes on).
-    abandon: Vec<u64>,
+    RemoveBlocks(Vec<u64>),
+    /// An abandoned last block: out of the blocks map at once (the writer goes on).
+    Abandon(u64),
     /// A new replication factor for these blocks (surplus replicas deleted).
-    replication: Option<(Vec<u64>, u16)>,
-    /// Held orphan replicas to delete (`dfsadmin -releaseOrphans`).
-    release_orphans: bool,
-}
-
-impl Effects {
-    pub fn none() -> Self {
-        Effects::default()
-    }
-
-    pub fn remove_blocks(ids: Vec<u64>) -> Self {
-        Effects {
-            remove_blocks: ids,
-            ..Effects::default()
-        }
-    }
-
-    pub fn abandon(id: u64) -> Self {
-        Effects {
-            abandon: vec![id],
-            ..Effects::default()
-        }
-    }
-
-    pub fn set_replication(ids: Vec<u64>, replication: u16) -> Self {
-        Effects {
-            replication: Some((ids, replication)),
-            ..Effects::default()
-        }
-    }
-
-    pub fn release_orphans() -> Self {
-        Effects {
-            release_orphans: true,
-            ..Effects::default()
-        }
-    }
-
-    /// Both sets of effects.
-    pub fn and(mut self, other: Effects) -> Self {
-        self.remove_blocks.extend(other.remove_blocks);
-        self.abandon.extend(other.abandon);
-        if other.replication.is_some() {
-            self.replication = other.replication;
-        }
-        self.release_orphans |= other.release_orphans;
-        self
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.remove_blocks.is_empty()
-            && self.abandon.is_empty()
-            && self.replication.is_none()
-            && !self.release_orphans
-    }
+    SetReplication(Vec<u64>, u16),
+    /// Every held orphan replica deleted (`dfsadmin -releaseOrphans`).
+    ReleaseOrphans,
 }
 
 /// A mutation's answer with the effects that wait for its edits to be durable.
@@ -98,16 +49,7 @@ impl<T> Applied<T> {
 
     /// A mutation with nothing to do after the sync.
     pub fn plain(op: &'static str, value: T) -> Self {
-        Applied::new(op, value, Effects::none())
-    }
-
-    /// Changes the answer, keeping the effects.
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Applied<U> {
-        Applied {
-            op: self.op,
-            value: f(self.value),
-            effects: self.effects,
-        }
+        Applied::new(op, value, Effects::None)
     }
 }
 
@@ -133,23 +75,14 @@ impl Namesystem {
     }
 
     fn run_effects(&self, effects: Effects) {
-        let Effects {
-            remove_blocks,
-            abandon,
-            replication,
-            release_orphans,
-        } = effects;
-        if !remove_blocks.is_empty() {
-            self.bm.remove_blocks(remove_blocks);
-        }
-        for id in abandon {
-            self.bm.abandon_block(id);
-        }
-        if let Some((ids, replication)) = replication {
-            self.bm.set_replication(&ids, replication);
-        }
-        if release_orphans {
-            self.bm.release_orphans(None);
+        match effects {
+            Effects::None => {}
+            Effects::RemoveBlocks(ids) => self.bm.remove_blocks(ids),
+            Effects::Abandon(id) => self.bm.abandon_block(id),
+            Effects::SetReplication(ids, replication) => self.bm.set_replication(&ids, replication),
+            Effects::ReleaseOrphans => {
+                self.bm.release_orphans(None);
+            }
         }
     }
 

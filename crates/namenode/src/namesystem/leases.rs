@@ -112,7 +112,7 @@ impl Namesystem {
         let closed = self.with_ns(|ns| ns.release_lease(of, None, drop_last, now))?;
         if closed && drop_last {
             // The empty last block leaves the blocks map once the close is durable.
-            let applied = Applied::new("release_lease", (), Effects::abandon(last.id));
+            let applied = Applied::new("release_lease", (), Effects::Abandon(last.id));
             self.commit(applied).await?;
         }
         if closed {

@@ -91,11 +91,7 @@ impl Namesystem {
             Ok::<_, crate::error::FsError>(())
         })?;
         tracing::warn!(replicas = n, "held orphan replicas released by an operator");
-        Ok(Applied::new(
-            "release_orphans",
-            n,
-            Effects::release_orphans(),
-        ))
+        Ok(Applied::new("release_orphans", n, Effects::ReleaseOrphans))
     }
 
     /// setSafeMode: ENTER, LEAVE (refused while replicas from the future are held in

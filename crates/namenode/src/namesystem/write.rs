@@ -47,7 +47,7 @@ impl Namesystem {
         Ok(Applied::new(
             "create",
             status,
-            Effects::remove_blocks(removed),
+            Effects::RemoveBlocks(removed),
         ))
     }
 
@@ -224,9 +224,9 @@ impl Namesystem {
             ns.abandon_block(src, file_id, holder, block.id, now)
         })?;
         let effects = if abandoned {
-            Effects::abandon(block.id)
+            Effects::Abandon(block.id)
         } else {
-            Effects::none()
+            Effects::None
         };
         Ok(Applied::new("abandon_block", (), effects))
     }
@@ -333,7 +333,7 @@ impl Namesystem {
         let now = self.now();
         let removed = self.with_ns_op("delete", |ns| ns.delete(caller, src, recursive, now))?;
         Ok(match removed {
-            Some(r) => Applied::new("delete", true, Effects::remove_blocks(r.blocks)),
+            Some(r) => Applied::new("delete", true, Effects::RemoveBlocks(r.blocks)),
             None => Applied::plain("delete", false),
         })
     }
@@ -357,7 +357,7 @@ impl Namesystem {
         Ok(Applied::new(
             "rename2",
             (),
-            Effects::remove_blocks(removed.blocks),
+            Effects::RemoveBlocks(removed.blocks),
         ))
     }
 
@@ -390,7 +390,7 @@ impl Namesystem {
             Some(ids) => Applied::new(
                 "set_replication",
                 true,
-                Effects::set_replication(ids, replication),
+                Effects::SetReplication(ids, replication),
             ),
             None => Applied::plain("set_replication", false),
         })

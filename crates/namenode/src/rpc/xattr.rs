@@ -38,6 +38,11 @@ pub fn xattr_to_proto(x: &XAttr) -> XAttrProto {
     }
 }
 
+/// The one xattr a setXAttr / removeXAttr request must carry.
+fn required_xattr(x: Option<&XAttrProto>) -> Result<XAttr, RpcError> {
+    xattr_from_proto(x.ok_or_else(|| bad("XAttr cannot be null."))?)
+}
+
 impl ClientProtocolService {
     pub(super) async fn set_xattr(
         &self,
@@ -45,11 +50,7 @@ impl ClientProtocolService {
         body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         let req: SetXAttrRequestProto = decode_request(body)?;
-        let x = xattr_from_proto(
-            req.x_attr
-                .as_ref()
-                .ok_or_else(|| bad("XAttr cannot be null."))?,
-        )?;
+        let x = required_xattr(req.x_attr.as_ref())?;
         let caller = self.caller(ctx).await;
         let now = self.fs.now();
         let flag = req.flag.unwrap_or(0);
@@ -100,11 +101,7 @@ impl ClientProtocolService {
         body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         let req: RemoveXAttrRequestProto = decode_request(body)?;
-        let x = xattr_from_proto(
-            req.x_attr
-                .as_ref()
-                .ok_or_else(|| bad("XAttr cannot be null."))?,
-        )?;
+        let x = required_xattr(req.x_attr.as_ref())?;
         let caller = self.caller(ctx).await;
         let now = self.fs.now();
         self.fs.with_ns_op("remove_xattr", |ns| {

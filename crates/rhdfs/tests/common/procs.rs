@@ -497,6 +497,22 @@ pub fn finalized_replicas(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<u64, Vec<
     Ok(out)
 }
 
+/// Waits for `f` to say yes, up to `limit`, looking every 200 ms.
+pub async fn wait_for<F, Fut>(what: &str, limit: Duration, mut f: F) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<bool>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if f().await? {
+            return Ok(());
+        }
+        ensure!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 pub async fn with_timeout<T>(
     what: &str,
     f: impl Future<Output = Result<T, rhdfs_client::ClientError>>,
