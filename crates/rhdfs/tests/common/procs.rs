@@ -413,7 +413,29 @@ impl Cluster {
         tokio::task::spawn_blocking(move || finalized_replicas(&dirs)).await?
     }
 
-    /// Connects once the NameNode accepts connections and has left safe mode.
+    /// Waits until the NameNode counts every running DataNode live: leaving safe mode
+    /// needs only the reported blocks, so a write right after it may find no DataNode
+    /// registered yet ("could only be written to 0 of the 1 minReplication nodes").
+    pub async fn wait_datanodes_live(&self) -> anyhow::Result<()> {
+        let running = self.datanodes.iter().flatten().count() as u64;
+        let live = std::cell::Cell::new(0);
+        let res = wait_for("every DataNode live", Duration::from_secs(90), || async {
+            let fsn = self.jmx("Hadoop:service=NameNode,name=FSNamesystem").await?;
+            live.set(jmx_number(&fsn, "NumLiveDataNodes").context("no NumLiveDataNodes")?);
+            Ok(live.get() >= running)
+        })
+        .await;
+        res.with_context(|| {
+            format!(
+                "{} of {running} DataNodes live\n{}",
+                live.get(),
+                self.log_tail("nn.log")
+            )
+        })
+    }
+
+    /// Connects once the NameNode accepts connections, has left safe mode and counts
+    /// every running DataNode live.
     pub async fn client_out_of_safe_mode(&self, probe: &str) -> anyhow::Result<FileSystem> {
         let deadline = Instant::now() + Duration::from_secs(90);
         let uri = self.uri();
@@ -426,7 +448,10 @@ impl Cluster {
             .await
             {
                 match tokio::time::timeout(Duration::from_secs(10), fs.mkdirs(probe, None)).await {
-                    Ok(Ok(_)) => return Ok(fs),
+                    Ok(Ok(_)) => {
+                        self.wait_datanodes_live().await?;
+                        return Ok(fs);
+                    }
                     Ok(Err(e)) => last = e.to_string(),
                     Err(_) => last = "mkdirs timed out".into(),
                 }
