@@ -1,6 +1,5 @@
 //! -truncate (FsShell's Truncate) and -concat (FsShell's Concat).
 
-use std::io::Write;
 use std::time::Duration;
 
 use super::{ShResult, Shell, ShellError, need_args, parse_flags};
