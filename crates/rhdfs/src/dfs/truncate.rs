@@ -71,6 +71,7 @@ impl Shell<'_> {
         const USAGE: &str = "<target path> <src path> <src path> ...";
         // Each argument as FsShell expands it: its matches, or the path itself when it
         // is missing (a glob matching nothing is an error and drops out).
+        // FsShell names them by their qualified path (PathData.path).
         let mut paths: Vec<(String, Option<rhdfs_client::FileStatus>)> = Vec::new();
         for arg in a {
             match self.fs.glob_status(arg).await {
@@ -78,12 +79,12 @@ impl Shell<'_> {
                     if arg.contains(['*', '?', '[', '{']) {
                         self.error(&format!("`{arg}': No such file or directory"));
                     } else {
-                        paths.push((arg.clone(), None));
+                        let abs = self.fs.resolve(arg).unwrap_or_else(|_| arg.clone());
+                        paths.push((self.fs.qualify(&abs), None));
                     }
                 }
                 Ok(v) => {
-                    let shown = super::Shown::of(&self.fs, arg);
-                    paths.extend(v.into_iter().map(|s| (shown.show(&s.path), Some(s))));
+                    paths.extend(v.into_iter().map(|s| (self.fs.qualify(&s.path), Some(s))));
                 }
                 Err(e) => self.path_error(arg, &e),
             }
