@@ -637,6 +637,21 @@ impl BlockManager {
         }
     }
 
+    /// concat: the blocks now belong to file `inode_id`, at its replication.
+    pub fn move_blocks(&self, ids: &[u64], inode_id: u64, replication: u16) {
+        for chunk in ids.chunks(self.cfg.deletion_increment) {
+            {
+                let mut st = self.blocks.lock("move_blocks");
+                for &id in chunk {
+                    if let Some(info) = st.map.get_mut(id) {
+                        info.inode_id = inode_id;
+                    }
+                }
+            }
+            self.set_replication_chunk(chunk, replication);
+        }
+    }
+
     // ---- reports for clients and operators ----
 
     pub fn fs_stats(&self) -> FsStats {

@@ -22,6 +22,7 @@ mod read;
 pub mod retry;
 pub mod time;
 mod trash;
+mod truncate;
 pub mod types;
 mod write;
 

@@ -164,3 +164,61 @@ async fn find_head_touch_move_from_local_match_fsshell() -> anyhow::Result<()> {
     c.shutdown().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn truncate_concat_match_fsshell() -> anyhow::Result<()> {
+    let c = cluster(2).await?;
+    let uri = c.uri();
+    let Some(sh) = JavaShell::new(&uri, "truncate_concat_match_fsshell")? else {
+        return Ok(());
+    };
+    let fs = fs(&c, &[]).await?;
+    for tag in ["j", "r"] {
+        fs.mkdirs(&format!("/{tag}/d"), None).await?;
+        for (name, len) in [("f", 3000), ("g", 3000), ("h", 100), ("s", 10)] {
+            let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            write_file(&fs, &format!("/{tag}/{name}"), &data).await?;
+        }
+        for (i, text) in ["zero\n", "one\n", "two\n"].iter().enumerate() {
+            write_file(&fs, &format!("/{tag}/c{i}"), text.as_bytes()).await?;
+        }
+    }
+
+    // -truncate: -w waits for the recovery; a block boundary is done at once; without -w
+    // the wait notice; Hadoop's errors and exit codes.
+    let r = same(&sh, &uri, &["-truncate", "-w", "2000", "/{}/f"]).await?;
+    assert_eq!(
+        r.out,
+        "Waiting for /r/f ...\nTruncated /r/f to length: 2000\n"
+    );
+    same(&sh, &uri, &["-cat", "/{}/f"]).await?;
+    same(&sh, &uri, &["-truncate", "0", "/{}/f"]).await?;
+    same(&sh, &uri, &["-stat", "%b", "/{}/f"]).await?;
+    let r = same(&sh, &uri, &["-truncate", "1000", "/{}/g"]).await?;
+    assert!(
+        r.out.starts_with("Truncating /r/g to length: 1000. Wait"),
+        "{}",
+        r.out
+    );
+    same(&sh, &uri, &["-truncate", "5000", "/{}/h"]).await?;
+    same(&sh, &uri, &["-truncate", "-1", "/{}/h"]).await?;
+    same(&sh, &uri, &["-truncate", "abc", "/{}/h"]).await?;
+    same(&sh, &uri, &["-truncate", "0", "/{}/d"]).await?;
+    same(&sh, &uri, &["-truncate", "0", "/{}/nope"]).await?;
+    same(&sh, &uri, &["-truncate", "1"]).await?;
+
+    // -concat: three files into the first; the shell's own checks; the NameNode's.
+    let r = same(&sh, &uri, &["-concat", "/{}/c0", "/{}/c1", "/{}/c2"]).await?;
+    assert_eq!((r.code, r.out.as_str()), (0, ""));
+    let r = same(&sh, &uri, &["-cat", "/{}/c0"]).await?;
+    assert_eq!(r.out, "zero\none\ntwo\n");
+    same(&sh, &uri, &["-test", "-e", "/{}/c1"]).await?;
+    same(&sh, &uri, &["-concat", "/{}/c0", "/{}/s"]).await?;
+    same(&sh, &uri, &["-concat"]).await?;
+    same(&sh, &uri, &["-concat", "/{}/nope", "/{}/s", "/{}/h"]).await?;
+    same(&sh, &uri, &["-concat", "/{}/c0", "/{}/s", "/{}/nope"]).await?;
+    same(&sh, &uri, &["-concat", "/{}/c0", "/{}/s", "/{}/s"]).await?;
+    same(&sh, &uri, &["-concat", "/{}/c0", "/{}/d", "/{}/s"]).await?;
+    c.shutdown().await;
+    Ok(())
+}

@@ -25,5 +25,6 @@ mod redundancy;
 mod report_leases;
 mod restart_delete_delay;
 mod safe_mode_work;
+mod truncate_concat;
 mod webhdfs;
 mod webhdfs_ops;

@@ -137,6 +137,23 @@ pub enum EditOp {
         ns: XAttrNs,
         name: String,
     },
+    /// truncate: blocks wholly past `new_length` go; when it falls inside a block the
+    /// file is re-opened for `client_name` and that block waits for the block recovery
+    /// that cuts it (`UnderConstruction::truncate_last_to`).
+    Truncate {
+        file: u64,
+        new_length: u64,
+        mtime: u64,
+        client_name: String,
+        client_machine: String,
+    },
+    /// concat: the blocks of `srcs` (files in the target's directory) are appended to
+    /// `target` in this order and the sources removed.
+    Concat {
+        target: u64,
+        srcs: Vec<u64>,
+        mtime: u64,
+    },
 }
 
 /// Receives every applied op, in order, and returns its transaction id. The durable

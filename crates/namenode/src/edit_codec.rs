@@ -43,6 +43,9 @@ const SET_QUOTA: u8 = 30;
 const SET_ACL: u8 = 20;
 const SET_XATTR: u8 = 21;
 const REMOVE_XATTR: u8 = 22;
+// Tags 40–49: truncate and concat.
+const TRUNCATE: u8 = 40;
+const CONCAT: u8 = 41;
 
 impl From<CodecError> for EditDecodeError {
     fn from(e: CodecError) -> Self {
@@ -215,6 +218,33 @@ pub fn encode(op: &EditOp) -> Vec<u8> {
             w.0.push(*ns as u8);
             w.bytes(name.as_bytes());
         }
+        EditOp::Truncate {
+            file,
+            new_length,
+            mtime,
+            client_name,
+            client_machine,
+        } => {
+            w.0.push(TRUNCATE);
+            w.u(*file);
+            w.u(*new_length);
+            w.u(*mtime);
+            w.bytes(client_name.as_bytes());
+            w.bytes(client_machine.as_bytes());
+        }
+        EditOp::Concat {
+            target,
+            srcs,
+            mtime,
+        } => {
+            w.0.push(CONCAT);
+            w.u(*target);
+            w.u(srcs.len() as u64);
+            for s in srcs {
+                w.u(*s);
+            }
+            w.u(*mtime);
+        }
     }
     w.0
 }
@@ -323,6 +353,26 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
             ns: r.xattr_ns()?,
             name: r.string()?,
         },
+        TRUNCATE => EditOp::Truncate {
+            file: r.u()?,
+            new_length: r.u()?,
+            mtime: r.u()?,
+            client_name: r.string()?,
+            client_machine: r.string()?,
+        },
+        CONCAT => {
+            let target = r.u()?;
+            let n = r.len()?;
+            let mut srcs = Vec::with_capacity(n.min(1 << 12));
+            for _ in 0..n {
+                srcs.push(r.u()?);
+            }
+            EditOp::Concat {
+                target,
+                srcs,
+                mtime: r.u()?,
+            }
+        }
         t => return Err(EditDecodeError::UnknownTag(t)),
     };
     if r.at != payload.len() {
@@ -438,6 +488,18 @@ mod tests {
                 id: 16390,
                 ns: crate::fsdir::xattr::XAttrNs::User,
                 name: "n".into(),
+            },
+            EditOp::Truncate {
+                file: 16387,
+                new_length: 150,
+                mtime: 6,
+                client_name: "DFSClient_2".into(),
+                client_machine: "10.0.0.1".into(),
+            },
+            EditOp::Concat {
+                target: 16387,
+                srcs: vec![16388, 16389],
+                mtime: 7,
             },
             EditOp::Delete {
                 id: 16387,

@@ -21,6 +21,7 @@ use rhdfs_proto::datanode::{
     BlockRecoveryCommandProto, CommitBlockSynchronizationRequestProto, DatanodeCommandProto,
     HeartbeatResponseProto, RecoveringBlockProto, datanode_command_proto,
 };
+use rhdfs_proto::hdfs::BlockProto;
 
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
@@ -175,7 +176,13 @@ impl Namesystem {
             .push(RecoveringBlockProto {
                 new_gen_stamp: recovery_id,
                 block,
-                truncate_block: None,
+                // A truncate's recovery cuts the replicas to this length (Hadoop's
+                // truncate block, its generation stamp the recovery id).
+                truncate_block: of.truncate_last_to.map(|len| BlockProto {
+                    block_id: last.id,
+                    gen_stamp: recovery_id,
+                    num_bytes: Some(len),
+                }),
                 ec_policy: None,
                 block_indices: None,
             });

@@ -256,6 +256,16 @@ impl NameNodeWebHdfs {
                     .await?;
                 Reply::Empty
             }
+            Op::Truncate => {
+                let len = params::new_length(req)?;
+                Reply::Json(json::boolean(fs.truncate(path, len as i64).await?))
+            }
+            Op::Concat => {
+                let srcs = params::sources(req)?;
+                let srcs: Vec<&str> = srcs.iter().map(String::as_str).collect();
+                fs.concat(path, &srcs).await?;
+                Reply::Empty
+            }
             Op::Delete => {
                 let recursive = params::boolean(req, "recursive", false)?;
                 Reply::Json(json::boolean(fs.delete(path, recursive).await?))

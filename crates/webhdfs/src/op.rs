@@ -28,9 +28,11 @@ pub enum Op {
     Delete,
     GetBlockLocations,
     CheckAccess,
+    Truncate,
+    Concat,
 }
 
-const ALL: [Op; 23] = [
+const ALL: [Op; 25] = [
     Op::Open,
     Op::GetFileStatus,
     Op::ListStatus,
@@ -54,6 +56,8 @@ const ALL: [Op; 23] = [
     Op::Delete,
     Op::GetBlockLocations,
     Op::CheckAccess,
+    Op::Truncate,
+    Op::Concat,
 ];
 
 /// Hadoop operations rhdfs knows but does not serve (ACLs, xattrs, snapshots, tokens, ...),
@@ -106,10 +110,7 @@ const UNSUPPORTED: &[(&str, &[&str])] = &[
             "SETQUOTABYSTORAGETYPE",
         ],
     ),
-    (
-        "POST",
-        &["CONCAT", "TRUNCATE", "UNSETSTORAGEPOLICY", "UNSETECPOLICY"],
-    ),
+    ("POST", &["UNSETSTORAGEPOLICY", "UNSETECPOLICY"]),
     ("DELETE", &["DELETESNAPSHOT"]),
 ];
 
@@ -140,6 +141,8 @@ impl Op {
             Op::Delete => "DELETE",
             Op::GetBlockLocations => "GET_BLOCK_LOCATIONS",
             Op::CheckAccess => "CHECKACCESS",
+            Op::Truncate => "TRUNCATE",
+            Op::Concat => "CONCAT",
         }
     }
 
@@ -167,7 +170,7 @@ impl Op {
             | Op::SetOwner
             | Op::SetPermission
             | Op::SetTimes => "PUT",
-            Op::Append => "POST",
+            Op::Append | Op::Truncate | Op::Concat => "POST",
             Op::Delete => "DELETE",
         }
     }
@@ -236,9 +239,9 @@ mod tests {
         assert_eq!(e.class, "java.lang.IllegalArgumentException");
         assert!(e.message.ends_with("GetOpParam.Op.MKDIRS"), "{}", e.message);
         assert_eq!(e.status(), 400);
-        let e = Op::parse("POST", Some("concat")).expect_err("unsupported");
+        let e = Op::parse("POST", Some("unsetecpolicy")).expect_err("unsupported");
         assert_eq!(e.class, "java.lang.UnsupportedOperationException");
-        assert_eq!(e.message, "CONCAT is not supported");
+        assert_eq!(e.message, "UNSETECPOLICY is not supported");
         assert!(Op::parse("GET", None).is_err());
     }
 

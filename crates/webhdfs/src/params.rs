@@ -104,6 +104,26 @@ pub fn fs_action(req: &Request, op: &str) -> Result<u16, WebError> {
     Ok((u16::from(b[0] == b'r') << 2) | (u16::from(b[1] == b'w') << 1) | u16::from(b[2] == b'x'))
 }
 
+/// Hadoop's validateOpParams: the parameter must be present and non-empty.
+pub fn required<T>(v: Option<T>, name: &str, op: &str) -> Result<T, WebError> {
+    v.ok_or_else(|| {
+        WebError::illegal_argument(format!(
+            "Required param {name} for op: {op} is null or empty"
+        ))
+    })
+}
+
+/// `newlength` (TRUNCATE): a non-negative length, required.
+pub fn new_length(req: &Request) -> Result<u64, WebError> {
+    required(unsigned(req, "newlength")?, "newlength", "TRUNCATE")
+}
+
+/// `sources` (CONCAT): comma-separated paths, required.
+pub fn sources(req: &Request) -> Result<Vec<String>, WebError> {
+    let v = required(string(req, "sources"), "sources", "CONCAT")?;
+    Ok(v.split(',').map(str::to_string).collect())
+}
+
 /// `destination`: an absolute path.
 pub fn destination(req: &Request) -> Result<String, WebError> {
     match string(req, "destination") {

@@ -145,13 +145,19 @@ pub async fn recover_block(
         new_taragets: Vec::new(),
         new_target_storages: Vec::new(),
     };
+    // A truncate's recovery cuts every participant to the truncate block's length.
+    let truncate_to = rb.truncate_block.as_ref().and_then(|t| t.num_bytes);
     match decision {
         SyncDecision::DeleteBlock => commit.delete_block = true,
         SyncDecision::Sync { len, participants } => {
+            let len = truncate_to.unwrap_or(len);
             commit.new_length = len;
             for i in participants {
                 let node = nodes[i];
                 let Some(rep) = reports[i] else { continue };
+                if rep.len < len {
+                    continue;
+                }
                 // Each replica is named as it reported itself (its GS and length).
                 let update = UpdateReplicaUnderRecoveryRequestProto {
                     block: ExtendedBlockProto {
@@ -326,6 +332,61 @@ mod tests {
         assert!(got[0].close_file && !got[0].delete_block);
         assert_eq!(got[0].new_taragets.len(), 2);
         remote.shutdown().await;
+        nn_server.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn truncate_recovery_cuts_finalized_replicas_to_the_truncate_block() {
+        let spec = ChecksumSpec::new(ChecksumType::Crc32c, 512);
+        let data: Vec<u8> = (0..1300u32).map(|i| (i * 7) as u8).collect();
+        let d1 = tempfile::tempdir().unwrap();
+        let ds1 = Dataset::open(&[d1.path().to_path_buf()], 0).unwrap();
+        let id = (1 << 30) + 2;
+        let mut w1 = ds1.create_rbw(BP, id, 1001, spec, 0).unwrap();
+        w1.write_at(0, &data).unwrap();
+        w1.finalize().unwrap();
+        let cfg = ServerConfig::from_conf(&Configuration::new()).unwrap();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let nn = FakeNameNode { got: got.clone() };
+        let nn_server = RpcServer::bind("127.0.0.1:0".parse().unwrap(), Arc::new(nn), cfg)
+            .await
+            .unwrap();
+        let rb = RecoveringBlockProto {
+            new_gen_stamp: 1007,
+            block: LocatedBlockProto {
+                b: ExtendedBlockProto {
+                    pool_id: BP.into(),
+                    block_id: id,
+                    generation_stamp: 1001,
+                    num_bytes: Some(1300),
+                },
+                locs: vec![node("dn1", 1)],
+                ..Default::default()
+            },
+            truncate_block: Some(rhdfs_proto::hdfs::BlockProto {
+                block_id: id,
+                gen_stamp: 1007,
+                num_bytes: Some(700),
+            }),
+            ec_policy: None,
+            block_indices: None,
+        };
+        recover_block(
+            &ds1,
+            "dn1",
+            "hdfs",
+            &nn_server.local_addr().to_string(),
+            &rb,
+        )
+        .await
+        .unwrap();
+        let r = ds1.get(BP, id).unwrap();
+        assert_eq!(r.state, ReplicaState::Finalized);
+        assert_eq!((r.gs, r.num_bytes), (1007, 700));
+        let got = got.lock().clone();
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].new_gen_stamp, got[0].new_length), (1007, 700));
+        assert!(got[0].close_file && !got[0].delete_block);
         nn_server.shutdown().await;
     }
 }

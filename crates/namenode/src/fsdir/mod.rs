@@ -40,6 +40,9 @@ pub struct BlockInfo {
 pub struct UnderConstruction {
     pub client_name: String,
     pub client_machine: String,
+    /// Set while a truncate inside the last block waits for its block recovery: the
+    /// length the last block is cut to (Hadoop's truncate block).
+    pub truncate_last_to: Option<u64>,
 }
 
 #[derive(Debug, Clone)]

@@ -91,9 +91,13 @@ fn encode_inode(w: &mut W, inode: &Inode) {
             }
             match &f.uc {
                 Some(uc) => {
-                    w.0.push(1);
+                    // 1: open for write; 2: open while a truncate waits for recovery.
+                    w.0.push(if uc.truncate_last_to.is_some() { 2 } else { 1 });
                     w.bytes(uc.client_name.as_bytes());
                     w.bytes(uc.client_machine.as_bytes());
+                    if let Some(len) = uc.truncate_last_to {
+                        w.u(len);
+                    }
                 }
                 None => w.0.push(0),
             }
@@ -132,9 +136,10 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
             let at = r.at;
             let uc = match r.byte()? {
                 0 => None,
-                1 => Some(UnderConstruction {
+                flag @ (1 | 2) => Some(UnderConstruction {
                     client_name: r.string()?,
                     client_machine: r.string()?,
+                    truncate_last_to: if flag == 2 { Some(r.u()?) } else { None },
                 }),
                 _ => {
                     return Err(ImageDecodeError::Bad {

@@ -8,6 +8,7 @@
 mod acl;
 mod attrs;
 mod check;
+mod concat;
 mod create;
 mod delete;
 mod image;
@@ -16,6 +17,7 @@ mod open_files;
 mod quota;
 mod read;
 mod rename;
+mod truncate;
 mod write;
 mod xattr;
 
@@ -25,16 +27,20 @@ mod acl_tests;
 mod quota_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod truncate_tests;
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 pub use acl::{AclChange, AclStatus};
+pub use concat::Concatenated;
 pub use create::{AppendResult, CreateArgs, flags};
 pub use image::{IMAGE_PAYLOAD_MAGIC, ImageDecodeError, LoadedBlock};
 pub use open_files::{OpenFileEntry, is_parent_entry};
 pub use quota::{QUOTA_DONT_SET, QUOTA_RESET, Usage, file_space};
 pub use read::{FileBlocks, FileStatus, Listing};
+pub use truncate::Truncated;
 pub use write::{AddBlockPlan, CompletePlan, FileRef, OpenFile};
 
 use crate::edit::{EditOp, Journal, NoJournal};
@@ -399,6 +405,7 @@ impl Namespace {
                         uc: Some(UnderConstruction {
                             client_name: client_name.clone(),
                             client_machine: client_machine.clone(),
+                            truncate_last_to: None,
                         }),
                     }),
                     ext: None,
@@ -450,6 +457,7 @@ impl Namespace {
                 f.uc = Some(UnderConstruction {
                     client_name: client_name.clone(),
                     client_machine: client_machine.clone(),
+                    truncate_last_to: None,
                 });
                 self.leases.add(client_name, *file, mono);
             }
@@ -560,6 +568,26 @@ impl Namespace {
                 let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;
                 inode.update_ext(|e| e.xattrs.retain(|x| !(x.ns == *ns && x.name == *name)));
             }
+            EditOp::Truncate {
+                file,
+                new_length,
+                mtime,
+                client_name,
+                client_machine,
+            } => {
+                removed = self.apply_truncate(
+                    *file,
+                    *new_length,
+                    *mtime,
+                    (client_name.as_str(), client_machine.as_str()),
+                    mono,
+                )?;
+            }
+            EditOp::Concat {
+                target,
+                srcs,
+                mtime,
+            } => self.apply_concat(*target, srcs, *mtime)?,
         }
         self.charge_quota(quota_charge);
         Ok(removed)

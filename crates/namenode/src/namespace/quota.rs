@@ -207,6 +207,7 @@ impl Namespace {
                     f.uc = Some(crate::fsdir::UnderConstruction {
                         client_name: client_name.clone(),
                         client_machine: client_machine.clone(),
+                        truncate_last_to: None,
                     });
                     f
                 })
@@ -217,6 +218,28 @@ impl Namespace {
                     f.replication = *replication;
                     f
                 })
+            }
+            EditOp::Truncate {
+                file,
+                new_length,
+                client_name,
+                client_machine,
+                ..
+            } => {
+                out = file_change(*file, &|f| {
+                    Namespace::truncated_copy(
+                        f,
+                        *new_length,
+                        (client_name.as_str(), client_machine.as_str()),
+                    )
+                })
+            }
+            EditOp::Concat { target, srcs, .. } => {
+                if let Some(p) = self.dir.get(*target).map(|i| i.parent)
+                    && self.quota_on_path(p)
+                {
+                    out.push((p, self.concat_usage_delta(*target, srcs)));
+                }
             }
             EditOp::Delete { id, .. } => removal(*id, &mut out),
             EditOp::Rename {

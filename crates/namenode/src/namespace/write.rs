@@ -57,6 +57,8 @@ pub struct OpenFile {
     pub file: u64,
     pub holder: String,
     pub blocks: Vec<BlockInfo>,
+    /// A truncate inside the last block waits for block recovery: its new length.
+    pub truncate_last_to: Option<u64>,
 }
 
 pub(crate) fn block_name(b: &BlockInfo) -> String {
@@ -479,6 +481,7 @@ impl Namespace {
             file: id,
             holder: uc.client_name.clone(),
             blocks: f.blocks.clone(),
+            truncate_last_to: uc.truncate_last_to,
         })
     }
 

@@ -58,6 +58,15 @@ impl Namesystem {
         of: &OpenFile,
         recovery_holder: Option<&str>,
     ) -> FsResult<bool> {
+        if of.truncate_last_to.is_some() {
+            // A truncate inside the last block: only its recovery closes the file.
+            self.start_truncate_recovery(of)?;
+            if let Some(holder) = recovery_holder {
+                let now = self.now();
+                self.with_ns(|ns| ns.reassign_lease(of, holder, now))?;
+            }
+            return Ok(false);
+        }
         let n = of.blocks.len();
         for b in &of.blocks[..n.saturating_sub(1)] {
             if !self.bm.try_complete_block(b.id) {

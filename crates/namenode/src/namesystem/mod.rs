@@ -10,6 +10,7 @@ mod effects;
 mod leases;
 mod orphans;
 mod read;
+mod truncate;
 mod write;
 
 use std::collections::HashMap;

@@ -9,6 +9,7 @@ mod append;
 mod attributes;
 mod block_locations;
 mod complete;
+mod concat;
 pub mod convert;
 mod create;
 mod delete;
@@ -26,6 +27,7 @@ pub mod refresh_nodes;
 mod rename;
 mod save_namespace;
 mod summary;
+mod truncate;
 pub mod xattr;
 
 #[cfg(test)]
@@ -223,6 +225,8 @@ client_protocol! {
     "setXAttr" => AtMostOnce set_xattr,
     "removeXAttr" => AtMostOnce remove_xattr,
     "checkAccess" => Read check_access,
+    "truncate" => Mutate truncate,
+    "concat" => AtMostOnce concat,
 }
 
 #[async_trait]

@@ -13,6 +13,7 @@ mod progress;
 mod reading;
 mod text;
 mod touch;
+mod truncate;
 mod xattr;
 
 use std::io::Write;
@@ -246,6 +247,8 @@ impl Shell<'_> {
             "setfacl" => self.setfacl(a).await,
             "getfattr" => self.getfattr(a).await,
             "setfattr" => self.setfattr(a).await,
+            "truncate" => self.truncate(a).await,
+            "concat" => self.concat(a).await,
             other => Err(ShellError::Usage(format!("Unknown command {other}"))),
         }
     }
@@ -351,6 +354,7 @@ const USAGES: &[(&str, &str)] = &[
     ("chgrp", "-chgrp [-R] GROUP PATH..."),
     ("chmod", "-chmod [-R] <MODE[,MODE]... | OCTALMODE> PATH..."),
     ("chown", "-chown [-R] [OWNER][:[GROUP]] PATH..."),
+    ("concat", "-concat <target path> <src path> <src path> ..."),
     ("copyFromLocal", "-copyFromLocal [-f] <localsrc> ... <dst>"),
     (
         "copyToLocal",
@@ -404,6 +408,7 @@ const USAGES: &[(&str, &str)] = &[
         "-touch [-a] [-m] [-t TIMESTAMP (yyyyMMdd:HHmmss) ] [-c] <path> ...",
     ),
     ("touchz", "-touchz <path> ..."),
+    ("truncate", "-truncate [-w] <length> <path> ..."),
 ];
 
 fn usage_of(name: &str) -> Option<&'static str> {
