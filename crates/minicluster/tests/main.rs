@@ -7,6 +7,7 @@ mod common;
 mod acls_xattrs;
 mod bad_input;
 mod blocks_on_disk;
+mod decommission_health;
 mod delete_under_load;
 mod fsck_move;
 mod harness_probe;

@@ -25,6 +25,7 @@ pub mod quota;
 pub mod refresh_nodes;
 mod rename;
 mod save_namespace;
+mod slow_datanodes;
 mod summary;
 pub mod xattr;
 
@@ -182,6 +183,7 @@ client_protocol! {
     "getStats" => Read get_fs_stats,
     "getFsReplicatedBlockStats" => Read get_fs_replicated_block_stats,
     "getDatanodeReport" => Read get_datanode_report,
+    "getSlowDatanodeReport" => Read get_slow_datanode_report,
     "listOpenFiles" => Read list_open_files,
     "metaSave" => Read meta_save,
     "msync" => Read msync,
