@@ -26,5 +26,6 @@ mod redundancy;
 mod report_leases;
 mod restart_delete_delay;
 mod safe_mode_work;
+mod slow_node;
 mod webhdfs;
 mod webhdfs_ops;
