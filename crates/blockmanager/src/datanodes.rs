@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::placement::NodeView;
 use crate::redundancy::decommission::AdminState;
+use crate::scheduled::BlocksScheduled;
 use crate::topology::{TopologyError, depth};
 
 /// The rack of a node no mapping places (`topology::DEFAULT_RACK`).
@@ -74,6 +75,8 @@ pub struct DatanodeDescriptor {
     pub admin: AdminState,
     /// The rack path resolved at registration (Hadoop's networkLocation), e.g. "/r1".
     pub network_location: String,
+    /// Blocks on their way to this node (`crate::scheduled`).
+    pub scheduled: BlocksScheduled,
 }
 
 impl DatanodeDescriptor {
@@ -102,6 +105,25 @@ impl DatanodeDescriptor {
     }
     fn live_storages(&self) -> impl Iterator<Item = &StorageReport> {
         self.storages.iter().filter(|s| !s.failed)
+    }
+
+    /// Free space of each non-failed storage of the type new replicas go to (the best
+    /// storage's), for Hadoop's `getRemaining(type, minSize)`.
+    pub fn type_remaining(&self) -> Vec<u64> {
+        let Some(t) = self.best_storage().map(|s| s.storage_type) else {
+            return Vec::new();
+        };
+        self.live_storages()
+            .filter(|s| s.storage_type == t)
+            .map(|s| s.remaining)
+            .collect()
+    }
+
+    /// Notes one more block on its way to the node's best storage.
+    pub fn schedule_block(&mut self) {
+        if let Some(t) = self.best_storage().map(|s| s.storage_type) {
+            self.scheduled.increment(t);
+        }
     }
 
     /// The storage a new replica goes to: the non-failed one with most room.
@@ -266,6 +288,7 @@ impl DatanodeManager {
                         last_block_report_mono: Duration::ZERO,
                         admin: AdminState::Normal,
                         network_location: location.to_string(),
+                        scheduled: BlocksScheduled::new(now_mono),
                     },
                 );
             }
@@ -323,6 +346,7 @@ impl DatanodeManager {
         }
         d.xceiver_count = xceiver_count;
         d.xmits_in_progress = xmits_in_progress;
+        d.scheduled.roll(now_mono);
         d.last_update_ms = now_ms;
         d.last_update_mono = now_mono;
         true
@@ -394,6 +418,10 @@ impl DatanodeManager {
         }
     }
 
+    pub fn get_mut(&mut self, uuid: &str) -> Option<&mut DatanodeDescriptor> {
+        self.nodes.get_mut(uuid)
+    }
+
     pub fn get(&self, uuid: &str) -> Option<&DatanodeDescriptor> {
         self.nodes.get(uuid)
     }
@@ -441,6 +469,10 @@ impl DatanodeManager {
                 host_name: d.id.host_name.clone(),
                 xfer_port: d.id.xfer_port,
                 remaining: d.best_storage().map_or(0, |s| s.remaining),
+                type_remaining: d.type_remaining(),
+                blocks_scheduled: d
+                    .best_storage()
+                    .map_or(0, |s| d.scheduled.get(s.storage_type)),
                 rack: d.network_location.clone(),
                 stale: self.liveness_of(d, now_mono) == Liveness::Stale,
                 xceiver_count: d.xceiver_count,

@@ -247,7 +247,25 @@ impl BlockManager {
                 not_enough_replicas_detailed(src, self.cfg.min_replication, running, &outcome),
             ));
         }
+        let kinds: Vec<(String, i32)> = chosen
+            .iter()
+            .map(|l| (l.info.id.datanode_uuid.clone(), l.storage_type))
+            .collect();
+        self.note_scheduled(&kinds);
         Ok(chosen)
+    }
+
+    /// Counts a block on its way to each (node uuid, storage type) (`crate::scheduled`).
+    pub(crate) fn note_scheduled(&self, targets: &[(String, i32)]) {
+        if targets.is_empty() {
+            return;
+        }
+        let mut dns = self.datanodes.lock("blocks_scheduled");
+        for (uuid, t) in targets {
+            if let Some(d) = dns.get_mut(uuid) {
+                d.scheduled.increment(*t);
+            }
+        }
     }
 
     /// Chooses `n` more nodes for an existing pipeline (getAdditionalDatanode). Returns only
@@ -706,7 +724,10 @@ impl BlockManager {
     /// DatanodeReportTypeProto: ALL 1, LIVE 2, DEAD 3 (others: none, as no node is
     /// decommissioning or in maintenance).
     pub fn datanode_report(&self, kind: i32) -> Vec<DatanodeInfoProto> {
-        let per_node = self.blocks.lock("datanode_report").map.replicas_per_node();
+        let (per_node, notes) = {
+            let st = self.blocks.lock("datanode_report");
+            (st.map.replicas_per_node(), st.admin.notes.clone())
+        };
         let dns = self.datanodes.lock("datanode_report");
         let now = self.now_mono();
         let mut v: Vec<(String, DatanodeInfoProto)> = dns
@@ -724,7 +745,10 @@ impl BlockManager {
                     let n = per_node.get(&d.uuid).copied().unwrap_or(0);
                     (
                         d.id.xfer_addr(),
-                        render::datanode_info_with_blocks(d, live, Some(n)),
+                        DatanodeInfoProto {
+                            rhdfs_admin_note: notes.get(&d.uuid).cloned(),
+                            ..render::datanode_info_with_blocks(d, live, Some(n))
+                        },
                     )
                 })
             })

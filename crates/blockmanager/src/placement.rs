@@ -24,6 +24,9 @@ pub struct NodeView {
     pub xceiver_count: u32,
     /// Blocks scheduled to be written to the node and not yet reported.
     pub blocks_scheduled: u64,
+    /// Free space of each storage of the type new replicas go to (empty: `remaining` is
+    /// the node's one figure).
+    pub type_remaining: Vec<u64>,
     /// Decommissioning, decommissioned or in maintenance: never a write target.
     pub out_of_service: bool,
     /// Decommissioned (read last).
@@ -35,6 +38,19 @@ pub struct NodeView {
 }
 
 impl NodeView {
+    /// Hadoop's `getRemaining(type, minSize)`: the free space of the storages that have at
+    /// least `min_size` each, summed.
+    pub fn remaining_for(&self, min_size: u64) -> u64 {
+        if self.type_remaining.is_empty() {
+            return if self.remaining >= min_size {
+                self.remaining
+            } else {
+                0
+            };
+        }
+        self.type_remaining.iter().filter(|r| **r >= min_size).sum()
+    }
+
     /// True if `host_port` ("host:port") names this node's transfer address.
     pub fn matches_host_port(&self, host_port: &str) -> bool {
         let Some((host, port)) = host_port.rsplit_once(':') else {

@@ -25,6 +25,8 @@ pub struct Transfer {
 #[derive(Debug, Default)]
 struct Pending {
     targets: Vec<Arc<str>>,
+    /// The nodes told to send the copies: when one dies the copies cannot come.
+    sources: Vec<Arc<str>>,
     /// When the monitor first saw the entry (the timeout runs from there).
     since: Option<Duration>,
 }
@@ -103,6 +105,15 @@ impl Reconstruction {
         }
         if p.targets.is_empty() {
             self.pending.remove(&id);
+        }
+    }
+
+    /// Records that `source` was told to send the pending copies of `id`.
+    pub fn set_pending_source(&mut self, id: u64, source: Arc<str>) {
+        if let Some(p) = self.pending.get_mut(&id)
+            && !p.sources.contains(&source)
+        {
+            p.sources.push(source);
         }
     }
 
@@ -205,13 +216,17 @@ impl Reconstruction {
         self.pending.remove(&id);
     }
 
-    /// Forgets a node: its queued transfers and its pending targets. Returns the blocks
-    /// that lost a pending target.
+    /// Forgets a node: its queued transfers, its pending targets, and the pending copies it
+    /// was to send (they are rescheduled now rather than after the pending timeout). Returns
+    /// the blocks that lost a pending target or their source.
     pub fn remove_node(&mut self, dn: &str) -> Vec<u64> {
         self.transfers.remove(dn);
         let mut out = Vec::new();
         for (id, p) in self.pending.iter_mut() {
             let before = p.targets.len();
+            if p.sources.iter().any(|s| &**s == dn) {
+                p.targets.clear();
+            }
             p.targets.retain(|t| &**t != dn);
             if p.targets.len() != before {
                 out.push(*id);
@@ -226,6 +241,18 @@ impl Reconstruction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dead_source_releases_its_pending_copies() {
+        let mut r = Reconstruction::default();
+        r.add_pending(1, [Arc::from("t1")]);
+        r.set_pending_source(1, Arc::from("src"));
+        r.add_pending(2, [Arc::from("t2")]);
+        r.set_pending_source(2, Arc::from("other"));
+        assert_eq!(r.remove_node("src"), vec![1]);
+        assert_eq!(r.pending_count(1), 0);
+        assert_eq!(r.pending_count(2), 1);
+    }
 
     #[test]
     fn round_robin_over_needed() {

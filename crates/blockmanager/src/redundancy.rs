@@ -8,6 +8,7 @@
 //! `racks`: the rack-spread rule and the blocks lock's copy of each node's rack.
 
 pub mod decommission;
+mod decommission_health;
 pub mod excess;
 pub mod low_redundancy;
 pub mod postponed;
@@ -249,6 +250,10 @@ impl BlockManager {
                     continue;
                 }
             }
+            let kinds: Vec<(String, i32)> = targets
+                .iter()
+                .map(|l| (l.info.id.datanode_uuid.clone(), l.storage_type))
+                .collect();
             let targets: Vec<(Arc<str>, Arc<str>)> = targets
                 .iter()
                 .map(|l| {
@@ -270,6 +275,7 @@ impl BlockManager {
             *queued.entry(source.clone()).or_default() += 1;
             st.recon
                 .add_pending(c.block.id, targets.iter().map(|(t, _)| t.clone()));
+            st.recon.set_pending_source(c.block.id, source.clone());
             st.recon.queue_transfer(
                 &source,
                 Transfer {
@@ -278,6 +284,8 @@ impl BlockManager {
                     priority: c.priority,
                 },
             );
+            drop(st);
+            self.note_scheduled(&kinds);
         }
         scheduled
     }

@@ -159,6 +159,19 @@ impl BlockManager {
         self.datanodes
             .lock("ibr")
             .ensure_storage(uuid, storage_id, storage_type);
+        let received = items
+            .iter()
+            .filter(|i| matches!(i, IncrementalItem::Received(_)))
+            .count();
+        if received > 0 {
+            // A received replica is no longer on its way (Hadoop decrements per block).
+            let mut dns = self.datanodes.lock("ibr_scheduled");
+            if let Some(d) = dns.get_mut(uuid) {
+                for _ in 0..received {
+                    d.scheduled.decrement(storage_type);
+                }
+            }
+        }
         let storage: Arc<str> = Arc::from(storage_id);
         let mut wake = false;
         for chunk in items.chunks(REPORT_CHUNK) {

@@ -158,6 +158,7 @@ impl DatanodeProtocolService {
             rolling_upgrade_status: None,
             rolling_upgrade_status_v2: None,
             full_block_report_lease_id: Some(out.full_report_lease),
+            is_slownode: Some(out.registered && self.bm.is_slow_node(&uuid)),
         }
     }
 

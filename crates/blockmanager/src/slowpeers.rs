@@ -120,9 +120,11 @@ impl SlowNodeConfig {
         })
     }
 
-    /// Whether the slow node set is collected at all (peer stats on, and someone uses it).
+    /// Whether the slow node set is collected at all: whenever peer stats are on, since the
+    /// heartbeat's isSlownode is read from it (placement and read order use it only when
+    /// their own keys say so).
     pub fn collects(&self) -> bool {
-        self.peer_stats_enabled && (self.exclude_for_write || self.avoid_for_read)
+        self.peer_stats_enabled
     }
 }
 
@@ -131,10 +133,21 @@ impl SlowNodeConfig {
 pub struct PeerReport {
     pub reporting_node: String,
     pub latency: f64,
+    pub stats: OutlierStats,
 }
 
-/// Reporting node -> (monotonic time of its latest report, reported latency).
-type ReportsOnNode = BTreeMap<String, (Duration, f64)>;
+/// The detector's numbers behind one slow peer report (SlowPeerReportProto fields 3–5):
+/// the reporting node's median peer latency, the median absolute deviation, and the limit
+/// the reported latency exceeded.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OutlierStats {
+    pub median: f64,
+    pub mad: f64,
+    pub upper_limit: f64,
+}
+
+/// Reporting node -> (monotonic time of its latest report, reported latency, detector stats).
+type ReportsOnNode = BTreeMap<String, (Duration, f64, OutlierStats)>;
 
 /// Reports per (slow node, reporting node), each stamped with the monotonic time it came in.
 #[derive(Debug)]
@@ -157,11 +170,23 @@ impl SlowPeerTracker {
 
     /// `reporting` says `slow` is slow (replacing its previous report on `slow`).
     pub fn add_report(&self, slow: &str, reporting: &str, latency: f64, now: Duration) {
+        self.add_report_with_stats(slow, reporting, latency, OutlierStats::default(), now);
+    }
+
+    /// [`Self::add_report`] with the reporting node's median, MAD and upper limit.
+    pub fn add_report_with_stats(
+        &self,
+        slow: &str,
+        reporting: &str,
+        latency: f64,
+        stats: OutlierStats,
+        now: Duration,
+    ) {
         self.reports
             .lock()
             .entry(slow.to_string())
             .or_default()
-            .insert(reporting.to_string(), (now, latency));
+            .insert(reporting.to_string(), (now, latency, stats));
     }
 
     fn valid(&self, at: Duration, now: Duration) -> bool {
@@ -174,10 +199,11 @@ impl SlowPeerTracker {
         g.get(slow)
             .into_iter()
             .flatten()
-            .filter(|(_, (at, _))| self.valid(*at, now))
-            .map(|(r, (_, l))| PeerReport {
+            .filter(|(_, (at, _, _))| self.valid(*at, now))
+            .map(|(r, (_, l, st))| PeerReport {
                 reporting_node: r.clone(),
                 latency: *l,
+                stats: *st,
             })
             .collect()
     }
@@ -187,16 +213,17 @@ impl SlowPeerTracker {
     pub fn all_reports(&self, now: Duration) -> BTreeMap<String, Vec<PeerReport>> {
         let mut g = self.reports.lock();
         g.retain(|_, by| {
-            by.retain(|_, (at, _)| now.saturating_sub(*at) < self.validity);
+            by.retain(|_, (at, _, _)| now.saturating_sub(*at) < self.validity);
             !by.is_empty()
         });
         g.iter()
             .map(|(slow, by)| {
                 let v = by
                     .iter()
-                    .map(|(r, (_, l))| PeerReport {
+                    .map(|(r, (_, l, st))| PeerReport {
                         reporting_node: r.clone(),
                         latency: *l,
+                        stats: *st,
                     })
                     .collect();
                 (slow.clone(), v)
@@ -228,9 +255,12 @@ impl SlowPeerTracker {
                     .iter()
                     .map(|r| {
                         format!(
-                            "{{\"ReportingNode\":{},\"ReportedLatency\":{}}}",
+                            "{{\"ReportingNode\":{},\"ReportedLatency\":{},\"MedianLatency\":{},\"MadLatency\":{},\"UpperLimitLatency\":{}}}",
                             rhdfs_conf::json::string(&r.reporting_node),
-                            rhdfs_conf::json::number(r.latency)
+                            rhdfs_conf::json::number(r.latency),
+                            rhdfs_conf::json::number(r.stats.median),
+                            rhdfs_conf::json::number(r.stats.mad),
+                            rhdfs_conf::json::number(r.stats.upper_limit)
                         )
                     })
                     .collect();
@@ -387,8 +417,19 @@ impl SlowNodes {
                 let Some(id) = p.data_node_id.as_deref().filter(|s| !s.is_empty()) else {
                     continue;
                 };
-                let lat = p.aggregate_latency.filter(|l| l.is_finite()).unwrap_or(0.0);
-                self.peers.add_report(id, reporting, lat, now);
+                let finite = |v: Option<f64>| v.filter(|l| l.is_finite()).unwrap_or(0.0);
+                let stats = OutlierStats {
+                    median: finite(p.median),
+                    mad: finite(p.mad),
+                    upper_limit: finite(p.upper_limit_latency),
+                };
+                self.peers.add_report_with_stats(
+                    id,
+                    reporting,
+                    finite(p.aggregate_latency),
+                    stats,
+                    now,
+                );
             }
         }
         if self.cfg.disk_stats_enabled && !slow_disks.is_empty() {

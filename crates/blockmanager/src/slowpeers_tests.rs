@@ -23,6 +23,7 @@ fn peer(id: &str, lat: f64) -> SlowPeerReportProto {
     SlowPeerReportProto {
         data_node_id: Some(id.into()),
         aggregate_latency: Some(lat),
+        ..Default::default()
     }
 }
 
@@ -73,7 +74,8 @@ fn peer_reports_expire_after_validity() {
         r,
         vec![PeerReport {
             reporting_node: "10.0.0.2:9867".into(),
-            latency: 50.0
+            latency: 50.0,
+            stats: Default::default(),
         }]
     );
     // A fresh report from the same reporter replaces the old one.
@@ -103,9 +105,9 @@ fn slow_nodes_by_number_of_reporters() {
     assert_eq!(
         t.json(1, z),
         "[{\"SlowNode\":\"x:1\",\"SlowPeerLatencyWithReportingNodes\":[\
-         {\"ReportingNode\":\"a\",\"ReportedLatency\":10.0},\
-         {\"ReportingNode\":\"b\",\"ReportedLatency\":10.0},\
-         {\"ReportingNode\":\"c\",\"ReportedLatency\":10.0}]}]"
+         {\"ReportingNode\":\"a\",\"ReportedLatency\":10.0,\"MedianLatency\":0.0,\"MadLatency\":0.0,\"UpperLimitLatency\":0.0},\
+         {\"ReportingNode\":\"b\",\"ReportedLatency\":10.0,\"MedianLatency\":0.0,\"MadLatency\":0.0,\"UpperLimitLatency\":0.0},\
+         {\"ReportingNode\":\"c\",\"ReportedLatency\":10.0,\"MedianLatency\":0.0,\"MadLatency\":0.0,\"UpperLimitLatency\":0.0}]}]"
     );
 }
 

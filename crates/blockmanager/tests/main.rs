@@ -14,6 +14,7 @@ mod reconstruction;
 mod redundancy;
 mod report_diff;
 mod report_leases;
+mod scheduled;
 mod service;
 mod slow_nodes;
 mod topology_service;

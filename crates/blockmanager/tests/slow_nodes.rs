@@ -71,6 +71,7 @@ fn slow(addr: &str, ms: f64) -> SlowPeerReportProto {
     SlowPeerReportProto {
         data_node_id: Some(addr.into()),
         aggregate_latency: Some(ms),
+        ..Default::default()
     }
 }
 

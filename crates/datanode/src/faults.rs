@@ -1,4 +1,4 @@
-//! Fault hooks for tests: slow deletes, slow incremental reports, refused transfer connections,
+//! Fault hooks for tests: slow deletes, slow incremental reports, slow packets, refused transfer connections,
 //! failing acks, and a way to find a replica's files.
 
 use std::path::PathBuf;
@@ -21,6 +21,7 @@ pub struct ReplicaFiles {
 pub struct FaultHooks {
     delete_delay_ms: AtomicU64,
     ibr_delay_ms: AtomicU64,
+    packet_delay_ms: AtomicU64,
     reject_transfers: AtomicBool,
     ack_error: AtomicBool,
     dataset: OnceLock<Arc<Dataset>>,
@@ -49,6 +50,17 @@ impl FaultHooks {
 
     pub fn ibr_delay(&self) -> Duration {
         Duration::from_millis(self.ibr_delay_ms.load(Ordering::Relaxed))
+    }
+
+    /// Each packet this node receives in a write pipeline waits this long before it is
+    /// forwarded, written and acknowledged (a slow node).
+    pub fn set_packet_delay(&self, d: Duration) {
+        self.packet_delay_ms
+            .store(d.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    pub fn packet_delay(&self) -> Duration {
+        Duration::from_millis(self.packet_delay_ms.load(Ordering::Relaxed))
     }
 
     /// When on, new data-transfer connections are closed without reading anything.

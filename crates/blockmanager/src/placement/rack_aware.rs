@@ -440,7 +440,8 @@ impl<'a> Chooser<'a, '_> {
         }
         let required = i128::from(self.block_size) * i128::from(self.settings.min_blocks_for_write);
         let scheduled = i128::from(self.block_size) * i128::from(n.blocks_scheduled);
-        if required > i128::from(n.remaining) - scheduled {
+        let remaining = n.remaining_for(u64::try_from(required).unwrap_or(u64::MAX));
+        if required > i128::from(remaining) - scheduled {
             return Err(NotChosenReason::NotEnoughStorageSpace);
         }
         Ok(())

@@ -170,6 +170,8 @@ pub struct AdminTracker {
     /// heartbeats are refused until they are included again.
     pub disallowed: HashSet<Arc<str>>,
     last_check: Option<Duration>,
+    /// Why a decommissioning node is not finishing (`decommission_health`).
+    pub notes: HashMap<Arc<str>, String>,
 }
 
 impl AdminTracker {
@@ -178,6 +180,9 @@ impl AdminTracker {
     }
 
     pub fn set(&mut self, uuid: Arc<str>, state: AdminState) {
+        if state != AdminState::DecommissionInProgress {
+            self.notes.remove(&uuid);
+        }
         if state == AdminState::Normal {
             self.states.remove(&uuid);
         } else {
@@ -403,19 +408,30 @@ impl BlockManager {
         let mut done = Vec::new();
         for uuid in nodes {
             let ids = self.blocks.lock("decommission_check").blocks_of_node(&uuid);
-            let mut insufficient = 0usize;
+            let mut short = Vec::new();
             for chunk in ids.chunks(CHECK_CHUNK) {
                 let mut st = self.blocks.lock("decommission_check");
                 for &id in chunk {
                     if !st.sufficient_for_decommission(id) {
-                        insufficient += 1;
+                        short.push(id);
                         if !st.recon.is_needed(id) && st.recon.pending_count(id) == 0 {
                             st.check_redundancy(id);
                         }
                     }
                 }
             }
-            if insufficient == 0 {
+            let insufficient = short.len();
+            let blocker = if insufficient == 0 {
+                self.dead_node_blocks_decommission(&uuid)
+            } else {
+                self.unreachable_decommission(&uuid, &short)
+            };
+            if let Some(w) = &blocker {
+                // Once per check, i.e. once per dfs.namenode.decommission.interval.
+                tracing::warn!("{w}");
+            }
+            self.set_decommission_note(&uuid, blocker.clone());
+            if insufficient == 0 && blocker.is_none() {
                 tracing::info!(dn = %uuid, "Decommissioning complete for node");
                 self.datanodes
                     .lock("decommission_check")

@@ -9,6 +9,7 @@
 mod packetizer;
 mod pipeline;
 mod recovery;
+mod slow_acks;
 
 use std::collections::VecDeque;
 
@@ -34,6 +35,7 @@ use crate::filesystem::{
 use crate::lease::LeaseGuard;
 use packetizer::packet_capacity;
 use pipeline::{NodeFailure, Pipeline, Setup};
+use slow_acks::SlowAcks;
 
 /// The block currently being written and its pipeline.
 struct BlockState {
@@ -76,6 +78,8 @@ pub struct FileWriter {
     prev: Option<ExtendedBlockProto>,
     seqno: i64,
     excluded: Vec<DatanodeInfoProto>,
+    /// Consecutive SLOW acks per pipeline node.
+    slow_acks: SlowAcks,
     flushed: bool,
     appended: bool,
     fsynced_block: bool,
@@ -224,6 +228,7 @@ impl FileWriter {
         let chunks_per_packet = checksum.chunks_per_packet(t.write_packet_size);
         let max_in_flight = t.max_packets_in_flight.max(1);
         let lease = fs.lease();
+        let slow_threshold = fs.inner.conf.mark_slownode_as_badnode_threshold;
         FileWriter {
             fs,
             src,
@@ -238,6 +243,7 @@ impl FileWriter {
             prev: None,
             seqno: 0,
             excluded: Vec::new(),
+            slow_acks: SlowAcks::new(slow_threshold),
             flushed: false,
             appended: false,
             fsynced_block: false,
@@ -406,9 +412,6 @@ impl FileWriter {
     }
 
     fn handle_ack(&mut self, ack: PipelineAck) -> Result<(), NodeFailure> {
-        if ack.seqno == HEARTBEAT_SEQNO {
-            return Ok(());
-        }
         if let Some((index, status)) = ack.first_failure() {
             return Err(NodeFailure::at(
                 Some(index),
@@ -417,6 +420,29 @@ impl FileWriter {
                     ack.seqno
                 ),
             ));
+        }
+        // As Hadoop's ResponseProcessor: SLOW flags are counted on every ack, heartbeats
+        // included, and the ack that reaches the threshold is not taken (its packet is
+        // resent after recovery).
+        let host = self.fs.inner.conf.use_datanode_hostname;
+        let cur = &self.cur;
+        let cur_nodes = || {
+            cur.as_ref()
+                .map(|c| c.nodes.iter().map(|d| xfer_addr(d, host)).collect())
+                .unwrap_or_default()
+        };
+        if let Some((index, node)) = self.slow_acks.observe(&ack, cur_nodes) {
+            warn!(node = %node, "Receive reply from slowNode {node} for continuous {} times, treating it as badNode", self.slow_acks.threshold());
+            return Err(NodeFailure::at(
+                Some(index),
+                format!(
+                    "Receive reply from slowNode {node} for continuous {} times, treating it as badNode",
+                    self.slow_acks.threshold()
+                ),
+            ));
+        }
+        if ack.seqno == HEARTBEAT_SEQNO {
+            return Ok(());
         }
         let Some(cur) = self.cur.as_mut() else {
             return Ok(());

@@ -44,6 +44,23 @@ pub(super) fn slow_commands(
     })
 }
 
+/// One transfer counted in xmitsInProgress while it lives (Hadoop's DataTransfer
+/// increments on start and decrements in its finally block).
+struct XmitGuard(Arc<std::sync::atomic::AtomicU32>);
+
+impl XmitGuard {
+    fn start(counter: &Arc<std::sync::atomic::AtomicU32>) -> Self {
+        counter.fetch_add(1, Ordering::Relaxed);
+        XmitGuard(counter.clone())
+    }
+}
+
+impl Drop for XmitGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 fn run_command(
     shared: &Arc<Shared>,
     xceiver: &Arc<XceiverContext>,
@@ -134,7 +151,9 @@ fn block_command(
                     client_name: String::new(),
                 };
                 let x = xceiver.clone();
+                let xmit = XmitGuard::start(&shared.xmits);
                 tokio::spawn(async move {
+                    let _xmit = xmit;
                     let id = req.block_id;
                     if let Err(e) = send_replica(&x, req).await {
                         tracing::warn!(id, error = %e, "replication transfer failed");

@@ -115,6 +115,9 @@ struct Shared {
     cmd_tx: mpsc::UnboundedSender<(String, DatanodeCommandProto)>,
     /// Slow peer / slow disk statistics reported in heartbeats.
     metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
+    /// Replica copies (DNA_TRANSFER) this node is sending now: the heartbeat's
+    /// xmitsInProgress, which the NameNode weighs against its replication stream limits.
+    xmits: Arc<std::sync::atomic::AtomicU32>,
 }
 
 /// A running actor.
@@ -199,6 +202,7 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
         active: xceiver.active.clone(),
         faults: xceiver.faults.clone(),
         metrics: xceiver.config.metrics.clone(),
+        xmits: Arc::default(),
         identity,
         clock,
         cfg,
@@ -429,6 +433,9 @@ async fn run_session(
             .nn
             .send_heartbeat(heartbeat_request(shared, &sess, want_lease).await?)
             .await?;
+        if let Some(m) = shared.metrics.as_ref() {
+            m.set_slow_node(resp.is_slownode.unwrap_or(false));
+        }
         for cmd in resp.cmds {
             let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
         }
@@ -475,7 +482,7 @@ async fn heartbeat_request(
     Ok(HeartbeatRequestProto {
         registration: sess.reg.clone(),
         reports: report::storage_reports(&stats),
-        xmits_in_progress: Some(0),
+        xmits_in_progress: Some(shared.xmits.load(Ordering::Relaxed)),
         // Like Hadoop, the transfer server's own accept thread counts as one xceiver, so an
         // idle DataNode reports 1 and the NameNode's load average is never zero.
         xceiver_count: Some(shared.active.load(Ordering::Relaxed) as u32 + 1),

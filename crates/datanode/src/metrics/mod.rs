@@ -331,7 +331,18 @@ impl DataNodeMetrics {
 
     /// Records whether the NameNode considers this node slow.
     pub fn set_slow_node(&self, slow: bool) {
-        self.slow_node.store(slow, Ordering::Relaxed);
+        if self.slow_node.swap(slow, Ordering::Relaxed) != slow {
+            tracing::info!(
+                slow,
+                "the NameNode says this DataNode is{} slow",
+                if slow { "" } else { " no longer" }
+            );
+        }
+    }
+
+    /// Whether the NameNode's last heartbeat response said this node is slow.
+    pub fn is_slow_node(&self) -> bool {
+        self.slow_node.load(Ordering::Relaxed)
     }
 
     /// The SLOW field of this node's own ack flag: DISABLED unless dfs.pipeline.slownode.

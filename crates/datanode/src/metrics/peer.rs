@@ -92,17 +92,21 @@ impl PeerMetrics {
 
     /// The heartbeat's slow peer entries: the slowest first, at most max.nodes.to.report.
     pub fn slow_peer_reports(&self, now: Duration) -> Vec<SlowPeerReportProto> {
-        let mut out: Vec<(String, f64)> = self
-            .outlier_metrics(now)
-            .into_iter()
-            .map(|(k, m)| (k, m.actual))
-            .collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut out: Vec<(String, OutlierMetrics)> =
+            self.outlier_metrics(now).into_iter().collect();
+        out.sort_by(|a, b| {
+            b.1.actual
+                .total_cmp(&a.1.actual)
+                .then_with(|| a.0.cmp(&b.0))
+        });
         out.truncate(self.cfg.max_nodes_to_report);
         out.into_iter()
-            .map(|(id, lat)| SlowPeerReportProto {
+            .map(|(id, m)| SlowPeerReportProto {
                 data_node_id: Some(id),
-                aggregate_latency: Some(lat),
+                aggregate_latency: Some(m.actual),
+                median: Some(m.median),
+                mad: Some(m.mad),
+                upper_limit_latency: Some(m.upper_limit),
             })
             .collect()
     }

@@ -347,6 +347,10 @@ impl Receiver<'_> {
         loop {
             let (pkt, raw) =
                 timed(cfg.socket_timeout, read_packet_raw(rd, cfg.max_packet_size)).await?;
+            let delay = self.ctx.faults.packet_delay();
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
             if mirror.is_some()
                 && let Some(m) = &self.ctx.config.metrics
             {

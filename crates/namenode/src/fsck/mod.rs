@@ -1025,6 +1025,10 @@ fn finish(
             orphans.replicas, orphans.bytes, orphans.future_replicas
         );
     }
+    // rhdfs: decommissions that cannot finish, with the reason and the fix.
+    for note in fs.block_manager().decommission_notes() {
+        let _ = writeln!(out, " Decommission blocked:\t{note}");
+    }
     let _ = writeln!(out, "\nReplicated Blocks:");
     let _ = writeln!(
         out,

@@ -158,6 +158,13 @@ fn beans(fs: &Namesystem, host: &str) -> Vec<(String, Vec<(String, Val)>)> {
             "rhdfs:service=NameNode,name=BlockConsistency".to_string(),
             consistency,
         ),
+        (
+            "Hadoop:service=NameNode,name=NameNodeStatus".to_string(),
+            super::slow_nodes::slow_node_attributes(bm)
+                .into_iter()
+                .map(|(k, v)| a(k, Val::Str(v)))
+                .collect(),
+        ),
     ]
 }
 

@@ -7,6 +7,7 @@
 pub use rhdfs_http::client;
 mod index;
 mod metrics;
+pub mod slow_nodes;
 mod webhdfs;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -26,6 +26,7 @@ pub mod quota;
 pub mod refresh_nodes;
 mod rename;
 mod save_namespace;
+mod slow_datanodes;
 mod summary;
 mod truncate;
 pub mod xattr;
@@ -184,6 +185,7 @@ client_protocol! {
     "getStats" => Read get_fs_stats,
     "getFsReplicatedBlockStats" => Read get_fs_replicated_block_stats,
     "getDatanodeReport" => Read get_datanode_report,
+    "getSlowDatanodeReport" => Read get_slow_datanode_report,
     "listOpenFiles" => Read list_open_files,
     "metaSave" => Read meta_save,
     "msync" => Read msync,

@@ -36,7 +36,7 @@ Please Note:
 \t1. By default fsck ignores files opened for write, use -openforwrite to report such files. They are usually  tagged CORRUPT or HEALTHY depending on their block allocation status";
 
 const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
-\t[-report [-live] [-dead] [-decommissioning]]
+\t[-report [-live] [-dead] [-decommissioning] [-slownodes]]
 \t[-safemode <enter | leave | get | wait | forceExit>]
 \t[-saveNamespace [-beforeShutdown]]
 \t[-rollEdits]
@@ -289,6 +289,7 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                     "-live" => filter.live = true,
                     "-dead" => filter.dead = true,
                     "-decommissioning" => filter.decommissioning = true,
+                    "-slownodes" => filter.slow = true,
                     other => {
                         eprintln!("report: Illegal option '{other}'");
                         eprintln!("{DFSADMIN_USAGE}");
