@@ -67,6 +67,11 @@ pub(crate) async fn read_block(
 ) -> Result<Next, XceiverError> {
     let block = req.header.base_header.block.clone();
     let (offset, len) = (req.offset, req.len);
+    let delay = ctx.faults.read_delay();
+    if !delay.is_zero() {
+        tracing::info!(peer = %conn.peer, id = block.block_id, ?delay, "fault hook: slow read");
+        tokio::time::sleep(delay).await;
+    }
     let end_req = offset.saturating_add(len);
     let reader = match open_reader(
         ctx,
