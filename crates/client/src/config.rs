@@ -98,6 +98,15 @@ pub struct ClientConf {
     /// dfs.client.mark.slownode.as.badnode.threshold: consecutive SLOW acks after which a
     /// pipeline node is treated as bad (0 = never).
     pub mark_slownode_as_badnode_threshold: u32,
+    /// dfs.client.socketcache.capacity: idle DataNode connections kept (0: none).
+    pub socket_cache_capacity: usize,
+    /// dfs.client.socketcache.expiryMsec.
+    pub socket_cache_expiry: Duration,
+    /// dfs.client.hedged.read.threadpool.size: concurrent hedged requests (0: no hedging).
+    pub hedged_read_pool_size: usize,
+    /// dfs.client.hedged.read.threshold.millis: a positioned read waits this long for a
+    /// replica before also asking the next one.
+    pub hedged_read_threshold: Duration,
 }
 
 impl ClientConf {
@@ -192,6 +201,26 @@ impl ClientConf {
             mark_slownode_as_badnode_threshold: conf.get_u32(
                 keys::DFS_CLIENT_MARK_SLOWNODE_AS_BADNODE_THRESHOLD_KEY,
                 keys::DFS_CLIENT_MARK_SLOWNODE_AS_BADNODE_THRESHOLD_DEFAULT as u32,
+            )?,
+            socket_cache_capacity: usize::try_from(conf.get_u64(
+                keys::DFS_CLIENT_SOCKET_CACHE_CAPACITY_KEY,
+                keys::DFS_CLIENT_SOCKET_CACHE_CAPACITY_DEFAULT,
+            )?)
+            .unwrap_or(usize::MAX),
+            socket_cache_expiry: conf.get_duration(
+                keys::DFS_CLIENT_SOCKET_CACHE_EXPIRY_MSEC_KEY,
+                keys::DFS_CLIENT_SOCKET_CACHE_EXPIRY_MSEC_DEFAULT,
+                keys::DFS_CLIENT_SOCKET_CACHE_EXPIRY_MSEC_UNIT,
+            )?,
+            hedged_read_pool_size: usize::try_from(conf.get_u64(
+                keys::DFS_CLIENT_HEDGED_READ_THREADPOOL_SIZE_KEY,
+                keys::DFS_CLIENT_HEDGED_READ_THREADPOOL_SIZE_DEFAULT,
+            )?)
+            .unwrap_or(usize::MAX),
+            hedged_read_threshold: conf.get_duration(
+                keys::DFS_CLIENT_HEDGED_READ_THRESHOLD_MILLIS_KEY,
+                keys::DFS_CLIENT_HEDGED_READ_THRESHOLD_MILLIS_DEFAULT,
+                keys::DFS_CLIENT_HEDGED_READ_THRESHOLD_MILLIS_UNIT,
             )?,
         })
     }

@@ -15,6 +15,7 @@ use crate::config::ClientConf;
 use crate::error::{ClientError, Result};
 use crate::lease::{LeaseGuard, LeaseRenewer, RENEW_INTERVAL_DEFAULT};
 use crate::path;
+use crate::peer_cache::PeerCache;
 use crate::types::{BlockLocation, ContentSummary, FileStatus, FsStats, ServerDefaults};
 
 /// Value sent for "the whole file" in getBlockLocations.
@@ -38,6 +39,11 @@ pub(crate) struct Inner {
     pub(crate) clock: SharedClock,
     server_defaults: OnceCell<ServerDefaults>,
     pub(crate) leases: Arc<LeaseRenewer>,
+    /// Idle DataNode connections for reuse, and connection counters.
+    pub(crate) peers: PeerCache,
+    /// Permits for hedged requests (dfs.client.hedged.read.threadpool.size).
+    pub(crate) hedge_permits: Arc<tokio::sync::Semaphore>,
+    pub(crate) hedge_stats: crate::read::HedgeStats,
 }
 
 /// How to create a file.
@@ -126,6 +132,15 @@ impl FileSystem {
             }
         };
         let cc = ClientConf::from_conf(&conf)?;
+        let peers = PeerCache::new(
+            cc.socket_cache_capacity,
+            cc.socket_cache_expiry,
+            Arc::clone(&clock),
+        );
+        let hedge_permits = Arc::new(tokio::sync::Semaphore::new(
+            cc.hedged_read_pool_size
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        ));
         let target = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {
@@ -155,6 +170,9 @@ impl FileSystem {
                 clock,
                 server_defaults: OnceCell::new(),
                 leases,
+                peers,
+                hedge_permits,
+                hedge_stats: Default::default(),
             }),
         })
     }
@@ -561,6 +579,23 @@ impl FileSystem {
 
     /// Closes the NameNode connection.
     pub async fn close(&self) {
+        self.inner.peers.clear();
         self.inner.nn.close().await;
+    }
+
+    /// DataNode data-transfer connections this client opened (for tests and benchmarks).
+    pub fn datanode_connections_opened(&self) -> u64 {
+        self.inner.peers.opened()
+    }
+
+    /// Reads that started on a cached DataNode connection.
+    pub fn datanode_connections_reused(&self) -> u64 {
+        self.inner.peers.reused()
+    }
+
+    /// Hedged positioned reads: (requests sent to a second replica, reads a hedge answered
+    /// first), as Hadoop's hedgedReadOps and hedgedReadOpsWin.
+    pub fn hedged_read_stats(&self) -> (u64, u64) {
+        self.inner.hedge_stats.get()
     }
 }

@@ -18,6 +18,7 @@ pub mod glob;
 mod globber;
 mod lease;
 pub mod path;
+mod peer_cache;
 mod read;
 pub mod retry;
 pub mod time;

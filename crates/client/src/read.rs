@@ -22,10 +22,15 @@ use crate::filesystem::{FileSystem, WHOLE_FILE};
 /// Consecutive failures without progress after which a read gives up.
 const MAX_FAILURES_WITHOUT_PROGRESS: u32 = 16;
 
+mod pread;
+
+pub(crate) use pread::HedgeStats;
+
 struct Current {
     index: usize,
     reader: BlockReader<TcpStream>,
     node: DatanodeInfoProto,
+    addr: String,
 }
 
 /// An open file for reading.
@@ -98,6 +103,22 @@ impl FileReader {
         let mut v: Vec<String> = self.dead.iter().cloned().collect();
         v.sort();
         v
+    }
+
+    /// The DataNodes ("ip:port") a read of the block holding `offset` tries, in order (those
+    /// that failed for this reader left out).
+    pub fn replica_order(&self, offset: u64) -> Vec<String> {
+        let use_host = self.fs.inner.conf.use_datanode_hostname;
+        self.block_index(offset)
+            .map(|i| {
+                self.blocks[i]
+                    .locs
+                    .iter()
+                    .map(|dn| xfer_addr(dn, use_host))
+                    .filter(|a| !self.dead.contains(a))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Moves the sequential position.
@@ -184,7 +205,7 @@ impl FileReader {
         i: usize,
         off: u64,
         len: u64,
-    ) -> Result<(BlockReader<TcpStream>, DatanodeInfoProto, usize)> {
+    ) -> Result<(BlockReader<TcpStream>, DatanodeInfoProto, usize, String)> {
         let cc = self.fs.inner.conf.clone();
         let mut index = i;
         for attempt in 0..=cc.max_block_acquire_failures {
@@ -198,8 +219,8 @@ impl FileReader {
                     ReadBlockParams::new(lb.b.clone(), self.fs.client_name().to_string(), off, len);
                 let mut params = params;
                 params.token = Some(lb.block_token.clone());
-                match BlockReader::connect(&addr, &params, &cc.transfer).await {
-                    Ok(r) => return Ok((r, dn.clone(), index)),
+                match connect_block(&self.fs, &addr, &params).await {
+                    Ok(r) => return Ok((r, dn.clone(), index, addr)),
                     Err(e) => {
                         warn!(
                             "Failed to connect to {addr} for block {}, add to deadNodes and continue: {e}",
@@ -307,11 +328,12 @@ impl FileReader {
                 let lb = &self.blocks[i];
                 let off = self.pos - lb.offset;
                 let len = lb.b.num_bytes.unwrap_or(0) - off;
-                let (reader, node, index) = self.open_block(i, off, len).await?;
+                let (reader, node, index, addr) = self.open_block(i, off, len).await?;
                 self.cur = Some(Current {
                     index,
                     reader,
                     node,
+                    addr,
                 });
             }
             let Some(cur) = self.cur.as_mut() else {
@@ -320,13 +342,23 @@ impl FileReader {
             match cur.reader.next_chunk().await {
                 Ok(Some(b)) => {
                     self.failures = 0;
+                    // The range is all here: read the empty last packet (sending the read
+                    // status) so the connection can serve the next block.
+                    if cur.reader.remaining() == 0
+                        && matches!(cur.reader.next_chunk().await, Ok(None))
+                        && let Some(cur) = self.cur.take()
+                    {
+                        release(&self.fs, &cur.addr, cur.reader);
+                    }
                     let room = (self.len - self.pos) as usize;
                     let b = if b.len() > room { b.slice(..room) } else { b };
                     self.pos += b.len() as u64;
                     return Ok(Some(b));
                 }
                 Ok(None) => {
-                    self.cur = None;
+                    if let Some(cur) = self.cur.take() {
+                        release(&self.fs, &cur.addr, cur.reader);
+                    }
                 }
                 Err(e) => {
                     let Some(cur) = self.cur.take() else { continue };
@@ -367,44 +399,35 @@ impl FileReader {
         Ok(out.freeze())
     }
 
-    /// Positioned read of `[offset, offset + len)` (clipped to the file); does not move the
-    /// sequential position.
-    pub async fn read_range(&mut self, offset: u64, len: u64) -> Result<Bytes> {
-        let end = offset.saturating_add(len).min(self.len);
-        let mut out = BytesMut::with_capacity(end.saturating_sub(offset) as usize);
-        let mut p = offset;
-        let mut failures = 0;
-        while p < end {
-            let i = self.block_index(p).ok_or_else(|| {
-                ClientError::Failed(format!("no block of {} covers offset {p}", self.src))
-            })?;
-            let lb = &self.blocks[i];
-            let block_end = lb.offset + lb.b.num_bytes.unwrap_or(0);
-            let off = p - lb.offset;
-            let n = end.min(block_end) - p;
-            let (mut reader, node, index) = self.open_block(i, off, n).await?;
-            match reader.read_all().await {
-                Ok(b) => {
-                    p += b.len() as u64;
-                    out.extend_from_slice(&b);
-                }
-                Err(e) => {
-                    self.replica_failed(index, &node, &e).await;
-                    failures += 1;
-                    if failures > MAX_FAILURES_WITHOUT_PROGRESS {
-                        return Err(e.into());
-                    }
-                }
-            }
-        }
-        debug!(src = %self.src, offset, len, "positioned read done");
-        Ok(out.freeze())
-    }
-
     /// Positioned read into `buf`; returns the number of bytes read (0 at or past the end).
     pub async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let b = self.read_range(offset, buf.len() as u64).await?;
         buf[..b.len()].copy_from_slice(&b);
         Ok(b.len())
+    }
+}
+
+/// Starts READ_BLOCK on `addr`, on an idle cached connection when there is one (a cached
+/// connection the DataNode has meanwhile closed is replaced by a new one).
+pub(crate) async fn connect_block(
+    fs: &FileSystem,
+    addr: &str,
+    params: &ReadBlockParams,
+) -> std::result::Result<BlockReader<TcpStream>, TransferError> {
+    let cfg = &fs.inner.conf.transfer;
+    if let Some(s) = fs.inner.peers.take(addr) {
+        match BlockReader::start(s, params, cfg).await {
+            Ok(r) => return Ok(r),
+            Err(e) => debug!("cached connection to {addr} failed ({e}); opening a new one"),
+        }
+    }
+    fs.inner.peers.note_opened();
+    BlockReader::connect(addr, params, cfg).await
+}
+
+/// Returns a finished reader's connection to the cache.
+pub(crate) fn release(fs: &FileSystem, addr: &str, reader: BlockReader<TcpStream>) {
+    if let Some(s) = reader.into_reusable() {
+        fs.inner.peers.put(addr, s);
     }
 }

@@ -18,4 +18,5 @@ mod dfs_shell;
 mod fsshell_vs_java;
 mod interop;
 mod lease_recovery;
+mod read_paths;
 mod safe_mode;

@@ -1226,6 +1226,16 @@ pub mod client {
         "dfs.client.deadnode.detection.enabled";
     pub const DFS_CLIENT_DEADNODE_DETECTION_ENABLED_DEFAULT: bool = false;
 
+    /// `dfs.client.socketcache.capacity`: Idle DataNode connections kept for reuse.
+    pub const DFS_CLIENT_SOCKET_CACHE_CAPACITY_KEY: &str = "dfs.client.socketcache.capacity";
+    pub const DFS_CLIENT_SOCKET_CACHE_CAPACITY_DEFAULT: u64 = 16;
+
+    /// `dfs.client.socketcache.expiryMsec`: How long an idle DataNode connection is kept.
+    pub const DFS_CLIENT_SOCKET_CACHE_EXPIRY_MSEC_KEY: &str = "dfs.client.socketcache.expiryMsec";
+    pub const DFS_CLIENT_SOCKET_CACHE_EXPIRY_MSEC_DEFAULT: Duration = Duration::from_millis(3000);
+    /// Unit of a bare number in `dfs.client.socketcache.expiryMsec`.
+    pub const DFS_CLIENT_SOCKET_CACHE_EXPIRY_MSEC_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
     /// `dfs.client.hedged.read.threadpool.size`: Hedged read threads; 0 disables.
     pub const DFS_CLIENT_HEDGED_READ_THREADPOOL_SIZE_KEY: &str =
         "dfs.client.hedged.read.threadpool.size";

@@ -115,6 +115,12 @@ impl DataNode {
             metrics: crate::metrics::DataNodeMetrics::from_conf(&conf, clock.clone())
                 .map_err(conf_err)?
                 .into_enabled(),
+            transfer_to: conf
+                .get_bool(
+                    keys::DFS_DATANODE_TRANSFERTO_ALLOWED_KEY,
+                    keys::DFS_DATANODE_TRANSFERTO_ALLOWED_DEFAULT,
+                )
+                .map_err(conf_err)?,
             ..XceiverConfig::default()
         };
         let ctx = XceiverContext {

@@ -1,4 +1,4 @@
-//! Fault hooks for tests: slow deletes, slow incremental reports, slow packets, refused transfer connections,
+//! Fault hooks for tests: slow deletes, slow incremental reports, slow packets, slow reads, refused transfer connections,
 //! failing acks, and a way to find a replica's files.
 
 use std::path::PathBuf;
@@ -24,6 +24,7 @@ pub struct FaultHooks {
     packet_delay_ms: AtomicU64,
     reject_transfers: AtomicBool,
     ack_error: AtomicBool,
+    read_delay_ms: AtomicU64,
     dataset: OnceLock<Arc<Dataset>>,
 }
 
@@ -79,6 +80,16 @@ impl FaultHooks {
 
     pub fn ack_error(&self) -> bool {
         self.ack_error.load(Ordering::Relaxed)
+    }
+
+    /// Each READ_BLOCK waits this long before answering (a slow DataNode for hedged reads).
+    pub fn set_read_delay(&self, d: Duration) {
+        self.read_delay_ms
+            .store(d.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    pub fn read_delay(&self) -> Duration {
+        Duration::from_millis(self.read_delay_ms.load(Ordering::Relaxed))
     }
 
     /// Block and meta file of replica `block_id` in any block pool (for corruption tests).

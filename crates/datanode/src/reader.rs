@@ -69,6 +69,26 @@ impl ReplicaReader {
         self.info.checksum
     }
 
+    /// The open block file (for sendfile).
+    pub fn block_file(&self) -> &File {
+        &self.block
+    }
+
+    /// Whether the stored CRCs of every chunk up to [`ReplicaReader::len`] can be trusted
+    /// (a finalized replica); otherwise they are computed from the data.
+    pub fn sums_on_disk(&self) -> bool {
+        self.info.state == ReplicaState::Finalized
+    }
+
+    /// Reads the stored CRCs of the chunks covering `[start, end)` (start chunk-aligned) into
+    /// `out`, which must be exactly their size. Only for a finalized replica.
+    pub fn read_stored_sums(&self, start: u64, out: &mut [u8]) -> Result<(), StorageError> {
+        let spec = self.info.checksum;
+        self.meta
+            .read_exact_at(out, meta::crc_offset(&spec, start / spec.bpc()))?;
+        Ok(())
+    }
+
     /// Data in `[start, end)` (start chunk-aligned, end ≤ len) and its chunk CRCs, big-endian.
     pub fn read(&self, start: u64, end: u64) -> Result<(Vec<u8>, Vec<u8>), StorageError> {
         let end = end.min(self.len());

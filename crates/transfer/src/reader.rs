@@ -255,6 +255,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> BlockReader<S> {
         Ok(out.freeze())
     }
 
+    /// The stream, when it can carry another op: the whole range was read, the status sent, and
+    /// nothing unread is buffered.
+    pub fn into_reusable(self) -> Option<S> {
+        (self.done && !self.failed && self.stream.buffer().is_empty())
+            .then(|| self.stream.into_inner())
+    }
+
     /// The underlying stream; reusable for another op only if [`BlockReader::is_done`].
     pub fn into_inner(self) -> S {
         self.stream.into_inner()

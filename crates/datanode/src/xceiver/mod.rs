@@ -1,8 +1,10 @@
 //! The data transfer server (dfs.datanode.address): accepts connections and runs the op loop
 //! of each (WRITE_BLOCK, READ_BLOCK, BLOCK_CHECKSUM, TRANSFER_BLOCK) on a reused connection.
 
+mod block_sender;
 mod read_block;
 mod send;
+mod sock_io;
 mod write_block;
 
 use std::net::SocketAddr;
@@ -43,6 +45,8 @@ pub struct XceiverConfig {
     pub sync_on_close: bool,
     /// Slow peer / slow disk statistics (None: all off).
     pub metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
+    /// Send read data with sendfile (dfs.datanode.transferTo.allowed).
+    pub transfer_to: bool,
 }
 
 impl Default for XceiverConfig {
@@ -53,6 +57,7 @@ impl Default for XceiverConfig {
             max_packet_size: rhdfs_transfer::packet::MAX_PACKET_SIZE,
             sync_on_close: false,
             metrics: None,
+            transfer_to: true,
         }
     }
 }
@@ -326,3 +331,6 @@ pub(crate) fn spec_to_proto(spec: ChecksumSpec) -> rhdfs_proto::hdfs::ChecksumPr
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+#[cfg(test)]
+mod read_tests;

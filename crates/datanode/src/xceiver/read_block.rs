@@ -1,7 +1,9 @@
 //! READ_BLOCK (any offset and length, chunk-aligned packets of ≤ 64 KiB, a final empty packet,
 //! an optional client status) and BLOCK_CHECKSUM (MD5 of the chunk CRCs).
 
+use std::os::fd::AsFd;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -10,15 +12,14 @@ use rhdfs_proto::hdfs::{
     OpBlockChecksumResponseProto, OpReadBlockProto, ReadOpChecksumInfoProto, Status,
 };
 use rhdfs_transfer::op::read_delimited_opt;
-use rhdfs_transfer::{Packet, PacketHeader, write_delimited};
-use tokio::io::AsyncWriteExt;
+use rhdfs_transfer::write_delimited;
 
+use super::block_sender::{SendPlan, send_block};
+use super::sock_io::SockWriter;
 use super::{Conn, Next, XceiverContext, XceiverError, blocking, respond, spec_to_proto};
 use crate::checksum::{ChecksumSpec, ChecksumType};
 use crate::reader::ReplicaReader;
 
-/// Data bytes per read packet are the most whole chunks fitting in this (with their CRCs).
-const READ_PACKET_SIZE: u64 = 64 * 1024;
 /// How long a read of an RBW replica waits for the requested bytes to arrive.
 const RBW_WAIT: Duration = Duration::from_secs(3);
 
@@ -50,6 +51,15 @@ async fn open_reader(
     }
 }
 
+/// Tells the sending thread to stop when the connection's task goes away mid-read.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 pub(crate) async fn read_block(
     ctx: &Arc<XceiverContext>,
     conn: &mut Conn,
@@ -57,6 +67,11 @@ pub(crate) async fn read_block(
 ) -> Result<Next, XceiverError> {
     let block = req.header.base_header.block.clone();
     let (offset, len) = (req.offset, req.len);
+    let delay = ctx.faults.read_delay();
+    if !delay.is_zero() {
+        tracing::info!(peer = %conn.peer, id = block.block_id, ?delay, "fault hook: slow read");
+        tokio::time::sleep(delay).await;
+    }
     let end_req = offset.saturating_add(len);
     let reader = match open_reader(
         ctx,
@@ -94,45 +109,26 @@ pub(crate) async fn read_block(
     };
     write_delimited(&mut conn.wr, &resp).await?;
 
-    let csize = wire.kind.size() as u64;
-    let chunks_per_packet = (READ_PACKET_SIZE / (bpc + csize)).max(1);
-    let step = chunks_per_packet * bpc;
-    let reader = Arc::new(reader);
-    let mut pos = chunk_offset;
-    let mut seqno = 0i64;
-    while pos < end {
-        let upto = (pos + step).min(end);
-        let r = reader.clone();
-        let io =
-            crate::metrics::IoSample::start(&ctx.config.metrics, &ctx.dataset, r.info().volume);
-        let (data, sums) = blocking(move || {
-            let out = r.read(pos, upto);
-            io.finish(crate::metrics::IoKind::Read);
-            out
-        })
-        .await??;
-        let pkt = Packet {
-            header: PacketHeader {
-                offset_in_block: pos as i64,
-                seqno,
-                last_packet_in_block: false,
-                data_len: data.len() as i32,
-                sync_block: false,
-            },
-            checksums: if send_sums {
-                Bytes::from(sums)
-            } else {
-                Bytes::new()
-            },
-            data: Bytes::from(data),
-        };
-        conn.wr.write_all(&pkt.to_bytes()).await?;
-        seqno += 1;
-        pos = upto;
-    }
-    let last = Packet::empty(end as i64, seqno, true);
-    conn.wr.write_all(&last.to_bytes()).await?;
-    conn.wr.flush().await?;
+    let fd = conn.wr.as_ref().as_fd().try_clone_to_owned()?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _cancel_on_drop = CancelOnDrop(cancel.clone());
+    let plan = SendPlan {
+        start: chunk_offset,
+        end,
+        send_sums,
+        transfer_to: ctx.config.transfer_to,
+    };
+    let (metrics, ds, timeout) = (
+        ctx.config.metrics.clone(),
+        ctx.dataset.clone(),
+        ctx.config.socket_timeout,
+    );
+    let stats = blocking(move || {
+        let out = SockWriter::new(fd, timeout, &cancel);
+        send_block(&reader, &out, plan, (&metrics, &ds))
+    })
+    .await??;
+    tracing::debug!(peer = %conn.peer, id = block.block_id, ?stats, "READ_BLOCK sent");
 
     // The client sends a status after reading the whole range; it may also just close.
     let status = tokio::time::timeout(

@@ -1,4 +1,4 @@
-//! `rhdfs bench dfsio -write|-read --files N --size SIZE [--replication R]`: a TestDFSIO-like
+//! `rhdfs bench dfsio -write|-read --files N --size SIZE [--replication R] [--warm]`: a TestDFSIO-like
 //! throughput test, with the same bytes written/read through plain file I/O on the disk that
 //! holds the DataNodes' volumes (R copies for writes) as the machine's own limit.
 
@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use rhdfs_client::{CreateOptions, FileSystem};
 use rhdfs_conf::Configuration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 use super::format::human;
 
@@ -21,6 +21,8 @@ struct Opts {
     size: u64,
     replication: Option<u16>,
     local_dir: Option<PathBuf>,
+    /// Leave the page cache alone (a warm read).
+    warm: bool,
 }
 
 fn parse(
@@ -34,6 +36,7 @@ fn parse(
         size: 128 << 20,
         replication: None,
         local_dir: None,
+        warm: false,
     };
     let mut mode = None;
     let mut i = 0;
@@ -47,6 +50,7 @@ fn parse(
             "dfsio" => {}
             "-write" => mode = Some(true),
             "-read" => mode = Some(false),
+            "--warm" => o.warm = true,
             "--files" | "-nrFiles" => {
                 o.files = val(i)?.parse()?;
                 i += 1;
@@ -98,6 +102,9 @@ pub async fn bench(args: Vec<String>) -> anyhow::Result<i32> {
     };
     let fs = FileSystem::from_conf(conf).await?;
     let replication = o.replication.unwrap_or(fs.client_conf().replication);
+    // Reads start cold when the page cache can be dropped (as root), as the plain reads do.
+    let cold = !o.write && !o.warm && drop_page_cache();
+    let opened_before = fs.datanode_connections_opened();
     let start = Instant::now();
     let mut tasks = Vec::new();
     for i in 0..o.files {
@@ -175,11 +182,25 @@ pub async fn bench(args: Vec<String>) -> anyhow::Result<i32> {
         f.flush().await?;
     }
     let write_secs = t.elapsed().as_secs_f64().max(1e-6);
+    if cold {
+        drop_page_cache();
+    }
+    // As many concurrent plain readers as the benchmark has files.
     let t = Instant::now();
-    let mut rb = vec![0u8; BUF];
+    let mut readers = Vec::new();
     for i in 0..o.files as u64 {
-        let mut f = tokio::fs::File::open(dir.join(format!("f{i}"))).await?;
-        while f.read(&mut rb).await? > 0 {}
+        let p = dir.join(format!("f{i}"));
+        readers.push(tokio::task::spawn_blocking(
+            move || -> std::io::Result<()> {
+                let mut f = std::fs::File::open(p)?;
+                let mut rb = vec![0u8; BUF];
+                while std::io::Read::read(&mut f, &mut rb)? > 0 {}
+                Ok(())
+            },
+        ));
+    }
+    for r in readers {
+        r.await??;
     }
     let read_secs = t.elapsed().as_secs_f64().max(1e-6);
     let _ = tokio::fs::remove_dir_all(&dir).await;
@@ -196,6 +217,29 @@ pub async fn bench(args: Vec<String>) -> anyhow::Result<i32> {
         if copies == 1 { "y" } else { "ies" },
         dfs_secs / local_secs
     );
+    if !o.write {
+        let dfs_rate = total as f64 / dfs_secs;
+        let plain_rate = local_bytes as f64 / local_secs;
+        println!(
+            "   Page cache: {}\n   DataNode connections opened: {}\n   Plain read limit ({} readers): {}/s\n   rhdfs / plain read throughput ratio: {:.2}",
+            if cold {
+                "dropped before each read"
+            } else {
+                "warm (not dropped: --warm, or not root)"
+            },
+            fs.datanode_connections_opened() - opened_before,
+            o.files,
+            human(plain_rate as u64),
+            dfs_rate / plain_rate
+        );
+    }
     fs.close().await;
     Ok(0)
+}
+
+/// Writes dirty pages back and drops the page cache (`/proc/sys/vm/drop_caches`); false when
+/// that is not allowed (not root).
+fn drop_page_cache() -> bool {
+    let _ = std::process::Command::new("sync").status();
+    std::fs::write("/proc/sys/vm/drop_caches", "1").is_ok()
 }
