@@ -29,6 +29,7 @@ Commands:
              -saveNamespace | -metasave FILE | -refreshNodes | -triggerBlockReport ...
   bench      dfsio -write|-read --files N --size SIZE [--replication R]
              delete-under-load [--blocks N] [--writers W] [--datanodes D]
+             nn [-op OP|all] [-threads T] [-files N] [-datanodes D] (`rhdfs bench help`)
   version    the version, the source revision and the build date (also --version)
   help       this text
 

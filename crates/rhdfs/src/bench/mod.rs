@@ -2,12 +2,12 @@
 //!
 //! - `delete-under-load`: seed 000's scenario — a large delete while writers keep closing
 //!   files; close latency, failures, longest lock holds, time until deletions drain.
-//! - `nn-ops`: creates, mkdirs, renames and deletes per second for 1, 8 and 64 clients,
-//!   with the edit log's fsyncs per operation (group commit).
+//! - `nn`: NameNode throughput and latency per operation, like Hadoop's
+//!   NNThroughputBenchmark, with simulated DataNodes for addBlock and blockReport.
 //! - `dfsio`: TestDFSIO-like throughput (`crate::dfs::bench`).
 
 mod delete_under_load;
-mod nn_ops;
+mod nn;
 
 const USAGE: &str = "\
 Usage: rhdfs bench SUBCOMMAND [options]
@@ -19,11 +19,18 @@ Subcommands:
         small files; prints close latency p50/p99/max, failures, the longest lock hold
         per lock and operation, and the time until pending deletions reach zero.
         Without -fs an in-process cluster of D DataNodes (default 3) is started.
-  nn-ops [--ops N] [--clients 1,8,64] [-fs URI] [-D key=value ...]
-        NameNode metadata throughput: N creates (create+close of an empty file),
-        mkdirs, renames and deletes per client count, each acknowledged after its
-        edit is synced; prints ops/s and, against the in-process cluster (no -fs),
-        the edit log's fsyncs per operation, which group commit keeps below 1.
+  nn [-op create|mkdirs|open|fileStatus|rename|delete|addBlock|blockReport|all[,...]]
+     [-threads T] [-files N] [-filesPerDir P] [-datanodes D] [-blocksPerReport B]
+     [-keepResults] [-fs URI] [-D key=value ...]
+        NameNode throughput like Hadoop's NNThroughputBenchmark: T clients share N
+        operations of each kind; prints ops/s, p50/p99 latency and both as multiples
+        of the loopback TCP round trip measured in the same run, and (in-process,
+        without -fs) the edit log's fsyncs per operation. addBlock and blockReport
+        use D simulated DataNodes (no data) that each send a full report of B
+        replicas (replicas/s printed); addBlock's ops/s and fsyncs include each
+        file's untimed create and complete, its latencies are addBlock's. Defaults: all, 8 threads, 1000 files, 4 per
+        directory, 3 DataNodes, 100 blocks per report. Without -fs an in-process
+        NameNode with no real DataNodes is started.
   dfsio -write|-read --files N --size SIZE [--replication R]
         TestDFSIO-like throughput
 ";
@@ -36,7 +43,7 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     };
     match sub.as_str() {
         "delete-under-load" => delete_under_load::run(args[1..].to_vec()).await,
-        "nn-ops" => nn_ops::run(args[1..].to_vec()).await,
+        "nn" => nn::run(args[1..].to_vec()).await,
         "dfsio" => crate::dfs::bench::bench(args).await,
         "help" | "-h" | "--help" | "-help" => {
             print!("{USAGE}");
