@@ -127,12 +127,14 @@ pub(crate) async fn read_block(
             data: Bytes::from(data),
         };
         conn.wr.write_all(&pkt.to_bytes()).await?;
+        crate::metrics::Activity::add(&ctx.activity.bytes_read, pkt.data.len() as u64);
         seqno += 1;
         pos = upto;
     }
     let last = Packet::empty(end as i64, seqno, true);
     conn.wr.write_all(&last.to_bytes()).await?;
     conn.wr.flush().await?;
+    crate::metrics::Activity::add(&ctx.activity.blocks_read, 1);
 
     // The client sends a status after reading the whole range; it may also just close.
     let status = tokio::time::timeout(
