@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the compatibility tests need (Java 17 and the Apache Hadoop
-# 3.5 client jars, from Debian's and PyPI's registries), then the whole workspace's tests.
+# 3.5 client jars, from Debian's and PyPI's registries; promtool from Debian's prometheus
+# package), then the whole workspace's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,5 +11,8 @@ jars="$(bash scripts/install-hadoop-client.sh)"
 export RHDFS_HADOOP_CLIENT_DIR="${RHDFS_HADOOP_CLIENT_DIR:-$jars}"
 # The Java client tests must run, not skip, wherever this script runs.
 export RHDFS_REQUIRE_JAVA=1
+# promtool (Debian's prometheus package) checks both daemons' /metrics.
+bash scripts/install-promtool.sh >/dev/null
+export RHDFS_REQUIRE_PROMTOOL=1
 
 cargo test --workspace --all-targets --no-fail-fast "$@"

@@ -24,6 +24,7 @@ use crate::placement::{
     ExcludedNode, PlacementPolicy, PlacementRequest,
     rack_aware::{PlacementOutcome, not_enough_replicas_detailed},
 };
+use crate::redundancy::decommission::AdminState;
 use crate::render;
 use crate::state::{BlockCounts, BlockState};
 
@@ -72,6 +73,15 @@ pub struct FsStats {
     pub safe_blocks: u64,
     pub live_datanodes: u64,
     pub dead_datanodes: u64,
+    /// Live nodes whose last heartbeat is older than the stale interval.
+    pub stale_datanodes: u64,
+    /// Live nodes being decommissioned / decommissioned.
+    pub decommissioning_datanodes: u64,
+    pub decommissioned_datanodes: u64,
+    /// Failed storages reported by live nodes (Hadoop's VolumeFailuresTotal).
+    pub volume_failures: u64,
+    /// Blocks with copies scheduled and not yet received (PendingReconstructionBlocks).
+    pub pending_reconstruction: u64,
 }
 
 /// A block with its locations, as getBlockLocations needs it.
@@ -674,12 +684,13 @@ impl BlockManager {
 
     pub fn fs_stats(&self) -> FsStats {
         // Counted in chunks so a large blocks map never holds the lock for long.
-        let (ids, pending_deletion, pending_cmds) = {
+        let (ids, pending_deletion, pending_cmds, pending_reconstruction) = {
             let st = self.blocks.lock("stats");
             (
                 st.map.ids(),
                 st.invalidate.num_blocks() as u64,
                 st.pending.len() as u64,
+                st.recon.pending_blocks() as u64,
             )
         };
         let mut counts = BlockCounts::default();
@@ -705,14 +716,25 @@ impl BlockManager {
             pending_deletion,
             pending_deletion_commands: pending_cmds,
             pending_removal: self.pending_removal.load(Ordering::Relaxed),
+            pending_reconstruction,
             ..FsStats::default()
         };
         for d in dns.all() {
-            if dns.liveness_of(d, now) == Liveness::Dead {
-                s.dead_datanodes += 1;
-                continue;
+            match dns.liveness_of(d, now) {
+                Liveness::Dead => {
+                    s.dead_datanodes += 1;
+                    continue;
+                }
+                Liveness::Stale => s.stale_datanodes += 1,
+                Liveness::Live => {}
             }
             s.live_datanodes += 1;
+            match d.admin {
+                AdminState::DecommissionInProgress => s.decommissioning_datanodes += 1,
+                AdminState::Decommissioned => s.decommissioned_datanodes += 1,
+                AdminState::Normal => {}
+            }
+            s.volume_failures += d.storages.iter().filter(|st| st.failed).count() as u64;
             s.capacity += d.capacity();
             s.used += d.dfs_used();
             s.remaining += d.remaining();

@@ -74,6 +74,7 @@ impl DataNode {
         clock: SharedClock,
         connector: Arc<dyn NamenodeConnector>,
     ) -> Result<DataNodeHandle, DataNodeError> {
+        let started_ms = clock.now_millis();
         let data_dirs = data_dirs(&conf);
         let reserved = conf
             .get_size(
@@ -129,6 +130,7 @@ impl DataNode {
             faults: faults.clone(),
             config: xcfg,
             active: Default::default(),
+            activity: Default::default(),
         };
         let xfer_bind = bind_addr(
             &conf,
@@ -205,6 +207,11 @@ impl DataNode {
             )
             .map_err(conf_err)?;
         let deleter = AsyncDeleter::start(&dataset, threads, notifier, faults.clone())?;
+        let status_base = (
+            ctx.dataset.clone(),
+            ctx.activity.clone(),
+            ctx.active.clone(),
+        );
         let actor = actor::start(ActorDeps {
             connector,
             xceiver: Arc::new(ctx),
@@ -214,6 +221,19 @@ impl DataNode {
             events,
             deleter,
             triggers: triggers.clone(),
+        });
+        http.set_status(crate::http::Status {
+            identity: identity.clone(),
+            dataset: status_base.0,
+            activity: status_base.1,
+            xceivers: status_base.2,
+            rpc: ipc.metrics(),
+            actor: actor.view(),
+            namenode: addr::namenode_rpc_address(&conf)
+                .map(|(h, p)| format!("{h}:{p}"))
+                .unwrap_or_else(|_| "unknown".into()),
+            started_ms,
+            slow: metrics.clone(),
         });
         tracing::info!(uuid = %identity.datanode_uuid, %xfer_addr, %ipc_addr, http = %SocketAddr::new(ip, info_port), "DataNode started");
         Ok(DataNodeHandle {

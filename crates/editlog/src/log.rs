@@ -39,6 +39,8 @@ struct Inner {
     /// Open in-progress segment files; only the current leader touches them.
     streams: Mutex<Vec<Stream>>,
     group_syncs: AtomicU64,
+    /// How long each group flush (write + fsync in every directory) took.
+    sync_times: rhdfs_metrics::Histogram,
 }
 
 struct State {
@@ -154,6 +156,7 @@ impl EditLog {
                 cond: Condvar::new(),
                 streams: Mutex::new(streams),
                 group_syncs: AtomicU64::new(0),
+                sync_times: rhdfs_metrics::Histogram::new(),
             }),
         };
         Ok((log, records))
@@ -264,7 +267,9 @@ impl EditLog {
         let active = dirs.active();
         streams.retain(|s| active.contains(&s.dir));
         if !buf.is_empty() {
+            let started = std::time::Instant::now();
             let results = write_and_sync_all(streams, buf);
+            self.inner.sync_times.observe(started.elapsed());
             let mut i = 0;
             streams.retain(|s| {
                 let keep = match &results[i] {
@@ -457,5 +462,10 @@ impl EditLog {
     /// and fsynced each once. Far below the record count under concurrent load.
     pub fn fsync_count(&self) -> u64 {
         self.inner.group_syncs.load(Ordering::Relaxed)
+    }
+
+    /// Durations of the group flushes so far (Hadoop's Syncs metric).
+    pub fn sync_times(&self) -> rhdfs_metrics::HistogramSnapshot {
+        self.inner.sync_times.snapshot()
     }
 }

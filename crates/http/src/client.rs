@@ -1,5 +1,6 @@
-//! A one-shot HTTP/1.1 client for the operator commands (`rhdfs fsck` fetches `/fsck`) and
-//! tests: any method, an optional body, redirects not followed.
+//! An HTTP/1.1 client for the operator commands (`rhdfs fsck` fetches `/fsck`) and tests:
+//! one-shot requests ([`request`]) or many over one persistent connection ([`Persistent`]);
+//! any method, an optional body, redirects not followed.
 
 use std::time::Duration;
 
@@ -86,6 +87,108 @@ pub async fn request(
     tokio::time::timeout(timeout, fut)
         .await
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "HTTP request timed out"))?
+}
+
+/// One keep-alive connection: requests are sent one after another and each response is
+/// read by its Content-Length.
+#[derive(Debug)]
+pub struct Persistent {
+    addr: String,
+    stream: TcpStream,
+    buf: Vec<u8>,
+    timeout: Duration,
+}
+
+impl Persistent {
+    pub async fn connect(addr: &str, timeout: Duration) -> std::io::Result<Self> {
+        let stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
+            .await
+            .map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out")
+            })??;
+        stream.set_nodelay(true)?;
+        Ok(Persistent {
+            addr: addr.to_string(),
+            stream,
+            buf: Vec::new(),
+            timeout,
+        })
+    }
+
+    /// The local address of the connection (one connection = one local port).
+    pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+        self.stream.local_addr()
+    }
+
+    /// Sends one request and reads its response; the connection stays open unless the
+    /// server said `Connection: close` (then the next request fails).
+    pub async fn request(
+        &mut self,
+        method: &str,
+        path_and_query: &str,
+        body: Option<&[u8]>,
+    ) -> std::io::Result<Response> {
+        let timeout = self.timeout;
+        tokio::time::timeout(timeout, self.exchange(method, path_and_query, body))
+            .await
+            .map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::TimedOut, "HTTP request timed out")
+            })?
+    }
+
+    async fn exchange(
+        &mut self,
+        method: &str,
+        path_and_query: &str,
+        body: Option<&[u8]>,
+    ) -> std::io::Result<Response> {
+        let mut req = format!(
+            "{method} {path_and_query} HTTP/1.1\r\nHost: {}\r\nUser-Agent: rhdfs\r\n",
+            self.addr
+        );
+        if let Some(b) = body {
+            req.push_str(&format!("Content-Length: {}\r\n", b.len()));
+        }
+        req.push_str("\r\n");
+        self.stream.write_all(req.as_bytes()).await?;
+        if let Some(b) = body {
+            self.stream.write_all(b).await?;
+        }
+        let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, m.to_string());
+        let end = loop {
+            if let Some(p) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break p + 4;
+            }
+            self.read_more().await?;
+        };
+        let head = parse_response(&self.buf[..end])?;
+        let len = head
+            .header("content-length")
+            .and_then(|v| v.parse::<usize>().ok())
+            .ok_or_else(|| bad("persistent response without Content-Length"))?;
+        if len > MAX_RESPONSE {
+            return Err(bad("HTTP response too large"));
+        }
+        while self.buf.len() < end + len {
+            self.read_more().await?;
+        }
+        let body = self.buf[end..end + len].to_vec();
+        self.buf.drain(..end + len);
+        Ok(Response { body, ..head })
+    }
+
+    async fn read_more(&mut self) -> std::io::Result<()> {
+        let mut chunk = vec![0u8; 16 * 1024];
+        let n = self.stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "connection closed by the server",
+            ));
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(())
+    }
 }
 
 fn parse_response(buf: &[u8]) -> std::io::Result<Response> {

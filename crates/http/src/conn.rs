@@ -1,5 +1,8 @@
-//! One accepted connection: its request head, its body (Content-Length or chunked) and the
-//! response, written whole or streamed after a head with its length.
+//! One accepted connection: its request heads, their bodies (Content-Length or chunked) and
+//! the responses, written whole or streamed after a head with their length. HTTP/1.1
+//! connections persist (keep-alive) unless the client asks to close, or a request body was
+//! left unread, or a response was cut short; the read buffer starts empty, grows only while
+//! a request is being read, and is given back between requests.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -11,6 +14,10 @@ use crate::request::{MAX_HEAD, Request};
 
 /// Longest chunk-size or trailer line accepted in a chunked body.
 const MAX_LINE: usize = 4096;
+/// Read size while waiting for a request head.
+const HEAD_READ: usize = 2 * 1024;
+/// Read size while receiving a request body.
+const BODY_READ: usize = 64 * 1024;
 
 fn invalid(msg: impl Into<String>) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, msg.into())
@@ -50,6 +57,13 @@ pub struct Connection<S = tokio::net::TcpStream> {
     read_timeout: Duration,
     body: BodyMode,
     continue_due: bool,
+    /// The current request allows the connection to persist (HTTP/1.1 without
+    /// `Connection: close`, or HTTP/1.0 with `Connection: keep-alive`).
+    keep_alive: bool,
+    /// Something happened that rules out another request on this connection.
+    must_close: bool,
+    /// Body bytes of the response started and not yet written; None before a response.
+    response_left: Option<u64>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
@@ -61,6 +75,36 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
             read_timeout,
             body: BodyMode::Done,
             continue_due: false,
+            keep_alive: false,
+            must_close: false,
+            response_left: None,
+        }
+    }
+
+    /// Whether the connection can carry another request: the last one asked to persist, its
+    /// body was read whole and its response was written whole.
+    pub fn reusable(&self) -> bool {
+        self.keep_alive
+            && !self.must_close
+            && self.body == BodyMode::Done
+            && self.response_left == Some(0)
+    }
+
+    /// Waits up to `idle` for the first byte of another request; false when the peer closed
+    /// or stayed silent. The buffer is given back meanwhile, unless bytes are already there.
+    pub async fn wait_next(&mut self, idle: Duration) -> bool {
+        if !self.buf.is_empty() {
+            return true;
+        }
+        // An idle connection holds no buffer.
+        self.buf = BytesMut::new();
+        let mut probe = [0u8; 1];
+        match tokio::time::timeout(idle, self.stream.read(&mut probe)).await {
+            Ok(Ok(1)) => {
+                self.buf.extend_from_slice(&probe);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -68,13 +112,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         self.peer
     }
 
-    /// Reads more bytes into the buffer; false at end of stream.
+    /// Reads more bytes into the buffer (small reads for heads, larger for bodies); false at
+    /// end of stream.
     async fn fill(&mut self) -> std::io::Result<bool> {
-        let mut chunk = [0u8; 64 * 1024];
-        let n = tokio::time::timeout(self.read_timeout, self.stream.read(&mut chunk))
+        let want = if self.body == BodyMode::Done {
+            HEAD_READ
+        } else {
+            BODY_READ
+        };
+        self.buf.reserve(want);
+        let n = tokio::time::timeout(self.read_timeout, self.stream.read_buf(&mut self.buf))
             .await
             .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "read timed out"))??;
-        self.buf.extend_from_slice(&chunk[..n]);
         Ok(n > 0)
     }
 
@@ -98,9 +147,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
             }
         };
         let head = self.buf.split_to(end);
-        let Some(req) = Request::parse(&String::from_utf8_lossy(&head)) else {
+        let text = String::from_utf8_lossy(&head);
+        let Some(req) = Request::parse(&text) else {
             return Ok(None);
         };
+        let http10 = text
+            .lines()
+            .next()
+            .is_some_and(|l| l.trim_end().ends_with("HTTP/1.0"));
+        let conn_header = req.header("connection").map(str::to_ascii_lowercase);
+        self.keep_alive = match conn_header.as_deref() {
+            Some(v) if v.contains("close") => false,
+            Some(v) if v.contains("keep-alive") => true,
+            _ => !http10,
+        };
+        self.response_left = None;
         let chunked = req
             .header("transfer-encoding")
             .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
@@ -216,13 +277,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         Ok(())
     }
 
+    /// Before closing with the body unread: reads (and drops) at most `limit` bytes of it,
+    /// unless the client still waits for `100 Continue` (then it sends nothing).
+    pub async fn drain_for_close(&mut self, limit: u64) -> std::io::Result<()> {
+        if self.continue_due {
+            return Ok(());
+        }
+        self.discard_body(limit).await
+    }
+
     /// Gets the request body out of the way of an answer that does not need it: a client
     /// waiting for `100 Continue` is never invited to send it; otherwise at most `limit`
     /// bytes are read (and dropped) so the answer is not lost to a connection reset.
     pub async fn skip_body(&mut self, limit: u64) -> std::io::Result<()> {
         if self.continue_due {
+            // The client may still send the body it was not invited to send: this
+            // connection carries no further request.
             self.continue_due = false;
             self.body = BodyMode::Done;
+            self.must_close = true;
             return Ok(());
         }
         self.discard_body(limit).await
@@ -243,20 +316,34 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         for (k, v) in headers {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
+        // Decided now: a body still unread (or not invited) ends the connection.
+        if self.body != BodyMode::Done || self.continue_due {
+            self.must_close = true;
+        }
+        let persist = self.keep_alive && !self.must_close;
         head.push_str(&format!(
-            "Content-Length: {len}\r\nConnection: close\r\n\r\n"
+            "Content-Length: {len}\r\nConnection: {}\r\n\r\n",
+            if persist { "keep-alive" } else { "close" }
         ));
+        self.response_left = Some(len);
         self.stream.write_all(head.as_bytes()).await
     }
 
     /// Writes part of a response body started with [`Connection::start_response`].
     pub async fn write_body(&mut self, data: &[u8]) -> std::io::Result<()> {
+        self.response_left = self
+            .response_left
+            .map(|left| left.saturating_sub(data.len() as u64));
         self.stream.write_all(data).await
     }
 
-    /// Flushes and closes the sending side.
+    /// Flushes the response; the connection closes now unless it can carry another
+    /// request.
     pub async fn finish(&mut self) -> std::io::Result<()> {
         self.stream.flush().await?;
+        if self.reusable() {
+            return Ok(());
+        }
         self.stream.shutdown().await
     }
 
@@ -270,7 +357,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
     ) -> std::io::Result<()> {
         self.start_response(code, content_type, body.len() as u64, headers)
             .await?;
-        self.stream.write_all(body).await?;
+        self.write_body(body).await?;
         self.finish().await
     }
 }

@@ -1,8 +1,9 @@
 //! The small HTTP/1.1 pieces the daemons' web endpoints are built from: request heads and
 //! query strings (`request`), request bodies by Content-Length or chunked, responses fixed or
 //! streamed (`conn`), an accept loop over a [`Handler`] (`server`), percent-encoding (`url`)
-//! and a one-shot client for the operator commands and tests (`client`). One request per
-//! connection (`Connection: close`), as every client of these endpoints accepts.
+//! and a client for the operator commands and tests (`client`: one-shot requests, and a
+//! persistent connection). Connections persist (HTTP/1.1 keep-alive) with an idle timeout
+//! and a cap on how many are served at once.
 
 pub mod client;
 pub mod conn;
@@ -12,4 +13,4 @@ pub mod url;
 
 pub use conn::Connection;
 pub use request::Request;
-pub use server::{Handler, serve};
+pub use server::{Handler, ServeConfig, serve, serve_with};

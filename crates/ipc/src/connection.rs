@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::FutureExt;
@@ -27,6 +27,7 @@ use crate::frame::{
 };
 use crate::headers::{ReplyTo, error_frame, fatal_frame, sasl_success_frame, success_frame};
 use crate::idle::{CallGuard, Counted, Registration};
+use crate::metrics::RpcMetrics;
 use crate::server::{ServerConfig, shutdown_signalled};
 use crate::service::{CallContext, RpcService};
 
@@ -71,6 +72,8 @@ pub(crate) async fn serve(
         debug!("IPC {peer}: set_nodelay failed: {e}");
     }
     let (rd, wr) = stream.into_split();
+    let metrics = Arc::clone(&cfg.metrics);
+    let _open = metrics.connection();
     let conn = Connection {
         peer,
         svc,
@@ -79,7 +82,7 @@ pub(crate) async fn serve(
         reg,
     };
     tokio::select! {
-        () = conn.run(BufWriter::new(wr)) => {}
+        () = conn.run(BufWriter::new(wr), metrics) => {}
         () = shutdown_signalled(&mut shutdown) => debug!("IPC connection from {peer} closed: server shutdown"),
     }
 }
@@ -100,8 +103,12 @@ struct Session {
 }
 
 impl Connection {
-    async fn run<W: AsyncWrite + Unpin + Send + 'static>(mut self, wr: W) {
-        let close = self.serve_calls(wr).await;
+    async fn run<W: AsyncWrite + Unpin + Send + 'static>(
+        mut self,
+        wr: W,
+        metrics: Arc<RpcMetrics>,
+    ) {
+        let close = self.serve_calls(wr, metrics).await;
         let peer = self.peer;
         match &close {
             Close::Normal(why) => debug!("IPC connection from {peer} closed: {why}"),
@@ -130,14 +137,26 @@ impl Connection {
         let _ = tokio::time::timeout(LINGER_TIME, drain).await;
     }
 
-    async fn serve_calls<W: AsyncWrite + Unpin + Send + 'static>(&mut self, mut wr: W) -> Close {
+    async fn serve_calls<W: AsyncWrite + Unpin + Send + 'static>(
+        &mut self,
+        mut wr: W,
+        metrics: Arc<RpcMetrics>,
+    ) -> Close {
         let session = match self.handshake(&mut wr).await {
-            Ok(Some(session)) => session,
+            Ok(Some(session)) => {
+                metrics.authenticated(true);
+                session
+            }
             Ok(None) => return Close::Normal("EOF before the connection context"),
-            Err(close) => return close,
+            Err(close) => {
+                if matches!(close, Close::Violation(_)) {
+                    metrics.authenticated(false);
+                }
+                return close;
+            }
         };
         let (tx, rx) = mpsc::channel(self.cfg.max_in_flight_per_connection.max(1));
-        let mut writer = AbortOnDrop(tokio::spawn(write_loop(wr, rx)));
+        let mut writer = AbortOnDrop(tokio::spawn(write_loop(wr, rx, metrics)));
         let close = self.call_loop(&session, tx).await;
         // The writer drains every response already queued, then ends once the last call
         // task (if any is still running) drops its sender. After a violation only the FATAL
@@ -291,6 +310,7 @@ impl Connection {
         if let Ok(Some(frame)) = &res {
             // The 4-byte length and the frame are handled input from now on.
             self.reg.state().handled(4 + frame.len() as u64);
+            self.cfg.metrics.received(4 + frame.len() as u64);
         }
         res.map_err(Close::from)
     }
@@ -395,6 +415,7 @@ impl Connection {
                 break Close::Normal("call limiter closed");
             };
             let reply_to = ReplyTo::from_request(&header);
+            self.cfg.metrics.enqueued();
             calls.spawn(run_call(
                 Arc::clone(&self.svc),
                 ctx,
@@ -402,6 +423,7 @@ impl Connection {
                 reply_to,
                 tx.clone(),
                 (permit, self.reg.state().call_started()),
+                (Arc::clone(&self.cfg.metrics), Instant::now()),
             ));
             while calls.try_join_next().is_some() {}
         };
@@ -461,10 +483,15 @@ async fn run_call(
     tx: mpsc::Sender<Bytes>,
     // Held until the response is queued: the connection is busy (not idle) meanwhile.
     _running: (OwnedSemaphorePermit, CallGuard),
+    (metrics, read_at): (Arc<RpcMetrics>, Instant),
 ) {
     let method = ctx.method.clone();
     let peer = ctx.peer;
-    let frame = match AssertUnwindSafe(svc.call(ctx, body)).catch_unwind().await {
+    let started = Instant::now();
+    metrics.started(started.duration_since(read_at));
+    let result = AssertUnwindSafe(svc.call(ctx, body)).catch_unwind().await;
+    metrics.finished(&method, started.elapsed(), matches!(result, Ok(Ok(_))));
+    let frame = match result {
         Ok(Ok(resp)) => success_frame(&reply_to, &resp),
         Ok(Err(e)) => {
             debug!("IPC {peer}: call {} {method} failed: {e}", reply_to.call_id);
@@ -486,11 +513,14 @@ async fn run_call(
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut wr: W,
     mut rx: mpsc::Receiver<Bytes>,
+    metrics: Arc<RpcMetrics>,
 ) -> std::io::Result<()> {
     while let Some(frame) = rx.recv().await {
         wr.write_all(&frame).await?;
+        metrics.sent(frame.len() as u64);
         while let Ok(frame) = rx.try_recv() {
             wr.write_all(&frame).await?;
+            metrics.sent(frame.len() as u64);
         }
         wr.flush().await?;
     }

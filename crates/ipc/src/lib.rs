@@ -21,6 +21,7 @@ pub mod exceptions;
 pub mod frame;
 pub mod headers;
 mod idle;
+pub mod metrics;
 mod server;
 mod service;
 
@@ -35,6 +36,7 @@ pub use error::{
     RpcError, VERSION_MISMATCH_EXCEPTION,
 };
 pub use idle::{IdleRules, IdleView};
+pub use metrics::{MethodSnapshot, RpcMetrics, RpcSnapshot};
 pub use server::{
     CONNECTION_MAX_IDLE_DEFAULT, CONNECTION_MAX_IDLE_KEY, MAX_DATA_LENGTH_DEFAULT,
     MAX_DATA_LENGTH_KEY, MAX_IN_FLIGHT_DEFAULT, RpcServer, ServerConfig,

@@ -14,6 +14,7 @@ use tracing::{debug, info, warn};
 
 use crate::connection;
 use crate::idle::{Connections, IdleRules, IdleView};
+use crate::metrics::RpcMetrics;
 use crate::service::RpcService;
 
 /// `ipc.maximum.data.length`: the largest request frame accepted.
@@ -39,6 +40,9 @@ pub struct ServerConfig {
     pub max_in_flight_per_connection: usize,
     /// Monotonic time for the idle rules.
     pub clock: SharedClock,
+    /// Where the server counts its calls, bytes and connections (share it with whatever
+    /// exports them; [`RpcServer::metrics`] returns it).
+    pub metrics: Arc<RpcMetrics>,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +52,7 @@ impl Default for ServerConfig {
             idle: IdleRules::default(),
             max_in_flight_per_connection: MAX_IN_FLIGHT_DEFAULT,
             clock: rhdfs_conf::clock::system_clock(),
+            metrics: RpcMetrics::new(),
         }
     }
 }
@@ -79,6 +84,7 @@ pub struct RpcServer {
     shutdown: watch::Sender<bool>,
     accept_task: Option<JoinHandle<()>>,
     conns: Arc<Connections>,
+    metrics: Arc<RpcMetrics>,
 }
 
 impl RpcServer {
@@ -92,6 +98,7 @@ impl RpcServer {
         let local_addr = listener.local_addr()?;
         let (shutdown, shutdown_rx) = watch::channel(false);
         let conns = Arc::new(Connections::new(cfg.idle, Arc::clone(&cfg.clock)));
+        let metrics = Arc::clone(&cfg.metrics);
         let cfg = Arc::new(cfg);
         info!("IPC server listening on {local_addr}");
         tokio::spawn(idle_scan_loop(Arc::clone(&conns), shutdown_rx.clone()));
@@ -107,6 +114,7 @@ impl RpcServer {
             shutdown,
             accept_task: Some(accept_task),
             conns,
+            metrics,
         })
     }
 
@@ -118,6 +126,11 @@ impl RpcServer {
     /// Connections open now (Hadoop's NumOpenConnections).
     pub fn open_connections(&self) -> usize {
         self.conns.open()
+    }
+
+    /// The server's call, byte and connection counters.
+    pub fn metrics(&self) -> Arc<RpcMetrics> {
+        Arc::clone(&self.metrics)
     }
 
     /// What the idle scan sees of each open connection, in accept order.

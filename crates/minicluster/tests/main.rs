@@ -17,6 +17,7 @@ mod java_fsshell;
 mod java_pipeline_recovery;
 mod java_safe_mode;
 mod java_webhdfs;
+mod metrics_jmx;
 mod ops_views;
 mod path_through_file;
 mod quotas;

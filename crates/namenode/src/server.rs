@@ -333,7 +333,7 @@ impl NameNode {
                 }
             };
         if let Some(h) = &http {
-            h.set_rpc_addr(rpc.local_addr());
+            h.set_rpc(rpc.local_addr(), rpc.metrics());
         }
         tracing::info!(
             rpc = %rpc.local_addr(),

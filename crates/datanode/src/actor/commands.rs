@@ -155,8 +155,9 @@ fn block_command(
                 tokio::spawn(async move {
                     let _xmit = xmit;
                     let id = req.block_id;
-                    if let Err(e) = send_replica(&x, req).await {
-                        tracing::warn!(id, error = %e, "replication transfer failed");
+                    match send_replica(&x, req).await {
+                        Ok(_) => crate::metrics::Activity::add(&x.activity.blocks_replicated, 1),
+                        Err(e) => tracing::warn!(id, error = %e, "replication transfer failed"),
                     }
                 });
             }

@@ -100,6 +100,7 @@ struct Session {
 
 struct Shared {
     ds: Arc<Dataset>,
+    activity: Arc<crate::metrics::Activity>,
     active: Arc<std::sync::atomic::AtomicUsize>,
     faults: Arc<FaultHooks>,
     identity: Identity,
@@ -136,7 +137,34 @@ impl std::fmt::Debug for ActorHandle {
     }
 }
 
+/// A cloneable view of the actor's state for the web port.
+#[derive(Clone)]
+pub struct ActorView(Arc<Shared>);
+
+impl std::fmt::Debug for ActorView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ActorView").finish_non_exhaustive()
+    }
+}
+
+impl ActorView {
+    /// True while registered with the NameNode.
+    pub fn is_registered(&self) -> bool {
+        self.0.registered.load(Ordering::Relaxed)
+    }
+
+    /// Block pool ID learnt from the NameNode.
+    pub fn block_pool_id(&self) -> Option<String> {
+        self.0.session.lock().as_ref().map(|s| s.bpid.clone())
+    }
+}
+
 impl ActorHandle {
+    /// The actor's state, for the web port.
+    pub fn view(&self) -> ActorView {
+        ActorView(self.shared.clone())
+    }
+
     /// True once registered with the NameNode (false again while reconnecting).
     pub fn is_registered(&self) -> bool {
         self.shared.registered.load(Ordering::Relaxed)
@@ -199,6 +227,7 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(Shared {
         ds: xceiver.dataset.clone(),
+        activity: xceiver.activity.clone(),
         active: xceiver.active.clone(),
         faults: xceiver.faults.clone(),
         metrics: xceiver.config.metrics.clone(),
@@ -295,7 +324,15 @@ async fn send_ibrs(shared: &Shared) {
             block_pool_id: bpid.clone(),
             blocks,
         };
-        if let Err(e) = sess.nn.block_received_and_deleted(req).await {
+        let sent = std::time::Instant::now();
+        let res = sess.nn.block_received_and_deleted(req).await;
+        if res.is_ok() {
+            shared
+                .activity
+                .incremental_block_reports
+                .observe(sent.elapsed());
+        }
+        if let Err(e) = res {
             tracing::warn!(error = %e, "incremental block report failed; will retry");
             failed.extend(events.iter().filter(|ev| ev.bpid == bpid).cloned());
         }
@@ -429,10 +466,10 @@ async fn run_session(
         }
         next_hb += cfg.heartbeat_interval;
         let want_lease = lease == 0 && shared.clock.monotonic() >= next_report;
-        let resp = sess
-            .nn
-            .send_heartbeat(heartbeat_request(shared, &sess, want_lease).await?)
-            .await?;
+        let req = heartbeat_request(shared, &sess, want_lease).await?;
+        let sent = std::time::Instant::now();
+        let resp = sess.nn.send_heartbeat(req).await?;
+        shared.activity.heartbeats.observe(sent.elapsed());
         if let Some(m) = shared.metrics.as_ref() {
             m.set_slow_node(resp.is_slownode.unwrap_or(false));
         }
@@ -523,7 +560,9 @@ async fn full_report(shared: &Shared, sess: &Session, lease: u64) -> Result<(), 
             reports: batch,
             context: Some(context),
         };
+        let sent = std::time::Instant::now();
         let resp = sess.nn.block_report(req).await?;
+        shared.activity.block_reports.observe(sent.elapsed());
         if let Some(cmd) = resp.cmd {
             let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
         }

@@ -46,6 +46,8 @@ pub struct StorageStats {
     pub storage_id: String,
     pub space: VolumeSpace,
     pub dfs_used: u64,
+    /// Replicas on the volume (every block pool, every state).
+    pub replicas: u64,
 }
 
 /// All volumes of this DataNode and the replicas on them.
@@ -252,15 +254,16 @@ impl Dataset {
 
     /// Per-volume space and bytes used by replicas.
     pub fn storage_stats(&self) -> Vec<StorageStats> {
-        let mut used = vec![0u64; self.volumes.len()];
+        let mut used = vec![(0u64, 0u64); self.volumes.len()];
         {
             let inner = self.inner.lock();
             for m in inner.pools.values() {
                 for r in m.values() {
-                    if let Some(u) = used.get_mut(r.volume) {
+                    if let Some((u, n)) = used.get_mut(r.volume) {
                         *u += r.num_bytes
                             + meta::META_HEADER_LEN
                             + r.checksum.chunks(r.num_bytes) * 4;
+                        *n += 1;
                     }
                 }
             }
@@ -268,10 +271,11 @@ impl Dataset {
         self.volumes
             .iter()
             .zip(used)
-            .map(|(v, dfs_used)| StorageStats {
+            .map(|(v, (dfs_used, replicas))| StorageStats {
                 storage_id: v.storage_id.clone(),
                 space: v.space(),
                 dfs_used,
+                replicas,
             })
             .collect()
     }

@@ -2,6 +2,7 @@
 //! downstream peer and per volume, the outlier detector, and the reports that ride on
 //! heartbeats every dfs.datanode.outliers.report.interval.
 
+pub mod activity;
 pub mod disk;
 pub mod outlier;
 pub mod peer;
@@ -17,6 +18,7 @@ use rhdfs_conf::{Configuration, TimeUnit, keys};
 use rhdfs_proto::datanode::{SlowDiskReportProto, SlowPeerReportProto};
 use rhdfs_transfer::ack::SlowStatus;
 
+pub use activity::Activity;
 pub use disk::{DiskMetrics, DiskMetricsConfig, IoKind};
 pub use outlier::{OutlierDetector, OutlierMetrics};
 pub use peer::{PeerMetrics, PeerMetricsConfig};

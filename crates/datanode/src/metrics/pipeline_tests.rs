@@ -83,6 +83,7 @@ async fn slow_mirror_is_reported_in_the_next_heartbeat() {
             ..XceiverConfig::default()
         },
         active: Default::default(),
+        activity: Default::default(),
     };
     let server = XceiverServer::bind("127.0.0.1:0".parse().expect("addr"), ctx)
         .await

@@ -71,6 +71,8 @@ pub struct XceiverContext {
     pub config: XceiverConfig,
     /// Connections being served (reported as xceiverCount in heartbeats).
     pub active: Arc<AtomicUsize>,
+    /// Bytes, blocks and op times (the DataNodeActivity bean, `/metrics`).
+    pub activity: Arc<crate::metrics::Activity>,
 }
 
 /// Errors that end one connection.
@@ -226,6 +228,30 @@ async fn serve_ops(ctx: &Arc<XceiverContext>, sock: TcpStream, peer: SocketAddr)
 }
 
 async fn handle_op(
+    ctx: &Arc<XceiverContext>,
+    conn: &mut Conn,
+    op: Op,
+) -> Result<Next, XceiverError> {
+    let started = std::time::Instant::now();
+    let res = dispatch_op(ctx, conn, op).await;
+    let a = &ctx.activity;
+    let h = match op {
+        Op::WriteBlock => Some(&a.write_block_op),
+        Op::ReadBlock => Some(&a.read_block_op),
+        Op::BlockChecksum => Some(&a.block_checksum_op),
+        Op::TransferBlock => Some(&a.transfer_block_op),
+        _ => None,
+    };
+    if let Some(h) = h {
+        h.observe(started.elapsed());
+    }
+    if res.as_ref().is_err_and(|e| !e.is_eof()) {
+        crate::metrics::Activity::add(&a.network_errors, 1);
+    }
+    res
+}
+
+async fn dispatch_op(
     ctx: &Arc<XceiverContext>,
     conn: &mut Conn,
     op: Op,

@@ -128,6 +128,11 @@ pub(crate) async fn read_block(
         send_block(&reader, &out, plan, (&metrics, &ds))
     })
     .await??;
+    crate::metrics::Activity::add(
+        &ctx.activity.bytes_read,
+        stats.zero_copy_bytes + stats.copied_bytes,
+    );
+    crate::metrics::Activity::add(&ctx.activity.blocks_read, 1);
     tracing::debug!(peer = %conn.peer, id = block.block_id, ?stats, "READ_BLOCK sent");
 
     // The client sends a status after reading the whole range; it may also just close.

@@ -49,6 +49,7 @@ impl Node {
             faults: faults.clone(),
             config: XceiverConfig::default(),
             active: Default::default(),
+            activity: Default::default(),
         };
         let server = XceiverServer::bind("127.0.0.1:0".parse().unwrap(), ctx)
             .await
@@ -580,6 +581,7 @@ async fn replication_transfer_without_client_name() {
         faults: Arc::new(FaultHooks::default()),
         config: XceiverConfig::default(),
         active: Default::default(),
+        activity: Default::default(),
     };
     let req = super::SendRequest {
         bpid: BP.into(),

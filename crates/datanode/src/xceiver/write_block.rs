@@ -410,6 +410,10 @@ impl Receiver<'_> {
                     self.ack(h.seqno, Status::Error, true);
                     return Err(e.into());
                 }
+                crate::metrics::Activity::add(
+                    &self.ctx.activity.bytes_written,
+                    pkt.data.len() as u64,
+                );
             }
             if h.last_packet_in_block {
                 let info = match (writer.take(), &closed) {
@@ -437,6 +441,7 @@ impl Receiver<'_> {
                     }
                 };
                 if info.state == crate::replica::ReplicaState::Finalized {
+                    crate::metrics::Activity::add(&self.ctx.activity.blocks_written, 1);
                     self.ctx.notifier.notify(BlockEvent {
                         bpid: self.bpid.to_string(),
                         storage_id: self.storage_id.to_string(),

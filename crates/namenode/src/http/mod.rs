@@ -1,13 +1,14 @@
 //! The NameNode's HTTP server on `dfs.namenode.http-address`: `/fsck` (Hadoop's fsck
-//! servlet: query parameters in, report text out), `/jmx` (FSNamesystem-style beans as
-//! JSON, `?qry=` to pick one), `/metrics` (Prometheus text, lock hold statistics included)
-//! and `/webhdfs/v1` (WebHDFS, `rhdfs-webhdfs`; redirects to the DataNodes for data). Built
-//! on `rhdfs-http`: one request per connection.
+//! servlet: query parameters in, report text out), `/jmx` (Hadoop's NameNode beans as
+//! JMXJsonServlet renders them, `?qry=` and `?get=`), `/metrics` (Prometheus text) and
+//! `/webhdfs/v1` (WebHDFS, `rhdfs-webhdfs`; redirects to the DataNodes for data). Built
+//! on `rhdfs-http`.
 
 pub use rhdfs_http::client;
+mod figures;
 mod index;
-mod metrics;
-pub mod slow_nodes;
+mod jmx;
+mod prom;
 mod webhdfs;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -46,6 +47,10 @@ struct Shared {
     conf: Configuration,
     /// The RPC address, known once the RPC server is bound (fsck -move writes through it).
     rpc_addr: std::sync::OnceLock<SocketAddr>,
+    /// The RPC server's counters, known once it is bound.
+    rpc_metrics: std::sync::OnceLock<Arc<rhdfs_ipc::RpcMetrics>>,
+    started_ms: u64,
+    txid_at_start: u64,
     webhdfs: rhdfs_webhdfs::NameNodeWebHdfs,
 }
 
@@ -106,8 +111,13 @@ impl HttpServer {
             Arc::new(webhdfs::LiveDatanodes::new(fs.clone())),
             web,
         );
+        let started_ms = fs.clock().now_millis();
+        let txid_at_start = fs.durable().map_or(0, |d| d.log().last_txid());
         let shared = Arc::new(Shared {
             fs,
+            rpc_metrics: std::sync::OnceLock::new(),
+            started_ms,
+            txid_at_start,
             fsck,
             host_name: bind_host,
             static_user,
@@ -115,7 +125,8 @@ impl HttpServer {
             rpc_addr: std::sync::OnceLock::new(),
             webhdfs,
         });
-        let task = rhdfs_http::serve(listener, shared.clone(), READ_TIMEOUT);
+        let serve_cfg = rhdfs_http::ServeConfig::from_conf(conf, READ_TIMEOUT)?;
+        let task = rhdfs_http::serve_with(listener, shared.clone(), serve_cfg);
         tracing::info!(http = %addr, "NameNode HTTP server started");
         Ok(HttpServer { addr, task, shared })
     }
@@ -140,9 +151,33 @@ impl HttpServer {
     /// of it; WebHDFS redirects name it to the DataNodes).
     pub fn set_rpc_addr(&self, addr: SocketAddr) {
         let _ = self.shared.rpc_addr.set(addr);
-        self.shared
-            .webhdfs
-            .set_rpc_addr(webhdfs::advertised_rpc_addr(&self.shared.conf, addr));
+        self.shared.webhdfs_rpc_addr(addr);
+    }
+
+    /// [`HttpServer::set_rpc_addr`], and the RPC server's counters for `/jmx` and `/metrics`.
+    pub fn set_rpc(&self, addr: SocketAddr, metrics: Arc<rhdfs_ipc::RpcMetrics>) {
+        let _ = self.shared.rpc_metrics.set(metrics);
+        self.set_rpc_addr(addr);
+    }
+}
+
+impl Shared {
+    fn webhdfs_rpc_addr(&self, addr: SocketAddr) {
+        self.webhdfs
+            .set_rpc_addr(webhdfs::advertised_rpc_addr(&self.conf, addr));
+    }
+
+    fn facts(&self) -> figures::Facts {
+        figures::Facts {
+            host: self.host_name.clone(),
+            rpc: self
+                .rpc_addr
+                .get()
+                .copied()
+                .zip(self.rpc_metrics.get().cloned()),
+            started_ms: self.started_ms,
+            txid_at_start: self.txid_at_start,
+        }
     }
 }
 
@@ -187,17 +222,24 @@ impl Shared {
                     .await
             }
             "/jmx" => {
-                let qry = params()
-                    .find(|(k, _)| *k == "qry")
-                    .map(|(_, v)| v.to_string());
-                let fs = self.fs.clone();
-                let host = self.host_name.clone();
-                let body =
-                    tokio::task::spawn_blocking(move || metrics::jmx(&fs, &host, qry.as_deref()))
-                        .await
-                        .map_err(|e| std::io::Error::other(format!("jmx task failed: {e}")))?;
-                conn.respond(200, "application/json; charset=utf-8", &[], body.as_bytes())
-                    .await
+                let (qry, get) = (
+                    req.param("qry").map(str::to_string),
+                    req.param("get").map(str::to_string),
+                );
+                let (fs, facts) = (self.fs.clone(), self.facts());
+                let a = tokio::task::spawn_blocking(move || {
+                    let f = figures::Figures::gather(&fs, &facts);
+                    rhdfs_metrics::jmx::answer(&jmx::beans(&f), qry.as_deref(), get.as_deref())
+                })
+                .await
+                .map_err(|e| std::io::Error::other(format!("jmx task failed: {e}")))?;
+                conn.respond(
+                    a.status,
+                    rhdfs_metrics::jmx::CONTENT_TYPE,
+                    &rhdfs_metrics::jmx::HEADERS,
+                    a.body.as_bytes(),
+                )
+                .await
             }
             "/" | "/index.html" => {
                 let fs = self.fs.clone();
@@ -209,10 +251,12 @@ impl Shared {
                     .await
             }
             "/metrics" | "/prom" => {
-                let fs = self.fs.clone();
-                let body = tokio::task::spawn_blocking(move || metrics::prometheus(&fs))
-                    .await
-                    .map_err(|e| std::io::Error::other(format!("metrics task failed: {e}")))?;
+                let (fs, facts) = (self.fs.clone(), self.facts());
+                let body = tokio::task::spawn_blocking(move || {
+                    prom::exposition(&figures::Figures::gather(&fs, &facts))
+                })
+                .await
+                .map_err(|e| std::io::Error::other(format!("metrics task failed: {e}")))?;
                 conn.respond(
                     200,
                     "text/plain; version=0.0.4; charset=utf-8",
