@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the compatibility tests need (Java 17 and the Apache Hadoop
-# 3.5 client jars, from Debian's and PyPI's registries), then the whole workspace's tests.
+# 3.5 client jars, from Debian's and PyPI's registries; Chromium for the web UI test), then the whole workspace's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,5 +10,8 @@ jars="$(bash scripts/install-hadoop-client.sh)"
 export RHDFS_HADOOP_CLIENT_DIR="${RHDFS_HADOOP_CLIENT_DIR:-$jars}"
 # The Java client tests must run, not skip, wherever this script runs.
 export RHDFS_REQUIRE_JAVA=1
+# Debian's chromium for the web UI test (web_ui.rs), which must run, not skip, here.
+export RHDFS_CHROMIUM="${RHDFS_CHROMIUM:-$(bash scripts/install-chromium.sh)}"
+export RHDFS_REQUIRE_CHROMIUM=1
 
 cargo test --workspace --all-targets --no-fail-fast "$@"

@@ -137,7 +137,9 @@ impl Connection {
             Err(close) => return close,
         };
         let (tx, rx) = mpsc::channel(self.cfg.max_in_flight_per_connection.max(1));
-        let mut writer = AbortOnDrop(tokio::spawn(write_loop(wr, rx)));
+        let mut writer = AbortOnDrop(tokio::spawn(tracing::Instrument::in_current_span(
+            write_loop(wr, rx),
+        )));
         let close = self.call_loop(&session, tx).await;
         // The writer drains every response already queued, then ends once the last call
         // task (if any is still running) drops its sender. After a violation only the FATAL
@@ -395,14 +397,14 @@ impl Connection {
                 break Close::Normal("call limiter closed");
             };
             let reply_to = ReplyTo::from_request(&header);
-            calls.spawn(run_call(
+            calls.spawn(tracing::Instrument::in_current_span(run_call(
                 Arc::clone(&self.svc),
                 ctx,
                 body,
                 reply_to,
                 tx.clone(),
                 (permit, self.reg.state().call_started()),
-            ));
+            )));
             while calls.try_join_next().is_some() {}
         };
         // Calls already started finish on their own (their responses are still written if the

@@ -5,6 +5,7 @@
 mod common;
 
 mod acls_xattrs;
+mod audit_log;
 mod bad_input;
 mod blocks_on_disk;
 mod delete_under_load;
@@ -25,5 +26,6 @@ mod redundancy;
 mod report_leases;
 mod restart_delete_delay;
 mod safe_mode_work;
+mod web_ui;
 mod webhdfs;
 mod webhdfs_ops;

@@ -6,6 +6,7 @@ mod common;
 
 mod acl_shell;
 mod admin_cli;
+mod daemon_logs;
 mod namenode_crash_before_sync;
 mod namenode_crash_loop;
 mod namenode_pause;

@@ -134,12 +134,12 @@ fn block_command(
                     client_name: String::new(),
                 };
                 let x = xceiver.clone();
-                tokio::spawn(async move {
+                tokio::spawn(tracing::Instrument::in_current_span(async move {
                     let id = req.block_id;
                     if let Err(e) = send_replica(&x, req).await {
                         tracing::warn!(id, error = %e, "replication transfer failed");
                     }
-                });
+                }));
             }
         }
         Ok(block_command_proto::Action::Shutdown) | Err(_) => {

@@ -7,6 +7,7 @@ pub mod bench;
 mod copy;
 mod find;
 mod format;
+mod help;
 mod listing;
 mod modify;
 mod progress;
@@ -80,8 +81,7 @@ pub async fn run_with(
         return Ok(EXIT_USAGE);
     };
     if matches!(cmd.as_str(), "-help" | "-usage" | "--help" | "-h") {
-        write!(out, "{}", usage_all())?;
-        return Ok(0);
+        return Ok(help::run(cmd, &rest[1..], out, err)?);
     }
     let name = cmd.trim_start_matches('-').to_string();
     if !cmd.starts_with('-') || usage_of(&name).is_none() {
@@ -373,6 +373,7 @@ const USAGES: &[(&str, &str)] = &[
         "-getmerge [-nl] [-skip-empty-file] <src> <localdst>",
     ),
     ("head", "-head <file>"),
+    ("help", "-help [cmd ...]"),
     (
         "ls",
         "-ls [-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u] [<path> ...]",
@@ -404,6 +405,7 @@ const USAGES: &[(&str, &str)] = &[
         "-touch [-a] [-m] [-t TIMESTAMP (yyyyMMdd:HHmmss) ] [-c] <path> ...",
     ),
     ("touchz", "-touchz <path> ..."),
+    ("usage", "-usage [cmd ...]"),
 ];
 
 fn usage_of(name: &str) -> Option<&'static str> {
