@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the compatibility tests need (Java 17 and the Apache Hadoop
 # 3.5 client jars, from Debian's and PyPI's registries; promtool from Debian's prometheus
-# package), then the whole workspace's tests.
+# package; Chromium for the web UI test), then the whole workspace's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,5 +14,8 @@ export RHDFS_REQUIRE_JAVA=1
 # promtool (Debian's prometheus package) checks both daemons' /metrics.
 bash scripts/install-promtool.sh >/dev/null
 export RHDFS_REQUIRE_PROMTOOL=1
+# Debian's chromium for the web UI test (web_ui.rs), which must run, not skip, here.
+export RHDFS_CHROMIUM="${RHDFS_CHROMIUM:-$(bash scripts/install-chromium.sh)}"
+export RHDFS_REQUIRE_CHROMIUM=1
 
 cargo test --workspace --all-targets --no-fail-fast "$@"

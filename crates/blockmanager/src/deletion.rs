@@ -24,7 +24,7 @@ impl BlockManager {
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
                 let bm = Arc::clone(self);
-                handle.spawn(async move {
+                handle.spawn(tracing::Instrument::in_current_span(async move {
                     let mut rest = &ids[..];
                     while !rest.is_empty() {
                         let take = rest.len().min(bm.cfg.deletion_increment.max(1));
@@ -32,7 +32,7 @@ impl BlockManager {
                         rest = &rest[n..];
                         tokio::task::yield_now().await;
                     }
-                });
+                }));
             }
             Err(_) => self.remove_blocks_now(&ids),
         }

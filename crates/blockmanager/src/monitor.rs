@@ -94,39 +94,44 @@ impl BlockManager {
         let check_every = self.heartbeat_check_period();
         let gate = Arc::new(Mutex::new(self.heartbeat_scan_gate()));
         let weak = Arc::downgrade(self);
-        tasks.push(tokio::spawn(async move {
-            let mut tick = tokio::time::interval(check_every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tick.tick().await;
-                let Some(bm) = weak.upgrade() else { break };
-                if bm.stopped.load(Ordering::Relaxed) {
-                    break;
+        tasks.push(tokio::spawn(tracing::Instrument::in_current_span(
+            async move {
+                let mut tick = tokio::time::interval(check_every);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let Some(bm) = weak.upgrade() else { break };
+                    if bm.stopped.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let gate = Arc::clone(&gate);
+                    // Dead-node removal may walk many replicas: keep it off the async workers.
+                    let _ = tokio::task::spawn_blocking(move || {
+                        bm.heartbeat_check_pass(&mut gate.lock())
+                    })
+                    .await;
                 }
-                let gate = Arc::clone(&gate);
-                // Dead-node removal may walk many replicas: keep it off the async workers.
-                let _ =
-                    tokio::task::spawn_blocking(move || bm.heartbeat_check_pass(&mut gate.lock()))
-                        .await;
-            }
-        }));
+            },
+        )));
         let every = self.cfg.redundancy_interval.max(Duration::from_millis(10));
         let weak = Arc::downgrade(self);
-        tasks.push(tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tick.tick().await;
-                let Some(bm) = weak.upgrade() else { break };
-                if bm.stopped.load(Ordering::Relaxed) {
-                    break;
+        tasks.push(tokio::spawn(tracing::Instrument::in_current_span(
+            async move {
+                let mut tick = tokio::time::interval(every);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let Some(bm) = weak.upgrade() else { break };
+                    if bm.stopped.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let n = bm.redundancy_monitor_pass();
+                    if n > 0 {
+                        tracing::debug!(scheduled = n, "RedundancyMonitor scheduled invalidations");
+                    }
                 }
-                let n = bm.redundancy_monitor_pass();
-                if n > 0 {
-                    tracing::debug!(scheduled = n, "RedundancyMonitor scheduled invalidations");
-                }
-            }
-        }));
+            },
+        )));
     }
 
     /// Stops the background tasks.

@@ -31,6 +31,18 @@ pub mod common {
     pub const HADOOP_TMP_DIR_KEY: &str = "hadoop.tmp.dir";
     pub const HADOOP_TMP_DIR_DEFAULT: &str = "/tmp/hadoop-${user.name}";
 
+    /// `hadoop.log.dir`: the daemons' log directory (Hadoop's system property, set from
+    /// `HADOOP_LOG_DIR`; `rhdfs` sets it from `--log-dir` or `HADOOP_LOG_DIR`). Unset: the
+    /// daemons log to stderr only and write no audit log.
+    pub const HADOOP_LOG_DIR_KEY: &str = "hadoop.log.dir";
+    /// `hadoop.log.maxfilesize`: size at which a daemon's log file is rolled (Hadoop's
+    /// log4j.properties property of the same name).
+    pub const HADOOP_LOG_MAXFILESIZE_KEY: &str = "hadoop.log.maxfilesize";
+    pub const HADOOP_LOG_MAXFILESIZE_DEFAULT: u64 = 256 * 1024 * 1024;
+    /// `hadoop.log.maxbackupindex`: rolled daemon log files kept (`.1`, `.2`, ...).
+    pub const HADOOP_LOG_MAXBACKUPINDEX_KEY: &str = "hadoop.log.maxbackupindex";
+    pub const HADOOP_LOG_MAXBACKUPINDEX_DEFAULT: u64 = 20;
+
     /// `hadoop.security.authentication`: `simple` or `kerberos`.
     pub const HADOOP_SECURITY_AUTHENTICATION_KEY: &str = "hadoop.security.authentication";
     pub const HADOOP_SECURITY_AUTHENTICATION_DEFAULT: &str = "simple";
@@ -219,6 +231,26 @@ pub mod namenode {
     use std::time::Duration;
 
     use crate::TimeUnit;
+
+    /// `rhdfs.namenode.audit.log.enabled` (rhdfs: Hadoop turns its audit log on through
+    /// log4j's `hdfs.audit.logger`): write `hdfs-audit.log` under `hadoop.log.dir`.
+    pub const RHDFS_NAMENODE_AUDIT_LOG_ENABLED_KEY: &str = "rhdfs.namenode.audit.log.enabled";
+    pub const RHDFS_NAMENODE_AUDIT_LOG_ENABLED_DEFAULT: bool = true;
+    /// `hdfs.audit.log.maxfilesize`: size at which `hdfs-audit.log` is rolled (Hadoop's
+    /// log4j.properties property of the same name).
+    pub const HDFS_AUDIT_LOG_MAXFILESIZE_KEY: &str = "hdfs.audit.log.maxfilesize";
+    pub const HDFS_AUDIT_LOG_MAXFILESIZE_DEFAULT: u64 = 256 * 1024 * 1024;
+    /// `hdfs.audit.log.maxbackupindex`: rolled audit files kept (`hdfs-audit.log.1` ...).
+    pub const HDFS_AUDIT_LOG_MAXBACKUPINDEX_KEY: &str = "hdfs.audit.log.maxbackupindex";
+    pub const HDFS_AUDIT_LOG_MAXBACKUPINDEX_DEFAULT: u64 = 20;
+    /// `rhdfs.namenode.audit.log.queue.size`: audit lines waiting for the writer thread; an
+    /// RPC never waits for it: a line that finds the queue full is dropped and counted.
+    pub const RHDFS_NAMENODE_AUDIT_LOG_QUEUE_SIZE_KEY: &str = "rhdfs.namenode.audit.log.queue.size";
+    pub const RHDFS_NAMENODE_AUDIT_LOG_QUEUE_SIZE_DEFAULT: u64 = 65536;
+    /// `dfs.namenode.audit.log.debug.cmdlist`: commands (`cmd=` values) not written to the
+    /// audit log (Hadoop logs them only at DEBUG).
+    pub const DFS_NAMENODE_AUDIT_LOG_DEBUG_CMDLIST_KEY: &str =
+        "dfs.namenode.audit.log.debug.cmdlist";
 
     /// `dfs.namenode.rpc-address`: NameNode RPC `host:port`; else taken from `fs.defaultFS`.
     pub const DFS_NAMENODE_RPC_ADDRESS_KEY: &str = "dfs.namenode.rpc-address";

@@ -410,13 +410,18 @@ impl Conn {
         wr.flush().await?;
         let table = Arc::new(CallTable::default());
         let (tx, rx) = mpsc::channel(256);
-        let reader = tokio::spawn(read_loop(
+        let reader = tokio::spawn(tracing::Instrument::in_current_span(read_loop(
             BufReader::new(rd),
             Arc::clone(&table),
             shared.client_id.clone(),
             shared.cfg.max_response_length,
-        ));
-        let writer = tokio::spawn(write_loop(wr, rx, Arc::clone(&table), shared.cfg.max_idle));
+        )));
+        let writer = tokio::spawn(tracing::Instrument::in_current_span(write_loop(
+            wr,
+            rx,
+            Arc::clone(&table),
+            shared.cfg.max_idle,
+        )));
         Ok(Self {
             tx,
             table,

@@ -156,7 +156,9 @@ impl Connection {
             }
         };
         let (tx, rx) = mpsc::channel(self.cfg.max_in_flight_per_connection.max(1));
-        let mut writer = AbortOnDrop(tokio::spawn(write_loop(wr, rx, metrics)));
+        let mut writer = AbortOnDrop(tokio::spawn(tracing::Instrument::in_current_span(
+            write_loop(wr, rx, metrics),
+        )));
         let close = self.call_loop(&session, tx).await;
         // The writer drains every response already queued, then ends once the last call
         // task (if any is still running) drops its sender. After a violation only the FATAL
@@ -416,7 +418,7 @@ impl Connection {
             };
             let reply_to = ReplyTo::from_request(&header);
             self.cfg.metrics.enqueued();
-            calls.spawn(run_call(
+            calls.spawn(tracing::Instrument::in_current_span(run_call(
                 Arc::clone(&self.svc),
                 ctx,
                 body,
@@ -424,7 +426,7 @@ impl Connection {
                 tx.clone(),
                 (permit, self.reg.state().call_started()),
                 (Arc::clone(&self.cfg.metrics), Instant::now()),
-            ));
+            )));
             while calls.try_join_next().is_some() {}
         };
         // Calls already started finish on their own (their responses are still written if the

@@ -101,14 +101,17 @@ impl RpcServer {
         let metrics = Arc::clone(&cfg.metrics);
         let cfg = Arc::new(cfg);
         info!("IPC server listening on {local_addr}");
-        tokio::spawn(idle_scan_loop(Arc::clone(&conns), shutdown_rx.clone()));
-        let accept_task = tokio::spawn(accept_loop(
+        tokio::spawn(tracing::Instrument::in_current_span(idle_scan_loop(
+            Arc::clone(&conns),
+            shutdown_rx.clone(),
+        )));
+        let accept_task = tokio::spawn(tracing::Instrument::in_current_span(accept_loop(
             listener,
             svc,
             cfg,
             Arc::clone(&conns),
             shutdown_rx,
-        ));
+        )));
         Ok(Self {
             local_addr,
             shutdown,
@@ -197,14 +200,14 @@ async fn accept_loop(
             res = listener.accept() => match res {
                 Ok((stream, peer)) => {
                     debug!("IPC connection from {peer}");
-                    conns.spawn(connection::serve(
+                    conns.spawn(tracing::Instrument::in_current_span(connection::serve(
                         stream,
                         peer,
                         Arc::clone(&svc),
                         Arc::clone(&cfg),
                         conns_registry.register(),
                         conn_shutdown.clone(),
-                    ));
+                    )));
                 }
                 Err(e) => {
                     // Typically out of file descriptors: back off instead of spinning.

@@ -2,7 +2,9 @@
 //! on 127.0.0.1 with port 0, each DataNode with its own data directories under one base
 //! directory, and hooks to stop, restart and inspect DataNodes.
 
+use rhdfs_logging::daemon_span;
 use std::path::{Path, PathBuf};
+use tracing::Instrument;
 
 use rhdfs_conf::Configuration;
 use rhdfs_conf::clock::{SharedClock, system_clock};
@@ -180,6 +182,7 @@ impl MiniClusterBuilder {
         );
         create_dir(&name_dir)?;
         let namenode = NameNode::start(nn_conf.clone(), clock.clone())
+            .instrument(daemon_span("namenode"))
             .await
             .map_err(|e| ClusterError::NameNode(e.to_string()))?;
         let nn_addr = namenode.rpc_addr();
@@ -208,6 +211,7 @@ impl MiniClusterBuilder {
             let conf = cluster.datanode_conf(i)?;
             cluster.dn_confs.push(conf.clone());
             let dn = DataNode::start(conf, cluster.clock.clone())
+                .instrument(daemon_span(&format!("datanode-{i}")))
                 .await
                 .map_err(|e| ClusterError::DataNode {
                     index: i,
@@ -346,6 +350,7 @@ impl MiniCluster {
         let conf = self.datanode_conf(i)?;
         self.dn_confs.push(conf.clone());
         let dn = DataNode::start(conf, self.clock.clone())
+            .instrument(daemon_span(&format!("datanode-{i}")))
             .await
             .map_err(|e| ClusterError::DataNode {
                 index: i,
@@ -378,6 +383,7 @@ impl MiniCluster {
             .cloned()
             .ok_or(ClusterError::NoSuchDataNode(i))?;
         let dn = DataNode::start(conf, self.clock.clone())
+            .instrument(daemon_span(&format!("datanode-{i}")))
             .await
             .map_err(|e| ClusterError::DataNode {
                 index: i,
@@ -439,7 +445,10 @@ impl MiniCluster {
         // The old listener may take a moment to release the port.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         let nn = loop {
-            match NameNode::start(conf.clone(), self.clock.clone()).await {
+            match NameNode::start(conf.clone(), self.clock.clone())
+                .instrument(daemon_span("namenode"))
+                .await
+            {
                 Ok(nn) => break nn,
                 Err(e) if tokio::time::Instant::now() < deadline => {
                     tracing::debug!("NameNode restart retrying: {e}");

@@ -5,6 +5,7 @@
 mod common;
 
 mod acls_xattrs;
+mod audit_log;
 mod bad_input;
 mod blocks_on_disk;
 mod decommission_health;
@@ -27,7 +28,8 @@ mod redundancy;
 mod report_leases;
 mod restart_delete_delay;
 mod safe_mode_work;
-mod truncate_concat;
 mod slow_node;
+mod truncate_concat;
+mod web_ui;
 mod webhdfs;
 mod webhdfs_ops;

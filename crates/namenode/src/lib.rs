@@ -8,6 +8,7 @@
 //! - [`rpc`]: ClientProtocol handlers; [`rpc::errors`] maps errors to Java exceptions.
 //! - [`server`]: `NameNode::start` and the handle; [`storage`]: the name directories.
 
+pub mod audit;
 mod codec;
 pub mod edit;
 pub mod edit_codec;

@@ -219,12 +219,12 @@ mod tests {
         };
         let c2 = cache.clone();
         let id2 = id.clone();
-        let waiter = tokio::spawn(async move {
+        let waiter = tokio::spawn(tracing::Instrument::in_current_span(async move {
             match c2.lookup(&id2, 1).await {
                 Lookup::Cached(Err(e)) => e.message,
                 _ => "ran again".to_string(),
             }
-        });
+        }));
         tokio::time::sleep(Duration::from_millis(20)).await;
         g.finish(&Err(RpcError::io("boom")));
         assert_eq!(waiter.await.unwrap(), "boom");

@@ -213,7 +213,7 @@ pub fn spawn_safe_mode_monitor(
     recheck: Duration,
     stop: Arc<AtomicBool>,
 ) -> JoinHandle<()> {
-    tokio::spawn(async move {
+    tokio::spawn(tracing::Instrument::in_current_span(async move {
         let mut starting = true;
         while !stop.load(Ordering::Relaxed) {
             if starting {
@@ -228,7 +228,7 @@ pub fn spawn_safe_mode_monitor(
             }
             tokio::time::sleep(recheck).await;
         }
-    })
+    }))
 }
 
 /// What `dfsadmin -safemode` asks for.

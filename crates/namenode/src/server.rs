@@ -290,6 +290,13 @@ impl NameNode {
             safe_cfg.recheck,
             stop.clone(),
         );
+        let audit = {
+            let (conf, clock) = (conf.clone(), clock.clone());
+            tokio::task::spawn_blocking(move || crate::audit::AuditLog::from_conf(&conf, clock))
+                .await
+                .ok()
+                .flatten()
+        };
         let checkpointer = crate::persist::spawn_checkpointer(
             durable.clone(),
             checkpoint_policy,
@@ -300,7 +307,9 @@ impl NameNode {
         let http = crate::http::HttpServer::start_or_warn(&conf, fs.clone()).await;
         let router = Router {
             client: Arc::new(
-                ClientProtocolService::new(fs.clone(), defaults).with_retry_cache(retry_expiry),
+                ClientProtocolService::new(fs.clone(), defaults)
+                    .with_retry_cache(retry_expiry)
+                    .with_audit(audit),
             ),
             datanode: Arc::new(DatanodeProtocolService::new(bm.clone())),
         };

@@ -15,6 +15,8 @@ pub struct CommonArgs {
     pub config_dir: Option<PathBuf>,
     /// `-conf FILE`: extra resource files.
     pub resources: Vec<PathBuf>,
+    /// `--log-dir DIR`: the daemons' log directory (before `HADOOP_LOG_DIR`).
+    pub log_dir: Option<PathBuf>,
 }
 
 impl CommonArgs {
@@ -33,6 +35,10 @@ impl CommonArgs {
                 "--config" | "-config" => {
                     let v = it.next().context("--config needs a directory")?;
                     common.config_dir = Some(PathBuf::from(v));
+                }
+                "--log-dir" | "-log-dir" => {
+                    let v = it.next().context("--log-dir needs a directory")?;
+                    common.log_dir = Some(PathBuf::from(v));
                 }
                 "-conf" | "--conf" => {
                     let v = it.next().context("-conf needs a file")?;
@@ -102,10 +108,13 @@ mod tests {
             "/etc/x",
             "--datanodes",
             "4",
+            "--log-dir",
+            "/var/log/x",
         ]))
         .unwrap();
         assert_eq!(c.defines, vec!["a=1", "b=2"]);
         assert_eq!(c.config_dir, Some(PathBuf::from("/etc/x")));
+        assert_eq!(c.log_dir, Some(PathBuf::from("/var/log/x")));
         assert_eq!(rest, v(&["--datanodes", "4"]));
     }
 

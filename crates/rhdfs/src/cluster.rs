@@ -29,6 +29,8 @@ pub async fn run(args: Vec<String>) -> Result<()> {
         .with_context(|| format!("resolving {}", dir.display()))?;
 
     let mut conf = common.configuration()?;
+    let logs = crate::logs::log_dir(common.log_dir.clone(), &conf, Some(dir.join("logs")));
+    let _log = crate::logs::init_daemon("cluster", logs, &mut conf)?;
     // A local cluster answers where Hadoop clients look by default unless told otherwise;
     // DataNodes take free ports so that several fit on one host.
     if conf.get("dfs.namenode.rpc-address").is_none() {

@@ -4,6 +4,7 @@ use anyhow::{Context, Result, bail};
 use rhdfs_conf::clock::system_clock;
 use rhdfs_datanode::DataNode;
 use rhdfs_namenode::NameNode;
+use tracing::Instrument;
 
 use crate::args::{CommonArgs, take_flag};
 
@@ -17,7 +18,9 @@ pub async fn namenode(args: Vec<String>) -> Result<()> {
     if !rest.is_empty() {
         bail!("unexpected arguments: {}", rest.join(" "));
     }
-    let conf = common.configuration()?;
+    let mut conf = common.configuration()?;
+    let dir = crate::logs::log_dir(common.log_dir.clone(), &conf, None);
+    let _log = crate::logs::init_daemon("namenode", dir, &mut conf)?;
     if format {
         rhdfs_namenode::format(&conf, force).context("formatting the namespace")?;
         println!("formatted");
@@ -34,7 +37,9 @@ pub async fn namenode(args: Vec<String>) -> Result<()> {
         println!("recovery complete: the namespace now ends at transaction {last}");
         return Ok(());
     }
+    let span = rhdfs_logging::daemon_span("namenode");
     let nn = NameNode::start(conf, system_clock())
+        .instrument(span)
         .await
         .context("starting the NameNode")?;
     println!("namenode listening on {}", nn.rpc_addr());
@@ -49,8 +54,12 @@ pub async fn datanode(args: Vec<String>) -> Result<()> {
     if !rest.is_empty() {
         bail!("unexpected arguments: {}", rest.join(" "));
     }
-    let conf = common.configuration()?;
+    let mut conf = common.configuration()?;
+    let dir = crate::logs::log_dir(common.log_dir.clone(), &conf, None);
+    let _log = crate::logs::init_daemon("datanode", dir, &mut conf)?;
+    let span = rhdfs_logging::daemon_span("datanode");
     let dn = DataNode::start(conf, system_clock())
+        .instrument(span)
         .await
         .context("starting the DataNode")?;
     println!(

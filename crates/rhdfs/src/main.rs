@@ -7,6 +7,7 @@ mod bench;
 mod cluster;
 mod daemons;
 mod dfs;
+mod logs;
 
 use std::process::ExitCode;
 
@@ -33,7 +34,11 @@ Commands:
   version    the version, the source revision and the build date (also --version)
   help       this text
 
-Logging: RUST_LOG=info (default), debug, ... on stderr.
+Daemons (cluster, namenode, datanode) also take --log-dir DIR (else HADOOP_LOG_DIR; `cluster`
+defaults to DIR/logs): each logs to rhdfs-USER-DAEMON-HOST.log there, rolled at
+-D hadoop.log.maxfilesize (256MB) keeping -D hadoop.log.maxbackupindex (20) files; the
+NameNode writes hdfs-audit.log beside it. Levels: RUST_LOG=info (default), debug, ...;
+at run time through the NameNode web port's /logLevel?log=TARGET&level=LEVEL.
 ";
 
 fn main() -> ExitCode {
@@ -43,9 +48,10 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     let cmd = argv.remove(0);
-    // Daemons log at info; client tools only warn, like Hadoop's shell.
+    // Daemons set up their own logging (info, a log file) once their configuration is read;
+    // client tools only warn, like Hadoop's shell.
     let daemon = matches!(cmd.as_str(), "cluster" | "namenode" | "datanode");
-    init_logging(if daemon { "info" } else { "warn" });
+    let _log = if daemon { None } else { logs::init_client() };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -95,18 +101,6 @@ fn version_text() -> String {
         env!("RHDFS_GIT_REVISION"),
         env!("RHDFS_BUILD_DATE"),
     )
-}
-
-fn init_logging(default_level: &str) {
-    use std::io::IsTerminal;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        // Colour codes only for a terminal: a log file or pipe gets plain text.
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
 }
 
 /// Resolves when the process is asked to stop (Ctrl-C or SIGTERM).

@@ -7,6 +7,7 @@ mod common;
 mod acl_shell;
 mod admin_cli;
 mod bench_nn;
+mod daemon_logs;
 mod http_connections;
 mod namenode_crash_before_sync;
 mod namenode_crash_loop;

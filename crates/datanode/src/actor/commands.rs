@@ -152,14 +152,14 @@ fn block_command(
                 };
                 let x = xceiver.clone();
                 let xmit = XmitGuard::start(&shared.xmits);
-                tokio::spawn(async move {
+                tokio::spawn(tracing::Instrument::in_current_span(async move {
                     let _xmit = xmit;
                     let id = req.block_id;
                     match send_replica(&x, req).await {
                         Ok(_) => crate::metrics::Activity::add(&x.activity.blocks_replicated, 1),
                         Err(e) => tracing::warn!(id, error = %e, "replication transfer failed"),
                     }
-                });
+                }));
             }
         }
         Ok(block_command_proto::Action::Shutdown) | Err(_) => {

@@ -245,15 +245,25 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
     });
     let deleter = Arc::new(deleter);
     let tasks = vec![
-        tokio::spawn(collect_events(shared.clone(), events)),
-        tokio::spawn(ibr_loop(shared.clone(), stop_rx.clone())),
-        tokio::spawn(main_loop(shared.clone(), connector, stop_rx.clone())),
-        tokio::spawn(commands::worker(
+        tokio::spawn(tracing::Instrument::in_current_span(collect_events(
+            shared.clone(),
+            events,
+        ))),
+        tokio::spawn(tracing::Instrument::in_current_span(ibr_loop(
+            shared.clone(),
+            stop_rx.clone(),
+        ))),
+        tokio::spawn(tracing::Instrument::in_current_span(main_loop(
+            shared.clone(),
+            connector,
+            stop_rx.clone(),
+        ))),
+        tokio::spawn(tracing::Instrument::in_current_span(commands::worker(
             shared.clone(),
             xceiver,
             deleter.clone(),
             cmd_rx,
-        )),
+        ))),
     ];
     ActorHandle {
         shared,

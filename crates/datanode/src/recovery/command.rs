@@ -43,11 +43,11 @@ pub fn on_recovery_command(ds: &Arc<Dataset>, cmd: Option<BlockRecoveryCommandPr
     for rb in cmd.blocks {
         let ds = ds.clone();
         let (nn, user, uuid) = (nn.clone(), user.clone(), uuid.clone());
-        tokio::spawn(async move {
+        tokio::spawn(tracing::Instrument::in_current_span(async move {
             if let Err(e) = super::recover_block(&ds, &uuid, &user, &nn, &rb).await {
                 tracing::warn!("{e}");
             }
-        });
+        }));
     }
     n
 }

@@ -129,7 +129,9 @@ impl XceiverServer {
         let local_addr = listener.local_addr()?;
         let (stop, stop_rx) = watch::channel(false);
         let ctx = Arc::new(ctx);
-        let task = tokio::spawn(accept_loop(listener, ctx, stop_rx));
+        let task = tokio::spawn(tracing::Instrument::in_current_span(accept_loop(
+            listener, ctx, stop_rx,
+        )));
         tracing::info!(%local_addr, "data transfer server listening");
         Ok(XceiverServer {
             local_addr,
@@ -167,7 +169,7 @@ async fn accept_loop(
                         continue;
                     }
                     let _ = sock.set_nodelay(true);
-                    conns.spawn(serve_connection(ctx.clone(), sock, peer));
+                    conns.spawn(tracing::Instrument::in_current_span(serve_connection(ctx.clone(), sock, peer)));
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed");

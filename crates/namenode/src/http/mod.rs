@@ -9,6 +9,7 @@ mod figures;
 mod index;
 mod jmx;
 mod prom;
+mod ui;
 mod webhdfs;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -264,6 +265,24 @@ impl Shared {
                     body.as_bytes(),
                 )
                 .await
+            }
+            "/logLevel" => ui::log_level::serve(&req, conn).await,
+            p if ui::PAGES.contains(&p) => {
+                let page = ui::Ui {
+                    fs: &self.fs,
+                    host: &self.host_name,
+                    conf: &self.conf,
+                    static_user: &self.static_user,
+                };
+                ui::serve(page, &req, conn).await
+            }
+            p if p == "/logs" || p.starts_with("/logs/") => {
+                let dir = self
+                    .conf
+                    .get_trimmed(keys::HADOOP_LOG_DIR_KEY)
+                    .filter(|d| !d.is_empty())
+                    .map(std::path::PathBuf::from);
+                ui::logs::serve(dir, p, conn).await
             }
             _ => conn.respond(404, "text/plain", &[], b"not found\n").await,
         }

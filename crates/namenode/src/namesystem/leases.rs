@@ -227,7 +227,7 @@ impl Namesystem {
         stop: Arc<AtomicBool>,
     ) -> tokio::task::JoinHandle<()> {
         let me = Arc::clone(self);
-        tokio::spawn(async move {
+        tokio::spawn(tracing::Instrument::in_current_span(async move {
             let mut tick = tokio::time::interval(me.settings.lease_recheck);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
@@ -237,6 +237,6 @@ impl Namesystem {
                 }
                 me.check_leases().await;
             }
-        })
+        }))
     }
 }

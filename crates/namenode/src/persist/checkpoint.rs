@@ -219,7 +219,7 @@ pub fn spawn_checkpointer(
     clock: SharedClock,
     stop: Arc<AtomicBool>,
 ) -> JoinHandle<()> {
-    tokio::spawn(async move {
+    tokio::spawn(tracing::Instrument::in_current_span(async move {
         let mut last_time = clock.monotonic();
         let mut retry_at: Option<Duration> = None;
         loop {
@@ -254,5 +254,5 @@ pub fn spawn_checkpointer(
                 }
             }
         }
-    })
+    }))
 }

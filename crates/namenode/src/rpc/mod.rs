@@ -7,6 +7,7 @@ mod add_block;
 mod admin;
 mod append;
 mod attributes;
+pub mod audit;
 mod block_locations;
 mod complete;
 mod concat;
@@ -42,6 +43,7 @@ use rhdfs_conf::{Configuration, keys};
 use rhdfs_ipc::{CallContext, RpcError, RpcService};
 use rhdfs_proto::hdfs::{ChecksumTypeProto, FsServerDefaultsProto};
 
+use crate::audit::AuditLog;
 use crate::fsdir::permission::Caller;
 use crate::namesystem::Namesystem;
 use crate::retry_cache::{Lookup, RetryCache};
@@ -90,6 +92,7 @@ pub struct ClientProtocolService {
     fs: Arc<Namesystem>,
     defaults: FsServerDefaultsProto,
     retry_cache: Option<Arc<RetryCache>>,
+    audit: Option<Arc<AuditLog>>,
 }
 
 impl ClientProtocolService {
@@ -102,7 +105,14 @@ impl ClientProtocolService {
             fs,
             defaults,
             retry_cache,
+            audit: None,
         }
+    }
+
+    /// Writes an audit line per audited call to `log` (see `audit`).
+    pub fn with_audit(mut self, log: Option<Arc<AuditLog>>) -> Self {
+        self.audit = log;
+        self
     }
 
     /// Sets the retry cache's expiry; `None` turns the cache off.
@@ -147,14 +157,23 @@ pub enum MethodKind {
     AtMostOnce,
 }
 
-/// The ClientProtocol methods rhdfs serves: name, kind and handler, in one table. It
-/// makes `method_kind` and the dispatch, so a method's kind cannot drift from its handler.
+/// The ClientProtocol methods rhdfs serves: name, kind, handler and, for those Hadoop
+/// audits, how (`audit::*`), in one table. It makes `method_kind`, `audit_spec` and the
+/// dispatch, so a method's kind or audit cannot drift from its handler.
 macro_rules! client_protocol {
-    ($($name:literal => $kind:ident $handler:ident,)*) => {
+    ($($name:literal => $kind:ident $handler:ident $([$audit:ident])?,)*) => {
         /// The kind of a ClientProtocol method; None for one rhdfs does not serve.
         pub fn method_kind(method: &str) -> Option<MethodKind> {
             match method {
                 $($name => Some(MethodKind::$kind),)*
+                _ => None,
+            }
+        }
+
+        /// How a ClientProtocol method is audited; None for one Hadoop does not audit.
+        pub fn audit_spec(method: &str) -> Option<&'static audit::AuditSpec> {
+            match method {
+                $($name => audit_of!($($audit)?),)*
                 _ => None,
             }
         }
@@ -170,30 +189,39 @@ macro_rules! client_protocol {
     };
 }
 
+macro_rules! audit_of {
+    () => {
+        None
+    };
+    ($audit:ident) => {
+        Some(&audit::$audit)
+    };
+}
+
 client_protocol! {
     "getServerDefaults" => Read get_server_defaults,
-    "getFileInfo" => Read get_file_info,
-    "getLocatedFileInfo" => Read get_located_file_info,
-    "isFileClosed" => Read is_file_closed,
+    "getFileInfo" => Read get_file_info [GET_FILE_INFO],
+    "getLocatedFileInfo" => Read get_located_file_info [GET_LOCATED_FILE_INFO],
+    "isFileClosed" => Read is_file_closed [IS_FILE_CLOSED],
     "getPreferredBlockSize" => Read get_preferred_block_size,
-    "getLinkTarget" => Read get_link_target,
-    "getListing" => Read get_listing,
-    "getContentSummary" => Read get_content_summary,
-    "getQuotaUsage" => Read get_quota_usage,
-    "getBlockLocations" => Read get_block_locations,
+    "getLinkTarget" => Read get_link_target [GET_LINK_TARGET],
+    "getListing" => Read get_listing [GET_LISTING],
+    "getContentSummary" => Read get_content_summary [GET_CONTENT_SUMMARY],
+    "getQuotaUsage" => Read get_quota_usage [GET_QUOTA_USAGE],
+    "getBlockLocations" => Read get_block_locations [GET_BLOCK_LOCATIONS],
     "getFsStats" => Read get_fs_stats,
     "getStats" => Read get_fs_stats,
     "getFsReplicatedBlockStats" => Read get_fs_replicated_block_stats,
-    "getDatanodeReport" => Read get_datanode_report,
+    "getDatanodeReport" => Read get_datanode_report [GET_DATANODE_REPORT],
     "getSlowDatanodeReport" => Read get_slow_datanode_report,
-    "listOpenFiles" => Read list_open_files,
-    "metaSave" => Read meta_save,
+    "listOpenFiles" => Read list_open_files [LIST_OPEN_FILES],
+    "metaSave" => Read meta_save [META_SAVE],
     "msync" => Read msync,
     "getHAServiceState" => Read get_ha_service_state,
-    "getAclStatus" => Read get_acl_status,
-    "getXAttrs" => Read get_xattrs,
-    "listXAttrs" => Read list_xattrs,
-    "mkdirs" => Mutate mkdirs,
+    "getAclStatus" => Read get_acl_status [GET_ACL_STATUS],
+    "getXAttrs" => Read get_xattrs [GET_XATTRS],
+    "listXAttrs" => Read list_xattrs [LIST_XATTRS],
+    "mkdirs" => Mutate mkdirs [MKDIRS],
     "addBlock" => Mutate add_block,
     "abandonBlock" => Mutate abandon_block,
     "complete" => Mutate complete,
@@ -202,33 +230,33 @@ client_protocol! {
     "updateBlockForPipeline" => Mutate update_block_for_pipeline,
     "updatePipeline" => Mutate update_pipeline,
     "getAdditionalDatanode" => Mutate get_additional_datanode,
-    "setReplication" => Mutate set_replication,
-    "setPermission" => Mutate set_permission,
-    "setOwner" => Mutate set_owner,
-    "setTimes" => Mutate set_times,
+    "setReplication" => Mutate set_replication [SET_REPLICATION],
+    "setPermission" => Mutate set_permission [SET_PERMISSION],
+    "setOwner" => Mutate set_owner [SET_OWNER],
+    "setTimes" => Mutate set_times [SET_TIMES],
     "renewLease" => Mutate renew_lease,
     "recoverLease" => Mutate recover_lease,
-    "refreshNodes" => Mutate refresh_nodes,
-    "setSafeMode" => Mutate set_safe_mode,
-    "saveNamespace" => Mutate save_namespace,
-    "rollEdits" => Mutate roll_edits,
-    "releaseOrphans" => Mutate release_orphans,
-    "setQuota" => Mutate set_quota,
-    "modifyAclEntries" => Mutate modify_acl_entries,
-    "removeAclEntries" => Mutate remove_acl_entries,
-    "removeDefaultAcl" => Mutate remove_default_acl,
-    "removeAcl" => Mutate remove_acl,
-    "setAcl" => Mutate set_acl,
-    "create" => AtMostOnce create,
-    "append" => AtMostOnce append,
-    "delete" => AtMostOnce delete,
-    "rename" => AtMostOnce rename,
-    "rename2" => AtMostOnce rename2,
-    "setXAttr" => AtMostOnce set_xattr,
-    "removeXAttr" => AtMostOnce remove_xattr,
-    "checkAccess" => Read check_access,
-    "truncate" => Mutate truncate,
-    "concat" => AtMostOnce concat,
+    "refreshNodes" => Mutate refresh_nodes [REFRESH_NODES],
+    "setSafeMode" => Mutate set_safe_mode [SET_SAFE_MODE],
+    "saveNamespace" => Mutate save_namespace [SAVE_NAMESPACE],
+    "rollEdits" => Mutate roll_edits [ROLL_EDITS],
+    "releaseOrphans" => Mutate release_orphans [RELEASE_ORPHANS],
+    "setQuota" => Mutate set_quota [SET_QUOTA],
+    "modifyAclEntries" => Mutate modify_acl_entries [MODIFY_ACL_ENTRIES],
+    "removeAclEntries" => Mutate remove_acl_entries [REMOVE_ACL_ENTRIES],
+    "removeDefaultAcl" => Mutate remove_default_acl [REMOVE_DEFAULT_ACL],
+    "removeAcl" => Mutate remove_acl [REMOVE_ACL],
+    "setAcl" => Mutate set_acl [SET_ACL],
+    "create" => AtMostOnce create [CREATE],
+    "append" => AtMostOnce append [APPEND],
+    "delete" => AtMostOnce delete [DELETE],
+    "rename" => AtMostOnce rename [RENAME],
+    "rename2" => AtMostOnce rename2 [RENAME2],
+    "setXAttr" => AtMostOnce set_xattr [SET_XATTR],
+    "removeXAttr" => AtMostOnce remove_xattr [REMOVE_XATTR],
+    "checkAccess" => Read check_access [CHECK_ACCESS],
+    "truncate" => Mutate truncate [TRUNCATE],
+    "concat" => AtMostOnce concat [CONCAT],
 }
 
 #[async_trait]
@@ -247,6 +275,10 @@ impl RpcService for ClientProtocolService {
             }
             _ => None,
         };
+        let audit = self
+            .audit
+            .as_ref()
+            .and_then(|log| Some((log, audit_spec(&ctx.method)?)));
         let answer = self.dispatch(&ctx, &body).await;
         // Nothing is acknowledged before its edits are durable (reads log nothing). Handlers
         // whose mutation has effects already committed them (`Namesystem::commit`); this
@@ -260,6 +292,9 @@ impl RpcService for ClientProtocolService {
         };
         if let Some(g) = guard {
             g.finish(&answer);
+        }
+        if let Some((log, spec)) = audit {
+            audit::record(log, &self.fs, spec, &ctx, &body, &answer);
         }
         answer
     }

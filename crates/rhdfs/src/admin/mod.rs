@@ -11,6 +11,7 @@ use rhdfs_namenode::http::client::{encode_component, get};
 
 use crate::args::CommonArgs;
 
+mod help;
 mod quota;
 mod refresh_nodes;
 mod safemode;
@@ -48,7 +49,8 @@ const DFSADMIN_USAGE: &str = "Usage: rhdfs dfsadmin
 \t[-getDatanodeInfo <datanode_host:ipc_port>]
 \t[-shutdownDatanode <datanode_host:ipc_port> [upgrade]]
 \t[-evictWriters <datanode_host:ipc_port>]
-\t[-releaseOrphans]";
+\t[-releaseOrphans]
+\t[-help [cmd]]";
 
 /// Hadoop's exit status -1, as the process sees it.
 const FAILED: i32 = 255;
@@ -279,6 +281,14 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
         return Ok(FAILED);
     }
     let cmd = rest.remove(0);
+    if cmd == "-help" {
+        // Like DFSAdmin: one command's help, or (none or unknown) every command's.
+        match rest.first().and_then(|c| help::help_of(c)) {
+            Some(h) => print!("{h}"),
+            None => print!("{}", help::help_all()),
+        }
+        return Ok(0);
+    }
     let conf = common.configuration()?;
     let user = user();
     match cmd.as_str() {

@@ -7,6 +7,7 @@ pub mod bench;
 mod copy;
 mod find;
 mod format;
+mod help;
 mod listing;
 mod modify;
 mod progress;
@@ -81,8 +82,7 @@ pub async fn run_with(
         return Ok(EXIT_USAGE);
     };
     if matches!(cmd.as_str(), "-help" | "-usage" | "--help" | "-h") {
-        write!(out, "{}", usage_all())?;
-        return Ok(0);
+        return Ok(help::run(cmd, &rest[1..], out, err)?);
     }
     let name = cmd.trim_start_matches('-').to_string();
     if !cmd.starts_with('-') || usage_of(&name).is_none() {
@@ -377,6 +377,7 @@ const USAGES: &[(&str, &str)] = &[
         "-getmerge [-nl] [-skip-empty-file] <src> <localdst>",
     ),
     ("head", "-head <file>"),
+    ("help", "-help [cmd ...]"),
     (
         "ls",
         "-ls [-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u] [<path> ...]",
@@ -409,6 +410,7 @@ const USAGES: &[(&str, &str)] = &[
     ),
     ("touchz", "-touchz <path> ..."),
     ("truncate", "-truncate [-w] <length> <path> ..."),
+    ("usage", "-usage [cmd ...]"),
 ];
 
 fn usage_of(name: &str) -> Option<&'static str> {
