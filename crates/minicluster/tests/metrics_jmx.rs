@@ -184,7 +184,7 @@ fn report_num(report: &str, label: &str) -> anyhow::Result<u64> {
     report
         .lines()
         .find_map(|l| l.trim().strip_prefix(label))
-        .and_then(|rest| rest.trim().split_whitespace().next())
+        .and_then(|rest| rest.split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| anyhow::anyhow!("no {label:?} in\n{report}"))
 }

@@ -32,6 +32,7 @@ async fn server(ds: &Arc<Dataset>, transfer_to: bool) -> XceiverServer {
             ..XceiverConfig::default()
         },
         active: Default::default(),
+        activity: Default::default(),
     };
     XceiverServer::bind("127.0.0.1:0".parse().unwrap(), ctx)
         .await

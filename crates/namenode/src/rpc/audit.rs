@@ -345,4 +345,3 @@ fn perm_of(fs: &Namesystem, path: &str) -> Option<String> {
 
 pub const TRUNCATE: AuditSpec = spec("truncate", src::<TruncateRequestProto>);
 pub const CONCAT: AuditSpec = spec("concat", concat_paths);
-

@@ -420,7 +420,9 @@ impl Cluster {
         let running = self.datanodes.iter().flatten().count() as u64;
         let live = std::cell::Cell::new(0);
         let res = wait_for("every DataNode live", Duration::from_secs(90), || async {
-            let fsn = self.jmx("Hadoop:service=NameNode,name=FSNamesystem").await?;
+            let fsn = self
+                .jmx("Hadoop:service=NameNode,name=FSNamesystem")
+                .await?;
             live.set(jmx_number(&fsn, "NumLiveDataNodes").context("no NumLiveDataNodes")?);
             Ok(live.get() >= running)
         })
