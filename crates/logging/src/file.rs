@@ -53,8 +53,11 @@ mod tests {
             max_backups: 2,
         };
         let mut f = s.open().unwrap();
+        // One write per line, as the non-blocking appender hands over whole events; the
+        // roll happens between writes, so no line is split across files.
         for i in 0..20 {
-            writeln!(f, "line {i:03} {}", "x".repeat(40)).unwrap();
+            let line = format!("line {i:03} {}\n", "x".repeat(40));
+            f.write_all(line.as_bytes()).unwrap();
         }
         f.flush().unwrap();
         let mut names: Vec<String> = std::fs::read_dir(&s.dir)
@@ -65,5 +68,12 @@ mod tests {
         assert_eq!(names, vec!["x.log", "x.log.1", "x.log.2"]);
         let last = std::fs::read_to_string(s.dir.join("x.log")).unwrap();
         assert!(last.contains("line 019"), "{last}");
+        for name in &names {
+            let text = std::fs::read_to_string(s.dir.join(name)).unwrap();
+            assert!(
+                text.lines().all(|l| l.starts_with("line ")),
+                "{name}: {text}"
+            );
+        }
     }
 }

@@ -126,6 +126,25 @@ pub fn format(conf: &Configuration, force: bool) -> Result<(), NameNodeError> {
     Ok(())
 }
 
+/// `format` with a synthetic namespace of `spec`'s files in the first image (`rhdfs bench
+/// nn-memory`). Blocking.
+pub fn format_synthetic(
+    conf: &Configuration,
+    spec: &crate::namespace::SyntheticSpec,
+    force: bool,
+) -> Result<(), NameNodeError> {
+    let user = rhdfs_conf::user::current_user();
+    let ns_cfg = namespace_config(conf, &user)?;
+    crate::persist::format_synthetic(
+        conf,
+        &rhdfs_conf::clock::system_clock(),
+        ns_cfg,
+        spec,
+        force,
+    )?;
+    Ok(())
+}
+
 /// `rhdfs namenode -recover`: loads the name directories keeping the valid prefix of a
 /// damaged edit log (RecoveryMode::KeepPrefix), repairs the directories and closes the
 /// log. Returns the last txid kept. Blocking.

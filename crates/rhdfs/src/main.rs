@@ -98,8 +98,8 @@ fn version_text() -> String {
     format!(
         "rhdfs {}\nSource code revision {}\nCompiled on {}\nSpeaks Hadoop 3.x ClientProtocol, DatanodeProtocol, DataTransferProtocol and WebHDFS\n",
         env!("CARGO_PKG_VERSION"),
-        env!("RHDFS_GIT_REVISION"),
-        env!("RHDFS_BUILD_DATE"),
+        rhdfs_metrics::build::REVISION,
+        rhdfs_metrics::build::BUILD_DATE,
     )
 }
 

@@ -95,3 +95,60 @@ async fn small_run_of_every_operation() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// A small `rhdfs bench nn-memory`: the loader wrote every file, the restarted NameNode
+/// took every replica location from the simulated DataNodes and left safe mode, and the
+/// resident-size figures are positive and grow with what was loaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_run_of_nn_memory() -> anyhow::Result<()> {
+    let work = tempfile::tempdir()?;
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+        .args([
+            "bench",
+            "nn-memory",
+            "-files",
+            "5000",
+            "-filesPerDir",
+            "300",
+        ])
+        .args(["-datanodes", "4", "-replication", "3", "-dir"])
+        .arg(work.path().join("scratch"))
+        .env("RUST_LOG", "warn")
+        .output()
+        .await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(
+        out.status.success(),
+        "bench nn-memory failed: {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    let line = |prefix: &str| -> anyhow::Result<&str> {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .with_context(|| format!("no {prefix:?} line\n{stdout}"))
+    };
+    ensure!(
+        line("namespace loader:")?.contains("5000 files in"),
+        "{stdout}"
+    );
+    ensure!(
+        line("restart:")?.contains("(15000 replicas from 4 DataNodes)"),
+        "{stdout}"
+    );
+    let mib: Vec<f64> = line("RSS:")?
+        .split(" MiB")
+        .filter_map(|s| s.rsplit(' ').next()?.parse().ok())
+        .collect();
+    ensure!(mib.len() == 3, "RSS figures {mib:?}\n{stdout}");
+    ensure!(
+        mib[0] > 0.0 && mib[0] < mib[1] && mib[1] <= mib[2],
+        "RSS should grow from empty to loaded to reported: {mib:?}"
+    );
+    ensure!(
+        line("RSS per file")?.contains("per replica location"),
+        "{stdout}"
+    );
+    Ok(())
+}

@@ -156,11 +156,17 @@ mod tests {
             "my.credential",
             "fs.azure.account.key.x.blob.core.windows.net",
             "dfs.webhdfs.oauth2.access.token.provider.oauth.secret",
-            "fs.s3.awsSecretAccessKey",
+            "fs.s3n.awsSecretKey",
         ] {
             assert!(is_sensitive(&c, k), "{k}");
         }
-        for k in ["dfs.replication", "dfs.secret.dir", "fs.defaultFS"] {
+        // As in Java: `.?` allows one character between "secret" and "key", not "Access".
+        for k in [
+            "dfs.replication",
+            "dfs.secret.dir",
+            "fs.defaultFS",
+            "fs.s3.awsSecretAccessKey",
+        ] {
             assert!(!is_sensitive(&c, k), "{k}");
         }
     }

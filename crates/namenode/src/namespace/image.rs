@@ -64,7 +64,7 @@ impl From<CodecError> for ImageDecodeError {
 const KIND_DIR: u8 = 0;
 const KIND_FILE: u8 = 1;
 
-fn encode_inode(w: &mut W, inode: &Inode) {
+pub(super) fn encode_inode(w: &mut W, inode: &Inode) {
     w.u(inode.id);
     w.u(inode.parent);
     w.bytes(&inode.name);

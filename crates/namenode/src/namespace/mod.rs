@@ -17,6 +17,7 @@ mod open_files;
 mod quota;
 mod read;
 mod rename;
+mod synthetic;
 mod truncate;
 mod write;
 mod xattr;
@@ -40,6 +41,7 @@ pub use image::{IMAGE_PAYLOAD_MAGIC, ImageDecodeError, LoadedBlock};
 pub use open_files::{OpenFileEntry, is_parent_entry};
 pub use quota::{QUOTA_DONT_SET, QUOTA_RESET, Usage, file_space};
 pub use read::{FileBlocks, FileStatus, Listing};
+pub use synthetic::{SYNTHETIC_ROOT, SyntheticSpec};
 pub use truncate::Truncated;
 pub use write::{AddBlockPlan, CompletePlan, FileRef, OpenFile};
 

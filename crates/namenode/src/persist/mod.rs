@@ -26,7 +26,7 @@ pub use checkpoint::{CheckpointPolicy, CheckpointStats, spawn_checkpointer};
 use crate::edit::{EditOp, Journal};
 use crate::edit_codec;
 use crate::error::{FsError, FsResult};
-use crate::namespace::{ImageDecodeError, Namespace, NamespaceConfig, Now};
+use crate::namespace::{ImageDecodeError, Namespace, NamespaceConfig, Now, SyntheticSpec};
 
 /// Why the name directories could not be formatted, loaded or written.
 #[derive(Debug, thiserror::Error)]
@@ -153,7 +153,21 @@ pub fn format(
 ) -> Result<StorageVersion, PersistError> {
     let dirs = StorageDirs::from_conf(conf)?;
     let _lock = dirs.lock()?;
-    format_locked(conf, clock, &dirs, ns_cfg, force)
+    format_locked(conf, clock, &dirs, ns_cfg, force, None)
+}
+
+/// `format`, with `spec`'s synthetic files in the first image instead of an empty
+/// namespace (benchmarks: a NameNode with millions of files without creating them).
+pub fn format_synthetic(
+    conf: &Configuration,
+    clock: &SharedClock,
+    ns_cfg: NamespaceConfig,
+    spec: &SyntheticSpec,
+    force: bool,
+) -> Result<StorageVersion, PersistError> {
+    let dirs = StorageDirs::from_conf(conf)?;
+    let _lock = dirs.lock()?;
+    format_locked(conf, clock, &dirs, ns_cfg, force, Some(spec))
 }
 
 fn format_locked(
@@ -162,6 +176,7 @@ fn format_locked(
     dirs: &StorageDirs,
     ns_cfg: NamespaceConfig,
     force: bool,
+    synthetic: Option<&SyntheticSpec>,
 ) -> Result<StorageVersion, PersistError> {
     let host = rhdfs_conf::addr::namenode_rpc_address(conf)
         .map(|(h, _)| pool_host(&h))
@@ -172,7 +187,10 @@ fn format_locked(
         wall_ms: clock.now_millis(),
         mono: clock.monotonic(),
     };
-    let (txid, payload) = Namespace::new(ns_cfg, now).encode_image();
+    let (txid, payload) = match synthetic {
+        Some(spec) => (0, spec.image(ns_cfg, now)),
+        None => Namespace::new(ns_cfg, now).encode_image(),
+    };
     ImageStore::from_conf(dirs.clone(), conf)?.save_image(txid, &payload)?;
     tracing::info!(
         cluster = %version.cluster_id,
@@ -197,7 +215,7 @@ pub fn load(
         if let Some(d) = dirs.roots().iter().find(|d| !is_empty_or_missing(d)) {
             return Err(PersistError::NotFormatted(d.display().to_string()));
         }
-        format_locked(conf, clock, &dirs, ns_cfg.clone(), false)?;
+        format_locked(conf, clock, &dirs, ns_cfg.clone(), false, None)?;
     }
     let version = dirs.read_version()?;
     let images = ImageStore::from_conf(dirs.clone(), conf)?;

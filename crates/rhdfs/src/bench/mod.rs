@@ -4,10 +4,13 @@
 //!   files; close latency, failures, longest lock holds, time until deletions drain.
 //! - `nn`: NameNode throughput and latency per operation, like Hadoop's
 //!   NNThroughputBenchmark, with simulated DataNodes for addBlock and blockReport.
+//! - `nn-memory`: NameNode RSS per file and per replica location and restart time, on a
+//!   namespace written by the loader and reported by simulated DataNodes.
 //! - `dfsio`: TestDFSIO-like throughput (`crate::dfs::bench`).
 
 mod delete_under_load;
 mod nn;
+mod nn_memory;
 
 const USAGE: &str = "\
 Usage: rhdfs bench SUBCOMMAND [options]
@@ -31,6 +34,14 @@ Subcommands:
         file's untimed create and complete, its latencies are addBlock's. Defaults: all, 8 threads, 1000 files, 4 per
         directory, 3 DataNodes, 100 blocks per report. Without -fs an in-process
         NameNode with no real DataNodes is started.
+  nn-memory [-files N] [-filesPerDir P] [-datanodes D] [-replication R] [-dir DIR]
+            [-D key=value ...]
+        NameNode memory and restart time: the namespace loader writes an image of N
+        one-block files (P per directory) into a new name directory; a NameNode process
+        is started on it (time to serving RPC, RSS per file above an empty NameNode's),
+        then D simulated DataNodes send full reports (R replicas per block; time to
+        leaving safe mode, RSS per replica location). Defaults: 100000 files, 1000 per
+        directory, 10 DataNodes, replication 3, a scratch directory under the temp dir.
   dfsio -write|-read --files N --size SIZE [--replication R]
         TestDFSIO-like throughput
 ";
@@ -44,6 +55,7 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     match sub.as_str() {
         "delete-under-load" => delete_under_load::run(args[1..].to_vec()).await,
         "nn" => nn::run(args[1..].to_vec()).await,
+        "nn-memory" => nn_memory::run(args[1..].to_vec()).await,
         "dfsio" => crate::dfs::bench::bench(args).await,
         "help" | "-h" | "--help" | "-help" => {
             print!("{USAGE}");

@@ -34,6 +34,10 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
         "Changes the owner and/or group of the files; -R walks directories.",
     ),
     (
+        "concat",
+        "Joins the source files onto the end of the target file and removes the sources;\nall must be in one directory and every block but the last of each must be full.",
+    ),
+    (
         "copyFromLocal",
         "Copies local files to the filesystem; -f overwrites the destination.",
     ),
@@ -140,6 +144,10 @@ const DESCRIPTIONS: &[(&str, &str)] = &[
     (
         "touchz",
         "Creates empty files; fails for a file that is not empty.",
+    ),
+    (
+        "truncate",
+        "Truncates the files to <length> bytes; -w waits until block recovery of a\ncut-off last block has finished.",
     ),
     ("usage", "Shows the usage of the commands."),
 ];

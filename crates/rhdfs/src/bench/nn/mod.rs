@@ -16,7 +16,7 @@
 
 mod latency;
 mod ops;
-mod simdn;
+pub(super) mod simdn;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
