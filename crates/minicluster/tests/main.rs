@@ -32,4 +32,5 @@ mod slow_node;
 mod truncate_concat;
 mod web_ui;
 mod webhdfs;
+mod webhdfs_acls;
 mod webhdfs_ops;
