@@ -21,6 +21,7 @@ mod java_webhdfs;
 mod metrics_jmx;
 mod ops_views;
 mod path_through_file;
+mod python_clients;
 mod quotas;
 mod rack_spread;
 mod racks;
