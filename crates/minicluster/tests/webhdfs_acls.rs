@@ -389,6 +389,23 @@ async fn webhdfs_acls_xattrs_and_quotas() -> anyhow::Result<()> {
         (code, class.as_str()),
         (400, "org.apache.hadoop.HadoopIllegalArgumentException")
     );
+    let r = call(
+        &nn,
+        "PUT",
+        &me,
+        "/wa/d",
+        "SETXATTR",
+        &set("user.q", Some("0x123"), "CREATE"),
+    )
+    .await?;
+    assert_eq!(
+        failure(&r)?,
+        (
+            403,
+            "java.io.IOException".into(),
+            "org.apache.commons.codec.DecoderException: Odd number of characters.".into()
+        )
+    );
     let r = call(&nn, "PUT", &me, "/wa/d", "SETXATTR", "&xattr.name=user.q").await?;
     assert_eq!(
         failure(&r)?.2,

@@ -62,10 +62,9 @@ pub(crate) async fn run(
         Op::SetXAttr => {
             let name = required_name(req, op)?;
             let flag = set_flag(req, op)?;
-            let value = match params::string(req, "xattr.value") {
-                Some(v) => Some(decode_xattr_value(v)?),
-                None => None,
-            };
+            let value = params::string(req, "xattr.value")
+                .map(xattr_value)
+                .transpose()?;
             fs.set_xattr(path, name, value, flag).await?;
             Answer::Empty
         }
@@ -153,6 +152,50 @@ pub fn set_flag(req: &Request, op: Op) -> Result<u32, WebError> {
         };
     }
     Ok(bits)
+}
+
+/// An `xattr.value` decoded as Hadoop's XAttrCodec.decodeValue does: `"quoted"` text, `0x`
+/// hex (a bad digit or an odd length is commons-codec's DecoderException, as an IOException),
+/// `0s` base64 (commons-codec's decoder, which skips characters outside its alphabets), else
+/// the text itself.
+pub fn xattr_value(v: &str) -> Result<Vec<u8>, WebError> {
+    let quoted = v.len() >= 2 && v.starts_with('"') && v.ends_with('"');
+    let prefix = v.get(..2).map(str::to_ascii_lowercase);
+    match prefix.as_deref() {
+        Some("0x") if !quoted => {
+            let digits: Vec<char> = v[2..].chars().collect();
+            let decoder =
+                |m: String| WebError::io(format!("org.apache.commons.codec.DecoderException: {m}"));
+            if !digits.len().is_multiple_of(2) {
+                return Err(decoder("Odd number of characters.".into()));
+            }
+            let digit = |i: usize| {
+                digits[i].to_digit(16).ok_or_else(|| {
+                    decoder(format!(
+                        "Illegal hexadecimal character {} at index {i}",
+                        digits[i]
+                    ))
+                })
+            };
+            (0..digits.len())
+                .step_by(2)
+                .map(|i| Ok((digit(i)? * 16 + digit(i + 1)?) as u8))
+                .collect()
+        }
+        Some("0s") if !quoted => {
+            let cleaned: String = v[2..]
+                .chars()
+                .filter_map(|c| match c {
+                    '-' => Some('+'),
+                    '_' => Some('/'),
+                    c if c.is_ascii_alphanumeric() || c == '+' || c == '/' => Some(c),
+                    _ => None,
+                })
+                .collect();
+            Ok(decode_xattr_value(&format!("0s{cleaned}"))?)
+        }
+        _ => Ok(decode_xattr_value(v)?),
+    }
 }
 
 /// `{"AclStatus":{"entries":[...],"group":...,"owner":...,"permission":"1775","stickyBit":...}}`:
@@ -278,6 +321,30 @@ mod tests {
         assert_eq!(
             e.message,
             "Required param xattr.name for op: REMOVEXATTR is null or empty"
+        );
+    }
+
+    #[test]
+    fn xattr_values_as_xattr_codec_decodes_them() {
+        assert_eq!(xattr_value("0x6869"), Ok(b"hi".to_vec()));
+        assert_eq!(xattr_value("0XFF00"), Ok(vec![255, 0]));
+        assert_eq!(xattr_value("\"0x12\""), Ok(b"0x12".to_vec()));
+        assert_eq!(xattr_value("0saGk="), Ok(b"hi".to_vec()));
+        assert_eq!(xattr_value("0saG k=\n"), Ok(b"hi".to_vec()));
+        assert_eq!(xattr_value("plain"), Ok(b"plain".to_vec()));
+        let e = xattr_value("0x123").expect_err("odd");
+        assert_eq!(
+            (e.class.as_str(), e.message.as_str(), e.status()),
+            (
+                "java.io.IOException",
+                "org.apache.commons.codec.DecoderException: Odd number of characters.",
+                403
+            )
+        );
+        let e = xattr_value("0x12zz").expect_err("bad digit");
+        assert_eq!(
+            e.message,
+            "org.apache.commons.codec.DecoderException: Illegal hexadecimal character z at index 2"
         );
     }
 
