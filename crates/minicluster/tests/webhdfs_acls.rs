@@ -3,7 +3,8 @@
 //! `encoding`), LISTXATTRS, SETXATTR, REMOVEXATTR and SETQUOTA over plain HTTP, their JSON
 //! checked as Hadoop's JsonUtil writes it and against the RPC answers, their errors as
 //! Hadoop's RemoteException with its status; then the Java FsShell's -getfacl/-setfacl/
-//! -getfattr/-setfattr on `webhdfs://` printing what they print on `hdfs://`.
+//! -getfattr/-setfattr (-m, --set, -x, -k, -b; -n -v, -n, -x) on `webhdfs://` printing what
+//! they print on `hdfs://`.
 
 use crate::common;
 
@@ -503,8 +504,11 @@ async fn java_fsshell_acls_and_xattrs_over_webhdfs() -> anyhow::Result<()> {
         return Ok(());
     };
     let fs = FileSystem::connect(&c.uri()).await?;
-    fs.mkdirs("/wj/web/sub", Some(0o755)).await?;
-    fs.mkdirs("/wj/rpc/sub", Some(0o755)).await?;
+    for root in ["/wj/web", "/wj/rpc"] {
+        for d in ["sub", "k", "b"] {
+            fs.mkdirs(&format!("{root}/{d}"), Some(0o755)).await?;
+        }
+    }
 
     // The same changes made through each file system, on its own tree.
     for (sh, root) in [(&web, "/wj/web"), (&rpc, "/wj/rpc")] {
@@ -521,6 +525,14 @@ async fn java_fsshell_acls_and_xattrs_over_webhdfs() -> anyhow::Result<()> {
         .await?
         .ok();
         sh.run(&["-setfacl", "-x", "user:carol", &sub]).await?.ok();
+        // -k (REMOVEDEFAULTACL) keeps the access entries; -b (REMOVEACL) drops them all.
+        for (d, flag) in [("k", "-k"), ("b", "-b")] {
+            let d = format!("{root}/{d}");
+            sh.run(&["-setfacl", "-m", "user:bob:rwx,default:user:bob:r-x", &d])
+                .await?
+                .ok();
+            sh.run(&["-setfacl", flag, &d]).await?.ok();
+        }
         sh.run(&["-setfattr", "-n", "user.colour", "-v", "blue", root])
             .await?
             .ok();
@@ -550,7 +562,7 @@ async fn java_fsshell_acls_and_xattrs_over_webhdfs() -> anyhow::Result<()> {
         &["-getfattr", "-d", "ROOT"],
         &["-getfattr", "-R", "-d", "-e", "hex", "ROOT"],
         &["-getfattr", "-n", "user.colour", "-e", "base64", "ROOT/sub"],
-        &["-ls", "-d", "ROOT", "ROOT/sub"],
+        &["-ls", "-d", "ROOT", "ROOT/sub", "ROOT/k", "ROOT/b"],
     ];
     let runs = [(&web, "/wj/web"), (&rpc, "/wj/rpc"), (&web, "/wj/rpc")];
     for args in reads {
