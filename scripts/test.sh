@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what the compatibility tests need (Java 17 and the Apache Hadoop
 # 3.5 client jars, from Debian's and PyPI's registries; promtool from Debian's prometheus
-# package; Chromium for the web UI test), then the whole workspace's tests.
+# package; Chromium for the web UI test; HdfsCLI and hdfs-native's Python bindings from PyPI), then the whole workspace's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,5 +17,9 @@ export RHDFS_REQUIRE_PROMTOOL=1
 # Debian's chromium for the web UI test (web_ui.rs), which must run, not skip, here.
 export RHDFS_CHROMIUM="${RHDFS_CHROMIUM:-$(bash scripts/install-chromium.sh)}"
 export RHDFS_REQUIRE_CHROMIUM=1
+
+# HdfsCLI and hdfs-native's Python bindings (PyPI) for python_clients.rs, which must run here.
+bash scripts/install-python-clients.sh
+export RHDFS_REQUIRE_PYTHON=1
 
 cargo test --workspace --all-targets --no-fail-fast "$@"

@@ -431,6 +431,20 @@ impl FileSystem {
     /// (prefixed name, value) of the named attributes, or of all visible ones when
     /// `names` is empty, in the NameNode's order.
     pub async fn get_xattrs(&self, p: &str, names: &[&str]) -> Result<Vec<(String, Vec<u8>)>> {
+        Ok(self
+            .get_xattr_values(p, names)
+            .await?
+            .into_iter()
+            .map(|(n, v)| (n, v.unwrap_or_default()))
+            .collect())
+    }
+
+    /// As [`FileSystem::get_xattrs`], with None for an attribute that has no value.
+    pub async fn get_xattr_values(
+        &self,
+        p: &str,
+        names: &[&str],
+    ) -> Result<Vec<(String, Option<Vec<u8>>)>> {
         let req = GetXAttrsRequestProto {
             src: self.resolve(p)?,
             x_attrs: names
@@ -441,12 +455,7 @@ impl FileSystem {
         let r: GetXAttrsResponseProto = self.call("getXAttrs", &req).await?;
         Ok(r.x_attrs
             .iter()
-            .map(|x| {
-                (
-                    prefixed_name(x),
-                    x.value.as_ref().map(|v| v.to_vec()).unwrap_or_default(),
-                )
-            })
+            .map(|x| (prefixed_name(x), x.value.as_ref().map(|v| v.to_vec())))
             .collect())
     }
 

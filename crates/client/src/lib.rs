@@ -19,6 +19,7 @@ mod globber;
 mod lease;
 pub mod path;
 mod peer_cache;
+pub mod quota;
 mod read;
 pub mod retry;
 pub mod time;

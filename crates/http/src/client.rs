@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-pub use crate::url::encode_component;
+pub use crate::url::{encode_component, encode_query_value};
 
 /// Largest response body accepted.
 const MAX_RESPONSE: usize = 256 * 1024 * 1024;

@@ -349,11 +349,20 @@ async fn webhdfs_metadata_and_data_through_redirects() -> anyhow::Result<()> {
         remote_exception(&r)?.0,
         "java.lang.IllegalArgumentException"
     );
-    let r = web.call("POST", "/w", "CONCAT", "").await?;
+    let r = web.call("POST", "/w", "UNSETSTORAGEPOLICY", "").await?;
     assert_eq!(r.code, 400);
     assert_eq!(
         remote_exception(&r)?.0,
         "java.lang.UnsupportedOperationException"
+    );
+    let r = web.call("POST", "/w", "CONCAT", "").await?;
+    assert_eq!(r.code, 400);
+    assert_eq!(
+        remote_exception(&r)?,
+        (
+            "java.lang.IllegalArgumentException".to_string(),
+            "Required param sources for op: CONCAT is null or empty".to_string()
+        )
     );
     let r = web
         .call("DELETE", "/w", "DELETE", "&recursive=false")

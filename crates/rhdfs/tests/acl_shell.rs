@@ -1,7 +1,7 @@
 //! Issue 12: `rhdfs dfs` and the Apache Hadoop 3.5 Java FsShell print the same for
 //! -getfacl, -setfacl -m/-x/-b/-k/--set/-R, -getfattr -d/-n/-e/-R and -setfattr -n -v/-x:
 //! every change is made once by each shell on its own tree, and both trees are then read
-//! back by both shells.
+//! back by both shells; -ls shows the "+" of an entry with an ACL as FsShell does.
 
 use rhdfs_minicluster::MiniCluster;
 
@@ -155,6 +155,26 @@ async fn getfacl_setfacl_getfattr_setfattr_match_java() -> anyhow::Result<()> {
     }
     let acl = both(&sh, conf, &["-getfacl", "-R", "{}/d"]).await?;
     assert!(acl.contains("#effective:"), "{acl}");
+    // -ls shows a "+" after the permissions of an entry with an ACL (HAS_ACL): both shells
+    // list the same tree the same way (times included).
+    for args in [
+        &["-ls", "-R", "/r"][..],
+        &["-ls", "-d", "/r/d", "/r/d/f", "/r/d/sub"],
+    ] {
+        let j = java_dfs(&sh, args).await?;
+        let r = rhdfs_dfs(conf, args).await?;
+        assert_eq!(
+            (j.code, &j.stdout),
+            (r.code, &r.stdout),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    let ls = rhdfs_dfs(conf, &["-ls", "-d", "/r/d", "/r/d/sub"])
+        .await?
+        .stdout;
+    let perms: Vec<&str> = ls.lines().filter_map(|l| l.split(' ').next()).collect();
+    assert_eq!(perms, ["drwxr----T+", "drwxr-xr-x"], "{ls}");
     for read in [
         &["-getfattr", "-d", "{}/d"][..],
         &["-getfattr", "-R", "-d", "{}"],

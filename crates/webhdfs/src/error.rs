@@ -96,6 +96,24 @@ impl From<ClientError> for WebError {
     }
 }
 
+/// Why an operation failed: a client call (its connection may need dropping) or the request.
+pub(crate) enum Failure {
+    Client(ClientError),
+    Web(WebError),
+}
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Self {
+        Failure::Client(e)
+    }
+}
+
+impl From<WebError> for Failure {
+    fn from(e: WebError) -> Self {
+        Failure::Web(e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

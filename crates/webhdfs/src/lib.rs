@@ -5,6 +5,7 @@
 //! the requesting `user.name`, so permissions, leases and errors are exactly the RPC ones,
 //! reported as Hadoop's `RemoteException` JSON with its HTTP status.
 
+pub mod acl;
 pub mod datanode;
 pub mod error;
 pub mod fs_cache;

@@ -13,10 +13,10 @@ use rhdfs_http::url::{encode_component, encode_query_value};
 use rhdfs_http::{Connection, Request};
 use rhdfs_proto::hdfs::{DatanodeInfoProto, LocatedBlockProto};
 
-use crate::error::WebError;
+use crate::error::{Failure, WebError};
 use crate::fs_cache::FsCache;
 use crate::op::Op;
-use crate::{json, located, params};
+use crate::{acl, json, located, params};
 
 /// The parameters a redirect does not pass on (it sets its own).
 const NOT_FORWARDED: &[&str] = &[
@@ -266,6 +266,25 @@ impl NameNodeWebHdfs {
                 fs.concat(path, &srcs).await?;
                 Reply::Empty
             }
+            Op::SetQuota => {
+                let ns = params::quota(req, "namespacequota")?;
+                let ds = params::quota(req, "storagespacequota")?;
+                fs.set_quota(path, ns, ds).await?;
+                Reply::Empty
+            }
+            Op::GetAclStatus
+            | Op::SetAcl
+            | Op::ModifyAclEntries
+            | Op::RemoveAclEntries
+            | Op::RemoveDefaultAcl
+            | Op::RemoveAcl
+            | Op::GetXAttrs
+            | Op::ListXAttrs
+            | Op::SetXAttr
+            | Op::RemoveXAttr => match acl::run(op, fs, path, req).await? {
+                acl::Answer::Json(body) => Reply::Json(body),
+                acl::Answer::Empty => Reply::Empty,
+            },
             Op::Delete => {
                 let recursive = params::boolean(req, "recursive", false)?;
                 Reply::Json(json::boolean(fs.delete(path, recursive).await?))
@@ -315,24 +334,6 @@ impl NameNodeWebHdfs {
                 Reply::Redirect(redirect_url(dn, op, path, req, nn, user)?)
             }
         })
-    }
-}
-
-/// Why an operation failed: a client call (its connection may need dropping) or the request.
-enum Failure {
-    Client(ClientError),
-    Web(WebError),
-}
-
-impl From<ClientError> for Failure {
-    fn from(e: ClientError) -> Self {
-        Failure::Client(e)
-    }
-}
-
-impl From<WebError> for Failure {
-    fn from(e: WebError) -> Self {
-        Failure::Web(e)
     }
 }
 

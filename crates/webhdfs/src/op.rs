@@ -30,9 +30,20 @@ pub enum Op {
     CheckAccess,
     Truncate,
     Concat,
+    GetAclStatus,
+    GetXAttrs,
+    ListXAttrs,
+    SetAcl,
+    ModifyAclEntries,
+    RemoveAclEntries,
+    RemoveDefaultAcl,
+    RemoveAcl,
+    SetXAttr,
+    RemoveXAttr,
+    SetQuota,
 }
 
-const ALL: [Op; 25] = [
+const ALL: [Op; 36] = [
     Op::Open,
     Op::GetFileStatus,
     Op::ListStatus,
@@ -58,17 +69,25 @@ const ALL: [Op; 25] = [
     Op::CheckAccess,
     Op::Truncate,
     Op::Concat,
+    Op::GetAclStatus,
+    Op::GetXAttrs,
+    Op::ListXAttrs,
+    Op::SetAcl,
+    Op::ModifyAclEntries,
+    Op::RemoveAclEntries,
+    Op::RemoveDefaultAcl,
+    Op::RemoveAcl,
+    Op::SetXAttr,
+    Op::RemoveXAttr,
+    Op::SetQuota,
 ];
 
-/// Hadoop operations rhdfs knows but does not serve (ACLs, xattrs, snapshots, tokens, ...),
-/// by method: answered with UnsupportedOperationException rather than "no such op".
+/// Hadoop operations rhdfs knows but does not serve (snapshots, tokens, storage policies,
+/// erasure coding, quotas by storage type: the namespace has none of them), by method: answered with UnsupportedOperationException rather than "no such op".
 const UNSUPPORTED: &[(&str, &[&str])] = &[
     (
         "GET",
         &[
-            "GETACLSTATUS",
-            "GETXATTRS",
-            "LISTXATTRS",
             "GETDELEGATIONTOKEN",
             "GETALLSTORAGEPOLICY",
             "GETSTORAGEPOLICY",
@@ -90,13 +109,6 @@ const UNSUPPORTED: &[(&str, &[&str])] = &[
             "CREATESYMLINK",
             "RENEWDELEGATIONTOKEN",
             "CANCELDELEGATIONTOKEN",
-            "MODIFYACLENTRIES",
-            "REMOVEACLENTRIES",
-            "REMOVEDEFAULTACL",
-            "REMOVEACL",
-            "SETACL",
-            "SETXATTR",
-            "REMOVEXATTR",
             "ALLOWSNAPSHOT",
             "DISALLOWSNAPSHOT",
             "CREATESNAPSHOT",
@@ -106,7 +118,6 @@ const UNSUPPORTED: &[(&str, &[&str])] = &[
             "ENABLEECPOLICY",
             "DISABLEECPOLICY",
             "SETECPOLICY",
-            "SETQUOTA",
             "SETQUOTABYSTORAGETYPE",
         ],
     ),
@@ -143,6 +154,17 @@ impl Op {
             Op::CheckAccess => "CHECKACCESS",
             Op::Truncate => "TRUNCATE",
             Op::Concat => "CONCAT",
+            Op::GetAclStatus => "GETACLSTATUS",
+            Op::GetXAttrs => "GETXATTRS",
+            Op::ListXAttrs => "LISTXATTRS",
+            Op::SetAcl => "SETACL",
+            Op::ModifyAclEntries => "MODIFYACLENTRIES",
+            Op::RemoveAclEntries => "REMOVEACLENTRIES",
+            Op::RemoveDefaultAcl => "REMOVEDEFAULTACL",
+            Op::RemoveAcl => "REMOVEACL",
+            Op::SetXAttr => "SETXATTR",
+            Op::RemoveXAttr => "REMOVEXATTR",
+            Op::SetQuota => "SETQUOTA",
         }
     }
 
@@ -162,14 +184,25 @@ impl Op {
             | Op::GetQuotaUsage
             | Op::GetStatus
             | Op::GetBlockLocations
-            | Op::CheckAccess => "GET",
+            | Op::CheckAccess
+            | Op::GetAclStatus
+            | Op::GetXAttrs
+            | Op::ListXAttrs => "GET",
             Op::Create
             | Op::Mkdirs
             | Op::Rename
             | Op::SetReplication
             | Op::SetOwner
             | Op::SetPermission
-            | Op::SetTimes => "PUT",
+            | Op::SetTimes
+            | Op::SetAcl
+            | Op::ModifyAclEntries
+            | Op::RemoveAclEntries
+            | Op::RemoveDefaultAcl
+            | Op::RemoveAcl
+            | Op::SetXAttr
+            | Op::RemoveXAttr
+            | Op::SetQuota => "PUT",
             Op::Append | Op::Truncate | Op::Concat => "POST",
             Op::Delete => "DELETE",
         }
@@ -238,6 +271,8 @@ mod tests {
         let e = Op::parse("GET", Some("MKDIRS")).expect_err("wrong method");
         assert_eq!(e.class, "java.lang.IllegalArgumentException");
         assert!(e.message.ends_with("GetOpParam.Op.MKDIRS"), "{}", e.message);
+        assert_eq!(e.status(), 400);
+        let e = Op::parse("PUT", Some("setquotabystoragetype")).expect_err("no type quotas");
         assert_eq!(e.status(), 400);
         let e = Op::parse("POST", Some("unsetecpolicy")).expect_err("unsupported");
         assert_eq!(e.class, "java.lang.UnsupportedOperationException");

@@ -124,6 +124,13 @@ pub fn sources(req: &Request) -> Result<Vec<String>, WebError> {
     Ok(v.split(',').map(str::to_string).collect())
 }
 
+/// `namespacequota` / `storagespacequota` (SETQUOTA): from -1 (clear the quota) to
+/// Long.MAX_VALUE, the default (leave it as it is).
+pub fn quota(req: &Request, name: &str) -> Result<i64, WebError> {
+    Ok(long(req, name, rhdfs_client::quota::QUOTA_RESET)?
+        .unwrap_or(rhdfs_client::quota::QUOTA_DONT_SET))
+}
+
 /// `destination`: an absolute path.
 pub fn destination(req: &Request) -> Result<String, WebError> {
     match string(req, "destination") {
@@ -183,6 +190,18 @@ mod tests {
         assert_eq!(destination(&req("destination=%2Fa%2Fb")), Ok("/a/b".into()));
         assert!(destination(&req("destination=a")).is_err());
         assert!(destination(&req("")).is_err());
+    }
+
+    #[test]
+    fn quotas() {
+        assert_eq!(quota(&req("namespacequota=10"), "namespacequota"), Ok(10));
+        assert_eq!(quota(&req("namespacequota=-1"), "namespacequota"), Ok(-1));
+        assert_eq!(quota(&req(""), "storagespacequota"), Ok(i64::MAX));
+        let e = quota(&req("storagespacequota=-2"), "storagespacequota").expect_err("range");
+        assert_eq!(
+            e.message,
+            "Invalid value for webhdfs parameter \"storagespacequota\": Invalid parameter range: storagespacequota = -2 < -1"
+        );
     }
 
     #[test]
