@@ -192,6 +192,20 @@ async fn failed_volume_leaves_service_and_its_replicas_are_copied_again() -> any
         metrics.contains("\nrhdfs_namenode_volume_failures 1\n"),
         "{metrics}"
     );
+    let (_, dn_jmx) = get(
+        &dn0.http_addr().to_string(),
+        "/jmx?qry=Hadoop:service=DataNode,name=FSDatasetState",
+        t,
+    )
+    .await?;
+    let doc: serde_json::Value = serde_json::from_str(&dn_jmx)?;
+    let fsd = &doc["beans"][0];
+    assert_eq!(fsd["NumFailedVolumes"], 1, "{dn_jmx}");
+    assert_eq!(
+        fsd["FailedStorageLocations"][0],
+        failed_dir.as_str(),
+        "{dn_jmx}"
+    );
     let (_, page) = get(&http, "/datanodes.html", t).await?;
     assert!(page.contains("<h2>Volume Failures</h2>"), "{page}");
     assert!(page.contains(&failed_dir), "{page}");

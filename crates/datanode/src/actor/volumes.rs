@@ -100,6 +100,11 @@ async fn handle_failures(shared: &Shared, failed: Vec<(usize, String)>) -> bool 
         return false;
     }
     tracing::warn!("DataNode is shutting down due to failed volumes: [{desc}]");
+    // No more reports to the NameNode; the main loop stops on the signal below.
+    shared
+        .registered
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    *shared.session.lock() = None;
     shared.volumes_failed.send_replace(Some(desc));
     true
 }
