@@ -555,6 +555,10 @@ async fn heartbeat_request(
         .as_ref()
         .map(|m| m.heartbeat_reports())
         .unwrap_or_default();
+    if let Some(m) = &shared.metrics {
+        // Refreshed with each heartbeat (Hadoop: by its disk outlier detector).
+        shared.ds.set_slow_volumes(m.volumes_to_exclude());
+    }
     Ok(HeartbeatRequestProto {
         registration: sess.reg.clone(),
         reports: report::storage_reports(&stats),

@@ -16,7 +16,7 @@ mod transitions;
 
 use std::collections::HashMap;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -70,6 +70,8 @@ pub struct Dataset {
     /// Volumes an I/O failed on, waiting for the volume monitor's check.
     suspects: Mutex<Vec<usize>>,
     suspect_notify: tokio::sync::Notify,
+    /// Base paths of slow volumes new replicas avoid (dfs.datanode.max.slowdisks.to.exclude).
+    slow_excluded: Mutex<Vec<String>>,
 }
 
 /// Files removed from the map by `remove_for_delete`, to be deleted by the async deleter.
@@ -147,6 +149,7 @@ impl Dataset {
             failures: Mutex::new(failed),
             suspects: Mutex::new(Vec::new()),
             suspect_notify: tokio::sync::Notify::new(),
+            slow_excluded: Mutex::new(Vec::new()),
         };
         let mut pools = Vec::new();
         for v in &ds.volumes {
@@ -332,16 +335,38 @@ impl Dataset {
             .collect()
     }
 
+    /// Sets the slow volumes (base paths) new replicas avoid.
+    pub fn set_slow_volumes(&self, paths: Vec<String>) {
+        let mut cur = self.slow_excluded.lock();
+        if *cur != paths {
+            if !paths.is_empty() {
+                tracing::info!(volumes = ?paths, "slow volumes excluded from new replicas");
+            }
+            *cur = paths;
+        }
+    }
+
     /// Round-robin volume choice among those in service with at least `needed` bytes
-    /// available.
+    /// available, leaving out the slow volumes (Hadoop's FsVolumeList.chooseVolume). When
+    /// only slow volumes would do, one of them is chosen: excluding slow disks never leaves
+    /// the DataNode without a volume.
     fn choose_volume(&self, inner: &mut Inner, needed: u64) -> Result<usize, StorageError> {
+        let slow = self.slow_excluded.lock().clone();
         let n = self.volumes.len();
-        for k in 0..n {
-            let i = (inner.next_volume + k) % n;
-            let v = &self.volumes[i];
-            if !v.is_failed() && v.space().available >= needed {
-                inner.next_volume = (i + 1) % n;
-                return Ok(i);
+        for avoid_slow in [true, false] {
+            if !avoid_slow && slow.is_empty() {
+                break;
+            }
+            for k in 0..n {
+                let i = (inner.next_volume + k) % n;
+                let v = &self.volumes[i];
+                if avoid_slow && slow.iter().any(|p| Path::new(p) == v.base) {
+                    continue;
+                }
+                if !v.is_failed() && v.space().available >= needed {
+                    inner.next_volume = (i + 1) % n;
+                    return Ok(i);
+                }
             }
         }
         Err(StorageError::OutOfSpace(needed))
