@@ -206,6 +206,14 @@ async fn failed_volume_leaves_service_and_its_replicas_are_copied_again() -> any
         failed_dir.as_str(),
         "{dn_jmx}"
     );
+    let (_, act) = get(
+        &dn0.http_addr().to_string(),
+        "/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*",
+        t,
+    )
+    .await?;
+    let doc: serde_json::Value = serde_json::from_str(&act)?;
+    assert_eq!(doc["beans"][0]["VolumeFailures"], 1, "{act}");
     let (_, page) = get(&http, "/datanodes.html", t).await?;
     assert!(page.contains("<h2>Volume Failures</h2>"), "{page}");
     assert!(page.contains(&failed_dir), "{page}");

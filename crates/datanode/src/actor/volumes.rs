@@ -77,6 +77,7 @@ async fn handle_failures(shared: &Shared, failed: Vec<(usize, String)>) -> bool 
         desc.push_str(l);
         desc.push(';');
     }
+    crate::metrics::Activity::add(&shared.activity.volume_failures, locations.len() as u64);
     let enough = shared.ds.has_enough_resource();
     tracing::warn!("DataNode.handleDiskError on: [{desc}] Keep Running: {enough}");
     let code = if enough {

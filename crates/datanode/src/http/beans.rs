@@ -104,6 +104,7 @@ pub(crate) fn beans(st: &Status) -> Vec<Bean> {
         .with("BlocksWritten", g(&a.blocks_written))
         .with("BlocksRead", g(&a.blocks_read))
         .with("BlocksReplicated", g(&a.blocks_replicated))
+        .with("VolumeFailures", g(&a.volume_failures))
         .with("DatanodeNetworkErrors", g(&a.network_errors));
     for (key, h) in [
         ("ReadBlockOp", &a.read_block_op),
