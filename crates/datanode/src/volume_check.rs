@@ -222,4 +222,32 @@ mod tests {
         let e = check_volume(&v, &pools).unwrap_err();
         assert!(e.contains("rbw"), "{e}");
     }
+
+    #[tokio::test]
+    async fn checks_are_throttled_by_the_min_gap_and_find_a_failed_volume() {
+        let d = tempfile::tempdir().unwrap();
+        let dirs = vec![d.path().join("a"), d.path().join("b")];
+        let ds = Dataset::open(&dirs, 0).unwrap();
+        let clock = Arc::new(rhdfs_conf::clock::ManualClock::new(0));
+        let checker = VolumeChecker::new(
+            Duration::from_secs(60),
+            Duration::from_secs(30),
+            clock.clone(),
+        );
+        assert_eq!(checker.check_all(&ds).await, Some(Vec::new()));
+        // Within the gap: skipped, for all volumes and for one.
+        ds.volume(1).unwrap().set_io_fault(true);
+        assert_eq!(checker.check_all(&ds).await, None);
+        assert_eq!(checker.check_one(&ds, 1).await, None);
+        clock.advance(Duration::from_secs(61));
+        let r = checker.check_one(&ds, 1).await.unwrap();
+        assert!(r.unwrap_err().contains("injected"));
+        let failed = checker.check_all(&ds).await.unwrap();
+        assert_eq!(failed.iter().map(|f| f.0).collect::<Vec<_>>(), vec![1]);
+        // A volume out of service is not checked again.
+        ds.fail_volumes(&[1], 0);
+        clock.advance(Duration::from_secs(61));
+        assert_eq!(checker.check_one(&ds, 1).await, None);
+        assert_eq!(checker.check_all(&ds).await, Some(Vec::new()));
+    }
 }
