@@ -77,6 +77,10 @@ pub struct DatanodeDescriptor {
     pub network_location: String,
     /// Blocks on their way to this node (`crate::scheduled`).
     pub scheduled: BlocksScheduled,
+    /// Failed volumes the node reported in its last heartbeat (Hadoop's volFailures).
+    pub volume_failures: u32,
+    /// Its VolumeFailureSummary, when it has failed volumes.
+    pub volume_failure_summary: Option<crate::volume_failures::VolumeFailureSummary>,
 }
 
 impl DatanodeDescriptor {
@@ -268,6 +272,8 @@ impl DatanodeManager {
                 d.last_update_ms = now_ms;
                 d.last_update_mono = now_mono;
                 d.network_location = location.to_string();
+                // A (re)started node's first heartbeat says again which volumes failed.
+                d.volume_failures = 0;
             }
             None => {
                 outcome.new_node = true;
@@ -289,6 +295,8 @@ impl DatanodeManager {
                         admin: AdminState::Normal,
                         network_location: location.to_string(),
                         scheduled: BlocksScheduled::new(now_mono),
+                        volume_failures: 0,
+                        volume_failure_summary: None,
                     },
                 );
             }

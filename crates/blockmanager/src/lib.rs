@@ -46,6 +46,7 @@ pub mod state;
 pub mod topology;
 mod topology_ops;
 pub mod views;
+pub mod volume_failures;
 
 pub use block::{Block, BlockInfo, BlockRecovery, BlockUcState, CorruptReason, ReplicaState};
 pub use config::BlockManagerConfig;

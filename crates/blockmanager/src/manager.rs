@@ -78,8 +78,11 @@ pub struct FsStats {
     /// Live nodes being decommissioned / decommissioned.
     pub decommissioning_datanodes: u64,
     pub decommissioned_datanodes: u64,
-    /// Failed storages reported by live nodes (Hadoop's VolumeFailuresTotal).
+    /// Failed volumes of live nodes, as their heartbeats count them (Hadoop's
+    /// VolumeFailuresTotal).
     pub volume_failures: u64,
+    /// Capacity lost to those failures (Hadoop's EstimatedCapacityLostTotal).
+    pub capacity_lost: u64,
     /// Blocks with copies scheduled and not yet received (PendingReconstructionBlocks).
     pub pending_reconstruction: u64,
 }
@@ -734,7 +737,10 @@ impl BlockManager {
                 AdminState::Decommissioned => s.decommissioned_datanodes += 1,
                 AdminState::Normal => {}
             }
-            s.volume_failures += d.storages.iter().filter(|st| st.failed).count() as u64;
+            s.volume_failures += u64::from(d.volume_failures);
+            if let Some(f) = &d.volume_failure_summary {
+                s.capacity_lost += f.estimated_capacity_lost_total;
+            }
             s.capacity += d.capacity();
             s.used += d.dfs_used();
             s.remaining += d.remaining();
@@ -767,10 +773,13 @@ impl BlockManager {
                     let n = per_node.get(&d.uuid).copied().unwrap_or(0);
                     (
                         d.id.xfer_addr(),
-                        DatanodeInfoProto {
-                            rhdfs_admin_note: notes.get(&d.uuid).cloned(),
-                            ..render::datanode_info_with_blocks(d, live, Some(n))
-                        },
+                        crate::volume_failures::with_volume_failures(
+                            DatanodeInfoProto {
+                                rhdfs_admin_note: notes.get(&d.uuid).cloned(),
+                                ..render::datanode_info_with_blocks(d, live, Some(n))
+                            },
+                            d,
+                        ),
                     )
                 })
             })

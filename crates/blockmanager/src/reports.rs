@@ -79,37 +79,53 @@ impl BlockManager {
         xmits_in_progress: u32,
         request_full_report_lease: bool,
     ) -> HeartbeatOutcome {
-        let now_ms = self.clock.now_millis();
-        let now = self.now_mono();
-        let failed: Vec<String> = reports
-            .iter()
-            .filter(|r| r.failed)
-            .map(|r| r.storage_id.clone())
-            .collect();
-        let registered = self.datanodes.lock("heartbeat").heartbeat(
+        self.heartbeat_with_failures(
             uuid,
             reports,
             xceiver_count,
             xmits_in_progress,
-            now_ms,
-            now,
-        );
-        if !registered {
-            return HeartbeatOutcome::default();
-        }
-        for storage in failed {
-            // A failed volume's replicas are gone (Hadoop's updateFailedStorage).
-            if self
-                .blocks
-                .lock("heartbeat")
-                .map
-                .storage_block_count(&storage)
-                > 0
-            {
-                tracing::warn!(dn = uuid, storage = %storage, "storage failed; dropping its replicas");
-                self.forget_storage(&storage);
+            request_full_report_lease,
+            0,
+            None,
+        )
+    }
+
+    /// A heartbeat with the node's failed volume count and summary
+    /// (`crate::volume_failures`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn heartbeat_with_failures(
+        &self,
+        uuid: &str,
+        reports: Vec<StorageReport>,
+        xceiver_count: u32,
+        xmits_in_progress: u32,
+        request_full_report_lease: bool,
+        volume_failures: u32,
+        failure_summary: Option<crate::volume_failures::VolumeFailureSummary>,
+    ) -> HeartbeatOutcome {
+        let now_ms = self.clock.now_millis();
+        let now = self.now_mono();
+        let mut failed: Vec<String> = reports
+            .iter()
+            .filter(|r| r.failed)
+            .map(|r| r.storage_id.clone())
+            .collect();
+        let reported: Vec<String> = reports.iter().map(|r| r.storage_id.clone()).collect();
+        {
+            let mut dns = self.datanodes.lock("heartbeat");
+            if !dns.heartbeat(uuid, reports, xceiver_count, xmits_in_progress, now_ms, now) {
+                return HeartbeatOutcome::default();
             }
+            // Hadoop's updateFailedStorage: storages left out once the failure count grew.
+            failed.extend(dns.record_volume_failures(
+                uuid,
+                &reported,
+                volume_failures,
+                failure_summary,
+            ));
         }
+        // A failed volume's replicas are gone.
+        self.drop_failed_storages(uuid, &failed);
         // In safe mode a heartbeat carries no commands: queued deletions and copies wait.
         let (invalidate, transfers) = if self.in_safe_mode() {
             (Vec::new(), Vec::new())

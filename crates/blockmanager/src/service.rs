@@ -120,12 +120,16 @@ impl DatanodeProtocolService {
     fn heartbeat(&self, req: HeartbeatRequestProto) -> HeartbeatResponseProto {
         let uuid = req.registration.datanode_id.datanode_uuid.clone();
         let reports: Vec<StorageReport> = req.reports.iter().map(storage_report).collect();
-        let out = self.bm.heartbeat(
+        let out = self.bm.heartbeat_with_failures(
             &uuid,
             reports,
             req.xceiver_count.unwrap_or(0),
             req.xmits_in_progress.unwrap_or(0),
             req.request_full_block_report_lease.unwrap_or(false),
+            req.failed_volumes.unwrap_or(0),
+            req.volume_failure_summary
+                .as_ref()
+                .map(crate::volume_failures::VolumeFailureSummary::from),
         );
         if out.registered && (!req.slow_peers.is_empty() || !req.slow_disks.is_empty()) {
             let id = &req.registration.datanode_id;
@@ -379,12 +383,10 @@ impl RpcService for DatanodeProtocolService {
             }
             "errorReport" => {
                 let req: ErrorReportRequestProto = decode_request(&body)?;
-                tracing::warn!(
-                    dn = %req.registartion.datanode_id.datanode_uuid,
-                    code = req.error_code,
-                    "Error report from DataNode: {}",
-                    req.msg
-                );
+                let id = &req.registartion.datanode_id;
+                let name = format!("{}:{}", id.ip_addr, id.xfer_port);
+                self.bm
+                    .error_report(&id.datanode_uuid, &name, req.error_code, &req.msg);
                 Ok(encode_response(&ErrorReportResponseProto {}))
             }
             "reportBadBlocks" => {

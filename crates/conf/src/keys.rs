@@ -972,6 +972,18 @@ pub mod datanode {
         "dfs.datanode.failed.volumes.tolerated";
     pub const DFS_DATANODE_FAILED_VOLUMES_TOLERATED_DEFAULT: i64 = 0;
 
+    /// `dfs.datanode.disk.check.min.gap`: Least time between two checks of all volumes, or of one volume.
+    pub const DFS_DATANODE_DISK_CHECK_MIN_GAP_KEY: &str = "dfs.datanode.disk.check.min.gap";
+    pub const DFS_DATANODE_DISK_CHECK_MIN_GAP_DEFAULT: Duration = Duration::from_secs(15 * 60);
+    /// Unit of a bare number in `dfs.datanode.disk.check.min.gap`.
+    pub const DFS_DATANODE_DISK_CHECK_MIN_GAP_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.datanode.disk.check.timeout`: A volume whose check takes longer has failed.
+    pub const DFS_DATANODE_DISK_CHECK_TIMEOUT_KEY: &str = "dfs.datanode.disk.check.timeout";
+    pub const DFS_DATANODE_DISK_CHECK_TIMEOUT_DEFAULT: Duration = Duration::from_secs(10 * 60);
+    /// Unit of a bare number in `dfs.datanode.disk.check.timeout`.
+    pub const DFS_DATANODE_DISK_CHECK_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
     /// `dfs.datanode.synconclose`: fsync block files at finalize.
     pub const DFS_DATANODE_SYNCONCLOSE_KEY: &str = "dfs.datanode.synconclose";
     pub const DFS_DATANODE_SYNCONCLOSE_DEFAULT: bool = false;

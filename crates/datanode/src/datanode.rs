@@ -83,9 +83,18 @@ impl DataNode {
             )
             .map_err(conf_err)?;
         let dirs = data_dirs.clone();
-        let dataset = tokio::task::spawn_blocking(move || Dataset::open(&dirs, reserved))
-            .await
-            .map_err(|e| DataNodeError::Join(e.to_string()))??;
+        let tolerated = conf
+            .get_i32(
+                keys::DFS_DATANODE_FAILED_VOLUMES_TOLERATED_KEY,
+                keys::DFS_DATANODE_FAILED_VOLUMES_TOLERATED_DEFAULT as i32,
+            )
+            .map_err(conf_err)?;
+        let volume_checker = Arc::new(volume_checker(&conf, clock.clone())?);
+        let dataset = tokio::task::spawn_blocking(move || {
+            Dataset::open_tolerating(&dirs, reserved, tolerated, started_ms)
+        })
+        .await
+        .map_err(|e| DataNodeError::Join(e.to_string()))??;
         let faults = Arc::new(FaultHooks::default());
         faults.attach(dataset.clone());
 
@@ -221,6 +230,7 @@ impl DataNode {
             events,
             deleter,
             triggers: triggers.clone(),
+            volume_checker,
         });
         http.set_status(crate::http::Status {
             identity: identity.clone(),
@@ -335,6 +345,14 @@ impl DataNodeHandle {
         actor::first_set(&self.shutdown).await
     }
 
+    /// Resolves once more volumes failed than `dfs.datanode.failed.volumes.tolerated`
+    /// allows, with the failed volumes: the DataNode has stopped serving the NameNode and
+    /// the daemon then shuts down (Hadoop: "DataNode is shutting down due to failed
+    /// volumes").
+    pub async fn volumes_failed(&self) -> String {
+        self.actor.volumes_failed().await
+    }
+
     /// Stops the actor, the servers and the deleter threads.
     pub async fn shutdown(self) {
         self.actor.shutdown().await;
@@ -356,6 +374,35 @@ fn data_dirs(conf: &Configuration) -> Vec<PathBuf> {
         .map(str::to_string)
         .unwrap_or_else(|| format!("/tmp/hadoop-{}", rhdfs_conf::user::current_user()));
     vec![PathBuf::from(tmp).join("dfs").join("data")]
+}
+
+fn volume_checker(
+    conf: &Configuration,
+    clock: SharedClock,
+) -> Result<crate::volume_check::VolumeChecker, DataNodeError> {
+    let min_gap = conf
+        .get_duration(
+            keys::DFS_DATANODE_DISK_CHECK_MIN_GAP_KEY,
+            keys::DFS_DATANODE_DISK_CHECK_MIN_GAP_DEFAULT,
+            keys::DFS_DATANODE_DISK_CHECK_MIN_GAP_UNIT,
+        )
+        .map_err(conf_err)?;
+    let timeout = conf
+        .get_duration(
+            keys::DFS_DATANODE_DISK_CHECK_TIMEOUT_KEY,
+            keys::DFS_DATANODE_DISK_CHECK_TIMEOUT_DEFAULT,
+            keys::DFS_DATANODE_DISK_CHECK_TIMEOUT_UNIT,
+        )
+        .map_err(conf_err)?;
+    if timeout.is_zero() {
+        return Err(DataNodeError::Config(format!(
+            "{} - 0 (should be > 0)",
+            keys::DFS_DATANODE_DISK_CHECK_TIMEOUT_KEY
+        )));
+    }
+    Ok(crate::volume_check::VolumeChecker::new(
+        min_gap, timeout, clock,
+    ))
 }
 
 fn actor_config(conf: &Configuration) -> Result<ActorConfig, DataNodeError> {

@@ -22,6 +22,9 @@ pub enum StorageError {
     RecoveryInProgress { id: u64, msg: String },
     #[error("no volume has {0} bytes available")]
     OutOfSpace(u64),
+    /// Hadoop's DiskErrorException: a failed disk check, too many failed volumes.
+    #[error("{0}")]
+    DiskError(String),
     #[error("no data directories configured")]
     NoVolumes,
     #[error("write to blk_{id} at offset {offset} leaves a gap after {len} bytes")]

@@ -1,5 +1,5 @@
 //! Fault hooks for tests: slow deletes, slow incremental reports, slow packets, slow reads, refused transfer connections,
-//! failing acks, and a way to find a replica's files.
+//! failing acks, failing volumes, and a way to find a replica's files.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -90,6 +90,19 @@ impl FaultHooks {
 
     pub fn read_delay(&self) -> Duration {
         Duration::from_millis(self.read_delay_ms.load(Ordering::Relaxed))
+    }
+
+    /// While on, every replica I/O on volume `index` (creating, writing, opening for a
+    /// read) fails and so does the volume's disk check: a failing disk. False when this
+    /// DataNode has no such volume.
+    pub fn set_volume_io_error(&self, index: usize, on: bool) -> bool {
+        match self.dataset.get().and_then(|ds| ds.volume(index)) {
+            Some(v) => {
+                v.set_io_fault(on);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Block and meta file of replica `block_id` in any block pool (for corruption tests).

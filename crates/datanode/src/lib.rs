@@ -17,6 +17,7 @@ pub mod recovery;
 pub mod replica;
 pub mod scan;
 pub mod volume;
+pub mod volume_check;
 pub mod writer;
 pub mod xceiver;
 

@@ -40,16 +40,22 @@ impl ReplicaReader {
                     msg: "a temporary replica cannot be read".into(),
                 });
             }
-            let opened = File::open(ds.block_path(bpid, &info))
+            let opened = ds
+                .volume_io_fault(info.volume)
+                .and_then(|()| File::open(ds.block_path(bpid, &info)))
                 .and_then(|b| Ok((b, File::open(ds.meta_path(bpid, &info))?)));
             match opened {
                 Ok((block, meta)) => return Ok(ReplicaReader { info, block, meta }),
                 Err(e) => last_err = Some(e),
             }
         }
-        Err(last_err
+        let err = last_err
             .map(StorageError::Io)
-            .unwrap_or(StorageError::ReplicaNotFound(id)))
+            .unwrap_or(StorageError::ReplicaNotFound(id));
+        if let (StorageError::Io(_), Some(info)) = (&err, ds.get(bpid, id)) {
+            ds.suspect_volume(info.volume);
+        }
+        Err(err)
     }
 
     pub fn info(&self) -> &ReplicaInfo {

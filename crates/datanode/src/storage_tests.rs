@@ -163,3 +163,21 @@ fn scan_rebuilds_map_after_restart() {
     assert!(ds.get(BP, 2).is_none());
     assert!(ds.remove_for_delete(BP, 4, 1003).is_none(), "newer GS kept");
 }
+
+#[test]
+fn slow_volumes_are_avoided_but_never_leave_none() {
+    let t = tempfile::tempdir().unwrap();
+    let dirs = vec![t.path().join("a"), t.path().join("b")];
+    let ds = Dataset::open(&dirs, 0).unwrap();
+    ds.set_slow_volumes(vec![dirs[1].display().to_string()]);
+    for id in 1..=4u64 {
+        assert_eq!(ds.create_rbw(BP, id, 1001, spec(), 0).unwrap().volume(), 0);
+    }
+    // Every volume slow: they are used all the same.
+    ds.set_slow_volumes(dirs.iter().map(|d| d.display().to_string()).collect());
+    let used: std::collections::HashSet<usize> = (10..14u64)
+        .map(|id| ds.create_rbw(BP, id, 1001, spec(), 0).unwrap().volume())
+        .collect();
+    assert_eq!(used.len(), 2);
+    ds.set_slow_volumes(Vec::new());
+}

@@ -5,6 +5,7 @@ use std::fs;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
@@ -111,6 +112,10 @@ pub struct Volume {
     pub storage_id: String,
     reserved: u64,
     version: Mutex<VersionFile>,
+    /// Removed from service after a failed disk check (`crate::volume_check`).
+    failed: AtomicBool,
+    /// Test hook: every I/O on the volume fails and so does its disk check.
+    io_fault: AtomicBool,
 }
 
 impl Volume {
@@ -148,9 +153,37 @@ impl Volume {
                 storage_id,
                 reserved,
                 version: Mutex::new(v),
+                failed: AtomicBool::new(false),
+                io_fault: AtomicBool::new(false),
             },
             found_uuid,
         ))
+    }
+
+    /// True once the volume was taken out of service after a failed disk check.
+    pub fn is_failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Takes the volume out of service; true if it was in service until now.
+    pub(crate) fn mark_failed(&self) -> bool {
+        !self.failed.swap(true, Ordering::Relaxed)
+    }
+
+    /// Test hook: while on, replica I/O on this volume and its disk check fail.
+    pub fn set_io_fault(&self, on: bool) {
+        self.io_fault.store(on, Ordering::Relaxed);
+    }
+
+    /// Fails (as a disk would) while the I/O fault hook is on.
+    pub(crate) fn io_fault(&self) -> std::io::Result<()> {
+        if self.io_fault.load(Ordering::Relaxed) {
+            return Err(std::io::Error::other(format!(
+                "injected I/O error on volume {}",
+                self.base.display()
+            )));
+        }
+        Ok(())
     }
 
     /// Rewrites VERSION with `uuid` as datanodeUuid (used when volumes disagree).

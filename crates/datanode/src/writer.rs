@@ -40,6 +40,19 @@ impl ReplicaWriter {
         metap: &Path,
         guard: ReplicaGuard,
     ) -> Result<Self, StorageError> {
+        let r = ds
+            .volume_io_fault(info.volume)
+            .map_err(StorageError::from)
+            .and_then(|()| Self::create_files(block, metap, &info.checksum));
+        let files = ds.on_volume_io(info.volume, r)?;
+        Ok(Self::new(ds, bpid, info, files, 0, guard))
+    }
+
+    fn create_files(
+        block: &Path,
+        metap: &Path,
+        spec: &ChecksumSpec,
+    ) -> Result<(File, File), StorageError> {
         let b = OpenOptions::new()
             .read(true)
             .write(true)
@@ -52,8 +65,8 @@ impl ReplicaWriter {
             .create(true)
             .truncate(true)
             .open(metap)?;
-        m.write_all_at(&meta::encode_header(&info.checksum), 0)?;
-        Ok(Self::new(ds, bpid, info, (b, m), 0, guard))
+        m.write_all_at(&meta::encode_header(spec), 0)?;
+        Ok((b, m))
     }
 
     pub(crate) fn open(
@@ -64,14 +77,20 @@ impl ReplicaWriter {
         metap: &Path,
         guard: ReplicaGuard,
     ) -> Result<Self, StorageError> {
-        let b = OpenOptions::new().read(true).write(true).open(block)?;
-        let m = OpenOptions::new().read(true).write(true).open(metap)?;
-        let mut h = [0u8; 7];
-        m.read_exact_at(&mut h, 0)?;
-        let spec = meta::decode_header(&h)?;
+        let opened = (|| -> Result<_, StorageError> {
+            ds.volume_io_fault(info.volume)?;
+            let b = OpenOptions::new().read(true).write(true).open(block)?;
+            let m = OpenOptions::new().read(true).write(true).open(metap)?;
+            let mut h = [0u8; 7];
+            m.read_exact_at(&mut h, 0)?;
+            let spec = meta::decode_header(&h)?;
+            let len = b.metadata()?.len();
+            Ok((b, m, spec, len))
+        })();
+        let (b, m, spec, file_len) = ds.on_volume_io(info.volume, opened)?;
         let mut info = info.clone();
         info.checksum = spec;
-        let len = info.num_bytes.min(b.metadata()?.len());
+        let len = info.num_bytes.min(file_len);
         Ok(Self::new(ds, bpid, &info, (b, m), len, guard))
     }
 
@@ -137,6 +156,11 @@ impl ReplicaWriter {
     /// Writes `data` at `offset` (≤ current length; overlapping bytes are overwritten) and
     /// recomputes the stored CRC of each aligned chunk it touches.
     pub fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<(), StorageError> {
+        let r = self.write_inner(offset, data);
+        self.ds.on_volume_io(self.volume, r)
+    }
+
+    fn write_inner(&mut self, offset: u64, data: &[u8]) -> Result<(), StorageError> {
         if offset > self.len {
             return Err(StorageError::Gap {
                 id: self.id,
@@ -170,6 +194,7 @@ impl ReplicaWriter {
         };
         // A writer superseded by a recovery must not touch the files any more.
         self.ds.check_epoch(&self.bpid, self.id, self.epoch)?;
+        self.ds.volume_io_fault(self.volume)?;
         self.block.write_all_at(data, offset)?;
         if !sums.is_empty() {
             self.meta

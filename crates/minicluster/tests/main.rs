@@ -31,6 +31,7 @@ mod restart_delete_delay;
 mod safe_mode_work;
 mod slow_node;
 mod truncate_concat;
+mod volume_failure;
 mod web_ui;
 mod webhdfs;
 mod webhdfs_acls;

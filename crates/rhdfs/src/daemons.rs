@@ -74,6 +74,9 @@ pub async fn datanode(args: Vec<String>) -> Result<()> {
             // Hadoop's DataNode exits (status 0) once its only block pool service stopped.
             tracing::warn!("Exiting Datanode: {reason}");
         }
+        failed = dn.volumes_failed() => {
+            tracing::warn!("Exiting Datanode: too many failed volumes: [{failed}]");
+        }
         upgrade = dn.shutdown_requested() => {
             tracing::warn!(for_upgrade = upgrade, "Exiting Datanode: shutdownDatanode requested");
         }

@@ -9,6 +9,7 @@ mod commands;
 pub mod deleter;
 pub mod report;
 pub mod rpc;
+mod volumes;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -113,6 +114,8 @@ struct Shared {
     registered: AtomicBool,
     /// Set when the NameNode refused a registered DataNode for good; the actor stops.
     refused: watch::Sender<Option<String>>,
+    /// Set when more volumes failed than tolerated; the actor stops (`volumes`).
+    volumes_failed: watch::Sender<Option<String>>,
     cmd_tx: mpsc::UnboundedSender<(String, DatanodeCommandProto)>,
     /// Slow peer / slow disk statistics reported in heartbeats.
     metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
@@ -184,6 +187,12 @@ impl ActorHandle {
         self.shared.session.lock().as_ref().map(|s| s.bpid.clone())
     }
 
+    /// Resolves with the failed volumes once more failed than tolerated: the actor has
+    /// stopped serving the NameNode and the daemon should exit, as Hadoop's DataNode does.
+    pub async fn volumes_failed(&self) -> String {
+        first_set(&self.shared.volumes_failed).await
+    }
+
     /// Stops all tasks and the deleter threads.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
@@ -209,6 +218,8 @@ pub struct ActorDeps {
     /// Removes invalidated replicas.
     pub deleter: AsyncDeleter,
     pub triggers: Arc<Triggers>,
+    /// Checks the volumes (`volumes`).
+    pub volume_checker: Arc<crate::volume_check::VolumeChecker>,
 }
 
 /// Starts the actor's tasks.
@@ -222,6 +233,7 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
         events,
         deleter,
         triggers,
+        volume_checker,
     } = deps;
     let (stop, stop_rx) = watch::channel(false);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
@@ -241,6 +253,7 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
         reregister: AtomicBool::new(false),
         registered: AtomicBool::new(false),
         refused: watch::Sender::new(None),
+        volumes_failed: watch::Sender::new(None),
         cmd_tx,
     });
     let deleter = Arc::new(deleter);
@@ -263,6 +276,11 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
             xceiver,
             deleter.clone(),
             cmd_rx,
+        ))),
+        tokio::spawn(tracing::Instrument::in_current_span(volumes::monitor(
+            shared.clone(),
+            volume_checker,
+            stop_rx.clone(),
         ))),
     ];
     ActorHandle {
@@ -365,6 +383,12 @@ async fn main_loop(
         }
         let res = tokio::select! {
             _ = stop.changed() => return,
+            _ = first_set(&shared.volumes_failed) => {
+                // Too many failed volumes: this DataNode stops serving the NameNode.
+                shared.registered.store(false, Ordering::Relaxed);
+                *shared.session.lock() = None;
+                return;
+            }
             r = run_session(&shared, connector.as_ref()) => r,
         };
         let was_registered = shared.registered.swap(false, Ordering::Relaxed);
@@ -517,6 +541,11 @@ async fn heartbeat_request(
     sess: &Session,
     want_lease: bool,
 ) -> Result<HeartbeatRequestProto, ActorError> {
+    // Counted before the storages are listed: a volume failing in between is then left out
+    // of the list before it is counted, so the NameNode always sees the count grow with
+    // the failed storage missing (and drops its replicas).
+    let failed_volumes = shared.ds.num_failed_volumes() as u32;
+    let summary = report::volume_failure_summary(&shared.ds);
     let ds = shared.ds.clone();
     let stats = tokio::task::spawn_blocking(move || ds.storage_stats())
         .await
@@ -526,6 +555,10 @@ async fn heartbeat_request(
         .as_ref()
         .map(|m| m.heartbeat_reports())
         .unwrap_or_default();
+    if let Some(m) = &shared.metrics {
+        // Refreshed with each heartbeat (Hadoop: by its disk outlier detector).
+        shared.ds.set_slow_volumes(m.volumes_to_exclude());
+    }
     Ok(HeartbeatRequestProto {
         registration: sess.reg.clone(),
         reports: report::storage_reports(&stats),
@@ -533,7 +566,8 @@ async fn heartbeat_request(
         // Like Hadoop, the transfer server's own accept thread counts as one xceiver, so an
         // idle DataNode reports 1 and the NameNode's load average is never zero.
         xceiver_count: Some(shared.active.load(Ordering::Relaxed) as u32 + 1),
-        failed_volumes: Some(0),
+        failed_volumes: Some(failed_volumes),
+        volume_failure_summary: summary,
         cache_capacity: Some(0),
         cache_used: Some(0),
         request_full_block_report_lease: Some(want_lease),

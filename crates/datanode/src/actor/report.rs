@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rhdfs_proto::datanode::{
     BlockReportContextProto, DatanodeRegistrationProto, ExportedBlockKeysProto,
     ReceivedDeletedBlockInfoProto, StorageBlockReportProto, StorageInfoProto,
-    StorageReceivedDeletedBlocksProto,
+    StorageReceivedDeletedBlocksProto, VolumeFailureSummaryProto,
 };
 use rhdfs_proto::hdfs::{
     BlockKeyProto, BlockProto, DatanodeIdProto, DatanodeStorageProto, StorageReportProto,
@@ -75,9 +75,11 @@ pub fn storage_proto(storage_id: &str) -> DatanodeStorageProto {
 
 /// One StorageReportProto per volume.
 #[allow(deprecated)] // storageUuid is required on the wire
+/// Volumes out of service are left out, as Hadoop's dataset no longer lists them.
 pub fn storage_reports(stats: &[StorageStats]) -> Vec<StorageReportProto> {
     stats
         .iter()
+        .filter(|s| !s.failed)
         .map(|s| {
             let non_dfs = s
                 .space
@@ -126,11 +128,12 @@ pub fn encode_block_list(replicas: &[ReplicaInfo]) -> (Vec<u64>, u64) {
     (v, (finalized.len() + uc.len()) as u64)
 }
 
-/// One StorageBlockReportProto per volume for pool `bpid`.
+/// One StorageBlockReportProto per volume in service for pool `bpid`.
 pub fn storage_block_reports(ds: &Dataset, bpid: &str) -> Vec<StorageBlockReportProto> {
     let all = ds.replicas(bpid);
     ds.volumes()
         .iter()
+        .filter(|v| !v.is_failed())
         .map(|v| {
             let mine: Vec<ReplicaInfo> = all
                 .iter()
@@ -194,6 +197,15 @@ pub fn group_events(
             });
     }
     out
+}
+
+/// The heartbeat's VolumeFailureSummaryProto; None while no volume failed.
+pub fn volume_failure_summary(ds: &Dataset) -> Option<VolumeFailureSummaryProto> {
+    ds.failure_summary().map(|f| VolumeFailureSummaryProto {
+        failed_storage_locations: f.locations,
+        last_volume_failure_date: f.last_date_ms,
+        estimated_capacity_lost_total: f.capacity_lost,
+    })
 }
 
 #[cfg(test)]

@@ -8,9 +8,9 @@ use rhdfs_ipc::{IpcError, RpcClient};
 use rhdfs_proto::datanode::{
     BlockReceivedAndDeletedRequestProto, BlockReceivedAndDeletedResponseProto,
     BlockReportRequestProto, BlockReportResponseProto, DatanodeRegistrationProto,
-    HeartbeatRequestProto, HeartbeatResponseProto, NamespaceInfoProto,
-    RegisterDatanodeRequestProto, RegisterDatanodeResponseProto, VersionRequestProto,
-    VersionResponseProto,
+    ErrorReportRequestProto, ErrorReportResponseProto, HeartbeatRequestProto,
+    HeartbeatResponseProto, NamespaceInfoProto, RegisterDatanodeRequestProto,
+    RegisterDatanodeResponseProto, VersionRequestProto, VersionResponseProto,
 };
 use rhdfs_proto::protocols::DATANODE_PROTOCOL;
 
@@ -45,6 +45,11 @@ pub trait NamenodeProtocol: Send + Sync + 'static {
         &self,
         req: BlockReceivedAndDeletedRequestProto,
     ) -> Result<(), ActorError>;
+    /// errorReport (a failed volume: DISK_ERROR, or FATAL_DISK_ERROR when the DataNode
+    /// stops). A NameNode that does not take error reports ignores them.
+    async fn error_report(&self, _req: ErrorReportRequestProto) -> Result<(), ActorError> {
+        Ok(())
+    }
 }
 
 /// Opens a connection to a NameNode.
@@ -128,6 +133,11 @@ impl NamenodeProtocol for IpcNamenode {
     ) -> Result<(), ActorError> {
         let _: BlockReceivedAndDeletedResponseProto =
             self.call("blockReceivedAndDeleted", &req).await?;
+        Ok(())
+    }
+
+    async fn error_report(&self, req: ErrorReportRequestProto) -> Result<(), ActorError> {
+        let _: ErrorReportResponseProto = self.call("errorReport", &req).await?;
         Ok(())
     }
 }

@@ -38,6 +38,13 @@ struct Fake {
     refuse_leases: AtomicUsize,
     /// Leases granted so far; lease n (from 1) has id 0x5000_0000 + n.
     leases_granted: AtomicU64,
+    /// The last heartbeat's failed volume count and summary.
+    volume_failures: Mutex<
+        Option<(
+            u32,
+            Option<rhdfs_proto::datanode::VolumeFailureSummaryProto>,
+        )>,
+    >,
 }
 
 impl Fake {
@@ -97,6 +104,10 @@ impl NamenodeProtocol for FakeNn {
     ) -> Result<HeartbeatResponseProto, ActorError> {
         self.0.check()?;
         assert_eq!(req.reports.len(), 1);
+        *self.0.volume_failures.lock() = Some((
+            req.failed_volumes.unwrap_or(0),
+            req.volume_failure_summary.clone(),
+        ));
         let index = {
             let mut hb = self.0.heartbeats.lock();
             hb.push(std::time::Instant::now());
@@ -519,4 +530,46 @@ fn slow_command_processing_is_noted() {
         slow_commands(Duration::from_millis(2500), t, 1).as_deref(),
         Some("Took 2500 ms to process 1 commands from NN")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_volumes_at_start_refuse_or_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (good, bad) = (dir.path().join("good"), dir.path().join("bad"));
+    std::fs::write(&bad, b"not a directory").unwrap();
+    let mut conf = Configuration::new();
+    conf.set(
+        "dfs.datanode.data.dir",
+        format!("{},file://{}", good.display(), bad.display()),
+    );
+    conf.set("dfs.datanode.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
+    conf.set("dfs.heartbeat.interval", "100ms");
+    let fake = Arc::new(Fake::default());
+    let clock = rhdfs_conf::clock::system_clock();
+    let err = DataNode::start_with(conf.clone(), clock.clone(), Arc::new(Conn(fake.clone())))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "Too many failed volumes - current valid volumes: 1, volumes configured: 2, volumes \
+         failed: 1, volume failures tolerated: 0"
+    );
+    conf.set("dfs.datanode.failed.volumes.tolerated", "1");
+    let dn = DataNode::start_with(conf, clock, Arc::new(Conn(fake.clone())))
+        .await
+        .unwrap();
+    wait_for("a heartbeat", || fake.volume_failures.lock().is_some()).await;
+    let (n, summary) = fake.volume_failures.lock().clone().unwrap();
+    assert_eq!(n, 1);
+    let summary = summary.unwrap();
+    assert_eq!(
+        summary.failed_storage_locations,
+        vec![bad.display().to_string()]
+    );
+    assert_eq!(summary.estimated_capacity_lost_total, 0);
+    assert!(summary.last_volume_failure_date > 0);
+    dn.shutdown().await;
 }

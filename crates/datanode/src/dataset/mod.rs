@@ -8,6 +8,7 @@
 //! replica is being written or changed), so a recovery that takes a replica over waits for a
 //! write in flight and no stale write lands after it.
 
+pub mod failures;
 mod recovery;
 #[cfg(test)]
 mod recovery_tests;
@@ -15,7 +16,7 @@ mod transitions;
 
 use std::collections::HashMap;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -26,6 +27,7 @@ use crate::notify::{BlockEvent, BlockNotifier, BlockStatus};
 use crate::replica::{ReplicaInfo, ReplicaState};
 use crate::scan;
 use crate::volume::{Volume, VolumeSpace};
+use failures::VolumeFailure;
 
 /// Serializes the writes of a replica's writer and the changes of its state.
 pub(crate) type ReplicaGuard = Arc<Mutex<()>>;
@@ -48,6 +50,8 @@ pub struct StorageStats {
     pub dfs_used: u64,
     /// Replicas on the volume (every block pool, every state).
     pub replicas: u64,
+    /// Out of service after a failed disk check (left out of reports).
+    pub failed: bool,
 }
 
 /// All volumes of this DataNode and the replicas on them.
@@ -59,6 +63,15 @@ pub struct Dataset {
     /// Where replica events the dataset raises itself go (a replica finalized by a block
     /// recovery is RECEIVED_BLOCK in the next incremental report).
     notifier: OnceLock<Arc<dyn BlockNotifier>>,
+    /// `dfs.datanode.failed.volumes.tolerated`.
+    tolerated: i32,
+    /// Failed volumes, at start-up and since (`failures`).
+    failures: Mutex<Vec<VolumeFailure>>,
+    /// Volumes an I/O failed on, waiting for the volume monitor's check.
+    suspects: Mutex<Vec<usize>>,
+    suspect_notify: tokio::sync::Notify,
+    /// Base paths of slow volumes new replicas avoid (dfs.datanode.max.slowdisks.to.exclude).
+    slow_excluded: Mutex<Vec<String>>,
 }
 
 /// Files removed from the map by `remove_for_delete`, to be deleted by the async deleter.
@@ -72,21 +85,57 @@ pub struct DeletedReplica {
 
 impl Dataset {
     /// Opens every data directory (creating missing ones), agrees on one datanodeUuid and scans
-    /// every block pool found on disk.
+    /// every block pool found on disk. Any unusable directory is an error.
     pub fn open(dirs: &[PathBuf], reserved: u64) -> Result<Arc<Self>, StorageError> {
+        Self::open_tolerating(dirs, reserved, 0, 0)
+    }
+
+    /// As [`Dataset::open`], with Hadoop's `dfs.datanode.failed.volumes.tolerated` rules: a
+    /// directory that fails its disk check or cannot be opened is a failed volume (dated
+    /// `now_ms`, no capacity known); the start is refused when more failed than tolerated.
+    pub fn open_tolerating(
+        dirs: &[PathBuf],
+        reserved: u64,
+        tolerated: i32,
+        now_ms: u64,
+    ) -> Result<Arc<Self>, StorageError> {
         if dirs.is_empty() {
             return Err(StorageError::NoVolumes);
         }
+        failures::validate_tolerated(tolerated, dirs.len())?;
         let fresh = uuid::Uuid::new_v4().to_string();
         let mut volumes = Vec::new();
+        let mut failed = Vec::new();
         let mut uuid: Option<String> = None;
-        for (i, d) in dirs.iter().enumerate() {
-            let (vol, found) = Volume::open(i, d, reserved, uuid.as_deref().unwrap_or(&fresh))?;
-            if uuid.is_none() {
-                uuid = Some(found.unwrap_or_else(|| fresh.clone()));
+        for d in dirs {
+            let opened = crate::volume_check::check_dir(d)
+                .map_err(StorageError::DiskError)
+                .and_then(|()| {
+                    Volume::open(
+                        volumes.len(),
+                        d,
+                        reserved,
+                        uuid.as_deref().unwrap_or(&fresh),
+                    )
+                });
+            match opened {
+                Ok((vol, found)) => {
+                    if uuid.is_none() {
+                        uuid = Some(found.unwrap_or_else(|| fresh.clone()));
+                    }
+                    volumes.push(Arc::new(vol));
+                }
+                Err(e) => {
+                    tracing::warn!(dir = %d.display(), error = %e, "data directory failed its check");
+                    failed.push(VolumeFailure {
+                        location: d.display().to_string(),
+                        date_ms: now_ms,
+                        capacity_lost: 0,
+                    });
+                }
             }
-            volumes.push(Arc::new(vol));
         }
+        failures::check_startup_failures(tolerated, dirs.len(), failed.len())?;
         let uuid = uuid.unwrap_or(fresh);
         for v in &volumes {
             v.set_datanode_uuid(&uuid)?;
@@ -96,6 +145,11 @@ impl Dataset {
             datanode_uuid: uuid,
             inner: Mutex::new(Inner::default()),
             notifier: OnceLock::new(),
+            tolerated,
+            failures: Mutex::new(failed),
+            suspects: Mutex::new(Vec::new()),
+            suspect_notify: tokio::sync::Notify::new(),
+            slow_excluded: Mutex::new(Vec::new()),
         };
         let mut pools = Vec::new();
         for v in &ds.volumes {
@@ -136,7 +190,7 @@ impl Dataset {
             return Ok(());
         }
         let mut found: HashMap<u64, ReplicaInfo> = HashMap::new();
-        for v in &self.volumes {
+        for v in self.volumes.iter().filter(|v| !v.is_failed()) {
             for r in scan::scan_pool(v, bpid)? {
                 match found.get(&r.id) {
                     Some(old) if !prefer(&r, old) => {
@@ -276,18 +330,43 @@ impl Dataset {
                 space: v.space(),
                 dfs_used,
                 replicas,
+                failed: v.is_failed(),
             })
             .collect()
     }
 
-    /// Round-robin volume choice among those with at least `needed` bytes available.
+    /// Sets the slow volumes (base paths) new replicas avoid.
+    pub fn set_slow_volumes(&self, paths: Vec<String>) {
+        let mut cur = self.slow_excluded.lock();
+        if *cur != paths {
+            if !paths.is_empty() {
+                tracing::info!(volumes = ?paths, "slow volumes excluded from new replicas");
+            }
+            *cur = paths;
+        }
+    }
+
+    /// Round-robin volume choice among those in service with at least `needed` bytes
+    /// available, leaving out the slow volumes (Hadoop's FsVolumeList.chooseVolume). When
+    /// only slow volumes would do, one of them is chosen: excluding slow disks never leaves
+    /// the DataNode without a volume.
     fn choose_volume(&self, inner: &mut Inner, needed: u64) -> Result<usize, StorageError> {
+        let slow = self.slow_excluded.lock().clone();
         let n = self.volumes.len();
-        for k in 0..n {
-            let i = (inner.next_volume + k) % n;
-            if self.volumes[i].space().available >= needed {
-                inner.next_volume = (i + 1) % n;
-                return Ok(i);
+        for avoid_slow in [true, false] {
+            if !avoid_slow && slow.is_empty() {
+                break;
+            }
+            for k in 0..n {
+                let i = (inner.next_volume + k) % n;
+                let v = &self.volumes[i];
+                if avoid_slow && slow.iter().any(|p| Path::new(p) == v.base) {
+                    continue;
+                }
+                if !v.is_failed() && v.space().available >= needed {
+                    inner.next_volume = (i + 1) % n;
+                    return Ok(i);
+                }
             }
         }
         Err(StorageError::OutOfSpace(needed))

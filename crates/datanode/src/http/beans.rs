@@ -4,6 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
+use rhdfs_metrics::jmx::Val;
 use rhdfs_metrics::{Bean, Exposition, build};
 
 use super::Status;
@@ -103,6 +104,7 @@ pub(crate) fn beans(st: &Status) -> Vec<Bean> {
         .with("BlocksWritten", g(&a.blocks_written))
         .with("BlocksRead", g(&a.blocks_read))
         .with("BlocksReplicated", g(&a.blocks_replicated))
+        .with("VolumeFailures", g(&a.volume_failures))
         .with("DatanodeNetworkErrors", g(&a.network_errors));
     for (key, h) in [
         ("ReadBlockOp", &a.read_block_op),
@@ -118,13 +120,30 @@ pub(crate) fn beans(st: &Status) -> Vec<Bean> {
     }
     act.push("HeartbeatsTotalNumOps", a.heartbeats.count());
 
-    let stats = st.dataset.storage_stats();
+    // Volumes in service only, as Hadoop's dataset lists them.
+    let stats: Vec<_> = st
+        .dataset
+        .storage_stats()
+        .into_iter()
+        .filter(|s| !s.failed)
+        .collect();
     let dirs: Vec<String> = st
         .dataset
         .volumes()
         .iter()
+        .filter(|v| !v.is_failed())
         .map(|v| v.base.join("current").display().to_string())
         .collect();
+    let failures = st.dataset.failure_summary();
+    let failed_locations: Vec<String> = failures
+        .as_ref()
+        .map(|f| {
+            f.locations
+                .iter()
+                .map(|l| rhdfs_conf::json::string(l))
+                .collect()
+        })
+        .unwrap_or_default();
     let fsd = Bean::new(
         format!("{SERVICE},name=FSDatasetState"),
         "org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetImpl",
@@ -142,6 +161,19 @@ pub(crate) fn beans(st: &Status) -> Vec<Bean> {
     .with(
         "StorageInfo",
         format!("FSDataset{{dirpath='[{}]'}}", dirs.join(", ")),
+    )
+    .with("NumFailedVolumes", st.dataset.num_failed_volumes())
+    .with(
+        "FailedStorageLocations",
+        Val::Json(format!("[{}]", failed_locations.join(","))),
+    )
+    .with(
+        "LastVolumeFailureDate",
+        failures.as_ref().map_or(0, |f| f.last_date_ms),
+    )
+    .with(
+        "EstimatedCapacityLostTotal",
+        failures.as_ref().map_or(0, |f| f.capacity_lost),
     );
 
     let mut out = vec![info, act, fsd];
@@ -225,7 +257,13 @@ pub(crate) fn prometheus(st: &Status) -> String {
             .map(|(m, h)| (vec![("method", m.to_string())], h)),
     );
     let stats = st.dataset.storage_stats();
-    let vols: Vec<_> = st.dataset.volumes().iter().zip(&stats).collect();
+    let vols: Vec<_> = st
+        .dataset
+        .volumes()
+        .iter()
+        .zip(&stats)
+        .filter(|(v, _)| !v.is_failed())
+        .collect();
     let label = |v: &crate::volume::Volume| {
         vec![
             ("volume", v.base.display().to_string()),
@@ -236,6 +274,11 @@ pub(crate) fn prometheus(st: &Status) -> String {
         "rhdfs_datanode_volumes",
         "Volumes in service.",
         vols.len() as f64,
+    );
+    e.gauge(
+        "rhdfs_datanode_failed_volumes",
+        "Volumes failed since the start (at start-up included).",
+        st.dataset.num_failed_volumes() as f64,
     );
     e.gauges(
         "rhdfs_datanode_volume_capacity_bytes",

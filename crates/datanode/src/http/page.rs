@@ -70,11 +70,23 @@ pub(crate) fn overview(st: &Status) -> String {
         ),
     ];
     for (v, s) in st.dataset.volumes().iter().zip(st.dataset.storage_stats()) {
+        if s.failed {
+            continue;
+        }
         rows.push((
             format!("Volume {}", v.base.display()),
             format!(
                 "{}: {} replicas, {} bytes used, {} of {} bytes available",
                 v.storage_id, s.replicas, s.dfs_used, s.space.available, s.space.capacity
+            ),
+        ));
+    }
+    for f in st.dataset.volume_failures() {
+        rows.push((
+            format!("Failed volume {}", f.location),
+            format!(
+                "failed at {} ms since the epoch, about {} bytes of capacity lost",
+                f.date_ms, f.capacity_lost
             ),
         ));
     }

@@ -18,6 +18,8 @@ pub struct Activity {
     pub blocks_replicated: AtomicU64,
     /// Data transfer ops that failed on an I/O or protocol error.
     pub network_errors: AtomicU64,
+    /// Volumes that failed while running (Hadoop's VolumeFailures counter).
+    pub volume_failures: AtomicU64,
     pub read_block_op: Histogram,
     pub write_block_op: Histogram,
     pub block_checksum_op: Histogram,

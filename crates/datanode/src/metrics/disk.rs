@@ -45,6 +45,8 @@ pub struct DiskMetricsConfig {
     pub low_threshold_ms: f64,
     /// dfs.datanode.max.disks.to.report
     pub max_disks_to_report: usize,
+    /// dfs.datanode.max.slowdisks.to.exclude (0 = none)
+    pub max_slow_disks_to_exclude: usize,
     pub window: Duration,
     pub num_windows: usize,
 }
@@ -56,6 +58,7 @@ impl Default for DiskMetricsConfig {
             min_disks: 5,
             low_threshold_ms: 20.0,
             max_disks_to_report: 5,
+            max_slow_disks_to_exclude: 0,
             window: super::rolling::DEFAULT_WINDOW,
             num_windows: super::rolling::DEFAULT_NUM_WINDOWS,
         }
@@ -132,8 +135,8 @@ impl DiskMetrics {
             .collect()
     }
 
-    /// The heartbeat's slow disk entries: the slowest first, at most max.disks.to.report.
-    pub fn slow_disk_reports(&self, now: Duration) -> Vec<SlowDiskReportProto> {
+    /// Every slow disk, the slowest (by its worst operation's latency) first.
+    fn slowest_first(&self, now: Duration) -> Vec<(String, BTreeMap<IoKind, f64>)> {
         let mut v: Vec<(String, BTreeMap<IoKind, f64>)> =
             self.slow_disks(now).into_iter().collect();
         let worst = |m: &BTreeMap<IoKind, f64>| m.values().copied().fold(0.0, f64::max);
@@ -142,6 +145,22 @@ impl DiskMetrics {
                 .total_cmp(&worst(&a.1))
                 .then_with(|| a.0.cmp(&b.0))
         });
+        v
+    }
+
+    /// Hadoop's getSlowDisksToExclude: the `max` slowest disks (all outliers, not only
+    /// those reported), by their worst operation's latency.
+    pub fn slowest(&self, now: Duration, max: usize) -> Vec<String> {
+        self.slowest_first(now)
+            .into_iter()
+            .take(max)
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    /// The heartbeat's slow disk entries: the slowest first, at most max.disks.to.report.
+    pub fn slow_disk_reports(&self, now: Duration) -> Vec<SlowDiskReportProto> {
+        let mut v = self.slowest_first(now);
         v.truncate(self.cfg.max_disks_to_report);
         v.into_iter()
             .map(|(path, m)| SlowDiskReportProto {

@@ -185,6 +185,13 @@ impl DataNodeMetrics {
                     )
                     .map_err(cfg_err(DFS_DATANODE_MAX_DISKS_TO_REPORT_KEY))?
                     as usize,
+                max_slow_disks_to_exclude: conf
+                    .get_u64(
+                        DFS_DATANODE_MAX_SLOWDISKS_TO_EXCLUDE_KEY,
+                        DFS_DATANODE_MAX_SLOWDISKS_TO_EXCLUDE_DEFAULT,
+                    )
+                    .map_err(cfg_err(DFS_DATANODE_MAX_SLOWDISKS_TO_EXCLUDE_KEY))?
+                    as usize,
                 window,
                 num_windows,
             })
@@ -324,11 +331,17 @@ impl DataNodeMetrics {
         let Some(d) = self.disks.as_ref().filter(|_| max > 0) else {
             return Vec::new();
         };
-        d.slow_disk_reports(self.now())
-            .into_iter()
-            .filter_map(|r| r.base_path)
-            .take(max)
-            .collect()
+        d.slowest(self.now(), max)
+    }
+
+    /// The volumes new replicas avoid now: [`Self::slow_volumes_to_exclude`] with
+    /// dfs.datanode.max.slowdisks.to.exclude.
+    pub fn volumes_to_exclude(&self) -> Vec<String> {
+        let max = self
+            .disks
+            .as_ref()
+            .map_or(0, |d| d.config().max_slow_disks_to_exclude);
+        self.slow_volumes_to_exclude(max)
     }
 
     /// Records whether the NameNode considers this node slow.
@@ -498,6 +511,7 @@ mod tests {
             Some(DiskMetricsConfig {
                 sampling_percentage: 100,
                 min_disks: 3,
+                max_slow_disks_to_exclude: 1,
                 window: Duration::from_secs(1),
                 ..Default::default()
             }),
@@ -522,6 +536,7 @@ mod tests {
         );
         assert_eq!(m.slow_volumes_to_exclude(0), Vec::<String>::new());
         assert_eq!(m.slow_volumes_to_exclude(2), vec!["/d3".to_string()]);
+        assert_eq!(m.volumes_to_exclude(), vec!["/d3".to_string()]);
         let r = m.heartbeat_reports();
         assert_eq!(r.slow_disks.len(), 1);
         assert_eq!(m.send_packet_downstream_avg_info(), None);

@@ -136,6 +136,21 @@ pub fn datanode_text(d: &DatanodeInfoProto) -> String {
         }
     );
     let _ = writeln!(s, "Num of Blocks: {}", d.num_blocks.unwrap_or(0));
+    // rhdfs: the node's failed volumes (Hadoop's report has no such lines; its web UI has
+    // "Failed Volumes" and a "Volume Failures" table with these columns).
+    if let Some(n) = d.rhdfs_volume_failures.filter(|n| *n > 0) {
+        let _ = writeln!(s, "Failed Volumes: {n}");
+        if let Some(date) = d.rhdfs_last_volume_failure_date {
+            let lost = d.rhdfs_estimated_capacity_lost.unwrap_or(0);
+            let _ = writeln!(s, "Last Failure Date: {}", java_date(date));
+            let _ = writeln!(s, "Estimated Capacity Lost: {lost} ({})", byte_desc(lost));
+            let _ = writeln!(
+                s,
+                "Failed Storage Locations: {}",
+                d.rhdfs_failed_storage_locations.join(", ")
+            );
+        }
+    }
     s
 }
 

@@ -37,7 +37,7 @@ fn live_nodes(f: &Figures) -> String {
             let bpu = d.block_pool_used.unwrap_or(0);
             let pct = if cap == 0 { 0.0 } else { bpu as f64 * 100.0 / cap as f64 };
             format!(
-                "{}:{{\"infoAddr\":{},\"xferaddr\":{},\"location\":{},\"uuid\":{},\"lastContact\":{last_contact},\"usedSpace\":{},\"adminState\":{},\"nonDfsUsedSpace\":{},\"capacity\":{cap},\"numBlocks\":{},\"version\":{},\"used\":{},\"remaining\":{},\"blockScheduled\":0,\"blockPoolUsed\":{bpu},\"blockPoolUsedPercent\":{},\"volfails\":0,\"lastBlockReport\":{}}}",
+                "{}:{{\"infoAddr\":{},\"xferaddr\":{},\"location\":{},\"uuid\":{},\"lastContact\":{last_contact},\"usedSpace\":{},\"adminState\":{},\"nonDfsUsedSpace\":{},\"capacity\":{cap},\"numBlocks\":{},\"version\":{},\"used\":{},\"remaining\":{},\"blockScheduled\":0,\"blockPoolUsed\":{bpu},\"blockPoolUsedPercent\":{},\"volfails\":{},\"lastBlockReport\":{}{}}}",
                 j(&node_key(d)),
                 j(&format!("{}:{}", d.id.ip_addr, d.id.info_port)),
                 j(&format!("{}:{}", d.id.ip_addr, d.id.xfer_port)),
@@ -51,11 +51,31 @@ fn live_nodes(f: &Figures) -> String {
                 d.dfs_used.unwrap_or(0),
                 d.remaining.unwrap_or(0),
                 rhdfs_conf::json::number(pct),
+                d.rhdfs_volume_failures.unwrap_or(0),
                 f.now_ms.saturating_sub(d.last_block_report_time.unwrap_or(0)) / 60_000,
+                volume_failure_json(d),
             )
         })
         .collect();
     format!("{{{}}}", nodes.join(","))
+}
+
+/// The VolumeFailureSummary keys Hadoop adds to a LiveNodes entry of a node with one.
+fn volume_failure_json(d: &DatanodeInfoProto) -> String {
+    let Some(date) = d.rhdfs_last_volume_failure_date else {
+        return String::new();
+    };
+    let j = rhdfs_conf::json::string;
+    let locations: Vec<String> = d
+        .rhdfs_failed_storage_locations
+        .iter()
+        .map(|l| j(l))
+        .collect();
+    format!(
+        ",\"failedStorageLocations\":[{}],\"lastVolumeFailureDate\":{date},\"estimatedCapacityLostTotal\":{}",
+        locations.join(","),
+        d.rhdfs_estimated_capacity_lost.unwrap_or(0)
+    )
 }
 
 fn dead_nodes(f: &Figures) -> String {
@@ -191,6 +211,7 @@ fn fs_namesystem(f: &Figures) -> Bean {
         .with("NumDecommissioningDataNodes", s.decommissioning_datanodes)
         .with("StaleDataNodes", s.stale_datanodes)
         .with("VolumeFailuresTotal", s.volume_failures)
+        .with("EstimatedCapacityLostTotal", s.capacity_lost)
         .with("LastCheckpointTime", f.last_checkpoint_ms)
         .with("TransactionsSinceLastCheckpoint", f.txns_since_checkpoint)
         .with("TransactionsSinceLastLogRoll", f.txns_since_roll)
@@ -232,6 +253,7 @@ fn fs_namesystem_state(f: &Figures) -> Bean {
     .with("NumDecomLiveDataNodes", s.decommissioned_datanodes)
     .with("NumDecommissioningDataNodes", s.decommissioning_datanodes)
     .with("VolumeFailuresTotal", s.volume_failures)
+    .with("EstimatedCapacityLostTotal", s.capacity_lost)
 }
 
 fn block_stats(f: &Figures) -> Bean {

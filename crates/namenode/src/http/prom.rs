@@ -11,7 +11,7 @@ pub(crate) fn exposition(f: &Figures) -> String {
     let mut e = Exposition::new();
     build::expose(&mut e, "namenode");
     let s = &f.s;
-    let gauges: [(&str, &str, u64); 27] = [
+    let gauges: [(&str, &str, u64); 28] = [
         (
             "rhdfs_namenode_capacity_total_bytes",
             "Configured capacity of live DataNodes.",
@@ -129,8 +129,13 @@ pub(crate) fn exposition(f: &Figures) -> String {
         ),
         (
             "rhdfs_namenode_volume_failures",
-            "Failed storages reported by live DataNodes.",
+            "Failed volumes of live DataNodes, as their heartbeats count them.",
             s.volume_failures,
+        ),
+        (
+            "rhdfs_namenode_volume_failures_capacity_lost_bytes",
+            "Estimated capacity lost to the failed volumes of live DataNodes.",
+            s.capacity_lost,
         ),
         (
             "rhdfs_namenode_total_load",

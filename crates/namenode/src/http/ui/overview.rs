@@ -116,7 +116,19 @@ pub fn datanodes(fs: &Namesystem, now_ms: u64) -> String {
         .collect();
     nodes.sort_by(|a, b| a.id.host_name.cmp(&b.id.host_name));
     let mut rows = String::new();
+    let mut failures = String::new();
     for d in &nodes {
+        if let Some(date) = d.rhdfs_last_volume_failure_date {
+            let lost = d.rhdfs_estimated_capacity_lost.unwrap_or(0);
+            failures.push_str(&format!(
+                "<tr><td>{name}</td><td>{when}</td><td class=\"n\">{n}</td><td class=\"n\" data-v=\"{lost}\">{lostd}</td><td>{locs}</td></tr>\n",
+                name = escape(&format!("{} ({}:{})", d.id.host_name, d.id.ip_addr, d.id.xfer_port)),
+                when = escape(&crate::fsck::format::java_date(date)),
+                n = d.rhdfs_volume_failures.unwrap_or(0),
+                lostd = escape(&byte_desc(lost)),
+                locs = escape(&d.rhdfs_failed_storage_locations.join(", ")),
+            ));
+        }
         let state = if dead.contains(&d.id.datanode_uuid) {
             "Dead"
         } else {
@@ -131,7 +143,7 @@ pub fn datanodes(fs: &Namesystem, now_ms: u64) -> String {
         rows.push_str(&format!(
             "<tr><td>{name}</td><td>{addr}</td><td>{rack}</td><td>{state}</td><td class=\"n\" data-v=\"{contact}\">{contact}s</td>\
              <td class=\"n\" data-v=\"{cap}\">{capd}</td><td class=\"n\" data-v=\"{used}\">{usedd} {bar}</td><td class=\"n\" data-v=\"{rem}\">{remd}</td>\
-             <td class=\"n\">{blocks}</td><td class=\"n\">{xc}</td></tr>\n",
+             <td class=\"n\">{blocks}</td><td class=\"n\">{xc}</td><td class=\"n\">{vf}</td></tr>\n",
             name = escape(&d.id.host_name),
             addr = escape(&format!("{}:{}", d.id.ip_addr, d.id.xfer_port)),
             rack = escape(d.location.as_deref().unwrap_or("/default-rack")),
@@ -141,13 +153,23 @@ pub fn datanodes(fs: &Namesystem, now_ms: u64) -> String {
             remd = escape(&byte_desc(rem)),
             blocks = d.num_blocks.unwrap_or(0),
             xc = d.xceiver_count.unwrap_or(0),
+            vf = d.rhdfs_volume_failures.unwrap_or(0),
         ));
+    }
+    // Hadoop's "Volume Failures" section: only nodes with a failed volume.
+    if !failures.is_empty() {
+        failures = format!(
+            "<h2>Volume Failures</h2>\n<table id=\"volume-failures\"><thead><tr><th>Node</th><th>Last Failure Date</th>\
+             <th>Failed Volumes</th><th>Estimated Capacity Lost</th><th>Failed Storage Locations</th></tr></thead>\n\
+             <tbody>{failures}</tbody></table>\n"
+        );
     }
     let body = format!(
         "<p>{} DataNodes ({} dead). Click a heading to sort.</p>\n\
          <table id=\"datanodes\"><thead><tr><th>Node</th><th>Transfer address</th><th>Rack</th><th>State</th>\
-         <th>Last contact</th><th>Capacity</th><th>Used</th><th>Remaining</th><th>Blocks</th><th>Xceivers</th></tr></thead>\n\
-         <tbody>{rows}</tbody></table>\n<script>{SORT}</script>\n",
+         <th>Last contact</th><th>Capacity</th><th>Used</th><th>Remaining</th><th>Blocks</th><th>Xceivers</th>\
+         <th>Failed Volumes</th></tr></thead>\n\
+         <tbody>{rows}</tbody></table>\n{failures}<script>{SORT}</script>\n",
         nodes.len(),
         dead.len()
     );
