@@ -34,6 +34,7 @@ pub use filesystem::{CreateOptions, FileSystem};
 pub use read::FileReader;
 pub use rhdfs_transfer::FileChecksum;
 pub use types::{
-    BlockLocation, ContentSummary, FileStatus, FsStats, ServerDefaults, permission_string,
+    BlockLocation, ContentSummary, FileStatus, FsStats, STORAGE_TYPE_NAMES, ServerDefaults,
+    TypeUsage, permission_string,
 };
 pub use write::FileWriter;

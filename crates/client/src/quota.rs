@@ -28,4 +28,22 @@ impl FileSystem {
             .await?;
         Ok(())
     }
+
+    /// Sets the storage-space quota of directory `p` for one storage type (a
+    /// `StorageTypeProto` value; DistributedFileSystem.setQuotaByStorageType);
+    /// [`QUOTA_RESET`] clears it.
+    pub async fn set_type_quota(&self, p: &str, storage_type: i32, quota: i64) -> Result<()> {
+        let _: SetQuotaResponseProto = self
+            .call(
+                "setQuota",
+                &SetQuotaRequestProto {
+                    path: self.resolve(p)?,
+                    namespace_quota: QUOTA_DONT_SET as u64,
+                    storagespace_quota: quota as u64,
+                    storage_type: Some(storage_type),
+                },
+            )
+            .await?;
+        Ok(())
+    }
 }

@@ -100,10 +100,56 @@ pub struct ContentSummary {
     pub quota: i64,
     pub space_consumed: u64,
     pub space_quota: i64,
+    /// Quota and consumption per storage type, indexed by `StorageTypeProto` value − 1
+    /// (names in [`STORAGE_TYPE_NAMES`]); quota `-1` where none is set.
+    pub types: [TypeUsage; 6],
+}
+
+/// One storage type's quota (`-1`: none) and the space consumed on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeUsage {
+    pub quota: i64,
+    pub consumed: u64,
+}
+
+impl Default for TypeUsage {
+    fn default() -> Self {
+        TypeUsage {
+            quota: -1,
+            consumed: 0,
+        }
+    }
+}
+
+/// The storage types in `StorageTypeProto` order (value − 1).
+pub const STORAGE_TYPE_NAMES: [&str; 6] =
+    ["DISK", "SSD", "ARCHIVE", "RAM_DISK", "PROVIDED", "NVDIMM"];
+
+impl ContentSummary {
+    /// The quota and consumption of the storage type called `name` (e.g. `DISK`).
+    pub fn type_usage(&self, name: &str) -> TypeUsage {
+        STORAGE_TYPE_NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(name))
+            .map_or_else(TypeUsage::default, |i| self.types[i])
+    }
 }
 
 impl From<&ContentSummaryProto> for ContentSummary {
     fn from(p: &ContentSummaryProto) -> Self {
+        let mut types = [TypeUsage::default(); 6];
+        for t in p.type_quota_infos.iter().flat_map(|i| &i.type_quota_info) {
+            let slot = usize::try_from(t.r#type.unwrap_or(1))
+                .ok()
+                .and_then(|v| v.checked_sub(1))
+                .and_then(|i| types.get_mut(i));
+            if let Some(slot) = slot {
+                *slot = TypeUsage {
+                    quota: t.quota as i64,
+                    consumed: t.consumed,
+                };
+            }
+        }
         ContentSummary {
             length: p.length,
             file_count: p.file_count,
@@ -111,6 +157,7 @@ impl From<&ContentSummaryProto> for ContentSummary {
             quota: p.quota as i64,
             space_consumed: p.space_consumed,
             space_quota: p.space_quota as i64,
+            types,
         }
     }
 }

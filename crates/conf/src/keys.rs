@@ -338,6 +338,8 @@ pub mod namenode {
     /// `dfs.namenode.acls.enabled`: Whether ACLs are supported.
     pub const DFS_NAMENODE_ACLS_ENABLED_KEY: &str = "dfs.namenode.acls.enabled";
     pub const DFS_NAMENODE_ACLS_ENABLED_DEFAULT: bool = true;
+    pub const DFS_QUOTA_BY_STORAGETYPE_ENABLED_KEY: &str = "dfs.quota.by.storage.type.enabled";
+    pub const DFS_QUOTA_BY_STORAGETYPE_ENABLED_DEFAULT: bool = true;
 
     /// `dfs.namenode.xattrs.enabled`: Whether extended attributes are supported.
     pub const DFS_NAMENODE_XATTRS_ENABLED_KEY: &str = "dfs.namenode.xattrs.enabled";

@@ -6,6 +6,8 @@ pub const EOF_EXCEPTION: &str = "java.io.EOFException";
 pub const FILE_NOT_FOUND: &str = "java.io.FileNotFoundException";
 pub const ILLEGAL_ARGUMENT: &str = "java.lang.IllegalArgumentException";
 pub const UNSUPPORTED_OPERATION: &str = "java.lang.UnsupportedOperationException";
+pub const UNSUPPORTED_ACTION: &str =
+    "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException";
 pub const RUNTIME_EXCEPTION: &str = "java.lang.RuntimeException";
 pub const SECURITY_EXCEPTION: &str = "java.lang.SecurityException";
 pub const HADOOP_ILLEGAL_ARGUMENT: &str = "org.apache.hadoop.HadoopIllegalArgumentException";
@@ -50,6 +52,8 @@ pub const MAX_DIRECTORY_ITEMS_EXCEEDED: &str =
     "org.apache.hadoop.hdfs.protocol.FSLimitException$MaxDirectoryItemsExceededException";
 pub const NS_QUOTA_EXCEEDED: &str = "org.apache.hadoop.hdfs.protocol.NSQuotaExceededException";
 pub const DS_QUOTA_EXCEEDED: &str = "org.apache.hadoop.hdfs.protocol.DSQuotaExceededException";
+pub const TYPE_QUOTA_EXCEEDED: &str =
+    "org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException";
 pub const QUOTA_BY_STORAGE_TYPE_EXCEEDED: &str =
     "org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException";
 pub const PATH_IS_NOT_DIRECTORY: &str = "org.apache.hadoop.fs.PathIsNotDirectoryException";

@@ -467,21 +467,82 @@ async fn webhdfs_acls_xattrs_and_quotas() -> anyhow::Result<()> {
         (code, class.as_str()),
         (403, "org.apache.hadoop.security.AccessControlException")
     );
+    // Quotas by storage type: set, shown in typeQuota, enforced on DISK (every replica
+    // is there), cleared; an unknown type is Java's IllegalArgumentException.
     let r = call(
         &nn,
         "PUT",
         &me,
         "/wa",
         "SETQUOTABYSTORAGETYPE",
-        "&storagespacequota=5&storagetype=SSD",
+        "&storagespacequota=5000&storagetype=ssd",
+    )
+    .await?;
+    ok_empty(&r);
+    let r = call(
+        &nn,
+        "PUT",
+        &me,
+        "/wa",
+        "SETQUOTABYSTORAGETYPE",
+        "&storagespacequota=1&storagetype=DISK",
+    )
+    .await?;
+    ok_empty(&r);
+    let r = call(&nn, "GET", &me, "/wa", "GETQUOTAUSAGE", "").await?;
+    let v = ok_json(&r)?;
+    assert_eq!(v["QuotaUsage"]["typeQuota"]["SSD"]["quota"], json!(5000));
+    assert_eq!(v["QuotaUsage"]["typeQuota"]["DISK"]["quota"], json!(1));
+    assert!(v["QuotaUsage"]["typeQuota"].get("ARCHIVE").is_none(), "{v}");
+    // The 1 MB space quota set above would refuse the block first (space, then type).
+    let r = call(&nn, "PUT", &me, "/wa", "SETQUOTA", "&storagespacequota=-1").await?;
+    ok_empty(&r);
+    let write = async {
+        let mut w = fs.create("/wa/typed", Default::default()).await?;
+        w.write(b"more than one byte").await?;
+        w.close().await
+    };
+    let e = write.await.expect_err("a DISK quota of 1 byte");
+    assert!(
+        e.to_string()
+            .contains("Quota by storage type : DISK on path : /wa is exceeded"),
+        "{e}"
+    );
+    let r = call(
+        &nn,
+        "PUT",
+        &me,
+        "/wa",
+        "SETQUOTABYSTORAGETYPE",
+        "&storagespacequota=-1&storagetype=DISK",
+    )
+    .await?;
+    ok_empty(&r);
+    let r = call(&nn, "GET", &me, "/wa", "GETCONTENTSUMMARY", "").await?;
+    let v = ok_json(&r)?;
+    assert!(
+        v["ContentSummary"]["typeQuota"].get("DISK").is_none(),
+        "{v}"
+    );
+    assert_eq!(
+        v["ContentSummary"]["typeQuota"]["SSD"]["quota"],
+        json!(5000)
+    );
+    let r = call(
+        &nn,
+        "PUT",
+        &me,
+        "/wa",
+        "SETQUOTABYSTORAGETYPE",
+        "&storagespacequota=5&storagetype=FLOPPY",
     )
     .await?;
     assert_eq!(
         failure(&r)?,
         (
             400,
-            "java.lang.UnsupportedOperationException".into(),
-            "SETQUOTABYSTORAGETYPE is not supported".into()
+            "java.lang.IllegalArgumentException".into(),
+            "No enum constant org.apache.hadoop.fs.StorageType.FLOPPY".into()
         )
     );
     c.shutdown().await;

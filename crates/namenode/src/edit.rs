@@ -119,6 +119,13 @@ pub enum EditOp {
         ns_quota: i64,
         ds_quota: i64,
     },
+    /// setQuota with a storage type: the directory's quota for that type (a
+    /// `StorageTypeProto` value) as it now is (-1 = none).
+    SetTypeQuota {
+        id: u64,
+        storage_type: u8,
+        quota: i64,
+    },
     /// The inode's new mode and stored ACL entries (empty: no extended ACL), as
     /// `fsdir::acl::to_stored` makes them.
     SetAcl {

@@ -40,6 +40,7 @@ const HOLD_ORPHANS: u8 = 16;
 const RELEASE_ORPHANS: u8 = 17;
 // Tags 30–39: quotas.
 const SET_QUOTA: u8 = 30;
+const SET_TYPE_QUOTA: u8 = 31;
 const SET_ACL: u8 = 20;
 const SET_XATTR: u8 = 21;
 const REMOVE_XATTR: u8 = 22;
@@ -201,6 +202,16 @@ pub fn encode(op: &EditOp) -> Vec<u8> {
             w.u(*ns_quota as u64);
             w.u(*ds_quota as u64);
         }
+        EditOp::SetTypeQuota {
+            id,
+            storage_type,
+            quota,
+        } => {
+            w.0.push(SET_TYPE_QUOTA);
+            w.u(*id);
+            w.0.push(*storage_type);
+            w.u(*quota as u64);
+        }
         EditOp::SetAcl { id, mode, entries } => {
             w.0.push(SET_ACL);
             w.u(*id);
@@ -338,6 +349,11 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
             id: r.u()?,
             ns_quota: r.u()? as i64,
             ds_quota: r.u()? as i64,
+        },
+        SET_TYPE_QUOTA => EditOp::SetTypeQuota {
+            id: r.u()?,
+            storage_type: r.byte()?,
+            quota: r.u()? as i64,
         },
         SET_ACL => EditOp::SetAcl {
             id: r.u()?,

@@ -55,6 +55,13 @@ pub enum FsError {
     /// `org.apache.hadoop.hdfs.protocol.DSQuotaExceededException`.
     #[error("{0}")]
     DsQuotaExceeded(String),
+    /// `org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException`.
+    #[error("{0}")]
+    TypeQuotaExceeded(String),
+    /// `org.apache.hadoop.ipc.UnsupportedActionException` (setQuota by storage type
+    /// refused).
+    #[error("{0}")]
+    UnsupportedAction(String),
     /// `org.apache.hadoop.fs.PathIsNotDirectoryException`.
     #[error("`{0}': Is not a directory")]
     PathIsNotDirectory(String),

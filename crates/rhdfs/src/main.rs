@@ -6,8 +6,9 @@ mod args;
 mod bench;
 mod cluster;
 mod daemons;
-mod dfs;
 mod logs;
+
+use rhdfs::dfs;
 
 use std::process::ExitCode;
 

@@ -5,19 +5,7 @@
 
 use rhdfs_minicluster::MiniCluster;
 
-#[path = "../../minicluster/tests/common/java.rs"]
-#[allow(dead_code)]
-mod java;
-
-use java::JavaShell;
-
-/// The workspace root (the Java client's default cache lives there).
-pub fn repo_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap_or_else(|_| std::path::PathBuf::from("."))
-}
+use rhdfs_testkit::java::JavaShell;
 
 struct Out {
     code: Option<i32>,

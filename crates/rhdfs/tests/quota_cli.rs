@@ -122,6 +122,96 @@ async fn dfsadmin_quota_commands_and_count() -> anyhow::Result<()> {
         String::from_utf8_lossy(&out.stderr),
         "setQuota: Access denied for user alice. Superuser privilege is required\n"
     );
+    // Quotas by storage type: every replica is on DISK, so a DISK quota limits writes like a
+    // space quota (QuotaByStorageTypeExceededException) and shows in `-count -q -t`.
+    assert_eq!(run(dir, &["dfs", "-mkdir", "/q/t"]).await?.0, 0);
+    let (code, _, err) = run(
+        dir,
+        &[
+            "dfsadmin",
+            "-setSpaceQuota",
+            "1k",
+            "-storageType",
+            "DISK",
+            "/q/t",
+        ],
+    )
+    .await?;
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, _, err) = run(
+        dir,
+        &[
+            "dfsadmin",
+            "-setSpaceQuota",
+            "5m",
+            "-storageType",
+            "ssd",
+            "/q/t",
+        ],
+    )
+    .await?;
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, _, err) = run(dir, &["dfs", "-put", local.to_str().unwrap(), "/q/t/f"]).await?;
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(
+            "Quota by storage type : DISK on path : /q/t is exceeded. quota = 1024 B = 1 KB"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        run(dir, &["dfs", "-test", "-e", "/q/t/f"]).await?.0,
+        1,
+        "nothing left"
+    );
+    assert_eq!(
+        run(dir, &["dfs", "-count", "-q", "-t", "DISK,SSD", "/q/t"])
+            .await?
+            .1,
+        format!(
+            "{:>14} {:>18} {:>14} {:>18} /q/t\n",
+            "1024", "1024", "5242880", "5242880"
+        )
+    );
+    let (code, _, err) = run(
+        dir,
+        &["dfsadmin", "-clrSpaceQuota", "-storageType", "DISK", "/q/t"],
+    )
+    .await?;
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, _, err) = run(dir, &["dfs", "-put", local.to_str().unwrap(), "/q/t/f"]).await?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        run(
+            dir,
+            &["dfs", "-count", "-q", "-h", "-t", "DISK,SSD", "/q/t"]
+        )
+        .await?
+        .1,
+        format!(
+            "{:>14} {:>18} {:>14} {:>18} /q/t\n",
+            "none", "inf", "5 M", "5 M"
+        )
+    );
+    let (code, _, err) = run(
+        dir,
+        &[
+            "dfsadmin",
+            "-setSpaceQuota",
+            "1k",
+            "-storageType",
+            "RAM_DISK",
+            "/q/t",
+        ],
+    )
+    .await?;
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            255,
+            "setSpaceQuota: Quota by storage type RAM_DISK on path : /q/t is not supported.\n"
+        )
+    );
     // The root's namespace quota is Long.MAX_VALUE.
     let (_, out, _) = run(dir, &["dfs", "-count", "-q", "-h", "/"]).await?;
     assert!(

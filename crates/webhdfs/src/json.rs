@@ -80,22 +80,48 @@ pub fn directory_listing(entries: &[(FileStatus, String)], remaining: u32) -> St
     )
 }
 
+/// `typeQuota`: as Hadoop's JsonUtil, an entry (`{"consumed":N,"quota":Q}`) for each storage
+/// type that takes a quota and has one set.
+fn type_quota(cs: &ContentSummary) -> String {
+    const QUOTA_TYPES: [&str; 5] = ["SSD", "DISK", "ARCHIVE", "PROVIDED", "NVDIMM"];
+    let entries: Vec<String> = QUOTA_TYPES
+        .iter()
+        .filter_map(|t| {
+            let u = cs.type_usage(t);
+            (u.quota != -1).then(|| {
+                format!(
+                    "\"{t}\":{{\"consumed\":{},\"quota\":{}}}",
+                    u.consumed, u.quota
+                )
+            })
+        })
+        .collect();
+    format!("{{{}}}", entries.join(","))
+}
+
 /// `{"ContentSummary":{...}}` (GETCONTENTSUMMARY).
 pub fn content_summary(cs: &ContentSummary) -> String {
     format!(
-        "{{\"ContentSummary\":{{\"directoryCount\":{},\"fileCount\":{},\"length\":{},\"quota\":{},\"spaceConsumed\":{},\"spaceQuota\":{},\"typeQuota\":{{}}}}}}",
-        cs.directory_count, cs.file_count, cs.length, cs.quota, cs.space_consumed, cs.space_quota
+        "{{\"ContentSummary\":{{\"directoryCount\":{},\"fileCount\":{},\"length\":{},\"quota\":{},\"spaceConsumed\":{},\"spaceQuota\":{},\"typeQuota\":{}}}}}",
+        cs.directory_count,
+        cs.file_count,
+        cs.length,
+        cs.quota,
+        cs.space_consumed,
+        cs.space_quota,
+        type_quota(cs)
     )
 }
 
 /// `{"QuotaUsage":{...}}` (GETQUOTAUSAGE): the quota half of a content summary.
 pub fn quota_usage(cs: &ContentSummary) -> String {
     format!(
-        "{{\"QuotaUsage\":{{\"fileAndDirectoryCount\":{},\"quota\":{},\"spaceConsumed\":{},\"spaceQuota\":{},\"typeQuota\":{{}}}}}}",
+        "{{\"QuotaUsage\":{{\"fileAndDirectoryCount\":{},\"quota\":{},\"spaceConsumed\":{},\"spaceQuota\":{},\"typeQuota\":{}}}}}",
         cs.file_count + cs.directory_count,
         cs.quota,
         cs.space_consumed,
-        cs.space_quota
+        cs.space_quota,
+        type_quota(cs)
     )
 }
 
@@ -283,6 +309,7 @@ mod tests {
             quota: -1,
             space_consumed: 30,
             space_quota: -1,
+            types: Default::default(),
         };
         assert_eq!(
             quota_usage(&cs),
@@ -291,6 +318,20 @@ mod tests {
         assert_eq!(
             content_summary(&cs),
             "{\"ContentSummary\":{\"directoryCount\":1,\"fileCount\":2,\"length\":10,\"quota\":-1,\"spaceConsumed\":30,\"spaceQuota\":-1,\"typeQuota\":{}}}"
+        );
+        // Types with a quota set are listed, in StorageType order.
+        let mut typed = cs;
+        typed.types[0] = rhdfs_client::TypeUsage {
+            quota: 1000,
+            consumed: 30,
+        };
+        typed.types[1] = rhdfs_client::TypeUsage {
+            quota: 50,
+            consumed: 0,
+        };
+        assert_eq!(
+            quota_usage(&typed),
+            "{\"QuotaUsage\":{\"fileAndDirectoryCount\":3,\"quota\":-1,\"spaceConsumed\":30,\"spaceQuota\":-1,\"typeQuota\":{\"SSD\":{\"consumed\":0,\"quota\":50},\"DISK\":{\"consumed\":30,\"quota\":1000}}}}"
         );
     }
 }

@@ -272,6 +272,12 @@ impl NameNodeWebHdfs {
                 fs.set_quota(path, ns, ds).await?;
                 Reply::Empty
             }
+            Op::SetQuotaByStorageType => {
+                let ty = params::storage_type(req)?;
+                let ds = params::quota(req, "storagespacequota")?;
+                fs.set_type_quota(path, ty, ds).await?;
+                Reply::Empty
+            }
             Op::GetAclStatus
             | Op::SetAcl
             | Op::ModifyAclEntries

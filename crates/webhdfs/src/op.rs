@@ -41,9 +41,10 @@ pub enum Op {
     SetXAttr,
     RemoveXAttr,
     SetQuota,
+    SetQuotaByStorageType,
 }
 
-const ALL: [Op; 36] = [
+const ALL: [Op; 37] = [
     Op::Open,
     Op::GetFileStatus,
     Op::ListStatus,
@@ -80,10 +81,11 @@ const ALL: [Op; 36] = [
     Op::SetXAttr,
     Op::RemoveXAttr,
     Op::SetQuota,
+    Op::SetQuotaByStorageType,
 ];
 
 /// Hadoop operations rhdfs knows but does not serve (snapshots, tokens, storage policies,
-/// erasure coding, quotas by storage type: the namespace has none of them), by method: answered with UnsupportedOperationException rather than "no such op".
+/// erasure coding: the namespace has none of them), by method: answered with UnsupportedOperationException rather than "no such op".
 const UNSUPPORTED: &[(&str, &[&str])] = &[
     (
         "GET",
@@ -118,7 +120,6 @@ const UNSUPPORTED: &[(&str, &[&str])] = &[
             "ENABLEECPOLICY",
             "DISABLEECPOLICY",
             "SETECPOLICY",
-            "SETQUOTABYSTORAGETYPE",
         ],
     ),
     ("POST", &["UNSETSTORAGEPOLICY", "UNSETECPOLICY"]),
@@ -165,6 +166,7 @@ impl Op {
             Op::SetXAttr => "SETXATTR",
             Op::RemoveXAttr => "REMOVEXATTR",
             Op::SetQuota => "SETQUOTA",
+            Op::SetQuotaByStorageType => "SETQUOTABYSTORAGETYPE",
         }
     }
 
@@ -202,7 +204,8 @@ impl Op {
             | Op::RemoveAcl
             | Op::SetXAttr
             | Op::RemoveXAttr
-            | Op::SetQuota => "PUT",
+            | Op::SetQuota
+            | Op::SetQuotaByStorageType => "PUT",
             Op::Append | Op::Truncate | Op::Concat => "POST",
             Op::Delete => "DELETE",
         }
@@ -271,8 +274,6 @@ mod tests {
         let e = Op::parse("GET", Some("MKDIRS")).expect_err("wrong method");
         assert_eq!(e.class, "java.lang.IllegalArgumentException");
         assert!(e.message.ends_with("GetOpParam.Op.MKDIRS"), "{}", e.message);
-        assert_eq!(e.status(), 400);
-        let e = Op::parse("PUT", Some("setquotabystoragetype")).expect_err("no type quotas");
         assert_eq!(e.status(), 400);
         let e = Op::parse("POST", Some("unsetecpolicy")).expect_err("unsupported");
         assert_eq!(e.class, "java.lang.UnsupportedOperationException");

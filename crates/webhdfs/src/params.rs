@@ -124,6 +124,23 @@ pub fn sources(req: &Request) -> Result<Vec<String>, WebError> {
     Ok(v.split(',').map(str::to_string).collect())
 }
 
+/// `storagetype` (SETQUOTABYSTORAGETYPE), any case, as a `StorageTypeProto` value; Java's
+/// `StorageType.valueOf` message for a name it does not know (or none).
+pub fn storage_type(req: &Request) -> Result<i32, WebError> {
+    let name = string(req, "storagetype")
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    rhdfs_client::STORAGE_TYPE_NAMES
+        .iter()
+        .position(|t| *t == name)
+        .map(|i| i as i32 + 1)
+        .ok_or_else(|| {
+            WebError::illegal_argument(format!(
+                "No enum constant org.apache.hadoop.fs.StorageType.{name}"
+            ))
+        })
+}
+
 /// `namespacequota` / `storagespacequota` (SETQUOTA): from -1 (clear the quota) to
 /// Long.MAX_VALUE, the default (leave it as it is).
 pub fn quota(req: &Request, name: &str) -> Result<i64, WebError> {

@@ -1,7 +1,7 @@
 //! Support code shared by the integration tests in this directory.
 //!
-//! - [`java`]: runs the stock Apache Hadoop 3.5 `FsShell` (jars installed by
-//!   `scripts/install-hadoop-client.sh`) against a NameNode URI.
+//! - [`java`] (from `rhdfs-testkit`): runs the stock Apache Hadoop 3.5 `FsShell` (jars installed
+//!   by `scripts/install-hadoop-client.sh`) against a NameNode URI.
 //! - [`rpc`]: a tiny, independent Hadoop IPC client (hand-written framing and its own protobuf
 //!   message definitions, so it shares no code with the server it tests) for raw calls such as
 //!   getBlockLocations and for malformed-input tests.
@@ -10,7 +10,7 @@
 #![allow(dead_code)]
 
 pub mod checksum;
-pub mod java;
+pub use rhdfs_testkit::{java, repo_root};
 pub mod rpc;
 
 use std::path::{Path, PathBuf};
@@ -24,14 +24,6 @@ pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
     let mut v = vec![0u8; len];
     rng.fill(&mut v[..]);
     v
-}
-
-/// Repository root (two levels above this crate's manifest).
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 /// Polls `f` until it returns `Some`, or the deadline passes (then returns the last error text).

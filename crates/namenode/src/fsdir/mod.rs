@@ -67,6 +67,62 @@ pub struct DirInode {
     pub children: BTreeMap<Vec<u8>, u64>,
     pub ns_quota: i64,
     pub ds_quota: i64,
+    /// Storage-space quotas by storage type (`dfsadmin -setSpaceQuota -storageType`);
+    /// `None` (the common case, one word) when none is set.
+    pub type_quotas: Option<Box<TypeQuotas>>,
+}
+
+/// The storage types, indexed by `StorageTypeProto` value − 1: DISK, SSD, ARCHIVE, RAM_DISK,
+/// PROVIDED, NVDIMM.
+pub const STORAGE_TYPES: [&str; 6] = ["DISK", "SSD", "ARCHIVE", "RAM_DISK", "PROVIDED", "NVDIMM"];
+/// `StorageTypeProto` value of DISK, the only type rhdfs DataNodes store on.
+pub const DISK: u8 = 1;
+
+/// One quota per storage type (`QUOTA_UNSET` where none), indexed by proto value − 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeQuotas(pub [i64; 6]);
+
+impl TypeQuotas {
+    /// The quota of `storage_type` (a `StorageTypeProto` value), `QUOTA_UNSET` if none.
+    pub fn get(&self, storage_type: u8) -> i64 {
+        usize::from(storage_type)
+            .checked_sub(1)
+            .and_then(|i| self.0.get(i).copied())
+            .unwrap_or(QUOTA_UNSET)
+    }
+
+    /// Whether every type is unset.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&q| q == QUOTA_UNSET)
+    }
+}
+
+impl DirInode {
+    /// The quota of `storage_type`, `QUOTA_UNSET` if none.
+    pub fn type_quota(&self, storage_type: u8) -> i64 {
+        self.type_quotas
+            .as_ref()
+            .map_or(QUOTA_UNSET, |t| t.get(storage_type))
+    }
+
+    /// Whether any quota (namespace, space, or by storage type) is set here.
+    pub fn has_quota(&self) -> bool {
+        self.ns_quota != QUOTA_UNSET || self.ds_quota != QUOTA_UNSET || self.type_quotas.is_some()
+    }
+
+    /// Sets (or with `QUOTA_UNSET` clears) the quota of `storage_type`.
+    pub fn set_type_quota(&mut self, storage_type: u8, quota: i64) {
+        let Some(i) = usize::from(storage_type).checked_sub(1).filter(|&i| i < 6) else {
+            return;
+        };
+        let t = self
+            .type_quotas
+            .get_or_insert_with(|| Box::new(TypeQuotas([QUOTA_UNSET; 6])));
+        t.0[i] = quota;
+        if t.is_empty() {
+            self.type_quotas = None;
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -211,6 +267,7 @@ impl FsDirectory {
                 children: BTreeMap::new(),
                 ns_quota: QUOTA_UNSET,
                 ds_quota: QUOTA_UNSET,
+                type_quotas: None,
             }),
             ext: None,
         };

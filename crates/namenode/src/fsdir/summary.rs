@@ -1,6 +1,6 @@
 //! Content summaries and quota usage of a subtree.
 
-use super::{FsDirectory, InodeKind, QUOTA_UNSET};
+use super::{FsDirectory, InodeKind, QUOTA_UNSET, TypeQuotas};
 
 /// What getContentSummary / getQuotaUsage report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,14 +13,16 @@ pub struct ContentSummary {
     /// Σ length × replication (an open file's last block at its preferred size).
     pub space_consumed: u64,
     pub space_quota: i64,
+    /// The directory's quotas by storage type, if any is set.
+    pub type_quotas: Option<TypeQuotas>,
 }
 
 impl FsDirectory {
     /// Walks the subtree of `id`. For a file, counts just the file.
     pub fn content_summary(&self, id: u64) -> ContentSummary {
-        let (quota, space_quota) = match self.get(id).and_then(|i| i.as_dir()) {
-            Some(d) => (d.ns_quota, d.ds_quota),
-            None => (QUOTA_UNSET, QUOTA_UNSET),
+        let (quota, space_quota, type_quotas) = match self.get(id).and_then(|i| i.as_dir()) {
+            Some(d) => (d.ns_quota, d.ds_quota, d.type_quotas.as_deref().copied()),
+            None => (QUOTA_UNSET, QUOTA_UNSET, None),
         };
         let mut s = ContentSummary {
             length: 0,
@@ -29,6 +31,7 @@ impl FsDirectory {
             quota,
             space_consumed: 0,
             space_quota,
+            type_quotas,
         };
         let mut stack = vec![id];
         while let Some(cur) = stack.pop() {

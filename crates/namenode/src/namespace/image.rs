@@ -16,8 +16,8 @@ use crate::codec::{CodecError, R, W};
 use crate::edit::EditOp;
 use crate::error::FsResult;
 use crate::fsdir::{
-    BlockInfo, DirInode, FileInode, FsDirectory, Inode, InodeKind, PermissionStatus, ROOT_INODE_ID,
-    UnderConstruction,
+    BlockInfo, DirInode, FileInode, FsDirectory, Inode, InodeKind, PermissionStatus, QUOTA_UNSET,
+    ROOT_INODE_ID, UnderConstruction,
 };
 
 /// First bytes of an image payload.
@@ -63,6 +63,9 @@ impl From<CodecError> for ImageDecodeError {
 
 const KIND_DIR: u8 = 0;
 const KIND_FILE: u8 = 1;
+/// A directory with quotas by storage type: KIND_DIR's fields, then the count of
+/// (storage type, quota) pairs (older images never carry it).
+const KIND_DIR_TYPED: u8 = 2;
 
 pub(super) fn encode_inode(w: &mut W, inode: &Inode) {
     w.u(inode.id);
@@ -75,9 +78,24 @@ pub(super) fn encode_inode(w: &mut W, inode: &Inode) {
     w.u(inode.atime);
     match &inode.kind {
         InodeKind::Dir(d) => {
-            w.0.push(KIND_DIR);
+            w.0.push(if d.type_quotas.is_some() {
+                KIND_DIR_TYPED
+            } else {
+                KIND_DIR
+            });
             w.u(d.ns_quota as u64);
             w.u(d.ds_quota as u64);
+            if let Some(t) = &d.type_quotas {
+                let set: Vec<(u8, i64)> = (1..=6u8)
+                    .map(|ty| (ty, t.get(ty)))
+                    .filter(|&(_, q)| q != QUOTA_UNSET)
+                    .collect();
+                w.u(set.len() as u64);
+                for (ty, q) in set {
+                    w.0.push(ty);
+                    w.u(q as u64);
+                }
+            }
         }
         InodeKind::File(f) => {
             w.0.push(KIND_FILE);
@@ -116,11 +134,28 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
     let atime = r.u()?;
     let at = r.at;
     let kind = match r.byte()? {
-        KIND_DIR => InodeKind::Dir(DirInode {
-            children: Default::default(),
-            ns_quota: r.u()? as i64,
-            ds_quota: r.u()? as i64,
-        }),
+        kind @ (KIND_DIR | KIND_DIR_TYPED) => {
+            let mut d = DirInode {
+                children: Default::default(),
+                ns_quota: r.u()? as i64,
+                ds_quota: r.u()? as i64,
+                type_quotas: None,
+            };
+            if kind == KIND_DIR_TYPED {
+                for _ in 0..r.len()? {
+                    let at = r.at;
+                    let ty = r.byte()?;
+                    if !(1..=6).contains(&ty) {
+                        return Err(ImageDecodeError::Bad {
+                            at,
+                            what: "storage type",
+                        });
+                    }
+                    d.set_type_quota(ty, r.u()? as i64);
+                }
+            }
+            InodeKind::Dir(d)
+        }
         KIND_FILE => {
             let replication = r.u16()?;
             let block_size = r.u()?;
@@ -258,6 +293,7 @@ impl Namespace {
                 if let (Some(d), InodeKind::Dir(src)) = (root.as_dir_mut(), inode.kind) {
                     d.ns_quota = src.ns_quota;
                     d.ds_quota = src.ds_quota;
+                    d.type_quotas = src.type_quotas;
                 }
                 continue;
             }

@@ -81,6 +81,8 @@ pub struct NamespaceConfig {
     pub access_time_precision: u64,
     /// `dfs.namenode.acls.enabled`.
     pub acls_enabled: bool,
+    /// `dfs.quota.by.storage.type.enabled`.
+    pub type_quotas_enabled: bool,
     /// `dfs.namenode.xattrs.enabled`.
     pub xattrs_enabled: bool,
     /// `dfs.namenode.fs-limits.max-xattrs-per-inode`.
@@ -106,6 +108,7 @@ impl Default for NamespaceConfig {
             hard_limit: Duration::from_secs(1200),
             access_time_precision: 3_600_000,
             acls_enabled: true,
+            type_quotas_enabled: true,
             xattrs_enabled: true,
             max_xattrs_per_inode: 32,
             max_xattr_size: 16_384,
@@ -372,6 +375,7 @@ impl Namespace {
                         children: Default::default(),
                         ns_quota: QUOTA_UNSET,
                         ds_quota: QUOTA_UNSET,
+                        type_quotas: None,
                     }),
                     ext: None,
                 };
@@ -552,7 +556,20 @@ impl Namespace {
                     .ok_or_else(|| inconsistent(op))?;
                 d.ns_quota = *ns_quota;
                 d.ds_quota = *ds_quota;
-                self.quota_set(*id, *ns_quota, *ds_quota);
+                self.quota_set(*id);
+            }
+            EditOp::SetTypeQuota {
+                id,
+                storage_type,
+                quota,
+            } => {
+                let d = self
+                    .dir
+                    .get_mut(*id)
+                    .and_then(Inode::as_dir_mut)
+                    .ok_or_else(|| inconsistent(op))?;
+                d.set_type_quota(*storage_type, *quota);
+                self.quota_set(*id);
             }
             EditOp::SetAcl { id, mode, entries } => {
                 let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;

@@ -7,6 +7,10 @@
 //! open for write counted at the preferred block size. Only directories with a quota are
 //! in the cache, so an op costs nothing when no quota is set anywhere and O(depth)
 //! otherwise (plus the moved or removed subtree for rename and delete).
+//!
+//! Quotas by storage type: rhdfs has no storage policies and its DataNodes store on DISK
+//! only, so every replica counts against DISK (as under Hadoop's default HOT policy) and the
+//! other types consume nothing; DISK usage is the cached storage space.
 
 use std::collections::HashMap;
 
@@ -15,7 +19,9 @@ use rhdfs_blockmanager::views::byte_desc;
 use super::Namespace;
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
-use crate::fsdir::{FileInode, FsPath, Inode, InodeKind, QUOTA_UNSET, ROOT_INODE_ID};
+use crate::fsdir::{
+    DISK, FileInode, FsPath, Inode, InodeKind, QUOTA_UNSET, ROOT_INODE_ID, STORAGE_TYPES,
+};
 
 /// HdfsConstants.QUOTA_DONT_SET: leave this quota as it is.
 pub const QUOTA_DONT_SET: i64 = i64::MAX;
@@ -102,7 +108,7 @@ impl Namespace {
                 self.dir
                     .get(id)
                     .and_then(Inode::as_dir)
-                    .is_some_and(|d| d.ns_quota != QUOTA_UNSET || d.ds_quota != QUOTA_UNSET)
+                    .is_some_and(|d| d.has_quota())
             })
             .collect();
         self.quota_usage = ids
@@ -325,6 +331,17 @@ impl Namespace {
                     byte_desc(count.max(0) as u64)
                 )));
             }
+            let disk = d.type_quota(DISK);
+            if disk >= 0 && delta.ds > 0 && used.ds + delta.ds > disk {
+                let count = used.ds + delta.ds;
+                return Err(FsError::TypeQuotaExceeded(format!(
+                    "Quota by storage type : DISK on path : {path} is exceeded. quota = {} B = {} but space consumed = {} B = {}",
+                    disk,
+                    byte_desc(disk as u64),
+                    count,
+                    byte_desc(count.max(0) as u64)
+                )));
+            }
         }
         Ok(())
     }
@@ -352,9 +369,15 @@ impl Namespace {
         }
     }
 
-    /// Applies a SetQuota op's effect on the cache.
-    pub(crate) fn quota_set(&mut self, id: u64, ns_quota: i64, ds_quota: i64) {
-        if ns_quota == QUOTA_UNSET && ds_quota == QUOTA_UNSET {
+    /// Applies a SetQuota / SetTypeQuota op's effect on the cache (after the directory's
+    /// quotas were changed).
+    pub(crate) fn quota_set(&mut self, id: u64) {
+        let has = self
+            .dir
+            .get(id)
+            .and_then(Inode::as_dir)
+            .is_some_and(|d| d.has_quota());
+        if !has {
             self.quota_usage.remove(&id);
         } else if !self.quota_usage.contains_key(&id) {
             let u = self.subtree_usage(id);
@@ -403,6 +426,73 @@ impl Namespace {
                 id,
                 ns_quota: ns,
                 ds_quota: ds,
+            },
+            mono,
+        )?;
+        Ok(())
+    }
+
+    /// setQuota with a storage type (`dfsadmin -setSpaceQuota -storageType T`, or
+    /// `-clrSpaceQuota -storageType T` with `QUOTA_RESET`): the type's space quota only, the
+    /// namespace quota must be `QUOTA_DONT_SET`; refused when
+    /// `dfs.quota.by.storage.type.enabled` is false.
+    pub fn set_type_quota(
+        &mut self,
+        src: &str,
+        ns_quota: i64,
+        storage_type: i32,
+        quota: i64,
+        mono: std::time::Duration,
+    ) -> FsResult<()> {
+        self.check_safe_mode(&format!("Cannot set quota on {src}"))?;
+        let bad = |q: i64| q < 0 && q != QUOTA_DONT_SET && q != QUOTA_RESET;
+        if bad(ns_quota) || bad(quota) {
+            return Err(FsError::JavaIllegalArgument(format!(
+                "Illegal value for nsQuota or ssQuota : {ns_quota} and {quota}"
+            )));
+        }
+        let enabled = self.cfg.type_quotas_enabled;
+        if !enabled || ns_quota != QUOTA_DONT_SET {
+            return Err(FsError::UnsupportedAction(format!(
+                "Failed to set quota by storage type because either dfs.quota.by.storage.type.enabled is set to {enabled} or nsQuota value is illegal {ns_quota}"
+            )));
+        }
+        let name = usize::try_from(storage_type)
+            .ok()
+            .and_then(|t| t.checked_sub(1))
+            .and_then(|i| STORAGE_TYPES.get(i))
+            .ok_or_else(|| {
+                FsError::JavaIllegalArgument(format!("Invalid storage type {storage_type}"))
+            })?;
+        let ty = storage_type as u8;
+        if *name == "RAM_DISK" {
+            return Err(FsError::UnsupportedAction(format!(
+                "Quota by storage type {name} on path : {src} is not supported."
+            )));
+        }
+        let path = FsPath::parse(src)?;
+        let r = self.resolve(&path);
+        let id = r
+            .last()
+            .ok_or_else(|| FsError::FileNotFound(format!("Directory does not exist: {src}")))?;
+        let d = self
+            .dir
+            .get(id)
+            .and_then(Inode::as_dir)
+            .ok_or_else(|| FsError::PathIsNotDirectory(src.to_string()))?;
+        let new = if quota == QUOTA_DONT_SET {
+            d.type_quota(ty)
+        } else {
+            quota
+        };
+        if new == d.type_quota(ty) {
+            return Ok(());
+        }
+        self.log_and_apply(
+            EditOp::SetTypeQuota {
+                id,
+                storage_type: ty,
+                quota: new,
             },
             mono,
         )?;

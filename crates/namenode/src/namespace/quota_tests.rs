@@ -171,6 +171,105 @@ fn usage_survives_image_and_replay() {
     assert_eq!(k.cached_usage(a), Some(Usage { ns: 3, ds: 500 }));
 }
 
+/// Quotas by storage type: DISK holds every replica and is enforced as space, SSD consumes
+/// nothing; Hadoop's argument rules; the quotas survive edit replay and the image.
+#[test]
+fn quotas_by_storage_type() {
+    const DISK: i32 = 1;
+    const SSD: i32 = 2;
+    const RAM_DISK: i32 = 4;
+    let mut n = ns();
+    let j = crate::edit::MemoryJournal::default();
+    n.set_journal(Box::new(j.clone()));
+    let r = n.caller("root", vec![]);
+    n.mkdirs(&r, "/t", 0o755, true, now()).unwrap();
+    n.set_type_quota("/t", QUOTA_DONT_SET, DISK, 1000, Duration::ZERO)
+        .unwrap();
+    n.set_type_quota("/t", QUOTA_DONT_SET, SSD, 10, Duration::ZERO)
+        .unwrap();
+    write(&mut n, "/t/f", 450).unwrap();
+    let e = write(&mut n, "/t/g", 100).unwrap_err();
+    assert_eq!(
+        e,
+        FsError::TypeQuotaExceeded(
+            "Quota by storage type : DISK on path : /t is exceeded. quota = 1000 B = 1000 B but space consumed = 1100 B = 1.07 KB".into()
+        )
+    );
+    assert_cache_right(&n);
+    // The block past the quota was refused: /t/g stays empty.
+    n.delete(&r, "/t/g", false, now()).unwrap();
+    let cs = n.content_summary(&r, "/t").unwrap();
+    let tq = cs.type_quotas.expect("type quotas reported");
+    assert_eq!((tq.get(1), tq.get(2), tq.get(3)), (1000, 10, QUOTA_UNSET));
+    // Argument rules, as FSDirAttrOp.
+    let e = n
+        .set_type_quota("/t", 5, DISK, 1000, Duration::ZERO)
+        .unwrap_err();
+    assert!(matches!(e, FsError::UnsupportedAction(_)), "{e:?}");
+    let e = n
+        .set_type_quota("/t", QUOTA_DONT_SET, RAM_DISK, 1000, Duration::ZERO)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        FsError::UnsupportedAction(
+            "Quota by storage type RAM_DISK on path : /t is not supported.".into()
+        )
+    );
+    let e = n
+        .set_type_quota("/t", QUOTA_DONT_SET, DISK, -7, Duration::ZERO)
+        .unwrap_err();
+    assert!(matches!(e, FsError::JavaIllegalArgument(_)), "{e:?}");
+    let e = n
+        .set_type_quota("/t/f", QUOTA_DONT_SET, DISK, 1, Duration::ZERO)
+        .unwrap_err();
+    assert_eq!(e.to_string(), "`/t/f': Is not a directory");
+    // Replay and image keep the type quotas and the cache.
+    let t = n.resolve(&FsPath::parse("/t").unwrap()).last().unwrap();
+    let mut m = ns();
+    for op in j.ops.lock().iter() {
+        m.apply(op, Duration::ZERO).unwrap();
+    }
+    let (_, image) = n.encode_image();
+    let mut k = ns();
+    k.load_image(&image, Duration::ZERO).unwrap();
+    for mut restored in [m, k] {
+        let d = restored.dir.get(t).and_then(Inode::as_dir).unwrap();
+        assert_eq!((d.type_quota(1), d.type_quota(2)), (1000, 10));
+        assert_eq!(restored.cached_usage(t), Some(Usage { ns: 2, ds: 900 }));
+        assert!(matches!(
+            write(&mut restored, "/t/g", 100),
+            Err(FsError::TypeQuotaExceeded(_))
+        ));
+    }
+    // Clearing DISK keeps SSD's; clearing both drops the directory from the cache.
+    n.set_type_quota("/t", QUOTA_DONT_SET, DISK, QUOTA_RESET, Duration::ZERO)
+        .unwrap();
+    write(&mut n, "/t/g", 100).unwrap();
+    assert!(n.cached_usage(t).is_some());
+    n.set_type_quota("/t", QUOTA_DONT_SET, SSD, QUOTA_RESET, Duration::ZERO)
+        .unwrap();
+    assert!(n.quota_usage.is_empty());
+    assert!(n.content_summary(&r, "/t").unwrap().type_quotas.is_none());
+    // Disabled by dfs.quota.by.storage.type.enabled=false.
+    let mut off = Namespace::new(
+        NamespaceConfig {
+            superuser: "root".into(),
+            type_quotas_enabled: false,
+            ..NamespaceConfig::default()
+        },
+        now(),
+    );
+    let r = off.caller("root", vec![]);
+    off.mkdirs(&r, "/t", 0o755, true, now()).unwrap();
+    let e = off
+        .set_type_quota("/t", QUOTA_DONT_SET, DISK, 1000, Duration::ZERO)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Failed to set quota by storage type because either dfs.quota.by.storage.type.enabled is set to false or nsQuota value is illegal 9223372036854775807"
+    );
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Mkdir(u8),

@@ -95,6 +95,7 @@ impl SyntheticSpec {
             children: Default::default(),
             ns_quota: QUOTA_UNSET,
             ds_quota: QUOTA_UNSET,
+            type_quotas: None,
         })
     }
 

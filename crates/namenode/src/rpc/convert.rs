@@ -5,7 +5,8 @@ use rhdfs_blockmanager::Location;
 use rhdfs_proto::common::TokenProto;
 use rhdfs_proto::hdfs::{
     ContentSummaryProto, ExtendedBlockProto, FsPermissionProto, HdfsFileStatusProto,
-    LocatedBlockProto, LocatedBlocksProto, hdfs_file_status_proto::FileType,
+    LocatedBlockProto, LocatedBlocksProto, StorageTypeQuotaInfoProto, StorageTypeQuotaInfosProto,
+    hdfs_file_status_proto::FileType,
 };
 
 use crate::fsdir::BlockInfo;
@@ -108,6 +109,37 @@ pub fn file_status(st: &FileStatus, locations: Option<LocatedBlocksProto>) -> Hd
     }
 }
 
+/// The storage types that take a quota, in Hadoop's `StorageType` order (RAM_DISK, being
+/// transient, takes none), as `StorageTypeProto` values.
+const QUOTA_TYPES: [i32; 5] = [2, 1, 3, 5, 6];
+
+/// Per-type quotas and consumption, present (as Hadoop sends it) once a type quota is set
+/// or something is consumed. Every replica is on DISK (see `namespace::quota`).
+pub fn type_quota_infos(cs: &ContentSummary) -> Option<StorageTypeQuotaInfosProto> {
+    if cs.type_quotas.is_none() && cs.space_consumed == 0 {
+        return None;
+    }
+    let type_quota = |t: i32| {
+        cs.type_quotas
+            .as_ref()
+            .map_or(crate::fsdir::QUOTA_UNSET, |q| q.get(t as u8))
+    };
+    Some(StorageTypeQuotaInfosProto {
+        type_quota_info: QUOTA_TYPES
+            .iter()
+            .map(|&t| StorageTypeQuotaInfoProto {
+                r#type: Some(t),
+                quota: quota(type_quota(t)),
+                consumed: if t == i32::from(crate::fsdir::DISK) {
+                    cs.space_consumed
+                } else {
+                    0
+                },
+            })
+            .collect(),
+    })
+}
+
 pub fn content_summary(cs: &ContentSummary) -> ContentSummaryProto {
     ContentSummaryProto {
         length: cs.length,
@@ -116,7 +148,7 @@ pub fn content_summary(cs: &ContentSummary) -> ContentSummaryProto {
         quota: quota(cs.quota),
         space_consumed: cs.space_consumed,
         space_quota: quota(cs.space_quota),
-        type_quota_infos: None,
+        type_quota_infos: type_quota_infos(cs),
         snapshot_length: None,
         snapshot_file_count: None,
         snapshot_directory_count: None,

@@ -34,6 +34,8 @@ pub fn class_of(e: &FsError) -> &'static str {
         FsError::MaxDirectoryItemsExceeded(_) => MAX_DIRECTORY_ITEMS_EXCEEDED,
         FsError::NsQuotaExceeded(_) => rhdfs_ipc::exceptions::NS_QUOTA_EXCEEDED,
         FsError::DsQuotaExceeded(_) => rhdfs_ipc::exceptions::DS_QUOTA_EXCEEDED,
+        FsError::TypeQuotaExceeded(_) => rhdfs_ipc::exceptions::TYPE_QUOTA_EXCEEDED,
+        FsError::UnsupportedAction(_) => rhdfs_ipc::exceptions::UNSUPPORTED_ACTION,
         FsError::PathIsNotDirectory(_) => rhdfs_ipc::exceptions::PATH_IS_NOT_DIRECTORY,
         FsError::JavaIllegalArgument(_) => rhdfs_ipc::exceptions::ILLEGAL_ARGUMENT,
         FsError::BlockManager { class, .. } => class,

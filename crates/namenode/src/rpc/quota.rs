@@ -14,20 +14,17 @@ impl ClientProtocolService {
     ) -> Result<Bytes, RpcError> {
         let req: SetQuotaRequestProto = decode_request(body)?;
         self.require_superuser(ctx).await?;
-        if req.storage_type.is_some() {
-            return Err(RpcError::new(
-                rhdfs_ipc::exceptions::UNSUPPORTED_OPERATION,
-                format!(
-                    "Failed to set quota by storage type on {}: rhdfs does not support quotas by storage type",
-                    req.path
-                ),
-            ));
-        }
         // Quotas arrive as uint64: -1 (reset) and Long.MAX_VALUE (don't set) as their bits.
         let (ns, ds) = (req.namespace_quota as i64, req.storagespace_quota as i64);
         let mono = self.fs.now().mono;
-        self.fs
-            .with_ns_op("setQuota", |n| n.set_quota(&req.path, ns, ds, mono))?;
+        match req.storage_type {
+            Some(t) => self
+                .fs
+                .with_ns_op("setQuota", |n| n.set_type_quota(&req.path, ns, t, ds, mono))?,
+            None => self
+                .fs
+                .with_ns_op("setQuota", |n| n.set_quota(&req.path, ns, ds, mono))?,
+        }
         Ok(encode_response(&SetQuotaResponseProto {}))
     }
 }

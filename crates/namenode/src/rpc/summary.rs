@@ -8,7 +8,7 @@ use rhdfs_proto::hdfs::{
 };
 
 use super::ClientProtocolService;
-use super::convert::{content_summary, quota};
+use super::convert::{content_summary, quota, type_quota_infos};
 
 impl ClientProtocolService {
     pub(super) async fn get_content_summary(
@@ -42,7 +42,7 @@ impl ClientProtocolService {
                 quota: quota(cs.quota),
                 space_consumed: cs.space_consumed,
                 space_quota: quota(cs.space_quota),
-                type_quota_infos: None,
+                type_quota_infos: type_quota_infos(&cs),
             },
         }))
     }

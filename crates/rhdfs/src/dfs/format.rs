@@ -244,6 +244,30 @@ pub fn quota_usage(summary: &rhdfs_client::ContentSummary, human_readable: bool)
     format!("{q:>12} {rq:>15} {sq:>15} {rsq:>15} ")
 }
 
+/// The `-count -t` columns of each storage type in `types`: its quota and what remains of
+/// it, or `none` and `inf`.
+pub fn type_quota_usage(
+    summary: &rhdfs_client::ContentSummary,
+    types: &[String],
+    human_readable: bool,
+) -> String {
+    types
+        .iter()
+        .map(|t| {
+            let u = summary.type_usage(t);
+            let (q, rq) = if u.quota >= 0 {
+                (
+                    signed(u.quota, human_readable),
+                    signed(u.quota.saturating_sub(u.consumed as i64), human_readable),
+                )
+            } else {
+                ("none".to_string(), "inf".to_string())
+            };
+            format!("{q:>14} {rq:>18} ")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,6 +398,7 @@ mod tests {
             quota: -1,
             space_consumed: 3012,
             space_quota: -1,
+            types: Default::default(),
         };
         assert_eq!(
             count_line(&s, false, false, "/a"),

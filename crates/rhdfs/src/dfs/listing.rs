@@ -318,10 +318,7 @@ impl Shell<'_> {
                 match self.fs.content_summary(&s.path).await {
                     Ok(cs) => {
                         let mut line = if let Some(t) = &types {
-                            // No storage-type quotas are kept: every type reports none/inf.
-                            t.iter()
-                                .map(|_| format!("{:>14} {:>18} ", "none", "inf"))
-                                .collect()
+                            format::type_quota_usage(&cs, t, human)
                         } else if usage_only {
                             format::quota_usage(&cs, human)
                         } else {

@@ -2,11 +2,10 @@
 //! FsShell 3.5 on the same cluster: the same stdout, first error line and exit code. Skipped
 //! (loudly) without Java or the Hadoop client jars, unless RHDFS_REQUIRE_JAVA=1.
 
-use crate::common;
-use crate::dfs;
-use crate::jvm::java::JavaShell;
+use rhdfs::dfs;
+use rhdfs_testkit::java::JavaShell;
 
-use common::*;
+use rhdfs_testkit::cluster::*;
 
 struct Run {
     code: i32,

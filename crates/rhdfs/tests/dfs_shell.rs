@@ -1,14 +1,12 @@
-//! `rhdfs dfs` (crates/rhdfs/src/dfs, compiled here through `#[path]`) against a minicluster,
+//! `rhdfs dfs` (the `dfs` module of the rhdfs library, run in-process) against a minicluster,
 //! with FsShell's output, error lines and exit codes (as recorded from the Java 3.5.0 FsShell;
 //! dates masked).
 
-use crate::common;
-use crate::dfs;
-use crate::seqfile;
+use rhdfs::dfs;
 
-use common::*;
 use rhdfs_minicluster::MiniCluster;
-use seqfile::*;
+use rhdfs_testkit::cluster::*;
+use rhdfs_testkit::seqfile::*;
 use std::time::Duration;
 
 struct Out {

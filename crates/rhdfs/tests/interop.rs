@@ -2,15 +2,13 @@
 //! hdfs-native and by the Java FsShell, and the other way round. The Java half is skipped when
 //! Java or the Hadoop client jars (scripts/install-hadoop-client.sh) are missing.
 
-use crate::common;
-use crate::dfs;
-use crate::seqfile;
+use rhdfs::dfs;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
-use seqfile::*;
+use rhdfs_testkit::cluster::*;
+use rhdfs_testkit::seqfile::*;
 
 async fn rhdfs_dfs(uri: &str, args: &[&str]) -> anyhow::Result<(i32, Vec<u8>)> {
     let mut argv = vec![
@@ -179,6 +177,13 @@ async fn same_output_as_java_fsshell() -> anyhow::Result<()> {
         let (code, _, err) = rhdfs_run(u, &["-put", &local.to_string_lossy(), remote]).await?;
         anyhow::ensure!(code == 0, "put {remote}: {err}");
     }
+    // Quotas by storage type on /t/d1 (DISK, which holds every replica, and SSD), for
+    // `-count -t`.
+    let addr = u.trim_start_matches("hdfs://");
+    let me = rhdfs_conf::user::current_user();
+    for (ty, q) in [(1, 100i64 << 20), (2, 1 << 30)] {
+        rhdfs_namenode::rpc::quota::call(addr, &me, "/t/d1", i64::MAX, q, Some(ty)).await?;
+    }
     let f1s = f1.to_string_lossy().into_owned();
     let uri_t = format!("{uri}/t");
     let uri_nope = format!("{uri}/nope");
@@ -249,6 +254,10 @@ async fn same_output_as_java_fsshell() -> anyhow::Result<()> {
         vec!["-count", "-q", "-t", "-v", "/t"],
         vec!["-count", "-u", "-t", "SSD,disk", "-v", "/t"],
         vec!["-count", "-q", "-t", "all", "/t"],
+        vec!["-count", "-q", "-t", "all", "/t/d1", "/t"],
+        vec!["-count", "-q", "-h", "-v", "-t", "/t/d1"],
+        vec!["-count", "-q", "-t", "DISK,SSD,ARCHIVE", "/t/d1"],
+        vec!["-count", "-u", "-h", "-t", "/t/d1"],
         vec!["-count", "-x", "-v", "/t"],
         vec!["-count", "-q", "-x", "/t"],
         vec!["-count", "-e", "-v", "/t", "/t/f1", "/t/empty"],

@@ -113,7 +113,7 @@ pub fn client_dir() -> PathBuf {
                 .map(|h| PathBuf::from(h).join(".cache/rhdfs/hadoop-client"));
             match home {
                 Some(h) if h.join("hadoop-client-api-3.5.0.jar").is_file() => h,
-                _ => super::repo_root().join(".cache").join("hadoop-client"),
+                _ => crate::repo_root().join(".cache").join("hadoop-client"),
             }
         }
     }

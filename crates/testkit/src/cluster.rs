@@ -1,5 +1,4 @@
-//! Shared helpers for the integration tests.
-#![allow(dead_code)]
+//! A small minicluster and file contents written and read through the rhdfs client.
 
 use std::time::Duration;
 
