@@ -338,6 +338,9 @@ pub mod namenode {
     /// `dfs.namenode.acls.enabled`: Whether ACLs are supported.
     pub const DFS_NAMENODE_ACLS_ENABLED_KEY: &str = "dfs.namenode.acls.enabled";
     pub const DFS_NAMENODE_ACLS_ENABLED_DEFAULT: bool = true;
+    pub const DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED_KEY: &str =
+        "dfs.namenode.posix.acl.inheritance.enabled";
+    pub const DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED_DEFAULT: bool = true;
     pub const DFS_QUOTA_BY_STORAGETYPE_ENABLED_KEY: &str = "dfs.quota.by.storage.type.enabled";
     pub const DFS_QUOTA_BY_STORAGETYPE_ENABLED_DEFAULT: bool = true;
 

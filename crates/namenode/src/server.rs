@@ -101,6 +101,10 @@ pub fn namespace_config(
             keys::DFS_NAMENODE_ACLS_ENABLED_KEY,
             keys::DFS_NAMENODE_ACLS_ENABLED_DEFAULT,
         )?,
+        posix_acl_inheritance: conf.get_bool(
+            keys::DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED_KEY,
+            keys::DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED_DEFAULT,
+        )?,
         type_quotas_enabled: conf.get_bool(
             keys::DFS_QUOTA_BY_STORAGETYPE_ENABLED_KEY,
             keys::DFS_QUOTA_BY_STORAGETYPE_ENABLED_DEFAULT,

@@ -193,7 +193,7 @@ impl Copier<'_> {
             target.clone(),
             job.mode,
         );
-        let made = tokio::task::spawn_blocking(move || fs.mkdirs(&caller, &t, mode, true))
+        let made = tokio::task::spawn_blocking(move || fs.mkdirs(&caller, &t, mode, None, true))
             .await
             .map_err(|e| MoveError::Other(format!("mkdirs task failed: {e}")))??;
         if !made {

@@ -121,6 +121,7 @@ fn default_acls_are_inherited_and_files_refuse_them() {
             &CreateArgs {
                 src: "/p/d/f",
                 masked: 0o644,
+                unmasked: None,
                 client_name: "c",
                 client_machine: "m",
                 flags: flags::CREATE,
@@ -141,6 +142,50 @@ fn default_acls_are_inherited_and_files_refuse_them() {
         err,
         FsError::Acl("Invalid ACL: only directories may have a default ACL.".into())
     );
+}
+
+/// Under a default ACL the client's unmasked mode, not the umasked one, filters the
+/// inherited entries (POSIX ACL inheritance, Hadoop's default); elsewhere, without an
+/// unmasked mode, or with dfs.namenode.posix.acl.inheritance.enabled=false, the umask holds.
+#[test]
+fn unmasked_mode_applies_under_a_default_acl() {
+    fn run(posix: bool) -> (u16, u16, u16, u16) {
+        let mut n = setup();
+        n.cfg.posix_acl_inheritance = posix;
+        let a = user(&n, "alice");
+        let spec = [AclEntry::new(true, AclType::User, Some("carl"), 6)];
+        n.change_acl(&a, "/p", AclChange::Modify, &spec, now())
+            .unwrap();
+        let r = n.caller("root", vec![]);
+        n.mkdirs(&r, "/plain", 0o755, false, now()).unwrap();
+        n.set_owner(&r, "/plain", Some("alice"), None, now())
+            .unwrap();
+        let file = |n: &mut Namespace, src: &str, unmasked: Option<u16>| {
+            let args = CreateArgs {
+                src,
+                masked: 0o644,
+                unmasked,
+                client_name: "c",
+                client_machine: "m",
+                flags: flags::CREATE,
+                create_parent: false,
+                replication: 1,
+                block_size: 1 << 20,
+            };
+            n.create(&a, &args, now()).unwrap().0.perm.mode & 0o777
+        };
+        let under = file(&mut n, "/p/f", Some(0o666));
+        let old_client = file(&mut n, "/p/g", None);
+        let plain = file(&mut n, "/plain/f", Some(0o666));
+        n.mkdirs_with_modes(&a, "/p/d", 0o755, Some(0o777), false, now())
+            .unwrap();
+        let dir = n.file_info(&a, "/p/d").unwrap().unwrap().perm.mode & 0o777;
+        (under, old_client, plain, dir)
+    }
+    // Default ACL of /p (mode 750): user::rwx, user:carl:rw-, group::r-x, mask::rwx,
+    // other::---. The group bits are the mask filtered by the mode's group bits.
+    assert_eq!(run(true), (0o660, 0o640, 0o644, 0o770));
+    assert_eq!(run(false), (0o640, 0o640, 0o644, 0o750));
 }
 
 #[test]

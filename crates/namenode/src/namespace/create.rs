@@ -19,6 +19,8 @@ pub mod flags {
 pub struct CreateArgs<'a> {
     pub src: &'a str,
     pub masked: u16,
+    /// The client's mode before its umask (CreateRequestProto.unmasked), if sent.
+    pub unmasked: Option<u16>,
     pub client_name: &'a str,
     pub client_machine: &'a str,
     pub flags: u32,
@@ -188,6 +190,7 @@ impl Namespace {
             .map(|p| p.perm.group.clone())
             .unwrap_or_else(|| self.cfg.supergroup.clone());
         let id = self.next_inode_id();
+        let mode = self.create_mode(parent, a.masked, a.unmasked);
         let removed = self.log_and_apply(
             EditOp::AddFile {
                 id,
@@ -196,7 +199,7 @@ impl Namespace {
                 perm: PermissionStatus {
                     owner: caller.user.clone(),
                     group,
-                    mode: a.masked & 0o1777,
+                    mode: mode & 0o1777,
                 },
                 mtime: now.wall_ms,
                 replication: a.replication,

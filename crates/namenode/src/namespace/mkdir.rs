@@ -16,6 +16,21 @@ impl Namespace {
         create_parent: bool,
         now: Now,
     ) -> FsResult<bool> {
+        self.mkdirs_with_modes(caller, src, masked, None, create_parent, now)
+    }
+
+    /// mkdirs with the client's `unmasked` mode as well (MkdirsRequestProto.unmasked):
+    /// under a parent with a default ACL it is the mode the new directory filters the
+    /// inherited entries with (see [`Namespace::create_mode`]).
+    pub fn mkdirs_with_modes(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        masked: u16,
+        unmasked: Option<u16>,
+        create_parent: bool,
+        now: Now,
+    ) -> FsResult<bool> {
         let path = FsPath::parse(src)?;
         let r = self.resolve(&path);
         if let Some(e) = not_a_directory(&path, &r, true) {
@@ -46,8 +61,29 @@ impl Namespace {
         // Ancestors get the new directory's mode plus u+wx, so the caller can go on.
         let ancestor_mode = masked | ((WRITE | EXECUTE) << 6);
         let parent = self.create_missing(caller, &path, &r, n - 1, ancestor_mode & 0o777, now)?;
-        self.add_dir(caller, parent, path.name(), masked & 0o1777, now)?;
+        let mode = self.create_mode(parent, masked, unmasked);
+        self.add_dir(caller, parent, path.name(), mode & 0o1777, now)?;
         Ok(true)
+    }
+
+    /// The mode a new file or directory under `parent` is created with. As Hadoop with
+    /// `dfs.namenode.posix.acl.inheritance.enabled` (POSIX semantics): when the parent
+    /// has a default ACL, the umask does not apply and the client's unmasked mode filters
+    /// the inherited entries; otherwise (or when the client sent no unmasked mode, as
+    /// old clients do) the masked mode is the mode.
+    pub(crate) fn create_mode(&self, parent: u64, masked: u16, unmasked: Option<u16>) -> u16 {
+        match unmasked {
+            Some(u)
+                if self.cfg.posix_acl_inheritance
+                    && self
+                        .dir
+                        .get(parent)
+                        .is_some_and(|p| p.acl().iter().any(|e| e.default)) =>
+            {
+                u
+            }
+            _ => masked,
+        }
     }
 
     /// HDFS's verifyParentDir: the parent must exist and be a directory.

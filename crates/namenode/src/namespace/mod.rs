@@ -81,6 +81,8 @@ pub struct NamespaceConfig {
     pub access_time_precision: u64,
     /// `dfs.namenode.acls.enabled`.
     pub acls_enabled: bool,
+    /// `dfs.namenode.posix.acl.inheritance.enabled`.
+    pub posix_acl_inheritance: bool,
     /// `dfs.quota.by.storage.type.enabled`.
     pub type_quotas_enabled: bool,
     /// `dfs.namenode.xattrs.enabled`.
@@ -108,6 +110,7 @@ impl Default for NamespaceConfig {
             hard_limit: Duration::from_secs(1200),
             access_time_precision: 3_600_000,
             acls_enabled: true,
+            posix_acl_inheritance: true,
             type_quotas_enabled: true,
             xattrs_enabled: true,
             max_xattrs_per_inode: 32,

@@ -29,6 +29,7 @@ fn args(src: &str) -> CreateArgs<'_> {
     CreateArgs {
         src,
         masked: 0o644,
+        unmasked: None,
         client_name: "cl",
         client_machine: "127.0.0.1",
         flags: flags::CREATE | flags::OVERWRITE,

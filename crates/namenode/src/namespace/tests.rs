@@ -36,6 +36,7 @@ fn create_args<'a>(src: &'a str, client: &'a str, flags: u32) -> CreateArgs<'a> 
     CreateArgs {
         src,
         masked: 0o644,
+        unmasked: None,
         client_name: client,
         client_machine: "127.0.0.1",
         flags,

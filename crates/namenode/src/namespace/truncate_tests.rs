@@ -29,6 +29,7 @@ fn file(n: &mut Namespace, c: &Caller, src: &str, lens: &[u64]) -> u64 {
     let args = CreateArgs {
         src,
         masked: 0o644,
+        unmasked: None,
         client_name: "w",
         client_machine: "127.0.0.1",
         flags: flags::CREATE,

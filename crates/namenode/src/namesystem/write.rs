@@ -366,11 +366,12 @@ impl Namesystem {
         caller: &Caller,
         src: &str,
         masked: u16,
+        unmasked: Option<u16>,
         create_parent: bool,
     ) -> FsResult<bool> {
         let now = self.now();
         self.with_ns_op("mkdirs", |ns| {
-            ns.mkdirs(caller, src, masked, create_parent, now)
+            ns.mkdirs_with_modes(caller, src, masked, unmasked, create_parent, now)
         })
     }
 

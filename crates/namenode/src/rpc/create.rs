@@ -26,6 +26,7 @@ impl ClientProtocolService {
         let args = CreateArgs {
             src: &req.src,
             masked: (req.masked.perm & 0o7777) as u16,
+            unmasked: req.unmasked.map(|u| (u.perm & 0o7777) as u16),
             client_name: &req.client_name,
             client_machine: &caller.machine,
             flags: req.create_flag,

@@ -12,7 +12,10 @@ impl ClientProtocolService {
         let req: MkdirsRequestProto = decode_request(body)?;
         let caller = self.caller(ctx).await;
         let mode = (req.masked.perm & 0o7777) as u16;
-        let result = self.fs.mkdirs(&caller, &req.src, mode, req.create_parent)?;
+        let unmasked = req.unmasked.map(|u| (u.perm & 0o7777) as u16);
+        let result = self
+            .fs
+            .mkdirs(&caller, &req.src, mode, unmasked, req.create_parent)?;
         Ok(encode_response(&MkdirsResponseProto { result }))
     }
 }
