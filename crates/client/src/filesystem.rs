@@ -43,7 +43,7 @@ pub(crate) struct Inner {
     pub(crate) peers: PeerCache,
     /// Permits for hedged requests (dfs.client.hedged.read.threadpool.size).
     pub(crate) hedge_permits: Arc<tokio::sync::Semaphore>,
-    pub(crate) hedge_stats: crate::read::HedgeStats,
+    pub(crate) hedge_stats: crate::hedge_stats::HedgeStats,
 }
 
 /// How to create a file.

@@ -16,6 +16,7 @@ pub mod error;
 mod filesystem;
 pub mod glob;
 mod globber;
+mod hedge_stats;
 mod lease;
 pub mod path;
 mod peer_cache;

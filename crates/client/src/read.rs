@@ -24,8 +24,6 @@ const MAX_FAILURES_WITHOUT_PROGRESS: u32 = 16;
 
 mod pread;
 
-pub(crate) use pread::HedgeStats;
-
 struct Current {
     index: usize,
     reader: BlockReader<TcpStream>,

@@ -112,7 +112,7 @@ pub struct Volume {
     pub storage_id: String,
     reserved: u64,
     version: Mutex<VersionFile>,
-    /// Removed from service after a failed disk check (`crate::volume_check`).
+    /// Removed from service after a failed disk check (the disk checker in `volume_check.rs`).
     failed: AtomicBool,
     /// Test hook: every I/O on the volume fails and so does its disk check.
     io_fault: AtomicBool,

@@ -85,7 +85,7 @@ impl ClientConfig {
                 Milliseconds,
             )?,
             max_idle: conf.get_duration(
-                crate::server::CONNECTION_MAX_IDLE_KEY,
+                crate::config::CONNECTION_MAX_IDLE_KEY,
                 CLIENT_MAX_IDLE_DEFAULT,
                 Milliseconds,
             )?,

@@ -18,6 +18,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
 use tracing::{debug, error, trace, warn};
 
+use crate::config::{ServerConfig, shutdown_signalled};
 use crate::error::{IPC_EXCEPTION, RpcError, VERSION_MISMATCH_EXCEPTION};
 use crate::frame::{
     AUTH_NONE, AUTH_SASL, CONNECTION_CONTEXT_CALL_ID, FATAL_INVALID_RPC_HEADER, FATAL_UNAUTHORIZED,
@@ -28,7 +29,6 @@ use crate::frame::{
 use crate::headers::{ReplyTo, error_frame, fatal_frame, sasl_success_frame, success_frame};
 use crate::idle::{CallGuard, Counted, Registration};
 use crate::metrics::RpcMetrics;
-use crate::server::{ServerConfig, shutdown_signalled};
 use crate::service::{CallContext, RpcService};
 
 /// How long a connection closed for a protocol violation keeps reading (and discarding).

@@ -14,6 +14,7 @@
 //! [`frame`] and [`headers`] expose the byte-level pieces for tests and tools.
 
 mod client;
+mod config;
 mod connection;
 mod dispatch;
 mod error;
@@ -30,6 +31,10 @@ pub use client::{
     MAX_RESPONSE_LENGTH_DEFAULT, MAX_RESPONSE_LENGTH_KEY, RPC_TIMEOUT_DEFAULT, RPC_TIMEOUT_KEY,
     RpcClient,
 };
+pub use config::{
+    CONNECTION_MAX_IDLE_DEFAULT, CONNECTION_MAX_IDLE_KEY, MAX_DATA_LENGTH_DEFAULT,
+    MAX_DATA_LENGTH_KEY, MAX_IN_FLIGHT_DEFAULT, ServerConfig,
+};
 pub use dispatch::{Dispatcher, ProtocolRouter};
 pub use error::{
     IO_EXCEPTION, IPC_EXCEPTION, IpcError, NO_SUCH_METHOD_EXCEPTION, NO_SUCH_PROTOCOL_EXCEPTION,
@@ -37,8 +42,5 @@ pub use error::{
 };
 pub use idle::{IdleRules, IdleView};
 pub use metrics::{MethodSnapshot, RpcMetrics, RpcSnapshot};
-pub use server::{
-    CONNECTION_MAX_IDLE_DEFAULT, CONNECTION_MAX_IDLE_KEY, MAX_DATA_LENGTH_DEFAULT,
-    MAX_DATA_LENGTH_KEY, MAX_IN_FLIGHT_DEFAULT, RpcServer, ServerConfig,
-};
+pub use server::RpcServer;
 pub use service::{CallContext, RpcService, decode_request, encode_response};

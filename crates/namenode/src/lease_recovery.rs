@@ -5,17 +5,12 @@
 //! and its `commitBlockSynchronization` closes the file at the length the replicas
 //! agreed on.
 //!
-//! Commands wait in [`BlockRecoveries`] until the primary heartbeats; the NameNode's
-//! router appends them to the block manager's heartbeat answer ([`append_commands`]).
-//! [`BlockRecoveries`] also plays Hadoop's PendingRecoveryBlocks: a recovery that got no
-//! answer within the block recovery timeout ([`block_recovery_timeout`]), or whose
-//! primary died, is started again with a newer recovery id and, when there is one, a
-//! primary not tried yet.
+//! Commands wait in `BlockRecoveries` (`block_recoveries.rs`) until the primary
+//! heartbeats; the NameNode's router appends them to the block manager's heartbeat answer
+//! ([`append_commands`]). A recovery that got no answer within the block recovery timeout,
+//! or whose primary died, is started again with a newer recovery id and, when there is
+//! one, a primary not tried yet.
 
-use std::collections::HashMap;
-use std::time::Duration;
-
-use parking_lot::Mutex;
 use rhdfs_blockmanager::Block;
 use rhdfs_proto::datanode::{
     BlockRecoveryCommandProto, CommitBlockSynchronizationRequestProto, DatanodeCommandProto,
@@ -23,78 +18,12 @@ use rhdfs_proto::datanode::{
 };
 use rhdfs_proto::hdfs::BlockProto;
 
+use crate::block_recoveries::BlockRecoveries;
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
 use crate::fsdir::BlockInfo;
 use crate::namespace::OpenFile;
 use crate::namesystem::{Applied, Effects, Namesystem};
-
-/// Heartbeat intervals a block recovery may go unanswered before another is started
-/// (Hadoop's BlockManager.BLOCK_RECOVERY_TIMEOUT_MULTIPLIER).
-pub const BLOCK_RECOVERY_TIMEOUT_MULTIPLIER: u32 = 30;
-
-/// The block recovery timeout for a `dfs.heartbeat.interval` (Hadoop's
-/// getBlockRecoveryTimeout: 30 heartbeats, 90 s by default). Hadoop reads the interval
-/// in whole seconds; a sub-second interval is kept as it is here rather than becoming 0.
-pub fn block_recovery_timeout(heartbeat_interval: Duration) -> Duration {
-    heartbeat_interval * BLOCK_RECOVERY_TIMEOUT_MULTIPLIER
-}
-
-#[derive(Debug, Clone)]
-struct Recovery {
-    recovery_id: u64,
-    started: Duration,
-    /// The DataNode told to run it (None: no live location when it was started).
-    primary: Option<String>,
-}
-
-/// Recoveries in progress and the commands waiting for their primary's heartbeat.
-#[derive(Debug, Default)]
-pub struct BlockRecoveries {
-    /// Held through a start, so the lease monitor and a recoverLease call cannot both
-    /// start a recovery of one block (Hadoop does it under the namesystem write lock).
-    starting: Mutex<()>,
-    in_progress: Mutex<HashMap<u64, Recovery>>,
-    pending: Mutex<HashMap<String, Vec<RecoveringBlockProto>>>,
-}
-
-impl BlockRecoveries {
-    /// The recovery id of the block's recovery in progress.
-    pub fn recovery_id(&self, block_id: u64) -> Option<u64> {
-        self.in_progress
-            .lock()
-            .get(&block_id)
-            .map(|r| r.recovery_id)
-    }
-
-    /// Takes the commands waiting for DataNode `uuid`.
-    pub fn take_commands(&self, uuid: &str) -> Vec<RecoveringBlockProto> {
-        self.pending.lock().remove(uuid).unwrap_or_default()
-    }
-
-    /// The recovery of `block_id` started at or after `now - timeout`, with its primary.
-    fn running(&self, block_id: u64, now: Duration, timeout: Duration) -> Option<Option<String>> {
-        self.in_progress
-            .lock()
-            .get(&block_id)
-            .filter(|r| now.saturating_sub(r.started) < timeout)
-            .map(|r| r.primary.clone())
-    }
-
-    /// Forgets the recovery of `block_id` and any command for it not yet sent.
-    fn finish(&self, block_id: u64) {
-        self.in_progress.lock().remove(&block_id);
-        self.drop_commands(block_id);
-    }
-
-    fn drop_commands(&self, block_id: u64) {
-        let mut pending = self.pending.lock();
-        pending.retain(|_, cmds| {
-            cmds.retain(|c| c.block.b.block_id != block_id);
-            !cmds.is_empty()
-        });
-    }
-}
 
 /// Adds the block recovery commands waiting for the heartbeat's sender to its answer.
 pub fn append_commands(
@@ -126,7 +55,7 @@ impl Namesystem {
     /// when it found no live location, while there still is none). Returns true when a
     /// command was queued for a primary DataNode.
     pub fn start_block_recovery(&self, of: &OpenFile, last: &BlockInfo) -> FsResult<bool> {
-        let _starting = self.recoveries.starting.lock();
+        let _starting = self.recoveries.starting();
         let now = self.now();
         let bm = self.block_manager();
         let timeout = self.settings().block_recovery_timeout;
@@ -149,14 +78,8 @@ impl Namesystem {
         let uuid = targets
             .as_ref()
             .map(|(p, _)| p.info.id.datanode_uuid.clone());
-        self.recoveries.in_progress.lock().insert(
-            last.id,
-            Recovery {
-                recovery_id,
-                started: now.mono,
-                primary: uuid.clone(),
-            },
-        );
+        self.recoveries
+            .begin(last.id, recovery_id, now.mono, uuid.clone());
         let (Some(uuid), Some((_, locations))) = (uuid, targets) else {
             tracing::warn!(
                 file = of.file,
@@ -168,12 +91,9 @@ impl Namesystem {
         };
         let pool = self.block_pool_id().to_string();
         let block = crate::rpc::convert::located_from_parts(&pool, last, 0, &locations, false);
-        self.recoveries
-            .pending
-            .lock()
-            .entry(uuid.clone())
-            .or_default()
-            .push(RecoveringBlockProto {
+        self.recoveries.queue(
+            uuid.clone(),
+            RecoveringBlockProto {
                 new_gen_stamp: recovery_id,
                 block,
                 // A truncate's recovery cuts the replicas to this length (Hadoop's
@@ -185,7 +105,8 @@ impl Namesystem {
                 }),
                 ec_policy: None,
                 block_indices: None,
-            });
+            },
+        );
         tracing::info!(
             file = of.file,
             block = last.id,
@@ -333,7 +254,7 @@ pub async fn route_datanode_call(
         .map(|r| r.registration.datanode_id.datanode_uuid)
         .unwrap_or_default();
     let out = datanode.call(ctx, body).await?;
-    if fs.block_recoveries().pending.lock().get(&uuid).is_none() {
+    if !fs.block_recoveries().has_commands(&uuid) {
         return Ok(out);
     }
     let mut resp: HeartbeatResponseProto = decode_request(&out)?;
@@ -358,7 +279,7 @@ mod tests {
     use rhdfs_proto::hdfs::*;
     use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 
-    use super::block_recovery_timeout;
+    use crate::block_recoveries::block_recovery_timeout;
     use crate::namespace::{Namespace, NamespaceConfig, Now};
     use crate::namesystem::{Namesystem, NamesystemSettings};
     use crate::rpc::{ClientProtocolService, server_defaults};

@@ -9,6 +9,7 @@
 //! - [`server`]: `NameNode::start` and the handle; [`storage`]: the name directories.
 
 pub mod audit;
+pub mod block_recoveries;
 mod codec;
 pub mod edit;
 pub mod edit_codec;

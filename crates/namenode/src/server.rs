@@ -276,7 +276,7 @@ impl NameNode {
         let settings = NamesystemSettings {
             lease_recheck: lease_recheck.max(Duration::from_millis(10)),
             replication_wait,
-            block_recovery_timeout: crate::lease_recovery::block_recovery_timeout(heartbeat),
+            block_recovery_timeout: crate::block_recoveries::block_recovery_timeout(heartbeat),
             list_open_files_batch: usize::try_from(conf.get_u64(
                 keys::DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES_KEY,
                 keys::DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES_DEFAULT,

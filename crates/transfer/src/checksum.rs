@@ -142,7 +142,7 @@ impl DataChecksum {
         self.kind.size()
     }
 
-    fn bpc(&self) -> usize {
+    pub(crate) fn bpc(&self) -> usize {
         (self.bytes_per_checksum as usize).max(1)
     }
 
@@ -226,15 +226,6 @@ impl DataChecksum {
             }
         }
         Ok(())
-    }
-
-    /// Largest data length that, with its checksums, fits in `packet_size` bytes of packet body
-    /// after the maximum header: whole chunks only, at least one chunk.
-    /// For 65536 and CRC32C/512 this is 126 chunks = 64512 bytes, as the Java writer sends.
-    pub fn chunks_per_packet(&self, packet_size: usize) -> usize {
-        let body = packet_size.saturating_sub(crate::packet::PKT_MAX_HEADER_LEN);
-        let per_chunk = self.bpc() + self.checksum_size();
-        (body / per_chunk).max(1)
     }
 }
 

@@ -9,6 +9,17 @@ use crate::error::{Result, TransferError};
 
 /// Largest header: PLEN (4) + HLEN (2) + a header proto with syncBlock (27).
 pub const PKT_MAX_HEADER_LEN: usize = 33;
+
+impl DataChecksum {
+    /// Largest data length that, with its checksums, fits in `packet_size` bytes of packet body
+    /// after the maximum header: whole chunks only, at least one chunk.
+    /// For 65536 and CRC32C/512 this is 126 chunks = 64512 bytes, as the Java writer sends.
+    pub fn chunks_per_packet(&self, packet_size: usize) -> usize {
+        let body = packet_size.saturating_sub(PKT_MAX_HEADER_LEN);
+        let per_chunk = self.bpc() + self.checksum_size();
+        (body / per_chunk).max(1)
+    }
+}
 /// Prefix before the header proto: PLEN + HLEN.
 pub const PKT_LENGTHS_LEN: usize = 6;
 /// `dfs.data.transfer.max.packet.size` default: cap on PLEN + HLEN.

@@ -3,8 +3,6 @@
 //! `dfs.client.hedged.read.threshold.millis` gets company: the next replica is asked too and the
 //! first complete answer wins (Hadoop's hedgedFetchBlockByteRange).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -16,22 +14,6 @@ use super::{FileReader, MAX_FAILURES_WITHOUT_PROGRESS, connect_block, release};
 use crate::datanode::xfer_addr;
 use crate::error::{ClientError, Result};
 use crate::filesystem::FileSystem;
-
-/// Hedged read counters (hedgedReadOps, hedgedReadOpsWin).
-#[derive(Debug, Default)]
-pub(crate) struct HedgeStats {
-    ops: AtomicU64,
-    wins: AtomicU64,
-}
-
-impl HedgeStats {
-    pub(crate) fn get(&self) -> (u64, u64) {
-        (
-            self.ops.load(Ordering::Relaxed),
-            self.wins.load(Ordering::Relaxed),
-        )
-    }
-}
 
 /// One replica's answer: which node, whether it was a hedge, and the bytes or the error.
 type Answer = (
@@ -139,7 +121,7 @@ impl FileReader {
                 Some((dn, hedge, res)) = inflight.next() => match res {
                     Ok(b) => {
                         if hedge {
-                            self.fs.inner.hedge_stats.wins.fetch_add(1, Ordering::Relaxed);
+                            self.fs.inner.hedge_stats.won();
                         }
                         return Some(b);
                     }
@@ -148,7 +130,7 @@ impl FileReader {
                 _ = wait, if permit.is_some() => {
                     if let Some(dn) = nodes.next() {
                         debug!(src = %self.src, "hedged read: asking {} too", xfer_addr(&dn, cc.use_datanode_hostname));
-                        self.fs.inner.hedge_stats.ops.fetch_add(1, Ordering::Relaxed);
+                        self.fs.inner.hedge_stats.started();
                         inflight.push(start(dn, permit));
                     }
                 }

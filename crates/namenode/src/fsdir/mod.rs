@@ -1,8 +1,8 @@
 //! The inode tree: directories and files, lookup by path, subtree walks.
 //!
-//! This is plain data. Every change to it goes through [`crate::edit::EditOp`] applied by
-//! [`crate::namespace::Namespace::log_and_apply`]; the methods here that mutate are the
-//! primitive steps that application uses.
+//! This is plain data, below the edit log: every change to it goes through an `EditOp`
+//! (`edit.rs`) applied by `Namespace::log_and_apply` (`namespace/`); the methods here that
+//! mutate are the primitive steps that application uses.
 
 pub mod acl;
 pub mod path;

@@ -45,7 +45,7 @@ pub struct NamesystemSettings {
     /// (`dfs.namenode.lease-recheck-interval-ms`).
     pub lease_recheck: Duration,
     /// How long a block recovery may go unanswered before another is started: 30 ×
-    /// `dfs.heartbeat.interval` (`lease_recovery::block_recovery_timeout`).
+    /// `dfs.heartbeat.interval` (`block_recoveries::block_recovery_timeout`).
     pub block_recovery_timeout: Duration,
     /// Open files one listOpenFiles call answers with
     /// (`dfs.namenode.list.openfiles.num.responses`).
@@ -59,7 +59,7 @@ impl Default for NamesystemSettings {
         NamesystemSettings {
             replication_wait: rhdfs_conf::keys::RHDFS_NAMENODE_REPLICATION_WAIT_MS_DEFAULT,
             lease_recheck: rhdfs_conf::keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_DEFAULT,
-            block_recovery_timeout: crate::lease_recovery::block_recovery_timeout(
+            block_recovery_timeout: crate::block_recoveries::block_recovery_timeout(
                 rhdfs_conf::keys::DFS_HEARTBEAT_INTERVAL_DEFAULT,
             ),
             list_open_files_batch: 1000,
@@ -83,7 +83,7 @@ pub struct Namesystem {
     /// The edit log and image store (absent in tests that run without storage).
     durable: std::sync::OnceLock<Arc<crate::persist::Durable>>,
     /// Block recoveries in progress (lease recovery).
-    pub(crate) recoveries: crate::lease_recovery::BlockRecoveries,
+    pub(crate) recoveries: crate::block_recoveries::BlockRecoveries,
 }
 
 impl std::fmt::Debug for Namesystem {
