@@ -204,3 +204,65 @@ async fn truncate_and_concat_read_back_and_survive_restart() -> anyhow::Result<(
     cluster.shutdown().await;
     Ok(())
 }
+
+/// A truncate inside a block whose recovery cannot run (both DataNodes down) survives a
+/// NameNode restart: the file comes back open with its truncate pending (edit replay), the
+/// lease monitor recovers the lease once the hard limit passes, and the recovery cuts the
+/// replicas to the truncated length; then once more from the image.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn truncate_pending_across_namenode_restart_completes() -> anyhow::Result<()> {
+    let mut cluster = MiniCluster::builder().datanodes(2).build().await?;
+    let uri = cluster.uri();
+    let addr = authority(&uri);
+    let user = common::current_user();
+    let native = common::native_client(&uri)?;
+    let data = common::random_bytes(2 * MIB + 500, 13);
+    common::native_write(&native, "/p", &data, opts(), 64 * 1024).await?;
+    // Both replicas of every block known before the DataNodes go.
+    let fs = FileSystem::connect(&uri).await?;
+    common::poll_until("two locations per block", Duration::from_secs(60), || {
+        let fs = fs.clone();
+        async move {
+            let locs = fs.block_locations("/p").await.map_err(|e| e.message())?;
+            if locs.iter().all(|l| l.hosts.len() == 2) {
+                Ok(())
+            } else {
+                Err(format!("{locs:?}"))
+            }
+        }
+    })
+    .await?;
+    for i in 0..2 {
+        cluster.stop_datanode(i).await?;
+    }
+    let cut = MIB + 1234;
+    assert!(
+        !fs.truncate("/p", cut as i64).await?,
+        "a cut inside a block"
+    );
+    assert!(!fs.is_file_closed("/p").await?);
+    fs.close().await;
+    drop(native);
+
+    for image in [false, true] {
+        cluster
+            .restart_namenode(&[("dfs.namenode.lease-hard-limit-sec", "1")])
+            .await?;
+        for i in 0..2 {
+            cluster.restart_datanode(i).await?;
+        }
+        let fs = FileSystem::connect(&uri).await?;
+        wait_closed_at(&fs, "/p", cut as u64).await?;
+        let native = common::native_client(&uri)?;
+        assert_eq!(common::native_read(&native, "/p").await?, data[..cut]);
+        if !image {
+            // Again with the truncated file in an image: the recovery is over, nothing pending.
+            set_safe_mode(&addr, &user, SafeModeAction::Enter).await?;
+            save_namespace(&addr, &user, 0, 0).await?;
+            set_safe_mode(&addr, &user, SafeModeAction::Leave).await?;
+        }
+        fs.close().await;
+    }
+    cluster.shutdown().await;
+    Ok(())
+}
