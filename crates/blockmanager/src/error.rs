@@ -2,8 +2,8 @@
 
 use thiserror::Error;
 
-/// Errors returned by the block manager. `java_class()` names the Java exception a
-/// client should see for each kind.
+/// Errors returned by the block manager. The NameNode's RPC edge
+/// (`namenode/src/rpc/errors.rs`) names the Java exception each kind becomes.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum BlockManagerError {
     /// Placement could not reach `dfs.namenode.replication.min` targets. The message is
@@ -26,17 +26,11 @@ pub enum BlockManagerError {
     /// A configuration key held a value that cannot be used.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A DataNode the include list (`dfs.hosts`) does not name registered or heartbeated;
+    /// the message is Hadoop's DisallowedDatanodeException text.
+    #[error("{0}")]
+    DisallowedDatanode(String),
     /// A DataNode's rack could not be resolved or does not fit the topology.
     #[error(transparent)]
     Topology(#[from] crate::topology::TopologyError),
-}
-
-impl BlockManagerError {
-    /// The Java exception class a client should receive for this error.
-    pub fn java_class(&self) -> &'static str {
-        match self {
-            BlockManagerError::Topology(e) => e.java_class(),
-            _ => rhdfs_ipc::exceptions::IO_EXCEPTION,
-        }
-    }
 }

@@ -6,13 +6,17 @@
 //! Map: `manager` (API, write path, locations, stats), `reports` (registration,
 //! heartbeats, incremental/full reports, dead nodes), `deletion` (remove_blocks,
 //! invalidation scheduling), `monitor` (tasks; `heartbeat_scan`: no node expires on a pass
-//! that comes after the checker was held up), `service` (DatanodeProtocol RPC),
-//! `state` (the locked state and its operations), `report` (BlockListAsLongs and
+//! that comes after the checker was held up), `state` (the locked state and its operations), `report` (BlockListAsLongs and
 //! reportDiff classification), `placement`, `datanodes`, `invalidate`, `blocks_map`,
 //! `locks` (hold-time statistics), `render` (DatanodeInfoProto), `leases`, `config`,
 //! `reconstruction` (needed / pending / queued DNA_TRANSFER bookkeeping), `redundancy`
 //! (RedundancyMonitor pass: `low_redundancy` priority queues, source choice and stream
-//! limits, `excess` replicas, `decommission` = DatanodeAdminManager and host lists).
+//! limits, `excess` replicas, `decommission` = DatanodeAdminManager and host lists),
+//! `testing` (feature `testing`: a block manager on a manual clock and DataNodes, for the
+//! tests of this crate and of the NameNode's DatanodeProtocol handlers).
+//!
+//! The wire (DatanodeProtocol decoding, replies, Java exception classes) is the NameNode's:
+//! `namenode/src/rpc/datanode/`; this crate exposes domain calls and domain errors.
 //!
 //! Locks: `blocks` (blocks map, InvalidateBlocks, reconstruction queues) and `datanodes`
 //! (registry, heartbeat stats) are separate parking_lot mutexes, each hold bounded (reports,
@@ -39,10 +43,11 @@ pub mod render;
 pub mod report;
 mod reports;
 pub mod scheduled;
-pub mod service;
 mod slow_report;
 pub mod slowpeers;
 pub mod state;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod topology;
 mod topology_ops;
 pub mod views;
@@ -61,4 +66,3 @@ pub use placement::rack_aware::{PlacementConfig, PlacementOutcome, RackAwarePlac
 pub use placement::{PlacementPolicy, SimplePlacement};
 pub use report::{ReportedReplica, decode_buffers, decode_longs, encode_buffer, encode_longs};
 pub use reports::{FullReportSummary, HeartbeatOutcome, IncrementalItem};
-pub use service::DatanodeProtocolService;

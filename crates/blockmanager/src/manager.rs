@@ -215,6 +215,11 @@ impl BlockManager {
         self.last_txid.store(txid, Ordering::Relaxed);
     }
 
+    /// The last transaction id the namespace reported (heartbeat answers carry it).
+    pub fn last_txid(&self) -> u64 {
+        self.last_txid.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn now_mono(&self) -> Duration {
         self.clock.monotonic()
     }

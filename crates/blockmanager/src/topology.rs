@@ -54,19 +54,6 @@ pub enum TopologyError {
     Invalid(String),
 }
 
-impl TopologyError {
-    /// The Java exception class a DataNode sees for this error.
-    pub fn java_class(&self) -> &'static str {
-        match self {
-            TopologyError::Unresolved(_) => rhdfs_ipc::exceptions::UNRESOLVED_TOPOLOGY,
-            TopologyError::Invalid(_) => rhdfs_ipc::exceptions::INVALID_TOPOLOGY,
-            TopologyError::UnsupportedMapping(_) | TopologyError::Config(_) => {
-                rhdfs_ipc::exceptions::IO_EXCEPTION
-            }
-        }
-    }
-}
-
 /// Normalizes a rack path: must start with '/', no trailing '/'. None if it cannot be one.
 pub fn normalize_rack(path: &str) -> Option<String> {
     let p = path.trim();

@@ -8,9 +8,10 @@ use rhdfs_conf::clock::{ManualClock, SharedClock};
 use super::*;
 use crate::block::Block;
 use crate::config::BlockManagerConfig;
+use crate::error::BlockManagerError;
 use crate::manager::NamespaceInfo;
 use crate::reports::IncrementalItem;
-use crate::topology::{MappingSource, TopologyConfig};
+use crate::topology::{MappingSource, TopologyConfig, TopologyError};
 
 const GB: u64 = 1 << 30;
 
@@ -208,10 +209,10 @@ fn registration_refused_for_a_rack_at_another_depth() {
         .register_datanode(dn(2), "3.5.0")
         .err()
         .unwrap_or_else(|| panic!("refused"));
-    assert_eq!(
-        err.java_class(),
-        "org.apache.hadoop.net.NetworkTopology$InvalidTopologyException"
-    );
+    assert!(matches!(
+        err,
+        BlockManagerError::Topology(TopologyError::Invalid(_))
+    ));
     assert_eq!(
         err.to_string(),
         "Failed to add /dc1/r2/10.0.0.2:9866: You cannot have a rack and a non-rack node at the \
@@ -251,10 +252,10 @@ fn unresolved_nodes_default_rack_or_rejected() {
         .register_datanode(dn(1), "3.5.0")
         .err()
         .unwrap_or_else(|| panic!("rejected"));
-    assert_eq!(
-        err.java_class(),
-        "org.apache.hadoop.net.UnresolvedTopologyException"
-    );
+    assert!(matches!(
+        err,
+        BlockManagerError::Topology(TopologyError::Unresolved(_))
+    ));
     assert_eq!(err.to_string(), "Unresolved topology mapping for host h1");
 }
 

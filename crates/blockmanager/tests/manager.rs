@@ -68,7 +68,6 @@ fn choose_targets_fails_with_hadoops_message() {
     let ex = vec![excluded(1), excluded(2), excluded(3)];
     let err = bm.choose_targets("/a/b", 3, None, &ex, &[], 1).unwrap_err();
     assert!(matches!(err, BlockManagerError::NotEnoughReplicas(_)));
-    assert_eq!(err.java_class(), "java.io.IOException");
     assert_eq!(
         err.to_string(),
         "File /a/b could only be written to 0 of the 1 minReplication nodes. \

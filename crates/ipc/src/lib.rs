@@ -3,8 +3,8 @@
 //! Wire format (see `shared/design/PROTOCOL.md` §1): a 7-byte preamble, then frames of a
 //! 4-byte big-endian length followed by varint-delimited protobuf messages.
 //!
-//! Server side: implement [`RpcService`] (or fill a [`Dispatcher`] with typed handlers, and
-//! combine services with a [`ProtocolRouter`]), then [`RpcServer::bind`]. Each call runs as
+//! Server side: implement [`RpcService`] (one per protocol, combined on one port by a
+//! [`ProtocolRouter`]), then [`RpcServer::bind`]. Each call runs as
 //! its own task; a handler returns the encoded response or an [`RpcError`] naming the Java
 //! exception class the client will see.
 //!
@@ -16,13 +16,13 @@
 mod client;
 mod config;
 mod connection;
-mod dispatch;
 mod error;
 pub mod exceptions;
 pub mod frame;
 pub mod headers;
 mod idle;
 pub mod metrics;
+mod router;
 mod server;
 mod service;
 
@@ -35,12 +35,12 @@ pub use config::{
     CONNECTION_MAX_IDLE_DEFAULT, CONNECTION_MAX_IDLE_KEY, MAX_DATA_LENGTH_DEFAULT,
     MAX_DATA_LENGTH_KEY, MAX_IN_FLIGHT_DEFAULT, ServerConfig,
 };
-pub use dispatch::{Dispatcher, ProtocolRouter};
 pub use error::{
     IO_EXCEPTION, IPC_EXCEPTION, IpcError, NO_SUCH_METHOD_EXCEPTION, NO_SUCH_PROTOCOL_EXCEPTION,
     RpcError, VERSION_MISMATCH_EXCEPTION,
 };
 pub use idle::{IdleRules, IdleView};
 pub use metrics::{MethodSnapshot, RpcMetrics, RpcSnapshot};
+pub use router::ProtocolRouter;
 pub use server::RpcServer;
 pub use service::{CallContext, RpcService, decode_request, encode_response};

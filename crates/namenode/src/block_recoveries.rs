@@ -75,11 +75,6 @@ impl BlockRecoveries {
             .map(|r| r.recovery_id)
     }
 
-    /// Whether commands wait for DataNode `uuid`.
-    pub fn has_commands(&self, uuid: &str) -> bool {
-        self.pending.lock().contains_key(uuid)
-    }
-
     /// Takes the commands waiting for DataNode `uuid`.
     pub fn take_commands(&self, uuid: &str) -> Vec<RecoveringBlockProto> {
         self.pending.lock().remove(uuid).unwrap_or_default()

@@ -68,12 +68,9 @@ pub enum FsError {
     /// `java.lang.IllegalArgumentException` (setQuota's argument checks).
     #[error("{0}")]
     JavaIllegalArgument(String),
-    /// An error from the block manager, with the Java class it names.
-    #[error("{message}")]
-    BlockManager {
-        class: &'static str,
-        message: String,
-    },
+    /// An error from the block manager (its Java class is chosen in `rpc/errors.rs`).
+    #[error(transparent)]
+    BlockManager(#[from] rhdfs_blockmanager::error::BlockManagerError),
     /// `java.io.IOException` with a message.
     #[error("{0}")]
     Io(String),
@@ -83,15 +80,6 @@ impl FsError {
     /// "File does not exist: /x", the message HDFS uses for a missing path.
     pub fn not_found(path: &str) -> Self {
         FsError::FileNotFound(format!("File does not exist: {path}"))
-    }
-}
-
-impl From<rhdfs_blockmanager::error::BlockManagerError> for FsError {
-    fn from(e: rhdfs_blockmanager::error::BlockManagerError) -> Self {
-        FsError::BlockManager {
-            class: e.java_class(),
-            message: e.to_string(),
-        }
     }
 }
 

@@ -6,16 +6,13 @@
 //! agreed on.
 //!
 //! Commands wait in `BlockRecoveries` (`block_recoveries.rs`) until the primary
-//! heartbeats; the NameNode's router appends them to the block manager's heartbeat answer
-//! ([`append_commands`]). A recovery that got no answer within the block recovery timeout,
+//! heartbeats; the DatanodeProtocol heartbeat handler (`rpc/datanode/heartbeat.rs`) adds
+//! them to its answer, and `rpc/datanode/commit_sync.rs` serves the primary's answer. A recovery that got no answer within the block recovery timeout,
 //! or whose primary died, is started again with a newer recovery id and, when there is
 //! one, a primary not tried yet.
 
 use rhdfs_blockmanager::Block;
-use rhdfs_proto::datanode::{
-    BlockRecoveryCommandProto, CommitBlockSynchronizationRequestProto, DatanodeCommandProto,
-    HeartbeatResponseProto, RecoveringBlockProto, datanode_command_proto,
-};
+use rhdfs_proto::datanode::{CommitBlockSynchronizationRequestProto, RecoveringBlockProto};
 use rhdfs_proto::hdfs::BlockProto;
 
 use crate::block_recoveries::BlockRecoveries;
@@ -24,24 +21,6 @@ use crate::error::{FsError, FsResult};
 use crate::fsdir::BlockInfo;
 use crate::namespace::OpenFile;
 use crate::namesystem::{Applied, Effects, Namesystem};
-
-/// Adds the block recovery commands waiting for the heartbeat's sender to its answer.
-pub fn append_commands(
-    recoveries: &BlockRecoveries,
-    uuid: &str,
-    resp: &mut HeartbeatResponseProto,
-) -> usize {
-    let blocks = recoveries.take_commands(uuid);
-    let n = blocks.len();
-    if n > 0 {
-        resp.cmds.push(DatanodeCommandProto {
-            cmd_type: datanode_command_proto::Type::BlockRecoveryCommand as i32,
-            recovery_cmd: Some(BlockRecoveryCommandProto { blocks }),
-            ..Default::default()
-        });
-    }
-    n
-}
 
 impl Namesystem {
     /// The block recoveries of this namesystem.
@@ -215,51 +194,6 @@ impl Namesystem {
         self.recoveries.finish(id);
         Ok(Applied::new("commit_block_synchronization", (), effects))
     }
-}
-
-/// The DatanodeProtocol calls the namespace takes part in: a heartbeat (answered by the
-/// block manager, plus any block recovery for the sender), commitBlockSynchronization
-/// (answered once its edits are durable) and blockReport (replicas from the future it
-/// brings move the namespace's counters, `Namesystem::hold_future_orphans`).
-pub async fn route_datanode_call(
-    fs: &std::sync::Arc<Namesystem>,
-    datanode: &rhdfs_blockmanager::DatanodeProtocolService,
-    ctx: rhdfs_ipc::CallContext,
-    body: bytes::Bytes,
-) -> Result<bytes::Bytes, rhdfs_ipc::RpcError> {
-    use rhdfs_ipc::{RpcService, decode_request, encode_response};
-    use rhdfs_proto::datanode::{CommitBlockSynchronizationResponseProto, HeartbeatRequestProto};
-    if ctx.method == "commitBlockSynchronization" {
-        let req: CommitBlockSynchronizationRequestProto = decode_request(&body)?;
-        match fs.commit_block_synchronization(&req) {
-            Ok(applied) => fs.commit(applied).await?,
-            Err(e) => {
-                // Edits logged before the refusal become durable before it is answered.
-                fs.sync_edits().await?;
-                return Err(e.into());
-            }
-        }
-        return Ok(encode_response(&CommitBlockSynchronizationResponseProto {}));
-    }
-    if ctx.method == "blockReport" {
-        let out = datanode.call(ctx, body).await?;
-        // Replicas from the future that arrive outside safe mode: the counters move past
-        // them before the next block is allocated.
-        if !fs.block_manager().in_safe_mode() {
-            fs.hold_future_orphans_durably().await?;
-        }
-        return Ok(out);
-    }
-    let uuid = decode_request::<HeartbeatRequestProto>(&body)
-        .map(|r| r.registration.datanode_id.datanode_uuid)
-        .unwrap_or_default();
-    let out = datanode.call(ctx, body).await?;
-    if !fs.block_recoveries().has_commands(&uuid) {
-        return Ok(out);
-    }
-    let mut resp: HeartbeatResponseProto = decode_request(&out)?;
-    append_commands(fs.block_recoveries(), &uuid, &mut resp);
-    Ok(encode_response(&resp))
 }
 
 #[cfg(test)]

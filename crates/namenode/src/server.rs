@@ -6,17 +6,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use async_trait::async_trait;
-use bytes::Bytes;
-use rhdfs_blockmanager::{BlockManager, DatanodeProtocolService};
+use rhdfs_blockmanager::BlockManager;
 use rhdfs_conf::clock::SharedClock;
 use rhdfs_conf::{Configuration, TimeUnit, keys};
-use rhdfs_ipc::{CallContext, RpcError, RpcServer, RpcService, ServerConfig};
+use rhdfs_ipc::{ProtocolRouter, RpcServer, ServerConfig};
 use rhdfs_proto::protocols::{CLIENT_PROTOCOL, DATANODE_PROTOCOL};
 use tokio::task::JoinHandle;
 
 use crate::namespace::NamespaceConfig;
 use crate::namesystem::{Namesystem, NamesystemSettings};
+use crate::rpc::datanode::DatanodeProtocolService;
 use crate::rpc::{ClientProtocolService, server_defaults};
 use crate::storage;
 use rhdfs_editlog::RecoveryMode;
@@ -169,34 +168,6 @@ pub fn recover(conf: &Configuration) -> Result<u64, NameNodeError> {
     Ok(ns.last_txid())
 }
 
-/// Routes calls by protocol: DataNodes to the block manager, clients to the namespace.
-struct Router {
-    client: Arc<ClientProtocolService>,
-    datanode: Arc<DatanodeProtocolService>,
-}
-
-#[async_trait]
-impl RpcService for Router {
-    async fn call(&self, ctx: CallContext, body: Bytes) -> Result<Bytes, RpcError> {
-        match ctx.protocol.as_str() {
-            CLIENT_PROTOCOL => self.client.call(ctx, body).await,
-            DATANODE_PROTOCOL => match ctx.method.as_str() {
-                "sendHeartbeat" | "commitBlockSynchronization" | "blockReport" => {
-                    crate::lease_recovery::route_datanode_call(
-                        self.client.namesystem(),
-                        &self.datanode,
-                        ctx,
-                        body,
-                    )
-                    .await
-                }
-                _ => self.datanode.call(ctx, body).await,
-            },
-            _ => Err(RpcError::no_such_method_on(&ctx.method, &ctx.protocol)),
-        }
-    }
-}
-
 /// The NameNode.
 pub struct NameNode;
 
@@ -332,14 +303,21 @@ impl NameNode {
         );
 
         let http = crate::http::HttpServer::start_or_warn(&conf, fs.clone()).await;
-        let router = Router {
-            client: Arc::new(
-                ClientProtocolService::new(fs.clone(), defaults)
-                    .with_retry_cache(retry_expiry)
-                    .with_audit(audit),
-            ),
-            datanode: Arc::new(DatanodeProtocolService::new(bm.clone())),
-        };
+        // Clients and DataNodes share the port; calls are routed by their protocol name
+        // (an unknown one is RpcNoSuchProtocolException, as in Hadoop).
+        let router = ProtocolRouter::new()
+            .route(
+                CLIENT_PROTOCOL,
+                Arc::new(
+                    ClientProtocolService::new(fs.clone(), defaults)
+                        .with_retry_cache(retry_expiry)
+                        .with_audit(audit),
+                ),
+            )
+            .route(
+                DATANODE_PROTOCOL,
+                Arc::new(DatanodeProtocolService::new(fs.clone())),
+            );
         let bind_host = conf
             .get_trimmed(keys::DFS_NAMENODE_RPC_BIND_HOST_KEY)
             .map(str::to_string)

@@ -3,5 +3,6 @@
 //! Run one file's tests with `cargo test -p <crate> --test integration <file>::`.
 
 mod checkpoint;
+mod datanode_protocol;
 mod durability;
 mod start;

@@ -60,7 +60,8 @@ async fn serves_client_protocol_and_keeps_its_identity() {
         .await
         .unwrap();
     assert!(r.fs.is_none());
-    // Another protocol on the NameNode port: RpcNoSuchMethodException.
+    // Another protocol on the NameNode port: RpcNoSuchProtocolException, as Hadoop's
+    // server answers a protocol it does not serve.
     let other = RpcClient::connect(&addr, CLIENT_DATANODE_PROTOCOL, &user)
         .await
         .unwrap();
@@ -72,8 +73,19 @@ async fn serves_client_protocol_and_keeps_its_identity() {
         .await
         .unwrap_err();
     match err {
-        IpcError::Remote { class_name, .. } => {
-            assert_eq!(class_name, "org.apache.hadoop.ipc.RpcNoSuchMethodException")
+        IpcError::Remote {
+            class_name,
+            message,
+            ..
+        } => {
+            assert_eq!(
+                class_name,
+                "org.apache.hadoop.ipc.RpcNoSuchProtocolException"
+            );
+            assert_eq!(
+                message,
+                "Unknown protocol: org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol"
+            );
         }
         e => panic!("{e:?}"),
     }

@@ -232,22 +232,16 @@ pub fn is_sufficient(
     }
 }
 
-/// Java class of the error a node outside the include list receives.
-pub const DISALLOWED_DATANODE_EXCEPTION: &str = rhdfs_ipc::exceptions::DISALLOWED_DATANODE;
-
 /// Hadoop's refusal of a node the include list does not name.
-pub fn disallowed_error(id: &DatanodeId) -> rhdfs_ipc::RpcError {
-    rhdfs_ipc::RpcError::new(
-        DISALLOWED_DATANODE_EXCEPTION,
-        format!(
-            "Datanode denied communication with namenode because the host is not in the include-list: DatanodeRegistration({}, datanodeUuid={}, infoPort={}, infoSecurePort={}, ipcPort={})",
-            id.xfer_addr(),
-            id.uuid,
-            id.info_port,
-            id.info_secure_port,
-            id.ipc_port
-        ),
-    )
+pub fn disallowed_error(id: &DatanodeId) -> crate::error::BlockManagerError {
+    crate::error::BlockManagerError::DisallowedDatanode(format!(
+        "Datanode denied communication with namenode because the host is not in the include-list: DatanodeRegistration({}, datanodeUuid={}, infoPort={}, infoSecurePort={}, ipcPort={})",
+        id.xfer_addr(),
+        id.uuid,
+        id.info_port,
+        id.info_secure_port,
+        id.ipc_port
+    ))
 }
 
 /// What `refresh_nodes` changed.

@@ -6,10 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use bytes::Bytes;
 use prost::Message;
 use rhdfs_ipc::frame::{PREAMBLE_LEN, decode_delimited, read_frame};
-use rhdfs_ipc::{Dispatcher, RpcError, RpcServer, ServerConfig};
+use rhdfs_ipc::{
+    CallContext, RpcError, RpcServer, RpcService, ServerConfig, decode_request, encode_response,
+};
 use rhdfs_proto::common::{RpcResponseHeaderProto, UserInformationProto};
 use rhdfs_proto::hdfs::{GetFileInfoRequestProto, GetFileInfoResponseProto, HdfsFileStatusProto};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -31,68 +34,74 @@ pub struct Stats {
 /// - `sleep{src: millis}`: sleeps, then echoes `src` as `effective_user`.
 /// - `fail{src}`: `java.io.FileNotFoundException` naming `src`.
 /// - `panic`: the handler panics.
-pub fn toy_service(stats: Arc<Stats>) -> Dispatcher {
-    let mut d = Dispatcher::new();
-    d.register(
-        "getFileInfo",
-        |_ctx, req: GetFileInfoRequestProto| async move {
-            let fs = (req.src == "/").then(|| HdfsFileStatusProto {
-                file_type: 1,
-                path: Bytes::new(),
-                length: 0,
-                owner: "root".into(),
-                group: "supergroup".into(),
-                file_id: Some(16385),
-                ..Default::default()
-            });
-            Ok::<_, RpcError>(GetFileInfoResponseProto { fs })
-        },
-    );
-    d.register("whoami", |ctx, _req: GetFileInfoRequestProto| async move {
-        Ok::<_, RpcError>(UserInformationProto {
-            effective_user: Some(ctx.user.clone()),
-            real_user: Some(format!(
-                "{}|{}|{}|{}|{}",
-                ctx.protocol,
-                ctx.method,
-                ctx.call_id,
-                ctx.client_id.len(),
-                ctx.retry_count
-            )),
+pub fn toy_service(stats: Arc<Stats>) -> ToyService {
+    ToyService { stats }
+}
+
+pub struct ToyService {
+    stats: Arc<Stats>,
+}
+
+impl ToyService {
+    async fn sleep(&self, req: GetFileInfoRequestProto) -> Result<UserInformationProto, RpcError> {
+        let stats = &self.stats;
+        let now = stats.running.fetch_add(1, Ordering::SeqCst) + 1;
+        stats.max_running.fetch_max(now, Ordering::SeqCst);
+        let millis: u64 = req
+            .src
+            .parse()
+            .map_err(|_| RpcError::io(format!("bad millis {:?}", req.src)))?;
+        tokio::time::sleep(Duration::from_millis(millis)).await;
+        stats.running.fetch_sub(1, Ordering::SeqCst);
+        stats.completed.fetch_add(1, Ordering::SeqCst);
+        Ok(UserInformationProto {
+            effective_user: Some(req.src),
+            real_user: None,
         })
-    });
-    let s = Arc::clone(&stats);
-    d.register("sleep", move |_ctx, req: GetFileInfoRequestProto| {
-        let stats = Arc::clone(&s);
-        async move {
-            let now = stats.running.fetch_add(1, Ordering::SeqCst) + 1;
-            stats.max_running.fetch_max(now, Ordering::SeqCst);
-            let millis: u64 = req
-                .src
-                .parse()
-                .map_err(|_| RpcError::io(format!("bad millis {:?}", req.src)))?;
-            tokio::time::sleep(Duration::from_millis(millis)).await;
-            stats.running.fetch_sub(1, Ordering::SeqCst);
-            stats.completed.fetch_add(1, Ordering::SeqCst);
-            Ok::<_, RpcError>(UserInformationProto {
-                effective_user: Some(req.src),
-                real_user: None,
-            })
+    }
+}
+
+#[async_trait]
+impl RpcService for ToyService {
+    async fn call(&self, ctx: CallContext, body: Bytes) -> Result<Bytes, RpcError> {
+        // Decoded per method, so an unknown method is reported before a bad body.
+        let req = || decode_request::<GetFileInfoRequestProto>(&body);
+        match ctx.method.as_str() {
+            "getFileInfo" => {
+                let fs = (req()?.src == "/").then(|| HdfsFileStatusProto {
+                    file_type: 1,
+                    path: Bytes::new(),
+                    length: 0,
+                    owner: "root".into(),
+                    group: "supergroup".into(),
+                    file_id: Some(16385),
+                    ..Default::default()
+                });
+                Ok(encode_response(&GetFileInfoResponseProto { fs }))
+            }
+            "whoami" => {
+                req()?;
+                Ok(encode_response(&UserInformationProto {
+                    effective_user: Some(ctx.user.clone()),
+                    real_user: Some(format!(
+                        "{}|{}|{}|{}|{}",
+                        ctx.protocol,
+                        ctx.method,
+                        ctx.call_id,
+                        ctx.client_id.len(),
+                        ctx.retry_count
+                    )),
+                }))
+            }
+            "sleep" => Ok(encode_response(&self.sleep(req()?).await?)),
+            "fail" => Err(RpcError::new(
+                "java.io.FileNotFoundException",
+                format!("File does not exist: {}", req()?.src),
+            )),
+            "panic" => panic!("toy handler panics on purpose"),
+            other => Err(RpcError::no_such_method_on(other, &ctx.protocol)),
         }
-    });
-    d.register("fail", |_ctx, req: GetFileInfoRequestProto| async move {
-        Err::<UserInformationProto, _>(RpcError::new(
-            "java.io.FileNotFoundException",
-            format!("File does not exist: {}", req.src),
-        ))
-    });
-    d.register("panic", |_ctx, _req: GetFileInfoRequestProto| async move {
-        if std::hint::black_box(true) {
-            panic!("toy handler panics on purpose");
-        }
-        Ok::<UserInformationProto, RpcError>(UserInformationProto::default())
-    });
-    d
+    }
 }
 
 /// Starts the toy service on a free local port.

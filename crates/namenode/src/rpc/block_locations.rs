@@ -1,7 +1,6 @@
 //! getBlockLocations and reportBadBlocks.
 
 use bytes::Bytes;
-use rhdfs_blockmanager::Block;
 use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
 use rhdfs_proto::hdfs::{
     GetBlockLocationsRequestProto, GetBlockLocationsResponseProto, ReportBadBlocksRequestProto,
@@ -47,22 +46,7 @@ impl ClientProtocolService {
         body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         let req: ReportBadBlocksRequestProto = decode_request(body)?;
-        let bm = self.fs.block_manager();
-        for lb in &req.blocks {
-            let b = Block::new(
-                lb.b.block_id,
-                lb.b.generation_stamp,
-                lb.b.num_bytes.unwrap_or(0),
-            );
-            for (i, loc) in lb.locs.iter().enumerate() {
-                let storage = lb
-                    .storage_i_ds
-                    .get(i)
-                    .map(String::as_str)
-                    .filter(|s| !s.is_empty());
-                bm.report_bad_block(b, &loc.id.datanode_uuid, storage);
-            }
-        }
+        super::datanode::bad_blocks::mark_corrupt(self.fs.block_manager(), &req.blocks);
         Ok(encode_response(&ReportBadBlocksResponseProto {}))
     }
 }

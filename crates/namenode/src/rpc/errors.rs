@@ -1,5 +1,8 @@
-//! The one place namespace errors become Java exceptions (class name + message).
+//! The one place namespace and block manager errors become Java exceptions (class name +
+//! message).
 
+use rhdfs_blockmanager::error::BlockManagerError;
+use rhdfs_blockmanager::topology::TopologyError;
 use rhdfs_ipc::RpcError;
 
 use crate::error::FsError;
@@ -38,9 +41,38 @@ pub fn class_of(e: &FsError) -> &'static str {
         FsError::UnsupportedAction(_) => rhdfs_ipc::exceptions::UNSUPPORTED_ACTION,
         FsError::PathIsNotDirectory(_) => rhdfs_ipc::exceptions::PATH_IS_NOT_DIRECTORY,
         FsError::JavaIllegalArgument(_) => rhdfs_ipc::exceptions::ILLEGAL_ARGUMENT,
-        FsError::BlockManager { class, .. } => class,
+        FsError::BlockManager(e) => block_manager_class(e),
         FsError::Io(_) => IO,
     }
+}
+
+/// The Java class a client or DataNode receives for a block manager error: Hadoop's
+/// topology exceptions for a rack that cannot be resolved or does not fit,
+/// DisallowedDatanodeException for a node outside the include list, IOException otherwise.
+pub fn block_manager_class(e: &BlockManagerError) -> &'static str {
+    match e {
+        BlockManagerError::Topology(TopologyError::Unresolved(_)) => {
+            rhdfs_ipc::exceptions::UNRESOLVED_TOPOLOGY
+        }
+        BlockManagerError::Topology(TopologyError::Invalid(_)) => {
+            rhdfs_ipc::exceptions::INVALID_TOPOLOGY
+        }
+        BlockManagerError::DisallowedDatanode(_) => rhdfs_ipc::exceptions::DISALLOWED_DATANODE,
+        BlockManagerError::Topology(
+            TopologyError::UnsupportedMapping(_) | TopologyError::Config(_),
+        )
+        | BlockManagerError::NotEnoughReplicas(_)
+        | BlockManagerError::UnknownBlock(_)
+        | BlockManagerError::InvalidState(_)
+        | BlockManagerError::UnregisteredNode(_)
+        | BlockManagerError::MalformedReport(_)
+        | BlockManagerError::Config(_) => IO,
+    }
+}
+
+/// A block manager error as the RPC error sent to the caller.
+pub fn block_manager_to_rpc(e: BlockManagerError) -> RpcError {
+    RpcError::new(block_manager_class(&e), e.to_string())
 }
 
 /// `e` as the RPC error sent to the client (message on one line).
@@ -82,6 +114,32 @@ mod tests {
         assert_eq!(
             (e.class_name.as_str(), e.message.as_str()),
             (SAFE_MODE, "a b")
+        );
+    }
+
+    #[test]
+    fn block_manager_errors_name_hadoops_classes() {
+        let class = |e: BlockManagerError| block_manager_to_rpc(e).class_name;
+        assert_eq!(
+            class(TopologyError::Invalid("/r/h:1".into()).into()),
+            "org.apache.hadoop.net.NetworkTopology$InvalidTopologyException"
+        );
+        assert_eq!(
+            class(TopologyError::Unresolved("h1".into()).into()),
+            "org.apache.hadoop.net.UnresolvedTopologyException"
+        );
+        assert_eq!(
+            class(BlockManagerError::DisallowedDatanode("x".into())),
+            "org.apache.hadoop.hdfs.server.protocol.DisallowedDatanodeException"
+        );
+        assert_eq!(
+            class(BlockManagerError::NotEnoughReplicas("x".into())),
+            "java.io.IOException"
+        );
+        let e = to_rpc(FsError::from(BlockManagerError::UnknownBlock(7)));
+        assert_eq!(
+            (e.class_name.as_str(), e.message.as_str()),
+            (IO, "Block blk_7 does not exist")
         );
     }
 }

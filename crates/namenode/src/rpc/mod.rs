@@ -13,6 +13,7 @@ mod complete;
 mod concat;
 pub mod convert;
 mod create;
+pub mod datanode;
 mod delete;
 pub mod errors;
 mod info;

@@ -19,7 +19,7 @@ impl ClientProtocolService {
         let out = tokio::task::spawn_blocking(move || bm.refresh_nodes())
             .await
             .map_err(|e| RpcError::io(format!("refreshNodes failed: {e}")))?
-            .map_err(|e| RpcError::new(e.java_class(), e.to_string()))?;
+            .map_err(super::errors::block_manager_to_rpc)?;
         tracing::info!(
             user = %caller.user,
             started = ?out.started,

@@ -1,43 +1,14 @@
 //! Slow peer reports in heartbeats -> the slow node set -> placement skips slow nodes.
 
-use crate::common;
-
+use rhdfs_namenode::rpc::datanode::DatanodeProtocolService;
 use std::time::Duration;
 
-use bytes::Bytes;
-use common::*;
-use prost::Message;
+use super::support::*;
 use rhdfs_blockmanager::slowpeers::SlowNodeConfig;
-use rhdfs_blockmanager::{BlockManager, BlockManagerConfig, DatanodeProtocolService};
-use rhdfs_ipc::{CallContext, RpcService};
+use rhdfs_blockmanager::{BlockManager, BlockManagerConfig};
 use rhdfs_proto::datanode::{
-    DatanodeRegistrationProto, HeartbeatRequestProto, HeartbeatResponseProto, SlowDiskReportProto,
-    SlowPeerReportProto,
+    HeartbeatRequestProto, HeartbeatResponseProto, SlowDiskReportProto, SlowPeerReportProto,
 };
-use rhdfs_proto::hdfs::{DatanodeIdProto, ExportedBlockKeysProto, StorageInfoProto};
-
-fn registration(i: u32) -> DatanodeRegistrationProto {
-    let id = dn_id(i);
-    DatanodeRegistrationProto {
-        datanode_id: DatanodeIdProto {
-            ip_addr: id.ip_addr,
-            host_name: id.host_name,
-            datanode_uuid: id.uuid,
-            xfer_port: id.xfer_port,
-            info_port: id.info_port,
-            ipc_port: id.ipc_port,
-            info_secure_port: None,
-        },
-        storage_info: StorageInfoProto {
-            layout_version: (-57i32) as u32,
-            namespce_id: 42,
-            cluster_id: "CID-test".into(),
-            c_time: 0,
-        },
-        keys: ExportedBlockKeysProto::default(),
-        software_version: "3.5.0".into(),
-    }
-}
 
 async fn heartbeat(
     svc: &DatanodeProtocolService,
@@ -46,25 +17,12 @@ async fn heartbeat(
     slow_disks: Vec<SlowDiskReportProto>,
 ) {
     let req = HeartbeatRequestProto {
-        registration: registration(i),
+        registration: registration_of(dn_id(i)),
         slow_peers,
         slow_disks,
         ..HeartbeatRequestProto::default()
     };
-    let ctx = CallContext {
-        user: "dn".into(),
-        protocol: rhdfs_proto::protocols::DATANODE_PROTOCOL.into(),
-        method: "sendHeartbeat".into(),
-        client_id: Bytes::from_static(&[0; 16]),
-        call_id: 0,
-        retry_count: 0,
-        peer: "10.0.0.1:50000".parse().expect("addr"),
-    };
-    let body = svc
-        .call(ctx, Bytes::from(req.encode_to_vec()))
-        .await
-        .expect("heartbeat");
-    HeartbeatResponseProto::decode(body).expect("decodes");
+    let _: HeartbeatResponseProto = call(svc, "sendHeartbeat", &req).await.expect("heartbeat");
 }
 
 fn slow(addr: &str, ms: f64) -> SlowPeerReportProto {
@@ -100,7 +58,7 @@ fn chosen(bm: &BlockManager, n: usize) -> Vec<String> {
 async fn reported_slow_node_is_not_a_write_target_until_reports_expire() {
     let (bm, clock) = manager(cfg(true));
     add_nodes(&bm, 4, GB);
-    let svc = DatanodeProtocolService::new(bm.clone());
+    let svc = dn_service(&bm);
     for i in [1, 2] {
         heartbeat(&svc, i, vec![slow("10.0.0.4:9864", 120.0)], vec![]).await;
     }
@@ -138,7 +96,7 @@ async fn reported_slow_node_is_not_a_write_target_until_reports_expire() {
 async fn slow_nodes_are_chosen_when_exclusion_is_off() {
     let (bm, _clock) = manager(cfg(false));
     add_nodes(&bm, 4, GB);
-    let svc = DatanodeProtocolService::new(bm.clone());
+    let svc = dn_service(&bm);
     heartbeat(&svc, 1, vec![slow("10.0.0.4:9864", 120.0)], vec![]).await;
     assert_eq!(chosen(&bm, 4).len(), 4);
 }
@@ -147,7 +105,7 @@ async fn slow_nodes_are_chosen_when_exclusion_is_off() {
 async fn slow_disks_reported_in_heartbeats() {
     let (bm, _clock) = manager(cfg(true));
     add_nodes(&bm, 2, GB);
-    let svc = DatanodeProtocolService::new(bm.clone());
+    let svc = dn_service(&bm);
     let disk = SlowDiskReportProto {
         base_path: Some("/data/2".into()),
         mean_metadata_op_latency: None,

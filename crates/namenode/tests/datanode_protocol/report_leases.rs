@@ -4,56 +4,14 @@
 //! report split over several RPCs keeps the lease until its last RPC and applies each storage
 //! once, even when an RPC is retried.
 
-use crate::common;
-
-use bytes::Bytes;
-use common::*;
-use prost::Message;
-use rhdfs_blockmanager::{
-    Block, BlockManagerConfig, DatanodeProtocolService, ReplicaState, ReportedReplica, encode_longs,
-};
-use rhdfs_ipc::{CallContext, RpcService};
+use super::support::*;
+use rhdfs_blockmanager::{Block, BlockManagerConfig, ReplicaState, ReportedReplica, encode_longs};
+use rhdfs_namenode::rpc::datanode::DatanodeProtocolService;
 use rhdfs_proto::datanode::{
     BlockReportContextProto, BlockReportRequestProto, BlockReportResponseProto,
-    DatanodeRegistrationProto, StorageBlockReportProto,
+    StorageBlockReportProto,
 };
-use rhdfs_proto::hdfs::{
-    DatanodeIdProto, DatanodeStorageProto, ExportedBlockKeysProto, StorageInfoProto,
-};
-
-fn ctx() -> CallContext {
-    CallContext {
-        user: "dn".into(),
-        protocol: rhdfs_proto::protocols::DATANODE_PROTOCOL.into(),
-        method: "blockReport".into(),
-        client_id: Bytes::from_static(&[0; 16]),
-        call_id: 0,
-        retry_count: 0,
-        peer: "127.0.0.1:50000".parse().expect("addr"),
-    }
-}
-
-fn registration(i: u32) -> DatanodeRegistrationProto {
-    DatanodeRegistrationProto {
-        datanode_id: DatanodeIdProto {
-            ip_addr: format!("10.0.0.{i}"),
-            host_name: format!("host{i}"),
-            datanode_uuid: uuid(i),
-            xfer_port: 9866,
-            info_port: 9864,
-            ipc_port: 9867,
-            info_secure_port: None,
-        },
-        storage_info: StorageInfoProto {
-            layout_version: (-57i32) as u32,
-            namespce_id: 42,
-            cluster_id: "CID-test".into(),
-            c_time: 0,
-        },
-        keys: ExportedBlockKeysProto::default(),
-        software_version: "3.5.0".into(),
-    }
-}
+use rhdfs_proto::hdfs::DatanodeStorageProto;
 
 fn finalized(ids: &[u64]) -> Vec<ReportedReplica> {
     ids.iter()
@@ -77,7 +35,7 @@ async fn send(
     lease: u64,
 ) {
     let req = BlockReportRequestProto {
-        registration: registration(i),
+        registration: registration_of(dn_id(i)),
         block_pool_id: "BP-1-127.0.0.1-1".into(),
         reports: vec![StorageBlockReportProto {
             storage: DatanodeStorageProto {
@@ -97,11 +55,7 @@ async fn send(
             sorted: None,
         }),
     };
-    let body = svc
-        .call(ctx(), Bytes::from(req.encode_to_vec()))
-        .await
-        .expect("blockReport");
-    BlockReportResponseProto::decode(body).expect("response");
+    let _: BlockReportResponseProto = call(svc, "blockReport", &req).await.expect("blockReport");
 }
 
 fn on_node(bm: &rhdfs_blockmanager::BlockManager, id: u64, i: u32) -> bool {
@@ -117,7 +71,7 @@ async fn leases_admit_reports_and_multi_rpc_reports_apply_each_storage_once() {
         ..config()
     };
     let (bm, _clock) = manager(cfg);
-    let svc = DatanodeProtocolService::new(bm.clone());
+    let svc = dn_service(&bm);
     add_nodes(&bm, 2, GB);
     complete_block(&bm, 7, &[2]);
     complete_block(&bm, 8, &[2]);

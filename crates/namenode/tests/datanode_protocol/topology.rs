@@ -2,60 +2,20 @@
 //! stored and reported; a rack that does not fit the topology, or an unresolved node
 //! when those are rejected, is refused with Hadoop's exception class, not a panic.
 
-use crate::common;
+use super::support::*;
+use rhdfs_namenode::rpc::datanode::DatanodeProtocolService;
 
-use bytes::Bytes;
-use common::*;
-use prost::Message;
-use rhdfs_blockmanager::DatanodeProtocolService;
 use rhdfs_blockmanager::topology::{MappingSource, TopologyConfig};
-use rhdfs_ipc::{CallContext, RpcService};
-use rhdfs_proto::datanode::{
-    DatanodeRegistrationProto, RegisterDatanodeRequestProto, RegisterDatanodeResponseProto,
-};
-use rhdfs_proto::hdfs::{DatanodeIdProto, ExportedBlockKeysProto, StorageInfoProto};
-
-fn registration(i: u32) -> RegisterDatanodeRequestProto {
-    RegisterDatanodeRequestProto {
-        registration: DatanodeRegistrationProto {
-            datanode_id: DatanodeIdProto {
-                ip_addr: "0.0.0.0".into(),
-                host_name: format!("host{i}"),
-                datanode_uuid: uuid(i),
-                xfer_port: 9000 + i,
-                info_port: 9864,
-                ipc_port: 9867,
-                info_secure_port: None,
-            },
-            storage_info: StorageInfoProto {
-                layout_version: (-57i32) as u32,
-                namespce_id: 42,
-                cluster_id: "CID-test".into(),
-                c_time: 0,
-            },
-            keys: ExportedBlockKeysProto::default(),
-            software_version: "3.5.0".into(),
-        },
-    }
-}
+use rhdfs_proto::datanode::{RegisterDatanodeRequestProto, RegisterDatanodeResponseProto};
 
 async fn register(
     svc: &DatanodeProtocolService,
     i: u32,
 ) -> Result<RegisterDatanodeResponseProto, rhdfs_ipc::RpcError> {
-    let ctx = CallContext {
-        user: "dn".into(),
-        protocol: rhdfs_proto::protocols::DATANODE_PROTOCOL.into(),
-        method: "registerDatanode".into(),
-        client_id: Bytes::from_static(&[0; 16]),
-        call_id: 0,
-        retry_count: 0,
-        peer: "127.0.0.1:50000".parse().expect("addr"),
+    let req = RegisterDatanodeRequestProto {
+        registration: registration(i),
     };
-    let body = svc
-        .call(ctx, Bytes::from(registration(i).encode_to_vec()))
-        .await?;
-    Ok(RegisterDatanodeResponseProto::decode(body).expect("response decodes"))
+    call(svc, "registerDatanode", &req).await
 }
 
 fn table(text: &str) -> std::path::PathBuf {
@@ -74,7 +34,7 @@ async fn register_stores_the_rack_and_refuses_a_mixed_depth() {
         reject_unresolved: false,
     };
     let (bm, _clock) = manager(cfg);
-    let svc = DatanodeProtocolService::new(bm.clone());
+    let svc = dn_service(&bm);
     register(&svc, 1).await.expect("host1 on /r1");
     register(&svc, 3).await.expect("host3 on /r2");
     let err = register(&svc, 2)
@@ -115,7 +75,7 @@ async fn unresolved_nodes_rejected_when_configured() {
         reject_unresolved: true,
     };
     let (bm, _clock) = manager(cfg);
-    let svc = DatanodeProtocolService::new(bm.clone());
+    let svc = dn_service(&bm);
     let err = register(&svc, 1).await.expect_err("unresolved");
     assert_eq!(
         err.class_name,

@@ -1,60 +1,22 @@
 //! DatanodeProtocol over the RpcService interface, and the block list encodings.
 
-use crate::common;
-
+use super::support::*;
 use bytes::Bytes;
-use common::*;
-use prost::Message;
 use rhdfs_blockmanager::{
-    Block, DatanodeProtocolService, ReplicaState, ReportedReplica, decode_buffers, decode_longs,
-    encode_buffer, encode_longs,
+    Block, ReplicaState, ReportedReplica, decode_buffers, decode_longs, encode_buffer, encode_longs,
 };
-use rhdfs_ipc::{CallContext, RpcService};
+use rhdfs_ipc::RpcService;
+use rhdfs_namenode::rpc::datanode::commands::transfer_command;
 use rhdfs_proto::datanode::{
     BlockReceivedAndDeletedRequestProto, BlockReportContextProto, BlockReportRequestProto,
-    BlockReportResponseProto, DatanodeRegistrationProto, HeartbeatRequestProto,
-    HeartbeatResponseProto, ReceivedDeletedBlockInfoProto, RegisterDatanodeRequestProto,
-    RegisterDatanodeResponseProto, StorageBlockReportProto, StorageReceivedDeletedBlocksProto,
-    block_command_proto, datanode_command_proto,
+    BlockReportResponseProto, HeartbeatRequestProto, HeartbeatResponseProto,
+    ReceivedDeletedBlockInfoProto, RegisterDatanodeRequestProto, RegisterDatanodeResponseProto,
+    StorageBlockReportProto, StorageReceivedDeletedBlocksProto, block_command_proto,
+    datanode_command_proto,
 };
 use rhdfs_proto::hdfs::{
-    BlockProto, DatanodeIdProto, DatanodeStorageProto, ExportedBlockKeysProto, StorageInfoProto,
-    StorageReportProto, VersionRequestProto, VersionResponseProto,
+    BlockProto, DatanodeStorageProto, StorageReportProto, VersionRequestProto, VersionResponseProto,
 };
-
-fn ctx(method: &str) -> CallContext {
-    CallContext {
-        user: "dn".into(),
-        protocol: rhdfs_proto::protocols::DATANODE_PROTOCOL.into(),
-        method: method.into(),
-        client_id: Bytes::from_static(&[0; 16]),
-        call_id: 0,
-        retry_count: 0,
-        peer: "127.0.0.1:50000".parse().expect("addr"),
-    }
-}
-
-fn registration(i: u32) -> DatanodeRegistrationProto {
-    DatanodeRegistrationProto {
-        datanode_id: DatanodeIdProto {
-            ip_addr: "0.0.0.0".into(),
-            host_name: format!("host{i}"),
-            datanode_uuid: uuid(i),
-            xfer_port: 9000 + i,
-            info_port: 9864,
-            ipc_port: 9867,
-            info_secure_port: None,
-        },
-        storage_info: StorageInfoProto {
-            layout_version: (-57i32) as u32,
-            namespce_id: 42,
-            cluster_id: "CID-test".into(),
-            c_time: 0,
-        },
-        keys: ExportedBlockKeysProto::default(),
-        software_version: "3.5.0".into(),
-    }
-}
 
 fn storage_proto(i: u32) -> DatanodeStorageProto {
     DatanodeStorageProto {
@@ -82,21 +44,10 @@ fn heartbeat_req(i: u32) -> HeartbeatRequestProto {
     }
 }
 
-async fn call<Req: Message, Resp: Message + Default>(
-    svc: &DatanodeProtocolService,
-    method: &str,
-    req: &Req,
-) -> Result<Resp, rhdfs_ipc::RpcError> {
-    let body = svc
-        .call(ctx(method), Bytes::from(req.encode_to_vec()))
-        .await?;
-    Ok(Resp::decode(body).expect("response decodes"))
-}
-
 #[tokio::test]
 async fn version_register_heartbeat_reports() {
     let (bm, _clock) = manager(config());
-    let svc = DatanodeProtocolService::new(bm.clone());
+    let svc = dn_service(&bm);
 
     let v: VersionResponseProto = call(&svc, "versionRequest", &VersionRequestProto {})
         .await
@@ -228,9 +179,9 @@ async fn version_register_heartbeat_reports() {
 #[tokio::test]
 async fn unknown_methods_and_garbage() {
     let (bm, _clock) = manager(config());
-    let svc = DatanodeProtocolService::new(bm);
+    let svc = dn_service(&bm);
     let err = svc
-        .call(ctx("commitBlockSynchronization"), Bytes::new())
+        .call(ctx("cacheReport"), Bytes::new())
         .await
         .unwrap_err();
     assert_eq!(
@@ -329,11 +280,10 @@ fn buffer_round_trip_split_anywhere() {
 fn transfer_command_layout() {
     let (bm, _clock) = manager(config());
     add_nodes(&bm, 3, GB);
-    let svc = DatanodeProtocolService::new(bm.clone());
     let targets = bm
         .choose_targets("/f", 2, Some("10.0.0.2"), &[], &[], 1)
         .expect("targets");
-    let cmd = svc.transfer_command(&[(Block::new(9, 1005, 77), targets)]);
+    let cmd = transfer_command(bm.block_pool_id(), &[(Block::new(9, 1005, 77), targets)]);
     assert_eq!(
         cmd.cmd_type,
         datanode_command_proto::Type::BlockCommand as i32
