@@ -13,23 +13,7 @@ use crate::topology::{TopologyError, depth};
 /// The rack of a node no mapping places (`topology::DEFAULT_RACK`).
 pub use crate::topology::DEFAULT_RACK;
 
-/// A DataNode's identity and ports, as in DatanodeIDProto.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DatanodeId {
-    pub uuid: String,
-    pub ip_addr: String,
-    pub host_name: String,
-    pub xfer_port: u32,
-    pub info_port: u32,
-    pub info_secure_port: u32,
-    pub ipc_port: u32,
-}
-
-impl DatanodeId {
-    pub fn xfer_addr(&self) -> String {
-        format!("{}:{}", self.ip_addr, self.xfer_port)
-    }
-}
+pub use crate::datanode_id::DatanodeId;
 
 /// One storage (volume) of a DataNode, from its heartbeat.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

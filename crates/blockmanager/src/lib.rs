@@ -26,6 +26,7 @@
 pub mod block;
 pub mod blocks_map;
 pub mod config;
+pub mod datanode_id;
 pub mod datanodes;
 mod deletion;
 pub mod error;
@@ -35,6 +36,7 @@ pub mod leases;
 pub mod locks;
 mod manager;
 mod monitor;
+mod ops;
 pub mod orphans;
 pub mod placement;
 pub mod reconstruction;

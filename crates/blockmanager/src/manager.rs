@@ -257,19 +257,14 @@ impl BlockManager {
             existing: &[],
             block_size,
         };
-        let (chosen, outcome) = self.place_detailed(&req);
         let min = self.cfg.min_replication.min(replication.max(1));
+        let (chosen, outcome) = self.place_detailed(&req, Some(min));
         if chosen.len() < min {
             let running = self.live_datanodes();
             return Err(BlockManagerError::NotEnoughReplicas(
                 not_enough_replicas_detailed(src, self.cfg.min_replication, running, &outcome),
             ));
         }
-        let kinds: Vec<(String, i32)> = chosen
-            .iter()
-            .map(|l| (l.info.id.datanode_uuid.clone(), l.storage_type))
-            .collect();
-        self.note_scheduled(&kinds);
         Ok(chosen)
     }
 
@@ -309,15 +304,20 @@ impl BlockManager {
     }
 
     pub(crate) fn place(&self, req: &PlacementRequest<'_>) -> Vec<Location> {
-        self.place_detailed(req).0
+        self.place_detailed(req, None).0
     }
 
     /// The chosen targets, and the policy's account of the choice (rejection reasons).
+    /// With `schedule_min`, a choice of at least that many targets is also counted as a
+    /// block scheduled to each (`crate::scheduled`) under the same hold of the datanodes
+    /// lock, so concurrent writers, each seeing the others' blocks, never over-commit a
+    /// node's free space.
     pub(crate) fn place_detailed(
         &self,
         req: &PlacementRequest<'_>,
+        schedule_min: Option<usize>,
     ) -> (Vec<Location>, PlacementOutcome) {
-        let dns = self.datanodes.lock("choose_targets");
+        let mut dns = self.datanodes.lock("choose_targets");
         let now = self.now_mono();
         let mut view = dns.placement_view(now);
         self.slow.mark_views(&mut view, || dns.all().map(|d| &d.id));
@@ -338,7 +338,14 @@ impl BlockManager {
                     storage_type: storage.map_or(1, |s| s.storage_type),
                 })
             })
-            .collect();
+            .collect::<Vec<_>>();
+        if schedule_min.is_some_and(|min| locations.len() >= min) {
+            for l in &locations {
+                if let Some(d) = dns.get_mut(&l.info.id.datanode_uuid) {
+                    d.scheduled.increment(l.storage_type);
+                }
+            }
+        }
         (locations, outcome)
     }
 
@@ -778,7 +785,7 @@ impl BlockManager {
                     let n = per_node.get(&d.uuid).copied().unwrap_or(0);
                     (
                         d.id.xfer_addr(),
-                        crate::volume_failures::with_volume_failures(
+                        crate::render::with_volume_failures(
                             DatanodeInfoProto {
                                 rhdfs_admin_note: notes.get(&d.uuid).cloned(),
                                 ..render::datanode_info_with_blocks(d, live, Some(n))

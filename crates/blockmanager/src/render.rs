@@ -62,3 +62,20 @@ pub fn datanode_info_with_blocks(
         ..DatanodeInfoProto::default()
     }
 }
+
+/// `info` with the node's failed volumes (rhdfs's DatanodeInfoProto fields 1002-1005),
+/// for datanode reports.
+pub fn with_volume_failures(
+    mut info: DatanodeInfoProto,
+    d: &DatanodeDescriptor,
+) -> DatanodeInfoProto {
+    if d.volume_failures > 0 {
+        info.rhdfs_volume_failures = Some(d.volume_failures);
+    }
+    if let Some(s) = &d.volume_failure_summary {
+        info.rhdfs_failed_storage_locations = s.failed_storage_locations.clone();
+        info.rhdfs_last_volume_failure_date = Some(s.last_volume_failure_date);
+        info.rhdfs_estimated_capacity_lost = Some(s.estimated_capacity_lost_total);
+    }
+    info
+}

@@ -6,13 +6,7 @@
 //! blocks are re-replicated from other nodes); a FATAL_DISK_ERROR report removes the node
 //! as a dead one.
 
-use std::sync::Arc;
-
 use rhdfs_proto::datanode::VolumeFailureSummaryProto;
-use rhdfs_proto::hdfs::DatanodeInfoProto;
-
-use crate::datanodes::{DatanodeDescriptor, DatanodeManager};
-use crate::manager::BlockManager;
 
 /// A node's failed volumes, from its heartbeat.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,98 +33,10 @@ pub const ERROR_DISK: u32 = 1;
 pub const ERROR_INVALID_BLOCK: u32 = 2;
 pub const ERROR_FATAL_DISK: u32 = 3;
 
-impl DatanodeManager {
-    /// Records a heartbeat's failed volume count and summary. When the count grew, every
-    /// storage of the node not in `reported` is marked failed; returns those storage IDs.
-    pub fn record_volume_failures(
-        &mut self,
-        uuid: &str,
-        reported: &[String],
-        failures: u32,
-        summary: Option<VolumeFailureSummary>,
-    ) -> Vec<String> {
-        let Some(d) = self.get_mut(uuid) else {
-            return Vec::new();
-        };
-        let grew = failures > d.volume_failures;
-        d.volume_failures = failures;
-        d.volume_failure_summary = summary;
-        if !grew {
-            return Vec::new();
-        }
-        let mut out = Vec::new();
-        for s in d.storages.iter_mut() {
-            if !s.failed && !reported.contains(&s.storage_id) {
-                s.failed = true;
-                out.push(s.storage_id.clone());
-            }
-        }
-        out
-    }
-}
-
-impl BlockManager {
-    /// Drops the replicas of storages a heartbeat showed failed.
-    pub(crate) fn drop_failed_storages(&self, uuid: &str, failed: &[String]) {
-        for storage in failed {
-            if self
-                .blocks
-                .lock("heartbeat")
-                .map
-                .storage_block_count(storage)
-                > 0
-            {
-                tracing::warn!(dn = uuid, storage = %storage, "storage failed; dropping its replicas");
-                self.forget_storage(storage);
-            }
-        }
-    }
-
-    /// errorReport from a DataNode, as Hadoop's NameNode takes it: logged, and on
-    /// FATAL_DISK_ERROR the node is removed (declared dead: its replicas leave the map).
-    pub fn error_report(&self, uuid: &str, name: &str, code: u32, msg: &str) {
-        match code {
-            ERROR_NOTIFY => tracing::info!("Error report from {name}: {msg}"),
-            ERROR_DISK => tracing::warn!("Disk error on {name}: {msg}"),
-            ERROR_FATAL_DISK => {
-                tracing::warn!("Fatal disk error on {name}: {msg}");
-                let dead: Vec<Arc<str>> = {
-                    let mut dns = self.datanodes.lock("error_report");
-                    let Some(d) = dns.get(uuid) else {
-                        return;
-                    };
-                    let id = d.uuid.clone();
-                    dns.mark_dead(std::slice::from_ref(&id));
-                    vec![id]
-                };
-                self.remove_dead_nodes(&dead);
-            }
-            _ => tracing::info!("Error report from {name}: {msg}"),
-        }
-    }
-}
-
-/// `info` with the node's failed volumes (rhdfs's DatanodeInfoProto fields 1002-1005),
-/// for datanode reports.
-pub fn with_volume_failures(
-    mut info: DatanodeInfoProto,
-    d: &DatanodeDescriptor,
-) -> DatanodeInfoProto {
-    if d.volume_failures > 0 {
-        info.rhdfs_volume_failures = Some(d.volume_failures);
-    }
-    if let Some(s) = &d.volume_failure_summary {
-        info.rhdfs_failed_storage_locations = s.failed_storage_locations.clone();
-        info.rhdfs_last_volume_failure_date = Some(s.last_volume_failure_date);
-        info.rhdfs_estimated_capacity_lost = Some(s.estimated_capacity_lost_total);
-    }
-    info
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datanodes::{DatanodeId, LivenessConfig, StorageReport};
+    use crate::datanodes::{DatanodeId, DatanodeManager, LivenessConfig, StorageReport};
     use std::time::Duration;
 
     fn node() -> DatanodeManager {
