@@ -5,7 +5,12 @@ use rand::SeedableRng;
 
 use super::*;
 use crate::placement::ExcludedNode;
-use crate::topology::{DnsToSwitchMapping, TableMapping};
+use std::time::Duration;
+
+use rhdfs_conf::Configuration;
+use rhdfs_conf::keys::*;
+
+use crate::topology::{DnsToSwitchMapping, ReadSortFlags, TableMapping};
 
 const GB: u64 = 1 << 30;
 

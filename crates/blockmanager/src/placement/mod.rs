@@ -2,7 +2,11 @@
 //! nodes first, then the writer's own node, then random others. The rack-aware default
 //! policy (seed 003) is `rack_aware::RackAwarePlacement`.
 
+mod deletion;
 pub mod rack_aware;
+mod read_order;
+mod reasons;
+mod settings;
 
 use std::time::Duration;
 
