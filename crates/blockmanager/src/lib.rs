@@ -8,7 +8,7 @@
 //! invalidation scheduling), `monitor` (tasks; `heartbeat_scan`: no node expires on a pass
 //! that comes after the checker was held up), `state` (the locked state and its operations), `report` (BlockListAsLongs and
 //! reportDiff classification), `placement`, `datanodes`, `invalidate`, `blocks_map`,
-//! `locks` (hold-time statistics), `render` (DatanodeInfoProto), `leases`, `config`,
+//! `locks` (hold-time statistics), `render` (DatanodeInfoProto), `report_leases` (full block report leases), `config`,
 //! `reconstruction` (needed / pending / queued DNA_TRANSFER bookkeeping), `redundancy`
 //! (RedundancyMonitor pass: `low_redundancy` priority queues, source choice and stream
 //! limits, `excess` replicas, `decommission` = DatanodeAdminManager and host lists),
@@ -32,7 +32,6 @@ mod deletion;
 pub mod error;
 pub mod heartbeat_scan;
 pub mod invalidate;
-pub mod leases;
 pub mod locks;
 mod manager;
 mod monitor;
@@ -43,6 +42,7 @@ pub mod reconstruction;
 pub mod redundancy;
 pub mod render;
 pub mod report;
+pub mod report_leases;
 mod reports;
 pub mod scheduled;
 mod slow_report;

@@ -18,7 +18,6 @@ use crate::block::{Block, BlockRecovery, BlockUcState, ExpectedLocation};
 use crate::config::BlockManagerConfig;
 use crate::datanodes::{DatanodeManager, Liveness};
 use crate::error::BlockManagerError;
-use crate::leases::ReportLeases;
 use crate::locks::{LockStat, TimedMutex};
 use crate::placement::{
     ExcludedNode, PlacementPolicy, PlacementRequest,
@@ -26,6 +25,7 @@ use crate::placement::{
 };
 use crate::redundancy::decommission::AdminState;
 use crate::render;
+use crate::report_leases::ReportLeases;
 use crate::state::{BlockCounts, BlockState};
 
 /// Blocks examined per lock hold when counting for fsStats.

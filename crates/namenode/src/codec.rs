@@ -5,7 +5,7 @@
 
 use crate::fsdir::acl::{AclEntry, AclType};
 use crate::fsdir::xattr::{XAttr, XAttrNs};
-use crate::fsdir::{BlockInfo, PermissionStatus};
+use crate::fsdir::{FileBlock, PermissionStatus};
 
 /// Why bytes could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl W {
             None => self.0.push(0),
         }
     }
-    pub fn block(&mut self, b: &BlockInfo) {
+    pub fn block(&mut self, b: &FileBlock) {
         self.u(b.id);
         self.u(b.gs);
         self.u(b.num_bytes);
@@ -168,8 +168,8 @@ impl R<'_> {
             None
         })
     }
-    pub fn block(&mut self) -> Result<BlockInfo, CodecError> {
-        Ok(BlockInfo {
+    pub fn block(&mut self) -> Result<FileBlock, CodecError> {
+        Ok(FileBlock {
             id: self.u()?,
             gs: self.u()?,
             num_bytes: self.u()?,

@@ -7,7 +7,7 @@
 use crate::error::FsResult;
 use crate::fsdir::acl::AclEntry;
 use crate::fsdir::xattr::{XAttr, XAttrNs};
-use crate::fsdir::{BlockInfo, PermissionStatus};
+use crate::fsdir::{FileBlock, PermissionStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EditOp {
@@ -35,12 +35,12 @@ pub enum EditOp {
     /// A new block at the end of an open file (its id and GS are new).
     AddBlock {
         file: u64,
-        block: BlockInfo,
+        block: FileBlock,
     },
     /// New length and/or GS of the file's last block (commit, fsync, pipeline update).
     UpdateLastBlock {
         file: u64,
-        block: BlockInfo,
+        block: FileBlock,
     },
     /// Removes the file's last block.
     AbandonBlock {

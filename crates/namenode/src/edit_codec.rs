@@ -400,7 +400,7 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fsdir::{BlockInfo, PermissionStatus};
+    use crate::fsdir::{FileBlock, PermissionStatus};
 
     fn samples() -> Vec<EditOp> {
         let perm = PermissionStatus {
@@ -408,7 +408,7 @@ mod tests {
             group: "supergroup".into(),
             mode: 0o1755,
         };
-        let b = BlockInfo {
+        let b = FileBlock {
             id: (1 << 30) + 1,
             gs: 1001,
             num_bytes: u64::MAX,

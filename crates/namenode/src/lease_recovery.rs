@@ -18,7 +18,7 @@ use rhdfs_proto::hdfs::BlockProto;
 use crate::block_recoveries::BlockRecoveries;
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
-use crate::fsdir::BlockInfo;
+use crate::fsdir::FileBlock;
 use crate::namespace::OpenFile;
 use crate::namesystem::{Applied, Effects, Namesystem};
 
@@ -33,7 +33,7 @@ impl Namesystem {
     /// while it is younger than the block recovery timeout and its primary is alive (or,
     /// when it found no live location, while there still is none). Returns true when a
     /// command was queued for a primary DataNode.
-    pub fn start_block_recovery(&self, of: &OpenFile, last: &BlockInfo) -> FsResult<bool> {
+    pub fn start_block_recovery(&self, of: &OpenFile, last: &FileBlock) -> FsResult<bool> {
         let _starting = self.recoveries.starting();
         let now = self.now();
         let bm = self.block_manager();
@@ -139,7 +139,7 @@ impl Namesystem {
                 "blk_{id}_{old_gs} is not the last block of the file it belongs to"
             )));
         }
-        let new = BlockInfo {
+        let new = FileBlock {
             id,
             gs: req.new_gen_stamp,
             num_bytes: req.new_length,

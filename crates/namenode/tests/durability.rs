@@ -11,7 +11,7 @@ use rhdfs_editlog::RecoveryMode;
 use rhdfs_ipc::{CallContext, IpcError, RpcClient, RpcService};
 use rhdfs_namenode::NameNode;
 use rhdfs_namenode::edit::EditOp;
-use rhdfs_namenode::fsdir::{BlockInfo, PermissionStatus, ROOT_INODE_ID};
+use rhdfs_namenode::fsdir::{FileBlock, PermissionStatus, ROOT_INODE_ID};
 use rhdfs_namenode::rpc::{ClientProtocolService, server_defaults};
 use rhdfs_proto::hdfs::*;
 use rhdfs_proto::protocols::CLIENT_PROTOCOL;
@@ -209,7 +209,7 @@ async fn unreported_blocks_keep_the_namenode_in_safe_mode() {
             },
             EditOp::AddBlock {
                 file: id,
-                block: BlockInfo {
+                block: FileBlock {
                     id: (1 << 30) + 1,
                     gs: 1001,
                     num_bytes: 10,

@@ -1,8 +1,8 @@
-//! The block manager's operations for `leases` (whose plain types stay there, free of the
+//! The block manager's operations for `report_leases` (whose plain types stay there, free of the
 //! manager, so that imports point one way).
 
-use crate::leases::{LeaseRejection, LeaseStats};
 use crate::manager::BlockManager;
+use crate::report_leases::{LeaseRejection, LeaseStats};
 
 impl BlockManager {
     /// Checks a full report's lease (Hadoop's checkBlockReportLease); `Err` means the report

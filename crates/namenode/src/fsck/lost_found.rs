@@ -18,7 +18,7 @@ use rhdfs_conf::Configuration;
 use rhdfs_proto::hdfs::ExtendedBlockProto;
 use rhdfs_transfer::{BlockReader, ReadBlockParams, TransferConfig};
 
-use crate::fsdir::BlockInfo;
+use crate::fsdir::FileBlock;
 use crate::fsdir::permission::Caller;
 use crate::namesystem::Namesystem;
 
@@ -40,7 +40,7 @@ pub struct LostFoundTarget {
 pub struct MoveJob {
     pub path: String,
     pub mode: u16,
-    pub blocks: Vec<(BlockInfo, Vec<Location>)>,
+    pub blocks: Vec<(FileBlock, Vec<Location>)>,
 }
 
 /// What `-move` did.
@@ -110,7 +110,7 @@ impl Copier<'_> {
     /// `out`; the whole recorded length must arrive.
     async fn copy_block(
         &self,
-        block: &BlockInfo,
+        block: &FileBlock,
         locations: &[Location],
         out: &mut FileWriter,
     ) -> Result<(), MoveError> {

@@ -143,7 +143,7 @@ enum Entry {
         length: u64,
         replication: u16,
         mode: u16,
-        blocks: Vec<crate::fsdir::BlockInfo>,
+        blocks: Vec<crate::fsdir::FileBlock>,
         open: bool,
         /// The caller may not read the file (getBlockLocations' AccessControlException).
         denied: Option<String>,
@@ -355,7 +355,7 @@ impl Walker<'_> {
         }
     }
 
-    fn views(&self, blocks: &[crate::fsdir::BlockInfo]) -> Vec<Option<BlockView>> {
+    fn views(&self, blocks: &[crate::fsdir::FileBlock]) -> Vec<Option<BlockView>> {
         let ids: Vec<u64> = blocks.iter().map(|b| b.id).collect();
         let bm = self.fs.block_manager();
         let mut out = Vec::with_capacity(ids.len());
@@ -409,7 +409,7 @@ impl Walker<'_> {
         length: u64,
         replication: u16,
         mode: u16,
-        blocks: &[crate::fsdir::BlockInfo],
+        blocks: &[crate::fsdir::FileBlock],
         open: bool,
     ) {
         let nblocks = blocks.len() as u64;

@@ -27,9 +27,10 @@ pub struct PermissionStatus {
     pub mode: u16,
 }
 
-/// A block of a file as the namespace knows it.
+/// A block of a file as the namespace knows it (id, generation stamp, length). Not the
+/// block manager's `BlockInfo`, which is a block's replica and construction state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BlockInfo {
+pub struct FileBlock {
     pub id: u64,
     pub gs: u64,
     pub num_bytes: u64,
@@ -49,7 +50,7 @@ pub struct UnderConstruction {
 pub struct FileInode {
     pub replication: u16,
     pub block_size: u64,
-    pub blocks: Vec<BlockInfo>,
+    pub blocks: Vec<FileBlock>,
     pub uc: Option<UnderConstruction>,
 }
 

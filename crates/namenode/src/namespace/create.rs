@@ -4,7 +4,7 @@ use super::{FileStatus, Namespace, Now};
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
 use crate::fsdir::permission::{Caller, Check, EXECUTE, WRITE, not_a_directory};
-use crate::fsdir::{BlockInfo, FsPath, PermissionStatus};
+use crate::fsdir::{FileBlock, FsPath, PermissionStatus};
 
 /// CreateFlag bits as they travel in createFlag.
 pub mod flags {
@@ -34,7 +34,7 @@ pub struct CreateArgs<'a> {
 pub struct AppendResult {
     pub status: FileStatus,
     /// (last block, its offset in the file), when the client should continue it.
-    pub last_block: Option<(BlockInfo, u64)>,
+    pub last_block: Option<(FileBlock, u64)>,
     pub file_id: u64,
 }
 

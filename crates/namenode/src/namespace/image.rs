@@ -16,7 +16,7 @@ use crate::codec::{CodecError, R, W};
 use crate::edit::EditOp;
 use crate::error::FsResult;
 use crate::fsdir::{
-    BlockInfo, DirInode, FileInode, FsDirectory, Inode, InodeKind, PermissionStatus, QUOTA_UNSET,
+    DirInode, FileBlock, FileInode, FsDirectory, Inode, InodeKind, PermissionStatus, QUOTA_UNSET,
     ROOT_INODE_ID, UnderConstruction,
 };
 
@@ -45,7 +45,7 @@ pub enum ImageDecodeError {
 /// A block of the namespace as the block manager must learn it after a load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadedBlock {
-    pub block: BlockInfo,
+    pub block: FileBlock,
     pub inode: u64,
     pub replication: u16,
     /// True for the last block of a file open for write.
@@ -162,7 +162,7 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
             let n = r.len()?;
             let mut blocks = Vec::with_capacity(n.min(1 << 16));
             for _ in 0..n {
-                blocks.push(BlockInfo {
+                blocks.push(FileBlock {
                     id: r.u()?,
                     gs: r.u()?,
                     num_bytes: r.u()?,

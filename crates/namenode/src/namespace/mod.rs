@@ -15,11 +15,11 @@ mod image;
 mod mkdir;
 mod open_files;
 mod quota;
-mod read;
 mod rename;
+mod status;
 mod synthetic;
 mod truncate;
-mod write;
+mod write_path;
 mod xattr;
 
 #[cfg(test)]
@@ -40,10 +40,10 @@ pub use create::{AppendResult, CreateArgs, flags};
 pub use image::{IMAGE_PAYLOAD_MAGIC, ImageDecodeError, LoadedBlock};
 pub use open_files::{OpenFileEntry, is_parent_entry};
 pub use quota::{QUOTA_DONT_SET, QUOTA_RESET, Usage, file_space};
-pub use read::{FileBlocks, FileStatus, Listing};
+pub use status::{FileBlocks, FileStatus, Listing};
 pub use synthetic::{SYNTHETIC_ROOT, SyntheticSpec};
 pub use truncate::Truncated;
-pub use write::{AddBlockPlan, CompletePlan, FileRef, OpenFile};
+pub use write_path::{AddBlockPlan, CompletePlan, FileRef, OpenFile};
 
 use crate::edit::{EditOp, Journal, NoJournal};
 use crate::error::{FsError, FsResult};

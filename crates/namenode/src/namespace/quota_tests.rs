@@ -5,7 +5,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
-use crate::fsdir::BlockInfo;
+use crate::fsdir::FileBlock;
 
 fn now() -> Now {
     Now {
@@ -43,7 +43,7 @@ fn args(src: &str) -> CreateArgs<'_> {
 fn write(n: &mut Namespace, src: &str, len: u64) -> FsResult<()> {
     let r = n.caller("root", vec![]);
     let (st, _) = n.create(&r, &args(src), now())?;
-    let mut last: Option<BlockInfo> = None;
+    let mut last: Option<FileBlock> = None;
     let mut left = len;
     while left > 0 {
         if let Some(b) = last {
@@ -51,7 +51,7 @@ fn write(n: &mut Namespace, src: &str, len: u64) -> FsResult<()> {
         }
         let (_, b, _) = n.add_block_allocate(src, st.id, "cl", last.map(|b| b.id), now())?;
         let k = left.min(100);
-        last = Some(BlockInfo { num_bytes: k, ..b });
+        last = Some(FileBlock { num_bytes: k, ..b });
         left -= k;
     }
     n.complete_prepare(src, st.id, "cl", last, now())?;

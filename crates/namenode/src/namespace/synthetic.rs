@@ -14,7 +14,7 @@ use super::image::encode_inode;
 use super::{FIRST_BLOCK_ID, FIRST_GENERATION_STAMP, Namespace, NamespaceConfig, Now};
 use crate::codec::W;
 use crate::fsdir::{
-    BlockInfo, DirInode, FileInode, Inode, InodeKind, PermissionStatus, QUOTA_UNSET, ROOT_INODE_ID,
+    DirInode, FileBlock, FileInode, Inode, InodeKind, PermissionStatus, QUOTA_UNSET, ROOT_INODE_ID,
 };
 
 /// The directory every synthetic file is under.
@@ -48,8 +48,8 @@ impl SyntheticSpec {
     }
 
     /// The block of file `k`.
-    pub fn block(&self, k: u64) -> BlockInfo {
-        BlockInfo {
+    pub fn block(&self, k: u64) -> FileBlock {
+        FileBlock {
             id: FIRST_BLOCK_ID + k,
             gs: FIRST_GENERATION_STAMP,
             num_bytes: self.block_len,

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::edit::MemoryJournal;
-use crate::fsdir::BlockInfo;
+use crate::fsdir::FileBlock;
 
 fn now(s: u64) -> Now {
     Now {
@@ -302,7 +302,7 @@ fn write_path_blocks_and_lengths() {
         AddBlockPlan::Existing { block, offset, .. } => assert_eq!((block, offset), (b1, 0)),
         p => panic!("{p:?}"),
     }
-    let prev = BlockInfo {
+    let prev = FileBlock {
         num_bytes: 100,
         ..b1
     };
@@ -340,7 +340,7 @@ fn write_path_blocks_and_lengths() {
     // Pipeline: new GS, then updatePipeline.
     let gs = n.update_block_for_pipeline(&b2, "c", now(3)).unwrap();
     assert_eq!(gs, b2.gs + 1);
-    let newb = BlockInfo {
+    let newb = FileBlock {
         id: b2.id,
         gs,
         num_bytes: 50,
@@ -355,7 +355,7 @@ fn write_path_blocks_and_lengths() {
             "/f",
             st.id,
             "c",
-            Some(BlockInfo {
+            Some(FileBlock {
                 num_bytes: 60,
                 ..newb
             }),
@@ -531,7 +531,7 @@ fn content_summary_counts() {
         "/s/x/f",
         st.id,
         "c",
-        Some(BlockInfo { num_bytes: 10, ..b }),
+        Some(FileBlock { num_bytes: 10, ..b }),
         now(1),
     )
     .unwrap();
@@ -619,7 +619,7 @@ fn every_mutation_reaches_the_journal_and_replays() {
         "/j/k/f",
         st.id,
         "c",
-        Some(BlockInfo { num_bytes: 7, ..b }),
+        Some(FileBlock { num_bytes: 7, ..b }),
         now(1),
     )
     .unwrap();

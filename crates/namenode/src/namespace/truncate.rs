@@ -9,7 +9,7 @@ use super::{Namespace, Now, OpenFile};
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
 use crate::fsdir::permission::{Caller, Check, WRITE, not_a_directory};
-use crate::fsdir::{BlockInfo, FsPath, Removed, UnderConstruction};
+use crate::fsdir::{FileBlock, FsPath, Removed, UnderConstruction};
 
 /// What truncate did.
 #[derive(Debug, Clone, Default)]
@@ -25,7 +25,7 @@ pub struct Truncated {
 
 /// The blocks a file keeps at `new_length`, and the length its last kept block is cut to
 /// when the new length falls inside it.
-fn cut(blocks: &[BlockInfo], new_length: u64) -> (usize, Option<u64>) {
+fn cut(blocks: &[FileBlock], new_length: u64) -> (usize, Option<u64>) {
     let mut start = 0u64;
     for (i, b) in blocks.iter().enumerate() {
         if start >= new_length {
@@ -191,11 +191,11 @@ impl Namespace {
 #[cfg(test)]
 mod tests {
     use super::cut;
-    use crate::fsdir::BlockInfo;
+    use crate::fsdir::FileBlock;
 
     #[test]
     fn cut_keeps_the_block_holding_the_new_end() {
-        let b = |n| BlockInfo {
+        let b = |n| FileBlock {
             id: n,
             gs: 1,
             num_bytes: 100,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::edit::MemoryJournal;
-use crate::fsdir::BlockInfo;
+use crate::fsdir::FileBlock;
 
 fn now(s: u64) -> Now {
     Now {
@@ -39,7 +39,7 @@ fn file(n: &mut Namespace, c: &Caller, src: &str, lens: &[u64]) -> u64 {
     };
     let (st, _) = n.create(c, &args, now(1)).unwrap();
     for len in lens {
-        let block = BlockInfo {
+        let block = FileBlock {
             id: n.next_block_id(),
             gs: n.next_generation_stamp(),
             num_bytes: *len,

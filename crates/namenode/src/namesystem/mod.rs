@@ -5,13 +5,13 @@
 //! manager; lock order is namespace, then block manager; blocks of deleted files go to
 //! the block manager only after the namespace lock is released.
 
+mod block_mutations;
 mod durable;
 mod effects;
-mod leases;
+mod located;
+mod open_file_leases;
 mod orphans;
-mod read;
 mod truncate;
-mod write;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,12 +22,12 @@ use rhdfs_blockmanager::locks::TimedMutex;
 use rhdfs_blockmanager::{Block, BlockManager, Location, LockStat};
 use rhdfs_conf::clock::SharedClock;
 
+pub use block_mutations::{AddBlockArgs, LocatedAppend};
 pub use effects::{Applied, CrashBeforeSync, Effects};
+pub use located::{LocatedBlock, LocatedBlocks};
 pub use orphans::FutureReplicas;
-pub use read::{LocatedBlock, LocatedBlocks};
-pub use write::{AddBlockArgs, LocatedAppend};
 
-use crate::fsdir::BlockInfo;
+use crate::fsdir::FileBlock;
 use crate::fsdir::permission::Caller;
 use crate::namespace::{Namespace, Now};
 
@@ -92,7 +92,7 @@ impl std::fmt::Debug for Namesystem {
     }
 }
 
-pub(crate) fn to_block(b: &BlockInfo) -> Block {
+pub(crate) fn to_block(b: &FileBlock) -> Block {
     Block::new(b.id, b.gs, b.num_bytes)
 }
 

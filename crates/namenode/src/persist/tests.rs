@@ -10,7 +10,7 @@ use rhdfs_editlog::{EditLogError, RecoveryMode};
 
 use super::{Durable, PersistError, format, load};
 use crate::edit::EditOp;
-use crate::fsdir::{BlockInfo, PermissionStatus, ROOT_INODE_ID};
+use crate::fsdir::{FileBlock, PermissionStatus, ROOT_INODE_ID};
 use crate::namespace::{Namespace, NamespaceConfig};
 
 fn conf(dirs: &[PathBuf]) -> Configuration {
@@ -44,8 +44,8 @@ fn perm(mode: u16) -> PermissionStatus {
     }
 }
 
-fn blk(id: u64, gs: u64, len: u64) -> BlockInfo {
-    BlockInfo {
+fn blk(id: u64, gs: u64, len: u64) -> FileBlock {
+    FileBlock {
         id,
         gs,
         num_bytes: len,

@@ -9,7 +9,7 @@ use rhdfs_proto::hdfs::{
     hdfs_file_status_proto::FileType,
 };
 
-use crate::fsdir::BlockInfo;
+use crate::fsdir::FileBlock;
 use crate::fsdir::summary::ContentSummary;
 use crate::namespace::FileStatus;
 use crate::namesystem::{LocatedBlock, LocatedBlocks};
@@ -19,15 +19,15 @@ pub fn quota(q: i64) -> u64 {
     q as u64
 }
 
-pub fn block_from_proto(b: &ExtendedBlockProto) -> BlockInfo {
-    BlockInfo {
+pub fn block_from_proto(b: &ExtendedBlockProto) -> FileBlock {
+    FileBlock {
         id: b.block_id,
         gs: b.generation_stamp,
         num_bytes: b.num_bytes.unwrap_or(0),
     }
 }
 
-pub fn block_to_proto(pool: &str, b: &BlockInfo) -> ExtendedBlockProto {
+pub fn block_to_proto(pool: &str, b: &FileBlock) -> ExtendedBlockProto {
     ExtendedBlockProto {
         pool_id: pool.to_string(),
         block_id: b.id,
@@ -43,7 +43,7 @@ pub fn located_block(pool: &str, lb: &LocatedBlock) -> LocatedBlockProto {
 
 pub fn located_from_parts(
     pool: &str,
-    b: &BlockInfo,
+    b: &FileBlock,
     offset: u64,
     locs: &[Location],
     corrupt: bool,

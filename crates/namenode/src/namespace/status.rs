@@ -4,7 +4,7 @@ use super::Namespace;
 use crate::error::{FsError, FsResult};
 use crate::fsdir::permission::{Caller, Check, EXECUTE, READ, not_a_directory};
 use crate::fsdir::summary::ContentSummary;
-use crate::fsdir::{BlockInfo, FsPath, Inode, InodeKind, PermissionStatus};
+use crate::fsdir::{FileBlock, FsPath, Inode, InodeKind, PermissionStatus};
 
 /// One file or directory as clients see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub struct FileStatus {
 pub struct FileBlocks {
     pub file_id: u64,
     /// (block, offset in file), in order.
-    pub blocks: Vec<(BlockInfo, u64)>,
+    pub blocks: Vec<(FileBlock, u64)>,
     pub under_construction: bool,
     pub replication: u16,
 }

@@ -5,7 +5,7 @@ use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
 
 use super::{Applied, Effects, LocatedBlock, Namesystem, to_block};
 use crate::error::{FsError, FsResult};
-use crate::fsdir::BlockInfo;
+use crate::fsdir::FileBlock;
 use crate::fsdir::permission::Caller;
 use crate::namespace::{AddBlockPlan, CompletePlan, CreateArgs, FileStatus};
 
@@ -14,7 +14,7 @@ use crate::namespace::{AddBlockPlan, CompletePlan, CreateArgs, FileStatus};
 pub struct AddBlockArgs {
     pub src: String,
     pub client_name: String,
-    pub previous: Option<BlockInfo>,
+    pub previous: Option<FileBlock>,
     pub excluded: Vec<DatanodeIdProto>,
     pub file_id: u64,
     pub favored: Vec<String>,
@@ -173,7 +173,7 @@ impl Namesystem {
         &self,
         src: &str,
         client_name: &str,
-        last: Option<BlockInfo>,
+        last: Option<FileBlock>,
         file_id: u64,
     ) -> FsResult<bool> {
         let now = self.now();
@@ -214,7 +214,7 @@ impl Namesystem {
     /// abandonBlock: the block leaves the blocks map once the edit is durable.
     pub fn abandon_block(
         &self,
-        block: &BlockInfo,
+        block: &FileBlock,
         src: &str,
         holder: &str,
         file_id: u64,
@@ -248,7 +248,7 @@ impl Namesystem {
     /// updateBlockForPipeline: the block with a new generation stamp.
     pub fn update_block_for_pipeline(
         &self,
-        block: &BlockInfo,
+        block: &FileBlock,
         client: &str,
     ) -> FsResult<LocatedBlock> {
         let now = self.now();
@@ -256,7 +256,7 @@ impl Namesystem {
             ns.update_block_for_pipeline(block, client, now)
         })?;
         Ok(LocatedBlock {
-            block: BlockInfo { gs, ..*block },
+            block: FileBlock { gs, ..*block },
             offset: 0,
             locations: self.locations(block.id),
             corrupt: false,
@@ -267,8 +267,8 @@ impl Namesystem {
     pub fn update_pipeline(
         &self,
         client: &str,
-        old: &BlockInfo,
-        new: &BlockInfo,
+        old: &FileBlock,
+        new: &FileBlock,
         new_nodes: &[String],
         storage_ids: &[String],
     ) -> FsResult<()> {
@@ -287,7 +287,7 @@ impl Namesystem {
         &self,
         src: &str,
         file_id: u64,
-        block: &BlockInfo,
+        block: &FileBlock,
         existing: &[DatanodeInfoProto],
         existing_storages: &[String],
         excludes: &[DatanodeInfoProto],

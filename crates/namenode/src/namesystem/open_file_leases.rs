@@ -1,9 +1,12 @@
-//! Lease release: recoverLease and the hard-limit monitor.
+//! Open files and their leases, namesystem side: recoverLease, the lease monitor's pass
+//! over leases past the hard limit, and listOpenFiles.
 //!
-//! A file is closed here only when that needs no block recovery: every block is
-//! COMPLETE or COMMITTED with min replication, or the last block is empty and was never
-//! written. A last block still under construction needs the DataNodes to agree on its
-//! length (block recovery, issue 4), so such files stay open and recoverLease answers false.
+//! A file is closed at once when no block recovery is needed: every block COMPLETE, or
+//! COMMITTED with its minimum replicas, or the last block empty and never written.
+//! Otherwise a block recovery of the last block is started (`lease_recovery.rs`), the
+//! lease passes to the recoverer (recoverLease's caller, or `HDFS_NameNode` for the
+//! monitor), recoverLease answers false, and the file closes when the primary DataNode's
+//! commitBlockSynchronization arrives.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

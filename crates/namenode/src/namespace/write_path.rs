@@ -10,7 +10,7 @@ use super::{Namespace, Now};
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
 use crate::fsdir::permission::{Caller, Check, WRITE, not_a_directory};
-use crate::fsdir::{BlockInfo, FsPath};
+use crate::fsdir::{FileBlock, FsPath};
 
 /// A file open for write, found through its lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,14 +28,14 @@ pub enum AddBlockPlan {
     /// A retried addBlock: hand out the existing, still empty last block again.
     Existing {
         file: FileRef,
-        block: BlockInfo,
+        block: FileBlock,
         offset: u64,
     },
     /// Allocate a new block after `previous` (already committed here; the caller must
     /// see it minimally replicated first).
     New {
         file: FileRef,
-        previous: Option<BlockInfo>,
+        previous: Option<FileBlock>,
         /// The file's last block now (what step 2 expects to find).
         last_id: Option<u64>,
         offset: u64,
@@ -56,12 +56,12 @@ pub enum CompletePlan {
 pub struct OpenFile {
     pub file: u64,
     pub holder: String,
-    pub blocks: Vec<BlockInfo>,
+    pub blocks: Vec<FileBlock>,
     /// A truncate inside the last block waits for block recovery: its new length.
     pub truncate_last_to: Option<u64>,
 }
 
-pub(crate) fn block_name(b: &BlockInfo) -> String {
+pub(crate) fn block_name(b: &FileBlock) -> String {
     format!("blk_{}_{}", b.id, b.gs)
 }
 
@@ -121,7 +121,7 @@ impl Namespace {
         })
     }
 
-    fn file_blocks_of(&self, id: u64) -> FsResult<&[BlockInfo]> {
+    fn file_blocks_of(&self, id: u64) -> FsResult<&[FileBlock]> {
         self.dir
             .get(id)
             .and_then(|i| i.as_file())
@@ -135,7 +135,7 @@ impl Namespace {
         src: &str,
         file_id: u64,
         holder: &str,
-        previous: Option<BlockInfo>,
+        previous: Option<FileBlock>,
         now: Now,
     ) -> FsResult<AddBlockPlan> {
         self.check_safe_mode(&format!("Cannot add block to {src}"))?;
@@ -211,7 +211,7 @@ impl Namespace {
         holder: &str,
         expected_last: Option<u64>,
         now: Now,
-    ) -> FsResult<(FileRef, BlockInfo, u64)> {
+    ) -> FsResult<(FileRef, FileBlock, u64)> {
         self.check_safe_mode(&format!("Cannot add block to {src}"))?;
         let file = self.check_lease(src, file_id, holder)?;
         let blocks = self.file_blocks_of(file.id)?;
@@ -221,7 +221,7 @@ impl Namespace {
             )));
         }
         let offset = blocks.iter().map(|b| b.num_bytes).sum();
-        let block = BlockInfo {
+        let block = FileBlock {
             id: self.next_block_id(),
             gs: self.next_generation_stamp(),
             num_bytes: 0,
@@ -242,7 +242,7 @@ impl Namespace {
         src: &str,
         file_id: u64,
         holder: &str,
-        last: Option<BlockInfo>,
+        last: Option<FileBlock>,
         now: Now,
     ) -> FsResult<CompletePlan> {
         self.check_safe_mode(&format!("Cannot complete file {src}"))?;
@@ -362,7 +362,7 @@ impl Namespace {
     }
 
     /// HDFS's checkUCBlock: `block` is the last block of a file open by `holder`.
-    fn check_uc_block(&self, block: &BlockInfo, holder: &str) -> FsResult<(u64, BlockInfo)> {
+    fn check_uc_block(&self, block: &FileBlock, holder: &str) -> FsResult<(u64, FileBlock)> {
         let not_uc = || {
             FsError::Io(format!(
                 "The file {} belonged to does not exist or it is not under construction.",
@@ -397,7 +397,7 @@ impl Namespace {
     /// updateBlockForPipeline: a new generation stamp for the block's pipeline.
     pub fn update_block_for_pipeline(
         &mut self,
-        block: &BlockInfo,
+        block: &FileBlock,
         holder: &str,
         now: Now,
     ) -> FsResult<u64> {
@@ -415,8 +415,8 @@ impl Namespace {
     pub fn update_pipeline(
         &mut self,
         holder: &str,
-        old: &BlockInfo,
-        new: &BlockInfo,
+        old: &FileBlock,
+        new: &FileBlock,
         now: Now,
     ) -> FsResult<u64> {
         self.check_safe_mode(&format!("Pipeline not updated for {}", block_name(old)))?;
@@ -497,7 +497,7 @@ impl Namespace {
     pub fn release_lease(
         &mut self,
         of: &OpenFile,
-        last: Option<BlockInfo>,
+        last: Option<FileBlock>,
         drop_last: bool,
         now: Now,
     ) -> FsResult<bool> {

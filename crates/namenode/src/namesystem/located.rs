@@ -4,14 +4,14 @@ use rhdfs_blockmanager::{BlockUcState, Location};
 
 use super::Namesystem;
 use crate::error::{FsError, FsResult};
-use crate::fsdir::BlockInfo;
+use crate::fsdir::FileBlock;
 use crate::fsdir::permission::Caller;
 use crate::namespace::{FileBlocks, FileStatus, Listing};
 
 /// A block with where it lives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LocatedBlock {
-    pub block: BlockInfo,
+    pub block: FileBlock,
     pub offset: u64,
     pub locations: Vec<Location>,
     pub corrupt: bool,
@@ -29,7 +29,7 @@ pub struct LocatedBlocks {
 }
 
 impl Namesystem {
-    fn locate(&self, block: BlockInfo, offset: u64) -> LocatedBlock {
+    fn locate(&self, block: FileBlock, offset: u64) -> LocatedBlock {
         let (locations, corrupt) = match self.bm.block_locations(block.id) {
             Some(bl) => (bl.locations, bl.corrupt),
             None => (Vec::new(), false),
