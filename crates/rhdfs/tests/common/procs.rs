@@ -29,6 +29,9 @@ pub struct ClusterOptions {
     pub datanode_conf: Vec<String>,
     /// RUST_LOG of the daemons.
     pub log: String,
+    /// Data directories per DataNode: 1 is `<dir>/data<i>`, more are
+    /// `<dir>/data<i>/vol<j>` (see [`Cluster::volume_dir`]).
+    pub volumes_per_datanode: usize,
 }
 
 impl Default for ClusterOptions {
@@ -39,6 +42,7 @@ impl Default for ClusterOptions {
             namenode_conf: Vec::new(),
             datanode_conf: Vec::new(),
             log: "warn".into(),
+            volumes_per_datanode: 1,
         }
     }
 }
@@ -201,8 +205,11 @@ impl Cluster {
     pub fn start_datanode(&mut self, i: usize) -> anyhow::Result<()> {
         let mut a = vec!["datanode".to_string()];
         a.extend(self.common());
+        let dirs: Vec<String> = (0..self.opts.volumes_per_datanode.max(1))
+            .map(|j| self.volume_dir(i, j).display().to_string())
+            .collect();
         for kv in [
-            format!("dfs.datanode.data.dir={}", self.data_dir(i).display()),
+            format!("dfs.datanode.data.dir={}", dirs.join(",")),
             "dfs.datanode.address=127.0.0.1:0".to_string(),
             "dfs.datanode.ipc.address=127.0.0.1:0".to_string(),
             "dfs.datanode.http.address=127.0.0.1:0".to_string(),
@@ -227,6 +234,22 @@ impl Cluster {
         Ok(())
     }
 
+    /// DataNode `i`'s exit status once its process ended by itself (reaped then), None
+    /// while it runs or when it was never started or already killed.
+    pub fn datanode_exit(&mut self, i: usize) -> anyhow::Result<Option<std::process::ExitStatus>> {
+        let Some(slot) = self.datanodes.get_mut(i) else {
+            return Ok(None);
+        };
+        let Some(child) = slot.as_mut() else {
+            return Ok(None);
+        };
+        let status = child.try_wait()?;
+        if status.is_some() {
+            *slot = None;
+        }
+        Ok(status)
+    }
+
     /// The NameNode's pid, while it runs.
     pub fn namenode_pid(&self) -> Option<u32> {
         self.namenode.as_ref().map(Child::id)
@@ -248,6 +271,15 @@ impl Cluster {
 
     pub fn data_dir(&self, i: usize) -> PathBuf {
         self.dir.join(format!("data{i}"))
+    }
+
+    /// Data directory `j` of DataNode `i` (its only one, `data<i>`, with one volume).
+    pub fn volume_dir(&self, i: usize, j: usize) -> PathBuf {
+        if self.opts.volumes_per_datanode <= 1 {
+            self.data_dir(i)
+        } else {
+            self.data_dir(i).join(format!("vol{j}"))
+        }
     }
 
     /// `hdfs://127.0.0.1:<rpc port>`.
