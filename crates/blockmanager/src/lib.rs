@@ -8,7 +8,7 @@
 //! invalidation scheduling), `monitor` (tasks; `heartbeat_scan`: no node expires on a pass
 //! that comes after the checker was held up), `state` (the locked state and its operations), `report` (BlockListAsLongs and
 //! reportDiff classification), `placement`, `datanodes`, `invalidate`, `blocks_map`,
-//! `locks` (hold-time statistics), `render` (DatanodeInfoProto), `report_leases` (full block report leases), `config`,
+//! `locks` (hold-time statistics), `datanode_info` (DatanodeInfo snapshots for clients and reports), `report_leases` (full block report leases), `config`,
 //! `reconstruction` (needed / pending / queued DNA_TRANSFER bookkeeping), `redundancy`
 //! (RedundancyMonitor pass: `low_redundancy` priority queues, source choice and stream
 //! limits, `excess` replicas, `decommission` = DatanodeAdminManager and host lists),
@@ -27,6 +27,7 @@ pub mod block;
 pub mod blocks_map;
 pub mod config;
 pub mod datanode_id;
+pub mod datanode_info;
 pub mod datanodes;
 mod deletion;
 pub mod error;
@@ -40,7 +41,6 @@ pub mod orphans;
 pub mod placement;
 pub mod reconstruction;
 pub mod redundancy;
-pub mod render;
 pub mod report;
 pub mod report_leases;
 mod reports;
@@ -57,6 +57,7 @@ pub mod volume_failures;
 
 pub use block::{Block, BlockInfo, BlockRecovery, BlockUcState, CorruptReason, ReplicaState};
 pub use config::BlockManagerConfig;
+pub use datanode_info::{DatanodeInfo, ReportKind};
 pub use datanodes::{DatanodeId, Liveness, LivenessCounters, StorageReport};
 pub use error::BlockManagerError;
 pub use heartbeat_scan::{HeartbeatScanGate, ScanVerdict};
@@ -66,5 +67,6 @@ pub use monitor::HeartbeatPass;
 pub use orphans::{HeldReplica, OrphanClass, OrphanCounts};
 pub use placement::rack_aware::{PlacementConfig, PlacementOutcome, RackAwarePlacement};
 pub use placement::{PlacementPolicy, SimplePlacement};
+pub use redundancy::decommission::AdminState;
 pub use report::{ReportedReplica, decode_buffers, decode_longs, encode_buffer, encode_longs};
 pub use reports::{FullReportSummary, HeartbeatOutcome, IncrementalItem};

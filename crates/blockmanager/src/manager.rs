@@ -10,12 +10,13 @@ use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rhdfs_conf::Configuration;
 use rhdfs_conf::clock::SharedClock;
-use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::block::{Block, BlockRecovery, BlockUcState, ExpectedLocation};
 use crate::config::BlockManagerConfig;
+use crate::datanode_id::DatanodeId;
+use crate::datanode_info::{DatanodeInfo, ReportKind};
 use crate::datanodes::{DatanodeManager, Liveness};
 use crate::error::BlockManagerError;
 use crate::locks::{LockStat, TimedMutex};
@@ -24,7 +25,6 @@ use crate::placement::{
     rack_aware::{PlacementOutcome, not_enough_replicas_detailed},
 };
 use crate::redundancy::decommission::AdminState;
-use crate::render;
 use crate::report_leases::ReportLeases;
 use crate::state::{BlockCounts, BlockState};
 
@@ -34,7 +34,7 @@ const STATS_CHUNK: usize = 10_000;
 /// A replica location handed to clients: the node, and the storage on it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Location {
-    pub info: DatanodeInfoProto,
+    pub info: DatanodeInfo,
     pub storage_id: String,
     /// StorageTypeProto value (DISK = 1).
     pub storage_type: i32,
@@ -130,10 +130,10 @@ impl std::fmt::Debug for BlockManager {
     }
 }
 
-fn excluded_of(ids: &[DatanodeIdProto]) -> Vec<ExcludedNode> {
+fn excluded_of(ids: &[DatanodeId]) -> Vec<ExcludedNode> {
     ids.iter()
         .map(|d| ExcludedNode {
-            uuid: d.datanode_uuid.clone(),
+            uuid: d.uuid.clone(),
             ip_addr: d.ip_addr.clone(),
             xfer_port: d.xfer_port,
         })
@@ -244,7 +244,7 @@ impl BlockManager {
         src: &str,
         replication: usize,
         writer_host: Option<&str>,
-        excluded: &[DatanodeIdProto],
+        excluded: &[DatanodeId],
         favored: &[String],
         block_size: u64,
     ) -> Result<Vec<Location>, BlockManagerError> {
@@ -287,7 +287,7 @@ impl BlockManager {
         &self,
         _src: &str,
         existing: &[String],
-        excluded: &[DatanodeIdProto],
+        excluded: &[DatanodeId],
         n: usize,
         block_size: u64,
     ) -> Result<Vec<Location>, BlockManagerError> {
@@ -333,7 +333,7 @@ impl BlockManager {
                 let d = dns.get(&view[i].uuid)?;
                 let storage = d.best_storage();
                 Some(Location {
-                    info: render::datanode_info(d, dns.liveness_of(d, now)),
+                    info: DatanodeInfo::of(d, dns.liveness_of(d, now)),
                     storage_id: storage.map(|s| s.storage_id.clone()).unwrap_or_default(),
                     storage_type: storage.map_or(1, |s| s.storage_type),
                 })
@@ -341,7 +341,7 @@ impl BlockManager {
             .collect::<Vec<_>>();
         if schedule_min.is_some_and(|min| locations.len() >= min) {
             for l in &locations {
-                if let Some(d) = dns.get_mut(&l.info.id.datanode_uuid) {
+                if let Some(d) = dns.get_mut(&l.info.id.uuid) {
                     d.scheduled.increment(l.storage_type);
                 }
             }
@@ -361,7 +361,7 @@ impl BlockManager {
         let expected = targets
             .iter()
             .map(|l| ExpectedLocation {
-                dn_uuid: Arc::from(l.info.id.datanode_uuid.as_str()),
+                dn_uuid: Arc::from(l.info.id.uuid.as_str()),
                 storage_id: Arc::from(l.storage_id.as_str()),
             })
             .collect();
@@ -469,7 +469,7 @@ impl BlockManager {
                 Some((
                     live == Liveness::Stale,
                     Location {
-                        info: render::datanode_info(d, live),
+                        info: DatanodeInfo::of(d, live),
                         storage_type: d.storage(&storage).map_or(1, |s| s.storage_type),
                         storage_id: storage.to_string(),
                     },
@@ -558,7 +558,7 @@ impl BlockManager {
                         return None;
                     }
                     let loc = Location {
-                        info: render::datanode_info(d, live),
+                        info: DatanodeInfo::of(d, live),
                         storage_type: d.storage(storage).map_or(1, |s| s.storage_type),
                         storage_id: storage.to_string(),
                     };
@@ -761,38 +761,31 @@ impl BlockManager {
         s
     }
 
-    /// DatanodeReportTypeProto: ALL 1, LIVE 2, DEAD 3 (others: none, as no node is
-    /// decommissioning or in maintenance).
-    pub fn datanode_report(&self, kind: i32) -> Vec<DatanodeInfoProto> {
+    /// The nodes of one kind, by transfer address (getDatanodeReport, dfsadmin -report).
+    pub fn datanode_report(&self, kind: ReportKind) -> Vec<DatanodeInfo> {
         let (per_node, notes) = {
             let st = self.blocks.lock("datanode_report");
             (st.map.replicas_per_node(), st.admin.notes.clone())
         };
         let dns = self.datanodes.lock("datanode_report");
         let now = self.now_mono();
-        let mut v: Vec<(String, DatanodeInfoProto)> = dns
+        let mut v: Vec<(String, DatanodeInfo)> = dns
             .all()
             .filter_map(|d| {
                 let live = dns.liveness_of(d, now);
                 let keep = match kind {
-                    1 => true,
-                    2 => live != Liveness::Dead,
-                    3 => live == Liveness::Dead,
-                    4 => d.admin.is_decommission_in_progress(),
-                    _ => false,
+                    ReportKind::All => true,
+                    ReportKind::Live => live != Liveness::Dead,
+                    ReportKind::Dead => live == Liveness::Dead,
+                    ReportKind::Decommissioning => d.admin.is_decommission_in_progress(),
                 };
                 keep.then(|| {
                     let n = per_node.get(&d.uuid).copied().unwrap_or(0);
-                    (
-                        d.id.xfer_addr(),
-                        crate::render::with_volume_failures(
-                            DatanodeInfoProto {
-                                rhdfs_admin_note: notes.get(&d.uuid).cloned(),
-                                ..render::datanode_info_with_blocks(d, live, Some(n))
-                            },
-                            d,
-                        ),
-                    )
+                    let info = DatanodeInfo {
+                        admin_note: notes.get(&d.uuid).cloned(),
+                        ..DatanodeInfo::for_report(d, live, n)
+                    };
+                    (d.id.xfer_addr(), info)
                 })
             })
             .collect();

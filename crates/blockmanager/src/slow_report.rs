@@ -1,11 +1,9 @@
 //! What the NameNode tells about slow nodes: the heartbeat's `isSlownode` (Hadoop's
 //! HDFS-16320) and getSlowDatanodeReport (HDFS-16521), both read from [`crate::slowpeers`].
 
-use rhdfs_proto::hdfs::DatanodeInfoProto;
-
+use crate::datanode_info::DatanodeInfo;
 use crate::datanodes::DatanodeId;
 use crate::manager::BlockManager;
-use crate::render;
 
 impl BlockManager {
     /// Whether the DataNode `uuid` is in the collected slow node set (its heartbeat's
@@ -22,7 +20,7 @@ impl BlockManager {
     /// getSlowDatanodeReport: every registered node some peer validly reports slow, the most
     /// reported first (Hadoop's DatanodeManager.getAllSlowDataNodes); empty when peer stats
     /// are off.
-    pub fn slow_datanode_report(&self) -> Vec<DatanodeInfoProto> {
+    pub fn slow_datanode_report(&self) -> Vec<DatanodeInfo> {
         if !self.slow.config().peer_stats_enabled {
             return Vec::new();
         }
@@ -45,11 +43,7 @@ impl BlockManager {
             .filter_map(|uuid| {
                 let d = dns.get(&uuid)?;
                 let n = per_node.get(&d.uuid).copied().unwrap_or(0);
-                Some(render::datanode_info_with_blocks(
-                    d,
-                    dns.liveness_of(d, now),
-                    Some(n),
-                ))
+                Some(DatanodeInfo::for_report(d, dns.liveness_of(d, now), n))
             })
             .collect()
     }

@@ -20,7 +20,6 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use rhdfs_conf::clock::SharedClock;
 use rhdfs_conf::{Configuration, keys};
-use rhdfs_proto::datanode::{SlowDiskReportProto, SlowPeerReportProto};
 
 use crate::datanodes::DatanodeId;
 use crate::error::BlockManagerError;
@@ -144,6 +143,30 @@ pub struct OutlierStats {
     pub median: f64,
     pub mad: f64,
     pub upper_limit: f64,
+}
+
+/// One heartbeat's entry on a slow peer (DataNodeProtocol's SlowPeerReportProto): the
+/// peer's address, the mean latency the reporter saw, and the reporter's detector numbers
+/// (absent from DataNodes older than Hadoop 3.4). Entries with no peer are ignored;
+/// missing or non-finite figures count as 0.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SlowPeerEntry {
+    pub peer: String,
+    pub latency: Option<f64>,
+    pub median: Option<f64>,
+    pub mad: Option<f64>,
+    pub upper_limit: Option<f64>,
+}
+
+/// One heartbeat's entry on a slow volume of the reporting DataNode (SlowDiskReportProto):
+/// its base path and mean latencies in ms. Entries with no path are ignored; missing or
+/// non-finite latencies are left out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SlowDiskEntry {
+    pub base_path: String,
+    pub metadata_latency: Option<f64>,
+    pub read_latency: Option<f64>,
+    pub write_latency: Option<f64>,
 }
 
 /// Reporting node -> (monotonic time of its latest report, reported latency, detector stats).
@@ -306,17 +329,18 @@ impl SlowDiskTracker {
     }
 
     /// The slow disks of one heartbeat from `datanode` (its address).
-    pub fn add_reports(&self, datanode: &str, disks: &[SlowDiskReportProto], now: Duration) {
+    pub fn add_reports(&self, datanode: &str, disks: &[SlowDiskEntry], now: Duration) {
         let mut g = self.reports.lock();
         for d in disks {
-            let Some(path) = d.base_path.as_deref().filter(|p| !p.is_empty()) else {
+            let path = d.base_path.as_str();
+            if path.is_empty() {
                 continue;
-            };
+            }
             let mut latencies = BTreeMap::new();
             for (name, v) in [
-                ("METADATA", d.mean_metadata_op_latency),
-                ("READ", d.mean_read_io_latency),
-                ("WRITE", d.mean_write_io_latency),
+                ("METADATA", d.metadata_latency),
+                ("READ", d.read_latency),
+                ("WRITE", d.write_latency),
             ] {
                 if let Some(v) = v.filter(|v| v.is_finite()) {
                     latencies.insert(name, v);
@@ -407,29 +431,25 @@ impl SlowNodes {
     pub fn on_heartbeat(
         &self,
         reporting: &str,
-        slow_peers: &[SlowPeerReportProto],
-        slow_disks: &[SlowDiskReportProto],
+        slow_peers: &[SlowPeerEntry],
+        slow_disks: &[SlowDiskEntry],
     ) {
         let now = self.clock.monotonic();
         if self.cfg.peer_stats_enabled && !slow_peers.is_empty() {
             tracing::debug!(datanode = %reporting, ?slow_peers, "DataNode reported slow peers");
             for p in slow_peers {
-                let Some(id) = p.data_node_id.as_deref().filter(|s| !s.is_empty()) else {
+                let id = p.peer.as_str();
+                if id.is_empty() {
                     continue;
-                };
+                }
                 let finite = |v: Option<f64>| v.filter(|l| l.is_finite()).unwrap_or(0.0);
                 let stats = OutlierStats {
                     median: finite(p.median),
                     mad: finite(p.mad),
-                    upper_limit: finite(p.upper_limit_latency),
+                    upper_limit: finite(p.upper_limit),
                 };
-                self.peers.add_report_with_stats(
-                    id,
-                    reporting,
-                    finite(p.aggregate_latency),
-                    stats,
-                    now,
-                );
+                self.peers
+                    .add_report_with_stats(id, reporting, finite(p.latency), stats, now);
             }
         }
         if self.cfg.disk_stats_enabled && !slow_disks.is_empty() {

@@ -19,10 +19,10 @@ fn id(uuid: &str, ip: &str, xfer: u32, info: u32, ipc: u32) -> DatanodeId {
     }
 }
 
-fn peer(id: &str, lat: f64) -> SlowPeerReportProto {
-    SlowPeerReportProto {
-        data_node_id: Some(id.into()),
-        aggregate_latency: Some(lat),
+fn peer(id: &str, lat: f64) -> SlowPeerEntry {
+    SlowPeerEntry {
+        peer: id.into(),
+        latency: Some(lat),
         ..Default::default()
     }
 }
@@ -114,11 +114,11 @@ fn slow_nodes_by_number_of_reporters() {
 #[test]
 fn disk_reports_sorted_and_expiring() {
     let t = SlowDiskTracker::new(3 * MIN);
-    let d = |p: &str, w: f64| SlowDiskReportProto {
-        base_path: Some(p.into()),
-        mean_metadata_op_latency: None,
-        mean_read_io_latency: Some(1.5),
-        mean_write_io_latency: Some(w),
+    let d = |p: &str, w: f64| SlowDiskEntry {
+        base_path: p.into(),
+        metadata_latency: None,
+        read_latency: Some(1.5),
+        write_latency: Some(w),
     };
     t.add_reports(
         "10.0.0.1:9867",

@@ -114,7 +114,7 @@ impl BlockManager {
             };
             let mut holders: HashMap<String, Holder> = HashMap::new();
             for loc in blocks.iter().flat_map(|b| b.iter()) {
-                let uuid = &loc.info.id.datanode_uuid;
+                let uuid = &loc.info.id.uuid;
                 if holders.contains_key(uuid) {
                     continue;
                 }
@@ -128,7 +128,7 @@ impl BlockManager {
                         xceiver_count: d.xceiver_count,
                     },
                     None => Holder {
-                        rack: loc.info.location.clone().unwrap_or_default(),
+                        rack: loc.info.location.clone(),
                         stale: false,
                         decommissioning: false,
                         decommissioned: false,
@@ -185,7 +185,7 @@ impl BlockManager {
             let nodes: Vec<ReadNode<'_>> = locs
                 .iter()
                 .map(|l| {
-                    let uuid = l.info.id.datanode_uuid.as_str();
+                    let uuid = l.info.id.uuid.as_str();
                     match holders.get(uuid) {
                         Some(h) => ReadNode {
                             uuid,

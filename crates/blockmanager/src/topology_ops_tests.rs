@@ -8,6 +8,7 @@ use rhdfs_conf::clock::{ManualClock, SharedClock};
 use super::*;
 use crate::block::Block;
 use crate::config::BlockManagerConfig;
+use crate::datanode_info::ReportKind;
 use crate::error::BlockManagerError;
 use crate::manager::NamespaceInfo;
 use crate::reports::IncrementalItem;
@@ -105,9 +106,7 @@ fn complete_block(bm: &BlockManager, id: u64, nodes: &[u32]) {
 const TABLE: &str = "h1 /r1\n10.0.0.2 /r1\nh3 /r2\n10.0.0.4 /r2\n192.168.0.9 /r2\n";
 
 fn uuids(locs: &[Location]) -> Vec<&str> {
-    locs.iter()
-        .map(|l| l.info.id.datanode_uuid.as_str())
-        .collect()
+    locs.iter().map(|l| l.info.id.uuid.as_str()).collect()
 }
 
 #[test]
@@ -117,15 +116,10 @@ fn registration_stores_the_rack_everywhere() {
         join(&bm, i);
     }
     // by host name (h1, h3) or by IP (10.0.0.2, 10.0.0.4)
-    let report = bm.datanode_report(1);
+    let report = bm.datanode_report(ReportKind::All);
     let racks: Vec<(&str, &str)> = report
         .iter()
-        .map(|d| {
-            (
-                d.id.datanode_uuid.as_str(),
-                d.location.as_deref().unwrap_or(""),
-            )
-        })
+        .map(|d| (d.id.uuid.as_str(), d.location.as_str()))
         .collect();
     assert_eq!(
         racks,
@@ -142,12 +136,7 @@ fn registration_stores_the_rack_everywhere() {
     let locs = bm.locations(1);
     let mut located: Vec<(String, String)> = locs
         .iter()
-        .map(|l| {
-            (
-                l.info.id.datanode_uuid.clone(),
-                l.info.location.clone().unwrap_or_default(),
-            )
-        })
+        .map(|l| (l.info.id.uuid.clone(), l.info.location.clone()))
         .collect();
     located.sort();
     assert_eq!(
@@ -181,10 +170,8 @@ fn registration_stores_the_rack_everywhere() {
     let targets = bm
         .choose_targets("/f", 3, Some("10.0.0.1"), &[], &[], 1)
         .unwrap_or_else(|e| panic!("targets: {e}"));
-    let spread: std::collections::BTreeSet<String> = targets
-        .iter()
-        .map(|l| l.info.location.clone().unwrap_or_default())
-        .collect();
+    let spread: std::collections::BTreeSet<String> =
+        targets.iter().map(|l| l.info.location.clone()).collect();
     assert_eq!(spread.len(), 2, "{targets:?}");
 }
 
@@ -239,8 +226,8 @@ fn unresolved_nodes_default_rack_or_rejected() {
     let (bm, _clock) = manager("", 1, |c| c.placement.topology.source = source);
     join(&bm, 1);
     assert_eq!(
-        bm.datanode_report(1)[0].location.as_deref(),
-        Some(DEFAULT_RACK)
+        bm.datanode_report(ReportKind::All)[0].location,
+        DEFAULT_RACK
     );
     let (bm, _clock) = manager("", 1, |c| {
         c.placement.topology = TopologyConfig {
@@ -291,7 +278,7 @@ fn reads_sorted_by_distance_from_the_reader() {
         let mut b1 = bm.locations(1);
         bm.sort_for_reader("172.16.0.1", &mut [&mut b1]);
         assert_eq!(b1.len(), 4);
-        firsts.insert(b1[0].info.id.datanode_uuid.clone());
+        firsts.insert(b1[0].info.id.uuid.clone());
     }
     assert!(firsts.len() > 1, "{firsts:?}");
 }

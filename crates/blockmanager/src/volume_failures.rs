@@ -6,8 +6,6 @@
 //! blocks are re-replicated from other nodes); a FATAL_DISK_ERROR report removes the node
 //! as a dead one.
 
-use rhdfs_proto::datanode::VolumeFailureSummaryProto;
-
 /// A node's failed volumes, from its heartbeat.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VolumeFailureSummary {
@@ -15,16 +13,6 @@ pub struct VolumeFailureSummary {
     /// Wall-clock ms of the last failure.
     pub last_volume_failure_date: u64,
     pub estimated_capacity_lost_total: u64,
-}
-
-impl From<&VolumeFailureSummaryProto> for VolumeFailureSummary {
-    fn from(p: &VolumeFailureSummaryProto) -> Self {
-        VolumeFailureSummary {
-            failed_storage_locations: p.failed_storage_locations.clone(),
-            last_volume_failure_date: p.last_volume_failure_date,
-            estimated_capacity_lost_total: p.estimated_capacity_lost_total,
-        }
-    }
 }
 
 /// ErrorReportRequestProto codes (DatanodeProtocol).

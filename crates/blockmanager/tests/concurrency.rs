@@ -9,7 +9,7 @@ use std::thread;
 
 use common::*;
 use rhdfs_blockmanager::{
-    Block, BlockManagerConfig, IncrementalItem, ReplicaState, ReportedReplica,
+    Block, BlockManagerConfig, IncrementalItem, ReplicaState, ReportKind, ReportedReplica,
 };
 
 #[test]
@@ -53,7 +53,7 @@ fn mixed_traffic_from_many_threads() {
                     bm.add_block_under_construction(Block::new(id, 1001, 0), id, 3, &t);
                     for l in &t {
                         bm.incremental_report(
-                            &l.info.id.datanode_uuid,
+                            &l.info.id.uuid,
                             &l.storage_id,
                             1,
                             &[IncrementalItem::Received(Block::new(id, 1001, 8))],
@@ -75,7 +75,7 @@ fn mixed_traffic_from_many_threads() {
                     bm.heartbeat(&uuid(n), vec![report(n, GB)], 0, 0, false);
                 }
                 let _ = bm.fs_stats();
-                let _ = bm.datanode_report(1);
+                let _ = bm.datanode_report(ReportKind::All);
             }
         })
     };

@@ -144,13 +144,13 @@ fn million_replica_report_in_bounded_chunks_while_writes_continue() {
                     .expect("targets");
                 let targets: Vec<_> = targets
                     .into_iter()
-                    .filter(|l| l.info.id.datanode_uuid != uuid(1))
+                    .filter(|l| l.info.id.uuid != uuid(1))
                     .collect();
                 bm.add_block_under_construction(Block::new(id, 1001, 0), id, 2, &targets);
                 bm.commit_block(Block::new(id, 1001, 64)).expect("commit");
                 let first = targets.first().expect("a target other than node 1");
                 bm.incremental_report(
-                    &first.info.id.datanode_uuid,
+                    &first.info.id.uuid,
                     &first.storage_id,
                     1,
                     &[IncrementalItem::Received(Block::new(id, 1001, 64))],
@@ -242,7 +242,7 @@ fn deleted_replica_of_live_block_leaves_map_and_corrupt_set_and_is_reconstructed
     .expect("ibr");
     let locs = bm.locations(7);
     assert_eq!(locs.len(), 1);
-    assert_eq!(locs[0].info.id.datanode_uuid, uuid(1));
+    assert_eq!(locs[0].info.id.uuid, uuid(1));
     assert_eq!(bm.fs_stats().under_replicated, 1);
     assert!(bm.compute_reconstruction_work() > 0, "a copy is scheduled");
 }

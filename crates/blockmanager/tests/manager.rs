@@ -6,21 +6,17 @@ use crate::common;
 use std::time::Duration;
 
 use common::*;
+use rhdfs_blockmanager::{AdminState, DatanodeId};
 use rhdfs_blockmanager::{
     Block, BlockManagerConfig, BlockManagerError, BlockUcState, CorruptReason, IncrementalItem,
-    ReplicaState, ReportedReplica,
+    ReplicaState, ReportKind, ReportedReplica,
 };
-use rhdfs_proto::hdfs::DatanodeIdProto;
 
-fn excluded(i: u32) -> DatanodeIdProto {
-    DatanodeIdProto {
+fn excluded(i: u32) -> DatanodeId {
+    DatanodeId {
         ip_addr: format!("10.0.0.{i}"),
-        host_name: String::new(),
-        datanode_uuid: String::new(),
         xfer_port: 9866,
-        info_port: 0,
-        ipc_port: 0,
-        info_secure_port: None,
+        ..DatanodeId::default()
     }
 }
 
@@ -32,10 +28,10 @@ fn choose_targets_local_first_distinct_and_bounded() {
         .choose_targets("/f", 3, Some("10.0.0.2"), &[], &[], 1024)
         .expect("targets");
     assert_eq!(t.len(), 3);
-    assert_eq!(t[0].info.id.datanode_uuid, uuid(2));
+    assert_eq!(t[0].info.id.uuid, uuid(2));
     assert_eq!(t[0].storage_id, storage(2));
-    assert_eq!(t[0].info.location.as_deref(), Some("/default-rack"));
-    let mut ids: Vec<_> = t.iter().map(|l| l.info.id.datanode_uuid.clone()).collect();
+    assert_eq!(t[0].info.location, "/default-rack");
+    let mut ids: Vec<_> = t.iter().map(|l| l.info.id.uuid.clone()).collect();
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 3);
@@ -50,7 +46,7 @@ fn choose_targets_local_first_distinct_and_bounded() {
     let t = bm
         .choose_targets("/f", 2, Some("10.0.0.1"), &[], &fav, 1)
         .expect("targets");
-    let mut got: Vec<String> = t.iter().map(|l| l.info.id.datanode_uuid.clone()).collect();
+    let mut got: Vec<String> = t.iter().map(|l| l.info.id.uuid.clone()).collect();
     got.sort();
     assert_eq!(got, vec![uuid(1), uuid(3)]);
 }
@@ -64,7 +60,7 @@ fn choose_targets_fails_with_hadoops_message() {
         .choose_targets("/f", 3, None, &ex, &[], 1)
         .expect("one left");
     assert_eq!(t.len(), 1);
-    assert_eq!(t[0].info.id.datanode_uuid, uuid(3));
+    assert_eq!(t[0].info.id.uuid, uuid(3));
     let ex = vec![excluded(1), excluded(2), excluded(3)];
     let err = bm.choose_targets("/a/b", 3, None, &ex, &[], 1).unwrap_err();
     assert!(matches!(err, BlockManagerError::NotEnoughReplicas(_)));
@@ -83,7 +79,7 @@ fn choose_targets_fails_with_hadoops_message() {
         .additional_datanodes("/f", &[uuid(1), uuid(2)], &[], 2, 1)
         .expect("additional");
     assert_eq!(add.len(), 1);
-    assert_eq!(add[0].info.id.datanode_uuid, uuid(3));
+    assert_eq!(add[0].info.id.uuid, uuid(3));
 }
 
 #[test]
@@ -104,7 +100,7 @@ fn write_path_locations_and_completion() {
         Some(BlockUcState::Committed)
     );
     assert!(!bm.try_complete_block(b.id));
-    let first = &targets[0].info.id.datanode_uuid;
+    let first = &targets[0].info.id.uuid;
     bm.incremental_report(
         first,
         &targets[0].storage_id,
@@ -120,7 +116,7 @@ fn write_path_locations_and_completion() {
     // COMPLETE: locations are the reported replicas only
     let locs = bm.locations(b.id);
     assert_eq!(locs.len(), 1);
-    assert_eq!(&locs[0].info.id.datanode_uuid, first);
+    assert_eq!(&locs[0].info.id.uuid, first);
 }
 
 #[test]
@@ -386,7 +382,7 @@ fn liveness_stale_dead_and_replica_removal() {
     heartbeat_all(&bm, 2);
     let locs = bm.locations(1);
     assert_eq!(locs.len(), 3);
-    assert_eq!(locs[2].info.id.datanode_uuid, uuid(3));
+    assert_eq!(locs[2].info.id.uuid, uuid(3));
     assert_eq!(bm.live_datanodes(), 3);
     for _ in 0..20 {
         clock.advance(secs(30));
@@ -398,9 +394,9 @@ fn liveness_stale_dead_and_replica_removal() {
     );
     assert_eq!(bm.live_datanodes(), 2);
     assert_eq!(bm.locations(1).len(), 2);
-    assert_eq!(bm.datanode_report(3).len(), 1);
-    assert_eq!(bm.datanode_report(2).len(), 2);
-    assert_eq!(bm.datanode_report(1).len(), 3);
+    assert_eq!(bm.datanode_report(ReportKind::Dead).len(), 1);
+    assert_eq!(bm.datanode_report(ReportKind::Live).len(), 2);
+    assert_eq!(bm.datanode_report(ReportKind::All).len(), 3);
     let s = bm.fs_stats();
     assert_eq!(
         (s.live_datanodes, s.dead_datanodes, s.capacity),
@@ -429,23 +425,28 @@ fn liveness_stale_dead_and_replica_removal() {
 fn datanode_info_rendering() {
     let (bm, _clock) = manager(config());
     add_nodes(&bm, 1, GB);
-    let info = bm.datanode_report(1).pop().expect("one node");
+    let info = bm.datanode_report(ReportKind::All).pop().expect("one node");
     assert_eq!(info.id.ip_addr, "10.0.0.1");
     assert_eq!(info.id.host_name, "host1");
-    assert_eq!(info.id.datanode_uuid, uuid(1));
+    assert_eq!(info.id.uuid, uuid(1));
     assert_eq!(
         (info.id.xfer_port, info.id.info_port, info.id.ipc_port),
         (9866, 9864, 9867)
     );
-    assert_eq!(info.capacity, Some(2 * GB));
-    assert_eq!(info.remaining, Some(GB));
-    assert_eq!(info.dfs_used, Some(GB / 2));
-    assert_eq!(info.last_update, Some(1_700_000_000_000));
-    assert_eq!(info.admin_state, Some(0));
+    assert_eq!(info.capacity, 2 * GB);
+    assert_eq!(info.remaining, GB);
+    assert_eq!(info.dfs_used, GB / 2);
+    assert_eq!(info.last_update_ms, 1_700_000_000_000);
+    assert_eq!(info.admin_state, AdminState::Normal);
     // capacity - dfsUsed - remaining when the DataNode does not say
-    assert_eq!(info.non_dfs_used, Some(GB / 2));
+    assert_eq!(info.non_dfs_used, GB / 2);
     assert_eq!(info.num_blocks, Some(0));
-    assert_eq!(info.last_block_report_time, Some(0));
+    assert_eq!(info.last_block_report_ms, 0);
+    assert_eq!(info.blocks_scheduled, 0);
+    bm.choose_targets("/f", 1, None, &[], &[], 1)
+        .expect("a target");
+    let info = bm.datanode_report(ReportKind::All).pop().expect("one node");
+    assert_eq!(info.blocks_scheduled, 1, "JMX LiveNodes' blockScheduled");
     complete_block(&bm, 1, &[1]);
     bm.full_report(
         &uuid(1),
@@ -457,9 +458,12 @@ fn datanode_info_rendering() {
         }],
     )
     .expect("report");
-    let info = bm.datanode_report(2).pop().expect("one node");
+    let info = bm
+        .datanode_report(ReportKind::Live)
+        .pop()
+        .expect("one node");
     assert_eq!(info.num_blocks, Some(1));
-    assert_eq!(info.last_block_report_time, Some(1_700_000_000_000));
+    assert_eq!(info.last_block_report_ms, 1_700_000_000_000);
 }
 
 #[test]
@@ -470,7 +474,7 @@ fn bad_block_reports_hide_the_replica() {
     bm.report_bad_block(Block::new(1, 1001, 64), &uuid(1), None);
     let locs = bm.locations(1);
     assert_eq!(locs.len(), 1);
-    assert_eq!(locs[0].info.id.datanode_uuid, uuid(2));
+    assert_eq!(locs[0].info.id.uuid, uuid(2));
     bm.report_bad_block(Block::new(1, 1001, 64), &uuid(2), Some(&storage(2)));
     let bl = bm.block_locations(1).expect("block");
     assert!(bl.corrupt);
@@ -569,6 +573,6 @@ fn failed_storage_loses_its_replicas() {
     assert!(bm.heartbeat(&uuid(1), vec![r], 0, 0, false).registered);
     let locs = bm.locations(1);
     assert_eq!(locs.len(), 1);
-    assert_eq!(locs[0].info.id.datanode_uuid, uuid(2));
+    assert_eq!(locs[0].info.id.uuid, uuid(2));
     assert_eq!(bm.fs_stats().under_replicated, 1);
 }

@@ -40,7 +40,7 @@ fn nodes_of(bm: &BlockManager, id: u64) -> Vec<String> {
     let mut v: Vec<String> = bm
         .locations(id)
         .into_iter()
-        .map(|l| l.info.id.datanode_uuid)
+        .map(|l| l.info.id.uuid)
         .collect();
     v.sort();
     v
@@ -231,7 +231,7 @@ fn single_rack_block_gets_a_copy_on_a_new_rack_then_loses_one_on_the_crowded_rac
             .heartbeat(&uuid(i), vec![report(i, GB)], 0, 0, false)
             .transfers
         {
-            copies.extend(targets.into_iter().map(|t| (b.id, t.info.id.datanode_uuid)));
+            copies.extend(targets.into_iter().map(|t| (b.id, t.info.id.uuid)));
         }
     }
     assert_eq!(copies, vec![(1, uuid(4))]);

@@ -48,7 +48,7 @@ fn dead_node_replicas_are_copied_elsewhere() {
     let (block, targets) = &sent[0];
     assert_eq!(*block, Block::new(1, 1001, 64));
     assert_eq!(targets.len(), 1);
-    assert_eq!(targets[0].info.id.datanode_uuid, uuid(4));
+    assert_eq!(targets[0].info.id.uuid, uuid(4));
     assert_eq!(targets[0].storage_id, storage(4));
     received(&bm, 4, *block);
     assert_eq!(bm.locations(1).len(), 3);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::*;
 use rhdfs_blockmanager::redundancy::decommission::AdminState;
-use rhdfs_blockmanager::{Block, BlockManager, IncrementalItem};
+use rhdfs_blockmanager::{Block, BlockManager, IncrementalItem, ReportKind};
 
 fn received(bm: &BlockManager, node: u32, b: Block) {
     bm.incremental_report(
@@ -44,7 +44,7 @@ fn run_transfers(bm: &BlockManager, n: u32) -> usize {
             .transfers
         {
             for t in targets {
-                let node: u32 = t.info.id.datanode_uuid["dn-uuid-".len()..].parse().unwrap();
+                let node: u32 = t.info.id.uuid["dn-uuid-".len()..].parse().unwrap();
                 received(bm, node, b);
                 done += 1;
             }
@@ -53,11 +53,11 @@ fn run_transfers(bm: &BlockManager, n: u32) -> usize {
     done
 }
 
-fn admin_of(bm: &BlockManager, kind: i32, node: u32) -> Option<i32> {
+fn admin_of(bm: &BlockManager, kind: ReportKind, node: u32) -> Option<AdminState> {
     bm.datanode_report(kind)
         .into_iter()
-        .find(|d| d.id.datanode_uuid == uuid(node))
-        .and_then(|d| d.admin_state)
+        .find(|d| d.id.uuid == uuid(node))
+        .map(|d| d.admin_state)
 }
 
 #[test]
@@ -73,14 +73,17 @@ fn decommission_waits_for_every_block_then_completes() {
     assert_eq!(out.started, vec!["10.0.0.1:9866".to_string()]);
     assert_eq!(bm.admin_state(&uuid(1)), AdminState::DecommissionInProgress);
     // dfsadmin -report -decommissioning lists it, as DECOMMISSION_INPROGRESS.
-    assert_eq!(admin_of(&bm, 4, 1), Some(1));
-    assert_eq!(admin_of(&bm, 4, 2), None);
+    assert_eq!(
+        admin_of(&bm, ReportKind::Decommissioning, 1),
+        Some(AdminState::DecommissionInProgress)
+    );
+    assert_eq!(admin_of(&bm, ReportKind::Decommissioning, 2), None);
     // Not a write target any more.
     for _ in 0..20 {
         let t = bm
             .choose_targets("/f", 3, None, &[], &[], 1)
             .expect("targets");
-        assert!(t.iter().all(|l| l.info.id.datanode_uuid != uuid(1)));
+        assert!(t.iter().all(|l| l.info.id.uuid != uuid(1)));
     }
     // Its blocks are copied to node 4 (the only in-service node without them).
     assert!(bm.decommission_check(true).is_empty());
@@ -90,7 +93,10 @@ fn decommission_waits_for_every_block_then_completes() {
     assert_eq!(run_transfers(&bm, 4), 3);
     assert_eq!(bm.decommission_check(true), vec![Arc::<str>::from(uuid(1))]);
     assert_eq!(bm.admin_state(&uuid(1)), AdminState::Decommissioned);
-    assert_eq!(admin_of(&bm, 1, 1), Some(2));
+    assert_eq!(
+        admin_of(&bm, ReportKind::All, 1),
+        Some(AdminState::Decommissioned)
+    );
     // Its replicas are kept (readable) and not counted: nothing is deleted or copied.
     assert_eq!(bm.fs_stats().pending_deletion, 0);
     assert_eq!(bm.compute_reconstruction_work(), 0);
@@ -177,11 +183,7 @@ fn corrupt_replica_is_replaced_before_it_is_deleted() {
     // Two good replicas of three: the corrupt one is kept (not served) for now.
     assert_eq!(bm.fs_stats().pending_deletion, 0);
     assert_eq!(bm.fs_stats().corrupt_blocks, 1);
-    assert!(
-        bm.locations(1)
-            .iter()
-            .all(|l| l.info.id.datanode_uuid != uuid(1))
-    );
+    assert!(bm.locations(1).iter().all(|l| l.info.id.uuid != uuid(1)));
     assert_eq!(bm.compute_reconstruction_work(), 1);
     assert_eq!(run_transfers(&bm, 4), 1);
     // Three good replicas again: now the corrupt one is deleted.
@@ -235,7 +237,7 @@ fn setrep_down_keeps_rack_spread() {
     let mut left: Vec<String> = bm
         .locations(1)
         .into_iter()
-        .map(|l| l.info.id.datanode_uuid)
+        .map(|l| l.info.id.uuid)
         .collect();
     left.sort();
     // One replica per rack stays: /r1 (the one with more room) and /r2.

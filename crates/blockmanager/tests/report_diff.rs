@@ -210,11 +210,7 @@ fn lists_are_applied_by_a_full_report() {
     assert_eq!(bm.locations(1).len(), 2);
     assert_eq!(bm.locations(2).len(), 1);
     let bl3 = bm.block_locations(3).expect("block 3");
-    assert!(
-        bl3.locations
-            .iter()
-            .all(|l| l.info.id.datanode_uuid != uuid(1))
-    );
+    assert!(bl3.locations.iter().all(|l| l.info.id.uuid != uuid(1)));
     // Both wait for the startup delay before they are sent.
     assert_eq!(bm.fs_stats().pending_deletion, 2);
     assert_eq!(bm.compute_invalidate_work(), 0);

@@ -36,9 +36,7 @@ fn concurrent_writers_never_over_commit_a_node() {
                     let mut mine = Vec::new();
                     for k in 0.. {
                         match bm.choose_targets(&format!("/w{t}/f{k}"), 3, None, &[], &[], B) {
-                            Ok(targets) => {
-                                mine.extend(targets.into_iter().map(|l| l.info.id.datanode_uuid))
-                            }
+                            Ok(targets) => mine.extend(targets.into_iter().map(|l| l.info.id.uuid)),
                             Err(_) => break,
                         }
                     }
@@ -79,7 +77,7 @@ fn concurrent_writers_never_over_commit_a_node() {
         let t = bm
             .choose_targets(&format!("/again{k}"), 1, None, &[], &[], B)
             .expect("room for two");
-        assert_eq!(t[0].info.id.datanode_uuid, uuid(1));
+        assert_eq!(t[0].info.id.uuid, uuid(1));
     }
     assert!(bm.choose_targets("/none", 1, None, &[], &[], B).is_err());
 

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, bail};
 use bytes::Bytes;
 use hdfs_native::{Client, ClientBuilder, WriteOptions};
-use rhdfs_blockmanager::LockStat;
+use rhdfs_blockmanager::{LockStat, ReportKind};
 use rhdfs_minicluster::MiniCluster;
 use tokio::sync::Mutex;
 
@@ -288,11 +288,11 @@ async fn slow_disk_deletes_do_not_delay_heartbeats() -> anyhow::Result<()> {
     loop {
         let now_ms = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis() as u64;
         let info = bm
-            .datanode_report(1)
+            .datanode_report(ReportKind::All)
             .into_iter()
-            .find(|d| d.id.datanode_uuid == uuid)
+            .find(|d| d.id.uuid == uuid)
             .context("DataNode missing from the report")?;
-        let age = Duration::from_millis(now_ms.saturating_sub(info.last_update.unwrap_or(0)));
+        let age = Duration::from_millis(now_ms.saturating_sub(info.last_update_ms));
         worst_age = worst_age.max(age);
         samples += 1;
         let left = replica_files(&cluster.datanode_data_dirs(0)).len();

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use hdfs_native::WriteOptions;
+use rhdfs_blockmanager::ReportKind;
 use rhdfs_minicluster::MiniCluster;
 use rhdfs_namenode::fsck::dfsadmin::{self, ReportFilter};
 use rhdfs_namenode::fsdir::permission::Caller;
@@ -47,12 +48,12 @@ async fn two_racks_shown_everywhere() -> anyhow::Result<()> {
     // getDatanodeReport (ALL): every node with its rack.
     let bm = cluster.namenode().block_manager().clone();
     let got: BTreeMap<String, String> = bm
-        .datanode_report(1)
+        .datanode_report(ReportKind::All)
         .iter()
         .map(|d| {
             (
                 format!("{}:{}", d.id.ip_addr, d.id.xfer_port),
-                d.location.clone().unwrap_or_default(),
+                d.location.clone(),
             )
         })
         .collect();
@@ -95,7 +96,7 @@ async fn two_racks_shown_everywhere() -> anyhow::Result<()> {
         let mut racks = BTreeSet::new();
         for loc in &lb.locations {
             let addr = format!("{}:{}", loc.info.id.ip_addr, loc.info.id.xfer_port);
-            let rack = loc.info.location.as_deref().unwrap_or("");
+            let rack = loc.info.location.as_str();
             assert_eq!(Some(&rack), want.get(&addr), "{addr}");
             racks.insert(rack.to_string());
         }
@@ -144,7 +145,7 @@ async fn two_racks_shown_everywhere() -> anyhow::Result<()> {
         expected.push_str(&format!("Rack: {rack}\n"));
         for (addr, _) in want.iter().filter(|(_, r)| **r == rack) {
             let host = bm
-                .datanode_report(1)
+                .datanode_report(ReportKind::All)
                 .iter()
                 .find(|d| format!("{}:{}", d.id.ip_addr, d.id.xfer_port) == *addr)
                 .map(|d| d.id.host_name.clone())

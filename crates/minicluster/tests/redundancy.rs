@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use hdfs_native::WriteOptions;
 use prost::Message;
+use rhdfs_blockmanager::ReportKind;
 use rhdfs_blockmanager::redundancy::decommission::AdminState;
 use rhdfs_minicluster::MiniCluster;
 
@@ -117,7 +118,7 @@ async fn dead_node_rereplicated_then_its_return_is_excess() -> anyhow::Result<()
     for id in &lost {
         let locs = bm.locations(*id);
         assert_eq!(locs.len(), 3, "blk_{id}");
-        assert!(locs.iter().all(|l| l.info.id.datanode_uuid != dead_uuid));
+        assert!(locs.iter().all(|l| l.info.id.uuid != dead_uuid));
     }
     for (p, d) in &files {
         common::assert_same_bytes(p, &common::native_read(&client, p).await?, d);
@@ -261,7 +262,7 @@ async fn corrupt_replica_replaced_then_deleted_all_corrupt_kept() -> anyhow::Res
                 let on = r.get(&id).cloned().unwrap_or_default();
                 (s.corrupt_blocks == 0
                     && locs.len() == 3
-                    && locs.iter().all(|l| l.info.id.datanode_uuid != bad_uuid)
+                    && locs.iter().all(|l| l.info.id.uuid != bad_uuid)
                     && on.len() == 3
                     && !on.contains(&bad_idx))
                 .then_some(())
@@ -377,12 +378,12 @@ async fn decommission_with_open_and_closed_files() -> anyhow::Result<()> {
             }
         }
     }
-    let report = bm.datanode_report(1);
+    let report = bm.datanode_report(ReportKind::All);
     let info = report
         .iter()
-        .find(|d| d.id.datanode_uuid == uuid0)
+        .find(|d| d.id.uuid == uuid0)
         .expect("dn0 in report");
-    assert_eq!(info.admin_state, Some(2), "DECOMMISSIONED");
+    assert_eq!(info.admin_state, AdminState::Decommissioned);
     // Finish the open file, stop the decommissioned node: nothing is lost.
     w.write_bytes(bytes::Bytes::from_static(b"tail")).await?;
     w.close().await?;

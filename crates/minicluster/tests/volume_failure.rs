@@ -11,13 +11,13 @@ use crate::common;
 use std::collections::HashSet;
 use std::time::Duration;
 
+use rhdfs_blockmanager::ReportKind;
 use rhdfs_client::{CreateOptions, FileSystem};
 use rhdfs_minicluster::MiniCluster;
 use rhdfs_namenode::fsck::dfsadmin::{self, ReportFilter};
 use rhdfs_namenode::http::client::get;
 
 const WAIT: Duration = Duration::from_secs(120);
-const LIVE: i32 = 2;
 
 fn builder(n: usize, tolerated: &str) -> rhdfs_minicluster::MiniClusterBuilder {
     MiniCluster::builder()
@@ -135,14 +135,18 @@ async fn failed_volume_leaves_service_and_its_replicas_are_copied_again() -> any
     assert!(ds.replicas(&bpid).iter().all(|r| r.volume == 0));
 
     // The NameNode's views.
-    let report = bm.datanode_report(LIVE);
+    let report = bm.datanode_report(ReportKind::Live);
     let me = report
         .iter()
-        .find(|d| d.id.datanode_uuid == uuid0)
+        .find(|d| d.id.uuid == uuid0)
         .expect("dn0 live");
-    assert_eq!(me.rhdfs_volume_failures, Some(1));
-    assert_eq!(me.rhdfs_failed_storage_locations, vec![failed_dir.clone()]);
-    assert!(me.rhdfs_estimated_capacity_lost.unwrap_or(0) > 0);
+    assert_eq!(me.volume_failures, 1);
+    let summary = me
+        .volume_failure_summary
+        .as_ref()
+        .expect("a failure summary");
+    assert_eq!(summary.failed_storage_locations, vec![failed_dir.clone()]);
+    assert!(summary.estimated_capacity_lost_total > 0);
     let nn = c.namenode().rpc_addr().to_string();
     let text = dfsadmin::report(&nn, &common::current_user(), ReportFilter::default()).await?;
     assert!(text.contains("Failed Volumes: 1\n"), "{text}");

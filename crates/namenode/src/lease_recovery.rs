@@ -56,7 +56,7 @@ impl Namesystem {
         self.recoveries.drop_commands(last.id);
         let uuid = targets
             .as_ref()
-            .map(|(p, _)| p.info.id.datanode_uuid.clone());
+            .map(|(p, _)| p.info.id.uuid.clone());
         self.recoveries
             .begin(last.id, recovery_id, now.mono, uuid.clone());
         let (Some(uuid), Some((_, locations))) = (uuid, targets) else {

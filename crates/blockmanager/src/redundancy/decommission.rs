@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use rhdfs_conf::Configuration;
 use rhdfs_conf::keys::*;
-use rhdfs_proto::hdfs::datanode_info_proto::AdminState as AdminStateProto;
 
 use crate::block::{BlockInfo, BlockUcState};
 use crate::datanode_id::DatanodeId;
@@ -96,12 +95,12 @@ impl AdminState {
         self == AdminState::DecommissionInProgress
     }
 
-    /// DatanodeInfoProto.AdminState value.
-    pub fn to_proto(self) -> i32 {
+    /// Hadoop's name for the state (AdminStates' text in the web UI and JMX).
+    pub fn hadoop_name(self) -> &'static str {
         match self {
-            AdminState::Normal => AdminStateProto::Normal as i32,
-            AdminState::DecommissionInProgress => AdminStateProto::DecommissionInprogress as i32,
-            AdminState::Decommissioned => AdminStateProto::Decommissioned as i32,
+            AdminState::Normal => "In Service",
+            AdminState::DecommissionInProgress => "Decommission In Progress",
+            AdminState::Decommissioned => "Decommissioned",
         }
     }
 }
@@ -296,7 +295,5 @@ mod tests {
         assert!(t.check_due(Duration::from_secs(1), Duration::from_secs(30)));
         assert!(!t.check_due(Duration::from_secs(20), Duration::from_secs(30)));
         assert!(t.check_due(Duration::from_secs(31), Duration::from_secs(30)));
-        assert_eq!(AdminState::DecommissionInProgress.to_proto(), 1);
-        assert_eq!(AdminState::Decommissioned.to_proto(), 2);
     }
 }

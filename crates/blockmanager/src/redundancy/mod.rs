@@ -243,7 +243,7 @@ impl BlockManager {
                 let new_rack = targets.iter().all(|t| {
                     st.recon
                         .racks
-                        .rack_of(&t.info.id.datanode_uuid)
+                        .rack_of(&t.info.id.uuid)
                         .is_some_and(|r| !racks.contains(r))
                 });
                 if !new_rack {
@@ -252,13 +252,13 @@ impl BlockManager {
             }
             let kinds: Vec<(String, i32)> = targets
                 .iter()
-                .map(|l| (l.info.id.datanode_uuid.clone(), l.storage_type))
+                .map(|l| (l.info.id.uuid.clone(), l.storage_type))
                 .collect();
             let targets: Vec<(Arc<str>, Arc<str>)> = targets
                 .iter()
                 .map(|l| {
                     (
-                        Arc::from(l.info.id.datanode_uuid.as_str()),
+                        Arc::from(l.info.id.uuid.as_str()),
                         Arc::from(l.storage_id.as_str()),
                     )
                 })
@@ -314,7 +314,7 @@ impl BlockManager {
                         let d = dns.get(uuid)?;
                         let live = dns.liveness_of(d, now);
                         (live != crate::datanodes::Liveness::Dead).then(|| Location {
-                            info: crate::render::datanode_info(d, live),
+                            info: crate::datanode_info::DatanodeInfo::of(d, live),
                             storage_id: storage.to_string(),
                             storage_type: d.storage(storage).map_or(1, |s| s.storage_type),
                         })

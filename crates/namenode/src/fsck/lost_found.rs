@@ -125,7 +125,7 @@ impl Copier<'_> {
         let params = ReadBlockParams::new(eb, "fsck", 0, block.num_bytes);
         let mut reader = None;
         for loc in order {
-            let addr = rhdfs_transfer::headers::xfer_addr(&loc.info);
+            let addr = loc.info.id.xfer_addr();
             match BlockReader::connect(&addr, &params, &self.transfer).await {
                 Ok(r) => {
                     reader = Some(r);

@@ -4,10 +4,9 @@
 
 use std::net::SocketAddr;
 
-use rhdfs_blockmanager::{FsStats, LockStat};
+use rhdfs_blockmanager::{DatanodeInfo, FsStats, LockStat, ReportKind};
 use rhdfs_ipc::RpcSnapshot;
 use rhdfs_metrics::HistogramSnapshot;
-use rhdfs_proto::hdfs::DatanodeInfoProto;
 
 use crate::namesystem::Namesystem;
 
@@ -21,10 +20,6 @@ pub(crate) struct Facts {
     /// Last txid when the web port started (edits loaded by then).
     pub txid_at_start: u64,
 }
-
-/// DataNode report kinds (DatanodeReportTypeProto).
-const LIVE: i32 = 2;
-const DEAD: i32 = 3;
 
 pub(crate) struct Figures {
     pub facts: Facts,
@@ -46,8 +41,8 @@ pub(crate) struct Figures {
     pub liveness: rhdfs_blockmanager::LivenessCounters,
     pub locks: Vec<LockStat>,
     pub total_load: u64,
-    pub live: Vec<DatanodeInfoProto>,
-    pub dead: Vec<DatanodeInfoProto>,
+    pub live: Vec<DatanodeInfo>,
+    pub dead: Vec<DatanodeInfo>,
     pub last_txid: u64,
     pub txns_since_checkpoint: u64,
     pub txns_since_roll: u64,
@@ -79,8 +74,8 @@ impl Figures {
         let (future, orphans) = (fs.future_replicas(), fs.orphan_counts());
         let mut locks = bm.lock_stats();
         locks.extend(fs.ns_lock_stats());
-        let live = bm.datanode_report(LIVE);
-        let dead = bm.datanode_report(DEAD);
+        let live = bm.datanode_report(ReportKind::Live);
+        let dead = bm.datanode_report(ReportKind::Dead);
         let info = bm.namespace_info();
         let (mut last_txid, mut since_ckpt, mut since_roll, mut ckpt_ms) = (0, 0, 0, 0);
         let (mut syncs, mut name_dirs) = (HistogramSnapshot::default(), Vec::new());
@@ -122,10 +117,7 @@ impl Figures {
             orphan_bytes: orphans.bytes,
             liveness: bm.liveness_counters(),
             locks,
-            total_load: live
-                .iter()
-                .map(|d| u64::from(d.xceiver_count.unwrap_or(0)))
-                .sum(),
+            total_load: live.iter().map(|d| u64::from(d.xceiver_count)).sum(),
             live,
             dead,
             last_txid,

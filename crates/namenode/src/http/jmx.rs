@@ -4,25 +4,15 @@
 //! RpcDetailedActivityForPort<port>), the block manager's lock holds (BlockManagerLocks) and
 //! rhdfs's own DatanodeLiveness and BlockConsistency beans.
 
+use rhdfs_blockmanager::DatanodeInfo;
 use rhdfs_metrics::{Bean, Val, build};
-use rhdfs_proto::hdfs::DatanodeInfoProto;
 
 use super::figures::Figures;
 
 const NN: &str = "Hadoop:service=NameNode";
 
-fn node_key(d: &DatanodeInfoProto) -> String {
+fn node_key(d: &DatanodeInfo) -> String {
     format!("{}:{}", d.id.host_name, d.id.xfer_port)
-}
-
-fn admin_state(d: &DatanodeInfoProto) -> &'static str {
-    match d.admin_state.unwrap_or(0) {
-        1 => "Decommission In Progress",
-        2 => "Decommissioned",
-        3 => "Entering Maintenance",
-        4 => "In Maintenance",
-        _ => "In Service",
-    }
 }
 
 /// NameNodeInfo's LiveNodes: a JSON object keyed `host:xferPort`, as a string.
@@ -32,27 +22,28 @@ fn live_nodes(f: &Figures) -> String {
         .live
         .iter()
         .map(|d| {
-            let last_contact = f.now_ms.saturating_sub(d.last_update.unwrap_or(0)) / 1000;
-            let cap = d.capacity.unwrap_or(0);
-            let bpu = d.block_pool_used.unwrap_or(0);
+            let last_contact = f.now_ms.saturating_sub(d.last_update_ms) / 1000;
+            let cap = d.capacity;
+            let bpu = d.block_pool_used;
             let pct = if cap == 0 { 0.0 } else { bpu as f64 * 100.0 / cap as f64 };
             format!(
-                "{}:{{\"infoAddr\":{},\"xferaddr\":{},\"location\":{},\"uuid\":{},\"lastContact\":{last_contact},\"usedSpace\":{},\"adminState\":{},\"nonDfsUsedSpace\":{},\"capacity\":{cap},\"numBlocks\":{},\"version\":{},\"used\":{},\"remaining\":{},\"blockScheduled\":0,\"blockPoolUsed\":{bpu},\"blockPoolUsedPercent\":{},\"volfails\":{},\"lastBlockReport\":{}{}}}",
+                "{}:{{\"infoAddr\":{},\"xferaddr\":{},\"location\":{},\"uuid\":{},\"lastContact\":{last_contact},\"usedSpace\":{},\"adminState\":{},\"nonDfsUsedSpace\":{},\"capacity\":{cap},\"numBlocks\":{},\"version\":{},\"used\":{},\"remaining\":{},\"blockScheduled\":{},\"blockPoolUsed\":{bpu},\"blockPoolUsedPercent\":{},\"volfails\":{},\"lastBlockReport\":{}{}}}",
                 j(&node_key(d)),
                 j(&format!("{}:{}", d.id.ip_addr, d.id.info_port)),
                 j(&format!("{}:{}", d.id.ip_addr, d.id.xfer_port)),
-                j(d.location.as_deref().unwrap_or("/default-rack")),
-                j(&d.id.datanode_uuid),
-                d.dfs_used.unwrap_or(0),
-                j(admin_state(d)),
-                d.non_dfs_used.unwrap_or(0),
+                j(&d.location),
+                j(&d.id.uuid),
+                d.dfs_used,
+                j(d.admin_state.hadoop_name()),
+                d.non_dfs_used,
                 d.num_blocks.unwrap_or(0),
                 j(build::VERSION),
-                d.dfs_used.unwrap_or(0),
-                d.remaining.unwrap_or(0),
+                d.dfs_used,
+                d.remaining,
+                d.blocks_scheduled,
                 rhdfs_conf::json::number(pct),
-                d.rhdfs_volume_failures.unwrap_or(0),
-                f.now_ms.saturating_sub(d.last_block_report_time.unwrap_or(0)) / 60_000,
+                d.volume_failures,
+                f.now_ms.saturating_sub(d.last_block_report_ms) / 60_000,
                 volume_failure_json(d),
             )
         })
@@ -61,20 +52,17 @@ fn live_nodes(f: &Figures) -> String {
 }
 
 /// The VolumeFailureSummary keys Hadoop adds to a LiveNodes entry of a node with one.
-fn volume_failure_json(d: &DatanodeInfoProto) -> String {
-    let Some(date) = d.rhdfs_last_volume_failure_date else {
+fn volume_failure_json(d: &DatanodeInfo) -> String {
+    let Some(s) = &d.volume_failure_summary else {
         return String::new();
     };
     let j = rhdfs_conf::json::string;
-    let locations: Vec<String> = d
-        .rhdfs_failed_storage_locations
-        .iter()
-        .map(|l| j(l))
-        .collect();
+    let date = s.last_volume_failure_date;
+    let locations: Vec<String> = s.failed_storage_locations.iter().map(|l| j(l)).collect();
     format!(
         ",\"failedStorageLocations\":[{}],\"lastVolumeFailureDate\":{date},\"estimatedCapacityLostTotal\":{}",
         locations.join(","),
-        d.rhdfs_estimated_capacity_lost.unwrap_or(0)
+        s.estimated_capacity_lost_total
     )
 }
 
@@ -87,9 +75,9 @@ fn dead_nodes(f: &Figures) -> String {
             format!(
                 "{}:{{\"lastContact\":{},\"decommissioned\":{},\"adminState\":{},\"xferaddr\":{}}}",
                 j(&node_key(d)),
-                f.now_ms.saturating_sub(d.last_update.unwrap_or(0)) / 1000,
-                d.admin_state.unwrap_or(0) == 2,
-                j(admin_state(d)),
+                f.now_ms.saturating_sub(d.last_update_ms) / 1000,
+                d.admin_state == rhdfs_blockmanager::AdminState::Decommissioned,
+                j(d.admin_state.hadoop_name()),
                 j(&format!("{}:{}", d.id.ip_addr, d.id.xfer_port)),
             )
         })

@@ -1,7 +1,6 @@
 //! Mutations that involve the block manager: the write path and removals.
 
-use rhdfs_blockmanager::{BlockUcState, Location};
-use rhdfs_proto::hdfs::{DatanodeIdProto, DatanodeInfoProto};
+use rhdfs_blockmanager::{BlockUcState, DatanodeId, DatanodeInfo, Location};
 
 use super::{Applied, Effects, LocatedBlock, Namesystem, to_block};
 use crate::error::{FsError, FsResult};
@@ -15,7 +14,7 @@ pub struct AddBlockArgs {
     pub src: String,
     pub client_name: String,
     pub previous: Option<FileBlock>,
-    pub excluded: Vec<DatanodeIdProto>,
+    pub excluded: Vec<DatanodeId>,
     pub file_id: u64,
     pub favored: Vec<String>,
 }
@@ -288,24 +287,20 @@ impl Namesystem {
         src: &str,
         file_id: u64,
         block: &FileBlock,
-        existing: &[DatanodeInfoProto],
+        existing: &[DatanodeInfo],
         existing_storages: &[String],
-        excludes: &[DatanodeInfoProto],
+        excludes: &[DatanodeId],
         n: usize,
         client: &str,
     ) -> FsResult<LocatedBlock> {
         let file = self.with_ns_op("get_additional_datanode", |ns| {
             ns.check_lease(src, file_id, client)
         })?;
-        let existing_uuids: Vec<String> = existing
-            .iter()
-            .map(|d| d.id.datanode_uuid.clone())
-            .collect();
-        let excluded: Vec<DatanodeIdProto> = excludes.iter().map(|d| d.id.clone()).collect();
+        let existing_uuids: Vec<String> = existing.iter().map(|d| d.id.uuid.clone()).collect();
         let added = self.bm.additional_datanodes(
             &file.path,
             &existing_uuids,
-            &excluded,
+            excludes,
             n,
             file.block_size,
         )?;

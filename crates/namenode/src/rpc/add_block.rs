@@ -9,6 +9,7 @@ use rhdfs_proto::hdfs::{
 
 use super::ClientProtocolService;
 use super::convert::{block_from_proto, located_block};
+use super::datanode_info::datanode_id_from_proto;
 use crate::namesystem::AddBlockArgs;
 
 impl ClientProtocolService {
@@ -23,7 +24,11 @@ impl ClientProtocolService {
             src: req.src,
             client_name: req.client_name,
             previous: req.previous.as_ref().map(block_from_proto),
-            excluded: req.exclude_nodes.into_iter().map(|d| d.id).collect(),
+            excluded: req
+                .exclude_nodes
+                .iter()
+                .map(|d| datanode_id_from_proto(&d.id))
+                .collect(),
             file_id: req.file_id.unwrap_or(0),
             favored: req.favored_nodes,
         };

@@ -12,6 +12,7 @@ use rhdfs_proto::hdfs::{
 };
 
 use super::ClientProtocolService;
+use super::datanode_info::{datanode_info_to_proto, report_kind};
 use crate::safemode::SafeModeAction;
 
 impl ClientProtocolService {
@@ -74,7 +75,12 @@ impl ClientProtocolService {
     ) -> Result<Bytes, RpcError> {
         let req: GetDatanodeReportRequestProto = decode_request(body)?;
         self.require_superuser(ctx).await?;
-        let di = self.fs.block_manager().datanode_report(req.r#type);
+        let di = report_kind(req.r#type)
+            .map(|kind| self.fs.block_manager().datanode_report(kind))
+            .unwrap_or_default()
+            .iter()
+            .map(datanode_info_to_proto)
+            .collect();
         Ok(encode_response(&GetDatanodeReportResponseProto { di }))
     }
 

@@ -9,6 +9,7 @@ use rhdfs_proto::hdfs::{
     hdfs_file_status_proto::FileType,
 };
 
+use super::datanode_info::datanode_info_to_proto;
 use crate::fsdir::FileBlock;
 use crate::fsdir::summary::ContentSummary;
 use crate::namespace::FileStatus;
@@ -51,7 +52,10 @@ pub fn located_from_parts(
     LocatedBlockProto {
         b: block_to_proto(pool, b),
         offset,
-        locs: locs.iter().map(|l| l.info.clone()).collect(),
+        locs: locs
+            .iter()
+            .map(|l| datanode_info_to_proto(&l.info))
+            .collect(),
         corrupt,
         block_token: TokenProto::default(),
         is_cached: Vec::new(),

@@ -14,6 +14,7 @@ mod concat;
 pub mod convert;
 mod create;
 pub mod datanode;
+pub mod datanode_info;
 mod delete;
 pub mod errors;
 mod info;

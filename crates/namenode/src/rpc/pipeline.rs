@@ -10,6 +10,7 @@ use rhdfs_proto::hdfs::{
 
 use super::ClientProtocolService;
 use super::convert::{block_from_proto, located_block};
+use super::datanode_info::{datanode_id_from_proto, datanode_info_from_proto};
 
 impl ClientProtocolService {
     /// A new generation stamp for the block's pipeline.
@@ -59,9 +60,15 @@ impl ClientProtocolService {
             &req.src,
             req.file_id.unwrap_or(0),
             &block_from_proto(&req.blk),
-            &req.existings,
+            &req.existings
+                .iter()
+                .map(datanode_info_from_proto)
+                .collect::<Vec<_>>(),
             &req.existing_storage_uuids,
-            &req.excludes,
+            &req.excludes
+                .iter()
+                .map(|d| datanode_id_from_proto(&d.id))
+                .collect::<Vec<_>>(),
             req.num_additional_nodes as usize,
             &req.client_name,
         )?;

@@ -7,6 +7,7 @@ use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
 use rhdfs_proto::hdfs::{GetSlowDatanodeReportRequestProto, GetSlowDatanodeReportResponseProto};
 
 use super::ClientProtocolService;
+use super::datanode_info::datanode_info_to_proto;
 
 impl ClientProtocolService {
     pub(super) async fn get_slow_datanode_report(
@@ -15,7 +16,13 @@ impl ClientProtocolService {
         body: &Bytes,
     ) -> Result<Bytes, RpcError> {
         let _req: GetSlowDatanodeReportRequestProto = decode_request(body)?;
-        let datanode_info_proto = self.fs.block_manager().slow_datanode_report();
+        let datanode_info_proto = self
+            .fs
+            .block_manager()
+            .slow_datanode_report()
+            .iter()
+            .map(datanode_info_to_proto)
+            .collect();
         Ok(encode_response(&GetSlowDatanodeReportResponseProto {
             datanode_info_proto,
         }))

@@ -3,7 +3,8 @@
 use super::support::*;
 use bytes::Bytes;
 use rhdfs_blockmanager::{
-    Block, ReplicaState, ReportedReplica, decode_buffers, decode_longs, encode_buffer, encode_longs,
+    Block, ReplicaState, ReportKind, ReportedReplica, decode_buffers, decode_longs, encode_buffer,
+    encode_longs,
 };
 use rhdfs_ipc::RpcService;
 use rhdfs_namenode::rpc::datanode::commands::transfer_command;
@@ -88,10 +89,13 @@ async fn version_register_heartbeat_reports() {
     assert!(hb.cmds.is_empty());
     assert_eq!(hb.ha_status.state, 0);
     assert_ne!(hb.full_block_report_lease_id, Some(0));
-    let info = bm.datanode_report(2).pop().expect("live node");
+    let info = bm
+        .datanode_report(ReportKind::Live)
+        .pop()
+        .expect("live node");
     assert_eq!(info.id.ip_addr, "127.0.0.1");
-    assert_eq!(info.capacity, Some(2 * GB));
-    assert_eq!(info.xceiver_count, Some(3));
+    assert_eq!(info.capacity, 2 * GB);
+    assert_eq!(info.xceiver_count, 3);
 
     // a block written to the node, then the file deleted
     bm.add_block_under_construction(Block::new(7, 1001, 0), 100, 1, &[]);

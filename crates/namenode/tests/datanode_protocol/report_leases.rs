@@ -59,9 +59,7 @@ async fn send(
 }
 
 fn on_node(bm: &rhdfs_blockmanager::BlockManager, id: u64, i: u32) -> bool {
-    bm.locations(id)
-        .iter()
-        .any(|l| l.info.id.datanode_uuid == uuid(i))
+    bm.locations(id).iter().any(|l| l.info.id.uuid == uuid(i))
 }
 
 #[tokio::test]

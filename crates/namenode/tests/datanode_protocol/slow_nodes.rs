@@ -50,7 +50,7 @@ fn chosen(bm: &BlockManager, n: usize) -> Vec<String> {
     bm.choose_targets("/f", n, None, &[], &[], 1024)
         .expect("targets")
         .into_iter()
-        .map(|l| l.info.id.datanode_uuid)
+        .map(|l| l.info.id.uuid)
         .collect()
 }
 

@@ -5,6 +5,7 @@
 use super::support::*;
 use rhdfs_namenode::rpc::datanode::DatanodeProtocolService;
 
+use rhdfs_blockmanager::ReportKind;
 use rhdfs_blockmanager::topology::{MappingSource, TopologyConfig};
 use rhdfs_proto::datanode::{RegisterDatanodeRequestProto, RegisterDatanodeResponseProto};
 
@@ -49,16 +50,16 @@ async fn register_stores_the_rack_and_refuses_a_mixed_depth() {
         "Failed to add /dc1/r2/127.0.0.1:9002: You cannot have a rack and a non-rack node at \
          the same level of the network topology."
     );
-    let racks: Vec<(String, Option<String>)> = bm
-        .datanode_report(1)
+    let racks: Vec<(String, String)> = bm
+        .datanode_report(ReportKind::All)
         .into_iter()
         .map(|d| (d.id.host_name, d.location))
         .collect();
     assert_eq!(
         racks,
         vec![
-            ("host1".to_string(), Some("/r1".to_string())),
-            ("host3".to_string(), Some("/r2".to_string())),
+            ("host1".to_string(), "/r1".to_string()),
+            ("host3".to_string(), "/r2".to_string()),
         ]
     );
     assert_eq!(bm.num_racks(), 2);

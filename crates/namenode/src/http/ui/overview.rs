@@ -2,35 +2,25 @@
 //! as Hadoop's web UI shows it, rendered from the namesystem and the block manager (call off
 //! the async threads: the block manager's counters are read in bounded chunks).
 
+use rhdfs_blockmanager::ReportKind;
 use rhdfs_blockmanager::views::byte_desc;
-use rhdfs_proto::hdfs::DatanodeInfoProto;
-use rhdfs_proto::hdfs::datanode_info_proto::AdminState;
 
 use super::html::escape;
 use super::page::{bar, layout, rows_table};
 use crate::namesystem::Namesystem;
-
-/// DatanodeReportTypeProto values.
-const ALL: i32 = 1;
-const DEAD: i32 = 3;
-
-fn admin_state(d: &DatanodeInfoProto) -> &'static str {
-    match AdminState::try_from(d.admin_state.unwrap_or(0)).unwrap_or(AdminState::Normal) {
-        AdminState::Normal => "In Service",
-        AdminState::DecommissionInprogress => "Decommission In Progress",
-        AdminState::Decommissioned => "Decommissioned",
-        AdminState::EnteringMaintenance => "Entering Maintenance",
-        AdminState::InMaintenance => "In Maintenance",
-    }
-}
 
 /// The Overview page.
 pub fn overview(fs: &Namesystem, host: &str, conf: &rhdfs_conf::Configuration) -> String {
     let bm = fs.block_manager();
     let s = bm.fs_stats();
     let info = bm.namespace_info().clone();
-    let nodes = bm.datanode_report(ALL);
-    let count = |st: &str| nodes.iter().filter(|d| admin_state(d) == st).count();
+    let nodes = bm.datanode_report(ReportKind::All);
+    let count = |st: &str| {
+        nodes
+            .iter()
+            .filter(|d| d.admin_state.hadoop_name() == st)
+            .count()
+    };
     let (inodes, safe_mode, reason) = fs.with_ns(|ns| {
         (
             ns.dir().inode_count(),
@@ -108,52 +98,48 @@ pub fn overview(fs: &Namesystem, host: &str, conf: &rhdfs_conf::Configuration) -
 /// The Datanodes page: one row per node, sortable by clicking a heading.
 pub fn datanodes(fs: &Namesystem, now_ms: u64) -> String {
     let bm = fs.block_manager();
-    let mut nodes = bm.datanode_report(ALL);
+    let mut nodes = bm.datanode_report(ReportKind::All);
     let dead: std::collections::HashSet<String> = bm
-        .datanode_report(DEAD)
+        .datanode_report(ReportKind::Dead)
         .into_iter()
-        .map(|d| d.id.datanode_uuid)
+        .map(|d| d.id.uuid)
         .collect();
     nodes.sort_by(|a, b| a.id.host_name.cmp(&b.id.host_name));
     let mut rows = String::new();
     let mut failures = String::new();
     for d in &nodes {
-        if let Some(date) = d.rhdfs_last_volume_failure_date {
-            let lost = d.rhdfs_estimated_capacity_lost.unwrap_or(0);
+        if let Some(s) = &d.volume_failure_summary {
+            let (date, lost) = (s.last_volume_failure_date, s.estimated_capacity_lost_total);
             failures.push_str(&format!(
                 "<tr><td>{name}</td><td>{when}</td><td class=\"n\">{n}</td><td class=\"n\" data-v=\"{lost}\">{lostd}</td><td>{locs}</td></tr>\n",
                 name = escape(&format!("{} ({}:{})", d.id.host_name, d.id.ip_addr, d.id.xfer_port)),
                 when = escape(&crate::fsck::format::java_date(date)),
-                n = d.rhdfs_volume_failures.unwrap_or(0),
+                n = d.volume_failures,
                 lostd = escape(&byte_desc(lost)),
-                locs = escape(&d.rhdfs_failed_storage_locations.join(", ")),
+                locs = escape(&s.failed_storage_locations.join(", ")),
             ));
         }
-        let state = if dead.contains(&d.id.datanode_uuid) {
+        let state = if dead.contains(&d.id.uuid) {
             "Dead"
         } else {
-            admin_state(d)
+            d.admin_state.hadoop_name()
         };
-        let (cap, used, rem) = (
-            d.capacity.unwrap_or(0),
-            d.dfs_used.unwrap_or(0),
-            d.remaining.unwrap_or(0),
-        );
-        let contact = now_ms.saturating_sub(d.last_update.unwrap_or(0)) / 1000;
+        let (cap, used, rem) = (d.capacity, d.dfs_used, d.remaining);
+        let contact = now_ms.saturating_sub(d.last_update_ms) / 1000;
         rows.push_str(&format!(
             "<tr><td>{name}</td><td>{addr}</td><td>{rack}</td><td>{state}</td><td class=\"n\" data-v=\"{contact}\">{contact}s</td>\
              <td class=\"n\" data-v=\"{cap}\">{capd}</td><td class=\"n\" data-v=\"{used}\">{usedd} {bar}</td><td class=\"n\" data-v=\"{rem}\">{remd}</td>\
              <td class=\"n\">{blocks}</td><td class=\"n\">{xc}</td><td class=\"n\">{vf}</td></tr>\n",
             name = escape(&d.id.host_name),
             addr = escape(&format!("{}:{}", d.id.ip_addr, d.id.xfer_port)),
-            rack = escape(d.location.as_deref().unwrap_or("/default-rack")),
+            rack = escape(&d.location),
             capd = escape(&byte_desc(cap)),
             usedd = escape(&byte_desc(used)),
             bar = bar(used, cap),
             remd = escape(&byte_desc(rem)),
             blocks = d.num_blocks.unwrap_or(0),
-            xc = d.xceiver_count.unwrap_or(0),
-            vf = d.rhdfs_volume_failures.unwrap_or(0),
+            xc = d.xceiver_count,
+            vf = d.volume_failures,
         ));
     }
     // Hadoop's "Volume Failures" section: only nodes with a failed volume.

@@ -9,6 +9,7 @@ use rhdfs_proto::datanode::{
 use rhdfs_proto::hdfs::{DatanodeInfosProto, StorageTypesProto, StorageUuidsProto};
 
 use super::convert::block_proto;
+use crate::rpc::datanode_info::datanode_info_to_proto;
 
 /// DNA_REGISTER: the NameNode does not know the sender; it registers again.
 pub fn register_command() -> DatanodeCommandProto {
@@ -52,7 +53,7 @@ pub fn transfer_command(
             targets: transfers
                 .iter()
                 .map(|(_, t)| DatanodeInfosProto {
-                    datanodes: t.iter().map(|l| l.info.clone()).collect(),
+                    datanodes: t.iter().map(|l| datanode_info_to_proto(&l.info)).collect(),
                 })
                 .collect(),
             target_storage_uuids: transfers

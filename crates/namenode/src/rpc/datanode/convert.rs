@@ -1,6 +1,9 @@
 //! DatanodeProtocol messages as the block manager's domain types.
 
+use rhdfs_blockmanager::slowpeers::{SlowDiskEntry, SlowPeerEntry};
+use rhdfs_blockmanager::volume_failures::VolumeFailureSummary;
 use rhdfs_blockmanager::{Block, StorageReport};
+use rhdfs_proto::datanode::{SlowDiskReportProto, SlowPeerReportProto, VolumeFailureSummaryProto};
 use rhdfs_proto::hdfs::{BlockProto, DatanodeStorageProto, StorageReportProto};
 
 /// StorageTypeProto DISK, the type of a storage that names none.
@@ -42,5 +45,34 @@ pub fn block_proto(b: &Block) -> BlockProto {
         block_id: b.id,
         gen_stamp: b.gs,
         num_bytes: Some(b.num_bytes),
+    }
+}
+
+/// A heartbeat's slow peer entry (fields 3-5 absent from DataNodes before Hadoop 3.4).
+pub fn slow_peer(p: &SlowPeerReportProto) -> SlowPeerEntry {
+    SlowPeerEntry {
+        peer: p.data_node_id.clone().unwrap_or_default(),
+        latency: p.aggregate_latency,
+        median: p.median,
+        mad: p.mad,
+        upper_limit: p.upper_limit_latency,
+    }
+}
+
+/// A heartbeat's slow disk entry.
+pub fn slow_disk(d: &SlowDiskReportProto) -> SlowDiskEntry {
+    SlowDiskEntry {
+        base_path: d.base_path.clone().unwrap_or_default(),
+        metadata_latency: d.mean_metadata_op_latency,
+        read_latency: d.mean_read_io_latency,
+        write_latency: d.mean_write_io_latency,
+    }
+}
+
+pub fn volume_failure_summary(p: &VolumeFailureSummaryProto) -> VolumeFailureSummary {
+    VolumeFailureSummary {
+        failed_storage_locations: p.failed_storage_locations.clone(),
+        last_volume_failure_date: p.last_volume_failure_date,
+        estimated_capacity_lost_total: p.estimated_capacity_lost_total,
     }
 }

@@ -5,15 +5,14 @@
 use bytes::Bytes;
 use rhdfs_blockmanager::StorageReport;
 use rhdfs_blockmanager::redundancy::decommission::disallowed_error;
-use rhdfs_blockmanager::render::datanode_id_from_proto;
-use rhdfs_blockmanager::volume_failures::VolumeFailureSummary;
 use rhdfs_ipc::{RpcError, decode_request, encode_response};
 use rhdfs_proto::datanode::{HeartbeatRequestProto, HeartbeatResponseProto};
 use rhdfs_proto::hdfs::{NnhaStatusHeartbeatProto, nnha_status_heartbeat_proto};
 
 use super::DatanodeProtocolService;
 use super::commands::{invalidate_command, recovery_command, register_command, transfer_command};
-use super::convert::storage_report;
+use super::convert::{slow_disk, slow_peer, storage_report, volume_failure_summary};
+use crate::rpc::datanode_info::datanode_id_from_proto;
 use crate::rpc::errors::block_manager_to_rpc;
 
 impl DatanodeProtocolService {
@@ -36,12 +35,13 @@ impl DatanodeProtocolService {
             req.failed_volumes.unwrap_or(0),
             req.volume_failure_summary
                 .as_ref()
-                .map(VolumeFailureSummary::from),
+                .map(volume_failure_summary),
         );
         if out.registered && (!req.slow_peers.is_empty() || !req.slow_disks.is_empty()) {
             let reporting = format!("{}:{}", dn.ip_addr, dn.ipc_port);
-            bm.slow_nodes()
-                .on_heartbeat(&reporting, &req.slow_peers, &req.slow_disks);
+            let peers: Vec<_> = req.slow_peers.iter().map(slow_peer).collect();
+            let disks: Vec<_> = req.slow_disks.iter().map(slow_disk).collect();
+            bm.slow_nodes().on_heartbeat(&reporting, &peers, &disks);
         }
         let mut cmds = Vec::new();
         if !out.registered {

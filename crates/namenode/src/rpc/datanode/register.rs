@@ -2,11 +2,11 @@
 
 use bytes::Bytes;
 use rhdfs_blockmanager::redundancy::decommission::disallowed_error;
-use rhdfs_blockmanager::render::datanode_id_from_proto;
 use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
 use rhdfs_proto::datanode::{RegisterDatanodeRequestProto, RegisterDatanodeResponseProto};
 
 use super::DatanodeProtocolService;
+use crate::rpc::datanode_info::datanode_id_from_proto;
 use crate::rpc::errors::block_manager_to_rpc;
 
 impl DatanodeProtocolService {
