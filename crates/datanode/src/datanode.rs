@@ -149,6 +149,10 @@ impl DataNode {
         .await?;
         let xceiver = XceiverServer::bind(xfer_bind, ctx.clone()).await?;
         let metrics = ctx.config.metrics.clone();
+        if let Some(m) = metrics.as_ref().filter(|m| m.disks.is_some()) {
+            // Sampled metadata operations feed the slow-disk detector.
+            dataset.set_file_io_events(m.clone());
+        }
         let ipc_bind = bind_addr(
             &conf,
             keys::DFS_DATANODE_IPC_ADDRESS_KEY,

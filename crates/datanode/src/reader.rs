@@ -40,10 +40,12 @@ impl ReplicaReader {
                     msg: "a temporary replica cannot be read".into(),
                 });
             }
-            let opened = ds
-                .volume_io_fault(info.volume)
-                .and_then(|()| File::open(ds.block_path(bpid, &info)))
-                .and_then(|b| Ok((b, File::open(ds.meta_path(bpid, &info))?)));
+            let opened = ds.volume_io_fault(info.volume).and_then(|()| {
+                ds.metadata_op(info.volume, || {
+                    let b = File::open(ds.block_path(bpid, &info))?;
+                    Ok((b, File::open(ds.meta_path(bpid, &info))?))
+                })
+            });
             match opened {
                 Ok((block, meta)) => return Ok(ReplicaReader { info, block, meta }),
                 Err(e) => last_err = Some(e),

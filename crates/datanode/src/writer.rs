@@ -43,16 +43,17 @@ impl ReplicaWriter {
         let r = ds
             .volume_io_fault(info.volume)
             .map_err(StorageError::from)
-            .and_then(|()| Self::create_files(block, metap, &info.checksum));
+            .and_then(|()| Ok(ds.metadata_op(info.volume, || Self::create_files(block, metap))?))
+            .and_then(|(b, m)| {
+                m.write_all_at(&meta::encode_header(&info.checksum), 0)?;
+                Ok((b, m))
+            });
         let files = ds.on_volume_io(info.volume, r)?;
         Ok(Self::new(ds, bpid, info, files, 0, guard))
     }
 
-    fn create_files(
-        block: &Path,
-        metap: &Path,
-        spec: &ChecksumSpec,
-    ) -> Result<(File, File), StorageError> {
+    /// Creates (or truncates) the block and meta files.
+    fn create_files(block: &Path, metap: &Path) -> std::io::Result<(File, File)> {
         let b = OpenOptions::new()
             .read(true)
             .write(true)
@@ -65,7 +66,6 @@ impl ReplicaWriter {
             .create(true)
             .truncate(true)
             .open(metap)?;
-        m.write_all_at(&meta::encode_header(spec), 0)?;
         Ok((b, m))
     }
 
@@ -79,8 +79,11 @@ impl ReplicaWriter {
     ) -> Result<Self, StorageError> {
         let opened = (|| -> Result<_, StorageError> {
             ds.volume_io_fault(info.volume)?;
-            let b = OpenOptions::new().read(true).write(true).open(block)?;
-            let m = OpenOptions::new().read(true).write(true).open(metap)?;
+            let (b, m) = ds.metadata_op(info.volume, || {
+                let b = OpenOptions::new().read(true).write(true).open(block)?;
+                let m = OpenOptions::new().read(true).write(true).open(metap)?;
+                Ok::<_, std::io::Error>((b, m))
+            })?;
             let mut h = [0u8; 7];
             m.read_exact_at(&mut h, 0)?;
             let spec = meta::decode_header(&h)?;

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 
-use crate::dataset::{Dataset, DeletedReplica, delete_files};
+use crate::dataset::{Dataset, DeletedReplica};
 use crate::faults::FaultHooks;
 use crate::notify::{BlockEvent, BlockNotifier, BlockStatus};
 
@@ -56,10 +56,10 @@ impl AsyncDeleter {
             let rx = Arc::new(Mutex::new(rx));
             for t in 0..threads_per_volume.max(1) {
                 let (rx, notifier, faults) = (rx.clone(), notifier.clone(), faults.clone());
-                let storage_id = v.storage_id.clone();
+                let (ds, storage_id) = (ds.clone(), v.storage_id.clone());
                 let h = std::thread::Builder::new()
                     .name(format!("dn-deleter-{}-{t}", v.index))
-                    .spawn(move || run(rx, storage_id, notifier, faults))?;
+                    .spawn(move || run(rx, ds, storage_id, notifier, faults))?;
                 threads.push(h);
             }
             queues.push(tx);
@@ -96,6 +96,7 @@ impl AsyncDeleter {
 
 fn run(
     rx: Arc<Mutex<mpsc::Receiver<DeleteTask>>>,
+    ds: Arc<Dataset>,
     storage_id: String,
     notifier: Arc<dyn BlockNotifier>,
     faults: Arc<FaultHooks>,
@@ -109,7 +110,7 @@ fn run(
         if !delay.is_zero() {
             std::thread::sleep(delay);
         }
-        match delete_files(&d) {
+        match ds.delete_replica_files(&d) {
             Ok(()) if !report => {
                 tracing::debug!(id = d.info.id, path = %d.block_file.display(), "deleted replica (NO_ACK: not reported)");
             }

@@ -9,10 +9,13 @@
 //! write in flight and no stale write lands after it.
 
 pub mod failures;
+mod profiling;
 mod recovery;
 #[cfg(test)]
 mod recovery_tests;
 mod transitions;
+
+pub use profiling::FileIoEvents;
 
 use std::collections::HashMap;
 use std::fs;
@@ -72,6 +75,8 @@ pub struct Dataset {
     suspect_notify: tokio::sync::Notify,
     /// Base paths of slow volumes new replicas avoid (dfs.datanode.max.slowdisks.to.exclude).
     slow_excluded: Mutex<Vec<String>>,
+    /// The profiler of metadata operations (`profiling`), when file I/O profiling is on.
+    file_io: OnceLock<Arc<dyn FileIoEvents>>,
 }
 
 /// Files removed from the map by `remove_for_delete`, to be deleted by the async deleter.
@@ -150,6 +155,7 @@ impl Dataset {
             suspects: Mutex::new(Vec::new()),
             suspect_notify: tokio::sync::Notify::new(),
             slow_excluded: Mutex::new(Vec::new()),
+            file_io: OnceLock::new(),
         };
         let mut pools = Vec::new();
         for v in &ds.volumes {
@@ -423,11 +429,14 @@ impl Dataset {
         let (ob, om) = (self.block_path(bpid, &r), self.meta_path(bpid, &r));
         let (nb, nm) = (self.block_path(bpid, &n), self.meta_path(bpid, &n));
         if ob != nb {
-            fs::rename(&ob, &nb)?;
-            if let Err(e) = fs::rename(&om, &nm) {
-                let _ = fs::rename(&nb, &ob);
-                return Err(e.into());
-            }
+            self.metadata_op(r.volume, || {
+                fs::rename(&ob, &nb)?;
+                if let Err(e) = fs::rename(&om, &nm) {
+                    let _ = fs::rename(&nb, &ob);
+                    return Err(e);
+                }
+                Ok(())
+            })?;
         }
         let mut inner = self.inner.lock();
         let inner = &mut *inner;
@@ -550,7 +559,7 @@ impl Dataset {
 
     fn remove_files_now(&self, bpid: &str, id: u64) -> Result<(), StorageError> {
         if let Some(d) = self.remove_for_delete(bpid, id, u64::MAX) {
-            delete_files(&d)?;
+            self.delete_replica_files(&d)?;
         }
         Ok(())
     }

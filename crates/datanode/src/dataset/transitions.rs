@@ -245,7 +245,9 @@ impl Dataset {
             }
             let mut n = r.clone();
             n.gs = new_gs;
-            fs::rename(self.meta_path(bpid, r), self.meta_path(bpid, &n))?;
+            self.metadata_op(r.volume, || {
+                fs::rename(self.meta_path(bpid, r), self.meta_path(bpid, &n))
+            })?;
             Ok((Some(n), true))
         })?;
         if finalized {
@@ -280,15 +282,18 @@ impl Dataset {
             }
             let new_block = self.block_path(bpid, &n);
             let new_meta = self.meta_path(bpid, &n);
-            if old_meta != new_meta {
-                fs::rename(&old_meta, &new_meta)?;
-            }
-            if old_block != new_block
-                && let Err(e) = fs::rename(&old_block, &new_block)
-            {
-                let _ = fs::rename(&new_meta, &old_meta);
-                return Err(e.into());
-            }
+            self.metadata_op(r.volume, || {
+                if old_meta != new_meta {
+                    fs::rename(&old_meta, &new_meta)?;
+                }
+                if old_block != new_block
+                    && let Err(e) = fs::rename(&old_block, &new_block)
+                {
+                    let _ = fs::rename(&new_meta, &old_meta);
+                    return Err(e);
+                }
+                Ok(())
+            })?;
             Ok((Some(n), (new_block, new_meta)))
         })?;
         let n = n.ok_or(StorageError::ReplicaNotFound(id))?;

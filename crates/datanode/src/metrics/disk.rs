@@ -1,13 +1,19 @@
 //! Sampled file I/O latency per volume (metadata operations, reads, writes) and the slow
 //! disks this node reports to the NameNode (`SlowDiskReportProto` in heartbeats).
 //!
-//! With dfs.datanode.fileio.profiling.sampling.percentage = p, about p% of I/O operations
-//! are timed. Each kind is checked for outliers across volumes on its own; a volume that is
-//! an outlier for any kind is reported with its mean latencies.
+//! With dfs.datanode.fileio.profiling.sampling.percentage = p, about p% of file operations
+//! are timed (Hadoop's ProfilingFileIoEvents): replica data reads and writes, and the
+//! metadata operations on a volume — opening, creating, renaming and deleting replica files
+//! (`crate::dataset::FileIoEvents`). Which operations are drawn comes from a seeded RNG, so a
+//! run can be replayed. Each kind is checked for outliers across volumes on its own; a
+//! volume that is an outlier for any kind is reported with its mean latencies.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use parking_lot::Mutex;
+use rand::Rng;
+use rand::rngs::StdRng;
 use rhdfs_proto::datanode::SlowDiskReportProto;
 
 use super::outlier::OutlierDetector;
@@ -71,6 +77,8 @@ pub struct DiskMetrics {
     cfg: DiskMetricsConfig,
     detector: OutlierDetector,
     by_kind: [RollingAverages; 3],
+    /// The sampling draws.
+    rng: Mutex<StdRng>,
 }
 
 fn idx(k: IoKind) -> usize {
@@ -82,11 +90,19 @@ fn idx(k: IoKind) -> usize {
 }
 
 impl DiskMetrics {
+    /// Sampling draws seeded from `$RHDFS_SEED`, else from entropy (the seed is logged at
+    /// debug level).
     pub fn new(cfg: DiskMetricsConfig) -> Self {
+        Self::with_rng(cfg, rhdfs_conf::rng::seeded_rng(None))
+    }
+
+    /// Sampling draws from `rng` (tests replay a seed).
+    pub fn with_rng(cfg: DiskMetricsConfig, rng: StdRng) -> Self {
         let r = || RollingAverages::new(cfg.window, cfg.num_windows);
         DiskMetrics {
             detector: OutlierDetector::new(cfg.min_disks, cfg.low_threshold_ms),
             by_kind: [r(), r(), r()],
+            rng: Mutex::new(rng),
             cfg,
         }
     }
@@ -100,7 +116,7 @@ impl DiskMetrics {
         match self.cfg.sampling_percentage {
             0 => false,
             p if p >= 100 => true,
-            p => rand::random_range(0..100u8) < p,
+            p => self.rng.lock().random_range(0..100u8) < p,
         }
     }
 
@@ -173,6 +189,27 @@ impl DiskMetrics {
     }
 }
 
+/// The profiler of the dataset's metadata operations (Hadoop's ProfilingFileIoEvents
+/// before/afterMetadataOp): a sampled operation's latency, on the metrics' clock, joins its
+/// volume's metadata-op average, which the slow-disk detector weighs beside reads and writes.
+impl crate::dataset::FileIoEvents for super::DataNodeMetrics {
+    fn begin_metadata_op(&self) -> Option<Duration> {
+        self.disks
+            .as_ref()
+            .filter(|d| d.should_sample())
+            .map(|_| self.now())
+    }
+
+    fn end_metadata_op(&self, base: &str, started: Duration, ok: bool) {
+        // A failed operation's latency says nothing of the disk's speed (Hadoop counts it
+        // as a file I/O error only).
+        if let (Some(d), true) = (&self.disks, ok) {
+            let now = self.now();
+            d.record(base, IoKind::Metadata, now.saturating_sub(started), now);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +223,23 @@ mod tests {
             ..Default::default()
         });
         assert!((0..100).all(|_| all.should_sample()));
+    }
+
+    #[test]
+    fn sampling_draws_replay_from_the_seed() {
+        let cfg = DiskMetricsConfig {
+            sampling_percentage: 30,
+            ..Default::default()
+        };
+        let seeded = |seed| DiskMetrics::with_rng(cfg, rhdfs_conf::rng::seeded_rng(Some(seed)));
+        let draws =
+            |m: &DiskMetrics| -> Vec<bool> { (0..2000).map(|_| m.should_sample()).collect() };
+        let a = draws(&seeded(16));
+        assert_eq!(a, draws(&seeded(16)), "same seed, same draws");
+        assert_ne!(a, draws(&seeded(17)));
+        // About 30% of 2000 (binomial: the standard deviation is about 20).
+        let sampled = a.iter().filter(|s| **s).count();
+        assert!((500..=700).contains(&sampled), "{sampled} of 2000 sampled");
     }
 
     #[test]
