@@ -9,10 +9,6 @@ use crate::datanodes::LivenessConfig;
 use crate::error::BlockManagerError;
 use crate::placement::rack_aware::PlacementConfig;
 
-/// Full block reports are applied in chunks of this many replicas, the lock released
-/// between chunks (a chunk also ends early after `report_max_lock_hold`).
-pub const REPORT_CHUNK: usize = 1000;
-
 #[derive(Clone, Debug)]
 pub struct BlockManagerConfig {
     pub heartbeat_interval: Duration,
@@ -32,6 +28,9 @@ pub struct BlockManagerConfig {
     pub report_max_lock_hold: Duration,
     pub max_report_leases: usize,
     pub report_lease_length: Duration,
+    /// `dfs.namenode.tolerate.heartbeat.multiplier`: a holder silent for this many heartbeat
+    /// intervals is the first to lose a surplus replica.
+    pub tolerate_heartbeat_multiplier: u32,
     /// Blocks given reconstruction work per pass = live nodes × this.
     pub replication_work_multiplier: usize,
     /// Copies a DataNode is asked to send at once (minus those in progress).
@@ -81,6 +80,7 @@ impl Default for BlockManagerConfig {
             replication_work_multiplier:
                 DFS_NAMENODE_REPLICATION_WORK_MULTIPLIER_PER_ITERATION_DEFAULT as usize,
             max_replication_streams: DFS_NAMENODE_REPLICATION_MAX_STREAMS_DEFAULT as usize,
+            tolerate_heartbeat_multiplier: DFS_NAMENODE_TOLERATE_HEARTBEAT_MULTIPLIER_DEFAULT,
             reconstruction_pending_timeout: Duration::from_secs(
                 DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_DEFAULT as u64,
             ),
@@ -194,6 +194,12 @@ impl BlockManagerConfig {
                 )
                 .map_err(conf_err)? as usize,
             reconstruction_pending_timeout: Duration::from_secs(pending_timeout),
+            tolerate_heartbeat_multiplier: conf
+                .get_u32(
+                    DFS_NAMENODE_TOLERATE_HEARTBEAT_MULTIPLIER_KEY,
+                    DFS_NAMENODE_TOLERATE_HEARTBEAT_MULTIPLIER_DEFAULT,
+                )
+                .map_err(conf_err)?,
             heartbeat_interval: heartbeat,
             heartbeat_recheck: recheck,
             liveness: LivenessConfig::from_intervals(heartbeat, recheck, stale, stale_min as u32),
@@ -271,6 +277,11 @@ mod tests {
         assert_eq!(c.min_replication, 1);
         assert_eq!(c.redundancy_interval, Duration::from_secs(3));
         assert_eq!(c.postponed_rescan, 10_000);
+        assert_eq!(c.tolerate_heartbeat_multiplier, 4);
+        let mut conf = Configuration::new();
+        conf.set(DFS_NAMENODE_TOLERATE_HEARTBEAT_MULTIPLIER_KEY, "10");
+        let c = BlockManagerConfig::from_conf(&conf).unwrap_or_default();
+        assert_eq!(c.tolerate_heartbeat_multiplier, 10);
     }
 
     #[test]

@@ -3,17 +3,26 @@
 //! namespace's. Plain synchronous logic with an injectable clock; `start()` adds the
 //! heartbeat checker and the RedundancyMonitor as tokio tasks.
 //!
-//! Map: `manager` (API, write path, locations, stats), `reports` (registration,
-//! heartbeats, incremental/full reports, dead nodes), `deletion` (remove_blocks,
-//! invalidation scheduling), `monitor` (tasks; `heartbeat_scan`: no node expires on a pass
-//! that comes after the checker was held up), `state` (the locked state and its operations), `report` (BlockListAsLongs and
-//! reportDiff classification), `placement`, `datanodes`, `invalidate`, `blocks_map`,
-//! `locks` (hold-time statistics), `datanode_info` (DatanodeInfo snapshots for clients and reports), `report_leases` (full block report leases), `config`,
-//! `reconstruction` (needed / pending / queued DNA_TRANSFER bookkeeping), `redundancy`
-//! (RedundancyMonitor pass: `low_redundancy` priority queues, source choice and stream
-//! limits, `excess` replicas, `decommission` = DatanodeAdminManager and host lists),
-//! `testing` (feature `testing`: a block manager on a manual clock and DataNodes, for the
-//! tests of this crate and of the NameNode's DatanodeProtocol handlers).
+//! Map, in three layers whose imports point downwards only:
+//! - plain types and queues, no manager: `block`, `datanode_id`, `datanode_info`
+//!   (DatanodeInfo snapshots for clients and reports), `datanodes` (registry, liveness),
+//!   `blocks_map`, `invalidate`, `reconstruction` (needed / pending / queued DNA_TRANSFER
+//!   bookkeeping), `scheduled`, `orphans`, `report` (BlockListAsLongs and reportDiff
+//!   classification), `report_leases`, `placement` (the policy: `rack_aware` chooser,
+//!   `reasons`, `settings`, `read_order`, `deletion`), `topology`, `slowpeers`,
+//!   `volume_failures`, `heartbeat_scan`, `locks` (hold-time statistics), `config` and
+//!   `limits` (every fixed limit with its reason);
+//! - the locked state: `state` (`BlockState` behind the blocks lock);
+//! - the operations: `manager` (the `BlockManager` struct: API, write path, locations,
+//!   stats), `ops/` (one file per concern: `reports` — registration, heartbeats,
+//!   incremental/full reports, dead nodes; `deletion` — remove_blocks, invalidation
+//!   scheduling; `topology`; `slow_nodes`; `decommission`; `postponed`; `racks`;
+//!   `report_leases`; `volume_failures`), `redundancy/` (the RedundancyMonitor pass:
+//!   `low_redundancy` priority queues, source choice and stream limits, `excess` replicas,
+//!   `decommission` = DatanodeAdminManager and host lists, `decommission_health`),
+//!   `monitor` (tasks), `views` (fsck / metasave views);
+//! - `testing` (feature `testing`: a block manager on a manual clock and DataNodes, for the
+//!   tests of this crate and of the NameNode's DatanodeProtocol handlers).
 //!
 //! The wire (DatanodeProtocol decoding, replies, Java exception classes) is the NameNode's:
 //! `namenode/src/rpc/datanode/`; this crate exposes domain calls and domain errors.
@@ -29,10 +38,10 @@ pub mod config;
 pub mod datanode_id;
 pub mod datanode_info;
 pub mod datanodes;
-mod deletion;
 pub mod error;
 pub mod heartbeat_scan;
 pub mod invalidate;
+pub mod limits;
 pub mod locks;
 mod manager;
 mod monitor;
@@ -43,15 +52,12 @@ pub mod reconstruction;
 pub mod redundancy;
 pub mod report;
 pub mod report_leases;
-mod reports;
 pub mod scheduled;
-mod slow_report;
 pub mod slowpeers;
 pub mod state;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod topology;
-mod topology_ops;
 pub mod views;
 pub mod volume_failures;
 
@@ -64,9 +70,9 @@ pub use heartbeat_scan::{HeartbeatScanGate, ScanVerdict};
 pub use locks::LockStat;
 pub use manager::{BlockLocations, BlockManager, FsStats, Location, NamespaceInfo};
 pub use monitor::HeartbeatPass;
+pub use ops::reports::{FullReportSummary, HeartbeatOutcome, IncrementalItem};
 pub use orphans::{HeldReplica, OrphanClass, OrphanCounts};
 pub use placement::rack_aware::{PlacementConfig, PlacementOutcome, RackAwarePlacement};
 pub use placement::{PlacementPolicy, SimplePlacement};
 pub use redundancy::decommission::AdminState;
 pub use report::{ReportedReplica, decode_buffers, decode_longs, encode_buffer, encode_longs};
-pub use reports::{FullReportSummary, HeartbeatOutcome, IncrementalItem};

@@ -1,6 +1,7 @@
 //! `BlockManager`: the NameNode's block side behind its own locks (separate from the
 //! namespace lock). Write path, locations and statistics live here; DataNode traffic in
-//! `reports.rs`, deletion in `deletion.rs`, background tasks in `monitor.rs`.
+//! `ops/reports.rs`, deletion in `ops/deletion.rs`, the other concerns in `ops/`, background
+//! tasks in `monitor.rs`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,8 +29,7 @@ use crate::redundancy::decommission::AdminState;
 use crate::report_leases::ReportLeases;
 use crate::state::{BlockCounts, BlockState};
 
-/// Blocks examined per lock hold when counting for fsStats.
-const STATS_CHUNK: usize = 10_000;
+use crate::limits::STATS_CHUNK;
 
 /// A replica location handed to clients: the node, and the storage on it.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,8 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Hadoop's BLOCKS_SCHEDULED_ROLL_INTERVAL.
-pub const ROLL_INTERVAL: Duration = Duration::from_secs(600);
+pub use crate::limits::SCHEDULED_ROLL_INTERVAL;
 
 /// Scheduled block counts of one DataNode, by StorageTypeProto value.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -20,7 +19,7 @@ pub struct BlocksScheduled {
 }
 
 impl BlocksScheduled {
-    /// A counter whose first roll is due `ROLL_INTERVAL` after `now_mono`.
+    /// A counter whose first roll is due `SCHEDULED_ROLL_INTERVAL` after `now_mono`.
     pub fn new(now_mono: Duration) -> Self {
         BlocksScheduled {
             last_roll: now_mono,
@@ -56,7 +55,7 @@ impl BlocksScheduled {
     /// On each heartbeat: when the interval has passed, the current counts become the
     /// previous ones and the previous ones are forgotten.
     pub fn roll(&mut self, now_mono: Duration) {
-        if now_mono.saturating_sub(self.last_roll) > ROLL_INTERVAL {
+        if now_mono.saturating_sub(self.last_roll) > SCHEDULED_ROLL_INTERVAL {
             self.prev = std::mem::take(&mut self.curr);
             self.last_roll = now_mono;
         }
@@ -80,18 +79,18 @@ mod tests {
         s.decrement(DISK);
         assert_eq!(s.get(DISK), 1);
         // Not yet due.
-        s.roll(ROLL_INTERVAL);
+        s.roll(SCHEDULED_ROLL_INTERVAL);
         assert_eq!(s.get(DISK), 1);
         // Rolled once: still counted (as previous); a new one goes to current.
-        s.roll(ROLL_INTERVAL + Duration::from_secs(1));
+        s.roll(SCHEDULED_ROLL_INTERVAL + Duration::from_secs(1));
         s.increment(DISK);
         assert_eq!(s.get(DISK), 2);
         // A received block takes back the previous count first.
         s.decrement(DISK);
         assert_eq!((s.prev.get(&DISK), s.curr.get(&DISK)), (Some(&0), Some(&1)));
         // Rolled twice: what was never received is forgotten.
-        s.roll(2 * ROLL_INTERVAL + Duration::from_secs(2));
-        s.roll(3 * ROLL_INTERVAL + Duration::from_secs(3));
+        s.roll(2 * SCHEDULED_ROLL_INTERVAL + Duration::from_secs(2));
+        s.roll(3 * SCHEDULED_ROLL_INTERVAL + Duration::from_secs(3));
         assert_eq!(s.total(), 0);
         // Never below zero.
         s.decrement(SSD);

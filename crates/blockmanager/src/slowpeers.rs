@@ -23,10 +23,8 @@ use rhdfs_conf::{Configuration, keys};
 
 use crate::datanodes::DatanodeId;
 use crate::error::BlockManagerError;
+use crate::limits::MAX_NODES_IN_JSON;
 use crate::placement::NodeView;
-
-/// Nodes listed in the JMX SlowPeersReport / SlowDisksReport views.
-pub const MAX_NODES_IN_JSON: usize = 5;
 
 /// Settings of the NameNode's slow node handling.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -12,11 +12,9 @@ use std::sync::Arc;
 
 use crate::block::{Block, BlockUcState, CorruptReason, ReplicaState};
 use crate::datanodes::Liveness;
+pub use crate::limits::VIEW_CHUNK;
 use crate::manager::BlockManager;
 use crate::redundancy::decommission::AdminState;
-
-/// Blocks looked up per lock hold in whole-map walks.
-pub const VIEW_CHUNK: usize = 2_000;
 
 /// The state fsck -replicaDetails prints for one replica.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -174,7 +174,7 @@ fn million_replica_report_in_bounded_chunks_while_writes_continue() {
 
     assert_eq!(sum.reported as u64, REPLICAS);
     assert_eq!(sum.added as u64, REPLICAS);
-    let min_chunks = REPLICAS.div_ceil(rhdfs_blockmanager::config::REPORT_CHUNK as u64);
+    let min_chunks = REPLICAS.div_ceil(rhdfs_blockmanager::limits::REPORT_CHUNK as u64);
     assert!(sum.chunks as u64 >= min_chunks, "{} chunks", sum.chunks);
     let stats = bm.lock_stats();
     for s in &stats {
@@ -191,7 +191,7 @@ fn million_replica_report_in_bounded_chunks_while_writes_continue() {
     // Bound from the per-replica cost measured here: ten chunks' worth, plus an allowance
     // for being descheduled on a loaded machine.
     let per_replica = fr.total_hold / REPLICAS as u32;
-    let chunk = rhdfs_blockmanager::config::REPORT_CHUNK as u32;
+    let chunk = rhdfs_blockmanager::limits::REPORT_CHUNK as u32;
     let bound = per_replica * (10 * chunk) + Duration::from_millis(500);
     eprintln!(
         "per replica {per_replica:?}, bound {bound:?}; writes during the report {interleaved} of {total}"

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::*;
-use rhdfs_blockmanager::scheduled::ROLL_INTERVAL;
+use rhdfs_blockmanager::limits::SCHEDULED_ROLL_INTERVAL as ROLL_INTERVAL;
 use rhdfs_blockmanager::{Block, IncrementalItem};
 
 const B: u64 = 1 << 20;

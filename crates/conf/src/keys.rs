@@ -47,6 +47,13 @@ pub mod common {
     pub const HADOOP_SECURITY_AUTHENTICATION_KEY: &str = "hadoop.security.authentication";
     pub const HADOOP_SECURITY_AUTHENTICATION_DEFAULT: &str = "simple";
 
+    /// `hadoop.security.groups.cache.secs`: how long a user's groups are cached by the
+    /// NameNode before they are looked up again.
+    pub const HADOOP_SECURITY_GROUPS_CACHE_SECS_KEY: &str = "hadoop.security.groups.cache.secs";
+    pub const HADOOP_SECURITY_GROUPS_CACHE_SECS_DEFAULT: Duration = Duration::from_secs(300);
+    /// Unit of a bare number in `hadoop.security.groups.cache.secs`.
+    pub const HADOOP_SECURITY_GROUPS_CACHE_SECS_UNIT: TimeUnit = TimeUnit::Seconds;
+
     /// `fs.permissions.umask-mode`: Umask for new files and directories (octal or symbolic).
     pub const FS_PERMISSIONS_UMASK_MODE_KEY: &str = "fs.permissions.umask-mode";
     pub const FS_PERMISSIONS_UMASK_MODE_DEFAULT: &str = "022";
@@ -616,6 +623,12 @@ pub mod namenode {
     pub const DFS_NAMENODE_REDUNDANCY_INTERVAL_SECONDS_DEFAULT: Duration = Duration::from_secs(3);
     /// Unit of a bare number in `dfs.namenode.redundancy.interval.seconds`.
     pub const DFS_NAMENODE_REDUNDANCY_INTERVAL_SECONDS_UNIT: TimeUnit = TimeUnit::Seconds;
+
+    /// `dfs.namenode.tolerate.heartbeat.multiplier`: a replica holder whose last heartbeat is
+    /// older than this many heartbeat intervals loses a surplus replica first.
+    pub const DFS_NAMENODE_TOLERATE_HEARTBEAT_MULTIPLIER_KEY: &str =
+        "dfs.namenode.tolerate.heartbeat.multiplier";
+    pub const DFS_NAMENODE_TOLERATE_HEARTBEAT_MULTIPLIER_DEFAULT: u32 = 4;
 
     /// `dfs.namenode.replication.work.multiplier.per.iteration`: Blocks scheduled per tick = live DataNodes × this.
     pub const DFS_NAMENODE_REPLICATION_WORK_MULTIPLIER_PER_ITERATION_KEY: &str =

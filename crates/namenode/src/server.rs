@@ -254,6 +254,11 @@ impl NameNode {
             )?)
             .unwrap_or(usize::MAX)
             .max(1),
+            groups_cache: conf.get_duration(
+                keys::HADOOP_SECURITY_GROUPS_CACHE_SECS_KEY,
+                keys::HADOOP_SECURITY_GROUPS_CACHE_SECS_DEFAULT,
+                keys::HADOOP_SECURITY_GROUPS_CACHE_SECS_UNIT,
+            )?,
             crash_before_sync: crate::namesystem::CrashBeforeSync {
                 op: conf
                     .get_trimmed(keys::RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_KEY)

@@ -3,8 +3,9 @@
 
 use crate::datanodes::DatanodeId;
 use crate::error::BlockManagerError;
+use crate::limits::DECOMMISSION_CHECK_CHUNK;
 use crate::manager::BlockManager;
-use crate::redundancy::decommission::{AdminState, CHECK_CHUNK, HostLists, RefreshOutcome};
+use crate::redundancy::decommission::{AdminState, HostLists, RefreshOutcome};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -101,7 +102,7 @@ impl BlockManager {
             st.admin.set(uuid.clone(), state);
             st.blocks_of_node(&uuid)
         };
-        for chunk in ids.chunks(CHECK_CHUNK) {
+        for chunk in ids.chunks(DECOMMISSION_CHECK_CHUNK) {
             let mut st = self.blocks.lock("admin_state");
             for &id in chunk {
                 st.check_redundancy(id);
@@ -158,7 +159,7 @@ impl BlockManager {
         for uuid in nodes {
             let ids = self.blocks.lock("decommission_check").blocks_of_node(&uuid);
             let mut short = Vec::new();
-            for chunk in ids.chunks(CHECK_CHUNK) {
+            for chunk in ids.chunks(DECOMMISSION_CHECK_CHUNK) {
                 let mut st = self.blocks.lock("decommission_check");
                 for &id in chunk {
                     if !st.sufficient_for_decommission(id) {

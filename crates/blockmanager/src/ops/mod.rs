@@ -4,7 +4,11 @@
 //! state above them, these operations on top.
 
 mod decommission;
+mod deletion;
 mod postponed;
 mod racks;
 mod report_leases;
+pub(crate) mod reports;
+mod slow_nodes;
+mod topology;
 mod volume_failures;

@@ -65,7 +65,7 @@ impl BlockManager {
                 before,
             )
         };
-        for chunk in ids.chunks(crate::redundancy::excess::EXCESS_CHUNK) {
+        for chunk in ids.chunks(crate::limits::EXCESS_CHUNK) {
             let mut st = self.blocks.lock("postponed_rescan");
             for &id in chunk {
                 // Under-replication is queued as usual (processMisReplicatedBlock).

@@ -2,8 +2,8 @@
 //! manager, so that imports point one way).
 
 use crate::block::BlockInfo;
+use crate::limits::RACK_RECHECK_CHUNK;
 use crate::manager::BlockManager;
-use crate::redundancy::racks::RECHECK_CHUNK;
 use crate::state::BlockState;
 use std::sync::Arc;
 
@@ -69,7 +69,7 @@ impl BlockManager {
                 Vec::new()
             }
         };
-        for chunk in ids.chunks(RECHECK_CHUNK) {
+        for chunk in ids.chunks(RACK_RECHECK_CHUNK) {
             let mut st = self.blocks.lock("rack_map");
             for &id in chunk {
                 st.check_redundancy(id);

@@ -4,10 +4,6 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-/// `dfs.namenode.tolerate.heartbeat.multiplier` (Hadoop's default): a replica holder whose
-/// last heartbeat is older than this many heartbeat intervals is deleted from first.
-pub const TOLERATE_HEARTBEAT_MULTIPLIER: u32 = 4;
-
 /// One node holding a replica, as the excess-replica choice sees it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReplicaHolder {

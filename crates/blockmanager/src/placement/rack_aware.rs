@@ -17,9 +17,7 @@ use rand::rngs::StdRng;
 use super::{NodeView, PlacementPolicy, PlacementRequest, SimplePlacement};
 use crate::topology::{DEFAULT_RACK, RackResolver, distance};
 
-pub use super::deletion::{
-    ReplicaHolder, TOLERATE_HEARTBEAT_MULTIPLIER, choose_replicas_to_delete,
-};
+pub use super::deletion::{ReplicaHolder, choose_replicas_to_delete};
 pub use super::read_order::{replica_holders, sort_for_read, view_racks};
 pub use super::reasons::{
     NotChosenReason, PlacementOutcome, ReasonCounts, not_enough_replicas_detailed,

@@ -17,9 +17,6 @@ use crate::datanode_id::DatanodeId;
 use crate::error::BlockManagerError;
 use crate::redundancy::low_redundancy::NumberReplicas;
 
-/// Blocks examined per lock hold by the decommission check.
-pub(crate) const CHECK_CHUNK: usize = 1000;
-
 /// Settings of decommissioning and of the replication streams' hard limit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdminConfig {

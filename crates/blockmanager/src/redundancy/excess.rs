@@ -14,10 +14,7 @@ use crate::block::Block;
 use crate::manager::BlockManager;
 use crate::placement::NodeView;
 
-/// Candidates handled per lock hold.
-pub(crate) const EXCESS_CHUNK: usize = 1000;
-/// Heartbeats a holder may miss before it is the preferred one to lose a replica.
-const HEARTBEAT_TOLERANCE: u32 = 4;
+use crate::limits::EXCESS_CHUNK;
 
 /// One block with surplus replicas, as seen under the blocks lock.
 struct Surplus {
@@ -102,7 +99,7 @@ impl BlockManager {
                     .map(|v| (v.uuid.clone(), v))
                     .collect()
             };
-            let tolerance = self.cfg.heartbeat_interval * HEARTBEAT_TOLERANCE;
+            let tolerance = self.cfg.heartbeat_interval * self.cfg.tolerate_heartbeat_multiplier;
             let mut doomed: Vec<(u64, Arc<str>, Arc<str>, Block)> = Vec::new();
             for s in &surplus {
                 let holders: Vec<NodeView> = s

@@ -125,9 +125,6 @@ impl RackMap {
     }
 }
 
-/// Blocks re-checked per lock hold after a rack change.
-pub(crate) const RECHECK_CHUNK: usize = 1000;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ mod truncate;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use rhdfs_blockmanager::locks::TimedMutex;
@@ -30,9 +30,6 @@ pub use orphans::FutureReplicas;
 use crate::fsdir::FileBlock;
 use crate::fsdir::permission::Caller;
 use crate::namespace::{Namespace, Now};
-
-/// How long group lookups are cached (Hadoop's hadoop.security.groups.cache.secs).
-const GROUPS_CACHE: Duration = Duration::from_secs(300);
 
 /// Server-side settings of the namesystem.
 #[derive(Debug, Clone)]
@@ -50,6 +47,8 @@ pub struct NamesystemSettings {
     /// Open files one listOpenFiles call answers with
     /// (`dfs.namenode.list.openfiles.num.responses`).
     pub list_open_files_batch: usize,
+    /// How long a user's groups are cached (`hadoop.security.groups.cache.secs`).
+    pub groups_cache: Duration,
     /// Test hook: abort between an operation's edit and its sync (`effects`).
     pub crash_before_sync: CrashBeforeSync,
 }
@@ -62,7 +61,9 @@ impl Default for NamesystemSettings {
             block_recovery_timeout: crate::block_recoveries::block_recovery_timeout(
                 rhdfs_conf::keys::DFS_HEARTBEAT_INTERVAL_DEFAULT,
             ),
-            list_open_files_batch: 1000,
+            list_open_files_batch:
+                rhdfs_conf::keys::DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES_DEFAULT as usize,
+            groups_cache: rhdfs_conf::keys::HADOOP_SECURITY_GROUPS_CACHE_SECS_DEFAULT,
             crash_before_sync: CrashBeforeSync::default(),
         }
     }
@@ -79,7 +80,8 @@ pub struct Namesystem {
     clock: SharedClock,
     settings: NamesystemSettings,
     groups: GroupsLookup,
-    groups_cache: Mutex<HashMap<String, (Vec<String>, Instant)>>,
+    /// user -> (groups, monotonic time of the lookup).
+    groups_cache: Mutex<HashMap<String, (Vec<String>, Duration)>>,
     /// The edit log and image store (absent in tests that run without storage).
     durable: std::sync::OnceLock<Arc<crate::persist::Durable>>,
     /// Block recoveries in progress (lease recovery).
@@ -165,11 +167,12 @@ impl Namesystem {
     /// The caller `user` from `machine`, with groups (cached; looked up off the async
     /// threads since the lookup may run a process).
     pub async fn caller(&self, user: &str, machine: &str) -> Caller {
+        let now = self.clock.monotonic();
         let cached = self
             .groups_cache
             .lock()
             .get(user)
-            .filter(|(_, at)| at.elapsed() < GROUPS_CACHE)
+            .filter(|(_, at)| now.saturating_sub(*at) < self.settings.groups_cache)
             .map(|(g, _)| g.clone());
         let groups = match cached {
             Some(g) => g,
@@ -181,7 +184,7 @@ impl Namesystem {
                     .unwrap_or_default();
                 self.groups_cache
                     .lock()
-                    .insert(user.to_string(), (g.clone(), Instant::now()));
+                    .insert(user.to_string(), (g.clone(), now));
                 g
             }
         };

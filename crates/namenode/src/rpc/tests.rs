@@ -1016,3 +1016,45 @@ async fn list_open_files_all_and_blocking_decommission() {
     assert_eq!(paths(&r), vec![("/o/a".into(), "c1".into())]);
     assert_eq!(r.types, vec![blocking]);
 }
+
+#[tokio::test]
+async fn groups_are_cached_for_hadoop_security_groups_cache_secs() {
+    let clock = ManualClock::shared(1_700_000_000_000);
+    let shared: SharedClock = clock.clone();
+    let bm = BlockManager::with_config(
+        BlockManagerConfig::default(),
+        shared.clone(),
+        NamespaceInfo::default(),
+    );
+    let ns = Namespace::new(
+        NamespaceConfig::default(),
+        Now {
+            wall_ms: shared.now_millis(),
+            mono: shared.monotonic(),
+        },
+    );
+    let lookups = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = lookups.clone();
+    let fs = Namesystem::new(
+        ns,
+        bm,
+        shared,
+        NamesystemSettings {
+            groups_cache: Duration::from_secs(300),
+            ..NamesystemSettings::default()
+        },
+        Arc::new(move |_u: &str| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            vec!["staff".to_string()]
+        }),
+    );
+    let count = || lookups.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(fs.caller("alice", "h").await.groups, vec!["staff"]);
+    assert_eq!(count(), 1);
+    clock.advance(Duration::from_secs(299));
+    fs.caller("alice", "h").await;
+    assert_eq!(count(), 1, "still cached");
+    clock.advance(Duration::from_secs(1));
+    fs.caller("alice", "h").await;
+    assert_eq!(count(), 2, "looked up again once the cache time has passed");
+}

@@ -219,5 +219,5 @@ impl BlockManager {
 }
 
 #[cfg(test)]
-#[path = "topology_ops_tests.rs"]
+#[path = "topology_tests.rs"]
 mod tests;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::block::{Block, CorruptReason, ReplicaState};
-use crate::config::REPORT_CHUNK;
 use crate::datanodes::{DatanodeId, RegisterOutcome, StorageReport};
 use crate::error::BlockManagerError;
+use crate::limits::REPORT_CHUNK;
 use crate::manager::{BlockManager, Location};
 use crate::report::ReportedReplica;
 
@@ -51,7 +51,7 @@ pub struct FullReportSummary {
 }
 
 impl BlockManager {
-    /// Records a registration on the node's resolved rack (`topology_ops`; refused when the
+    /// Records a registration on the node's resolved rack (`ops::topology`; refused when the
     /// rack is unresolved and such nodes are rejected, or does not fit the topology). A
     /// DataNode coming back from the dead starts with no replicas until its next full
     /// report; a node replaced at the same address loses its replicas.

@@ -11,7 +11,7 @@ use crate::config::BlockManagerConfig;
 use crate::datanode_info::ReportKind;
 use crate::error::BlockManagerError;
 use crate::manager::NamespaceInfo;
-use crate::reports::IncrementalItem;
+use crate::ops::reports::IncrementalItem;
 use crate::topology::{MappingSource, TopologyConfig, TopologyError};
 
 const GB: u64 = 1 << 30;
