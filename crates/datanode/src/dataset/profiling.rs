@@ -111,7 +111,21 @@ mod tests {
         // Deleting.
         let d = ds.remove_for_delete(BP, 1, 1001).unwrap();
         ds.delete_replica_files(&d).unwrap();
-        assert_eq!(ops(&rec), vec![(base, true)], "the delete");
+        assert_eq!(ops(&rec), vec![(base.clone(), true)], "the delete");
+
+        // A block recovery cutting an rbw replica: opening its files, renaming them.
+        let mut w = ds.create_rbw(BP, 2, 1001, spec(), 0).unwrap();
+        w.write_at(0, &[7u8; 1024]).unwrap();
+        drop(w);
+        ds.init_replica_recovery(BP, 2, 1001, 1002).unwrap();
+        ops(&rec);
+        ds.update_replica_under_recovery(BP, 2, 1002, Some(1024), 512)
+            .unwrap();
+        assert_eq!(
+            ops(&rec),
+            vec![(base.clone(), true), (base, true)],
+            "the recovery's open and rename"
+        );
     }
 
     #[test]

@@ -176,8 +176,11 @@ impl Dataset {
             let (old_block, old_meta) = (self.block_path(bpid, r), self.meta_path(bpid, r));
             let original = r.original_state();
             if original != ReplicaState::Finalized || new_len < r.num_bytes {
-                let block = OpenOptions::new().read(true).write(true).open(&old_block)?;
-                let meta = OpenOptions::new().read(true).write(true).open(&old_meta)?;
+                let (block, meta) = self.metadata_op(r.volume, || {
+                    let block = OpenOptions::new().read(true).write(true).open(&old_block)?;
+                    let meta = OpenOptions::new().read(true).write(true).open(&old_meta)?;
+                    Ok::<_, std::io::Error>((block, meta))
+                })?;
                 let on_disk = block.metadata()?.len();
                 if on_disk < new_len {
                     return Err(bad(
@@ -195,13 +198,16 @@ impl Dataset {
             n.gs = recovery_id;
             n.num_bytes = new_len;
             let (new_block, new_meta) = (self.block_path(bpid, &n), self.meta_path(bpid, &n));
-            fs::rename(&old_meta, &new_meta)?;
-            if old_block != new_block
-                && let Err(e) = fs::rename(&old_block, &new_block)
-            {
-                let _ = fs::rename(&new_meta, &old_meta);
-                return Err(e.into());
-            }
+            self.metadata_op(r.volume, || {
+                fs::rename(&old_meta, &new_meta)?;
+                if old_block != new_block
+                    && let Err(e) = fs::rename(&old_block, &new_block)
+                {
+                    let _ = fs::rename(&new_meta, &old_meta);
+                    return Err(e);
+                }
+                Ok(())
+            })?;
             tracing::info!(
                 id,
                 recovery_id,
