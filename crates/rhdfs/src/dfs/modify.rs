@@ -364,32 +364,38 @@ impl Shell<'_> {
         Ok(())
     }
 
+    /// The last argument of -mv / -cp, resolved. None, after FsShell's "Is not a directory",
+    /// when several sources would go to something that is not a directory.
+    async fn destination(
+        &mut self,
+        sources: usize,
+        arg: &str,
+    ) -> Result<Option<Destination>, ShellError> {
+        let abs = self
+            .fs
+            .resolve(arg)
+            .map_err(|e| ShellError::Fatal(e.message()))?;
+        let shown = Shown::of(&self.fs, arg);
+        let is_dir = self.fs.get_file_info(&abs).await?.is_some_and(|s| s.is_dir);
+        if sources > 1 && !is_dir {
+            self.error(&format!("`{arg}': Is not a directory"));
+            return Ok(None);
+        }
+        Ok(Some(Destination { abs, shown, is_dir }))
+    }
+
     pub(crate) async fn mv(&mut self, a: &[String]) -> ShResult {
         need_args(a, 2)?;
         let (srcs, dst) = a.split_at(a.len() - 1);
-        let dst_arg = &dst[0];
-        let dst_abs = self
-            .fs
-            .resolve(dst_arg)
-            .map_err(|e| ShellError::Fatal(e.message()))?;
-        let dst_shown = Shown::of(&self.fs, dst_arg);
-        let dst_st = self.fs.get_file_info(&dst_abs).await?;
-        let dst_is_dir = dst_st.as_ref().is_some_and(|s| s.is_dir);
-        if srcs.len() > 1 && !dst_is_dir {
-            self.error(&format!("`{dst_arg}': Is not a directory"));
+        let Some(dst) = self.destination(srcs.len(), &dst[0]).await? else {
             return Ok(());
-        }
+        };
         for arg in srcs {
             let Some((shown, items)) = self.expand(arg).await? else {
                 continue;
             };
             for s in items {
-                let target = if dst_is_dir {
-                    path::join(&dst_abs, s.name())
-                } else {
-                    dst_abs.clone()
-                };
-                let tshown = dst_shown.show(&target);
+                let (target, tshown) = dst.target(s.name());
                 if target == s.path || target.starts_with(&format!("{}/", s.path)) {
                     self.error(&format!(
                         "`{}' to `{tshown}': is a subdirectory of itself",
@@ -432,32 +438,15 @@ impl Shell<'_> {
         need_args(&args, 2)?;
         let overwrite = flags.iter().any(|f| f == "f");
         let (srcs, dst) = args.split_at(args.len() - 1);
-        let dst_arg = &dst[0];
-        let dst_abs = self
-            .fs
-            .resolve(dst_arg)
-            .map_err(|e| ShellError::Fatal(e.message()))?;
-        let dst_shown = Shown::of(&self.fs, dst_arg);
-        let dst_is_dir = self
-            .fs
-            .get_file_info(&dst_abs)
-            .await?
-            .is_some_and(|s| s.is_dir);
-        if srcs.len() > 1 && !dst_is_dir {
-            self.error(&format!("`{dst_arg}': Is not a directory"));
+        let Some(dst) = self.destination(srcs.len(), &dst[0]).await? else {
             return Ok(());
-        }
+        };
         for arg in srcs {
             let Some((shown, items)) = self.expand(arg).await? else {
                 continue;
             };
             for s in items {
-                let target = if dst_is_dir {
-                    path::join(&dst_abs, s.name())
-                } else {
-                    dst_abs.clone()
-                };
-                let tshown = dst_shown.show(&target);
+                let (target, tshown) = dst.target(s.name());
                 if self.fs.exists(&target).await? && !overwrite && !s.is_dir {
                     self.error(&format!("`{tshown}': File exists"));
                     continue;
@@ -524,5 +513,26 @@ impl Shell<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Where -mv / -cp put things: a directory receives each source under its own name,
+/// anything else is the one target.
+struct Destination {
+    abs: String,
+    shown: Shown,
+    is_dir: bool,
+}
+
+impl Destination {
+    /// The target path of a source named `name`, and that path as FsShell shows it.
+    fn target(&self, name: &str) -> (String, String) {
+        let target = if self.is_dir {
+            path::join(&self.abs, name)
+        } else {
+            self.abs.clone()
+        };
+        let shown = self.shown.show(&target);
+        (target, shown)
     }
 }
