@@ -3,8 +3,15 @@
 //! connection before the answer arrived) gets that first answer instead of running again.
 //! A retry that arrives while the first run is still going waits for it. Entries expire
 //! after `dfs.namenode.retrycache.expirytime.millis`.
+//!
+//! Memory is bounded as Hadoop bounds it (a LightWeightCache sized from
+//! `dfs.namenode.retrycache.heap.percent`): rhdfs has no heap, so the share is taken of the
+//! machine's memory and divided by the measured cost of one entry (`ENTRY_BYTES`); when the
+//! cache is full the oldest answer is forgotten first. Answers are kept in a queue in the
+//! order they were recorded, so expiry and eviction take entries from its front a few at a
+//! time (`SWEEP_MAX` per call): no hold of the cache's lock walks the whole cache.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,14 +23,49 @@ use tokio::sync::watch;
 /// Default expiry (HDFS's 10 minutes).
 pub const DEFAULT_EXPIRY: Duration = Duration::from_secs(600);
 
+/// Resident memory one remembered answer costs: measured with `rhdfs bench nn-memory` as
+/// the difference per created file between the cache on and off (~540 B, a create's answer
+/// included), rounded down.
+pub const ENTRY_BYTES: u64 = 512;
+
+/// The fewest entries a cache holds, however small the share of memory.
+pub const MIN_CAPACITY: usize = 1024;
+
+/// Memory assumed when /proc/meminfo cannot be read (Hadoop's default heap is of this order).
+const FALLBACK_MEMORY: u64 = 1 << 30;
+
+/// Expired or surplus entries dropped per lookup or answer, at most.
+const SWEEP_MAX: usize = 64;
+
 type Answer = Result<Bytes, RpcError>;
 
-/// The retry cache's entry lifetime as configured: `dfs.namenode.enable.retrycache`
-/// (default true) and `dfs.namenode.retrycache.expirytime.millis` (default 600000);
-/// `None` when the cache is switched off.
-pub fn expiry_from_conf(
+/// How the cache is configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryCacheSettings {
+    /// `dfs.namenode.retrycache.expirytime.millis`.
+    pub expiry: Duration,
+    /// Answers kept at most (from `dfs.namenode.retrycache.heap.percent`).
+    pub capacity: usize,
+}
+
+impl RetryCacheSettings {
+    /// Entries living `expiry`, with no bound on their number (tests and embedded use).
+    pub fn with_expiry(expiry: Duration) -> Self {
+        RetryCacheSettings {
+            expiry,
+            capacity: usize::MAX,
+        }
+    }
+}
+
+/// The cache as configured: `dfs.namenode.enable.retrycache` (default true),
+/// `dfs.namenode.retrycache.expirytime.millis` (default 600000) and
+/// `dfs.namenode.retrycache.heap.percent` (default 0.03, of `memory_bytes`); `None` when
+/// the cache is switched off.
+pub fn settings_from_conf(
     conf: &rhdfs_conf::Configuration,
-) -> Result<Option<Duration>, rhdfs_conf::ConfError> {
+    memory_bytes: u64,
+) -> Result<Option<RetryCacheSettings>, rhdfs_conf::ConfError> {
     use rhdfs_conf::keys;
     if !conf.get_bool(
         keys::DFS_NAMENODE_ENABLE_RETRYCACHE_KEY,
@@ -31,12 +73,42 @@ pub fn expiry_from_conf(
     )? {
         return Ok(None);
     }
-    conf.get_duration(
+    let expiry = conf.get_duration(
         keys::DFS_NAMENODE_RETRYCACHE_EXPIRYTIME_MILLIS_KEY,
         keys::DFS_NAMENODE_RETRYCACHE_EXPIRYTIME_MILLIS_DEFAULT,
         keys::DFS_NAMENODE_RETRYCACHE_EXPIRYTIME_MILLIS_UNIT,
-    )
-    .map(Some)
+    )?;
+    let percent = conf.get_f64(
+        keys::DFS_NAMENODE_RETRYCACHE_HEAP_PERCENT_KEY,
+        keys::DFS_NAMENODE_RETRYCACHE_HEAP_PERCENT_DEFAULT,
+    )?;
+    if !(percent > 0.0 && percent <= 1.0) {
+        return Err(rhdfs_conf::ConfError::InvalidValue {
+            key: keys::DFS_NAMENODE_RETRYCACHE_HEAP_PERCENT_KEY.to_string(),
+            value: percent.to_string(),
+            reason: "must be a fraction in (0, 1]".to_string(),
+        });
+    }
+    let entries = (memory_bytes as f64 * percent / ENTRY_BYTES as f64) as usize;
+    Ok(Some(RetryCacheSettings {
+        expiry,
+        capacity: entries.max(MIN_CAPACITY),
+    }))
+}
+
+/// The machine's memory (MemTotal of /proc/meminfo), or `FALLBACK_MEMORY`. Blocking; read
+/// once at start-up.
+pub fn machine_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| mem_total(&text))
+        .unwrap_or(FALLBACK_MEMORY)
+}
+
+fn mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
 }
 
 #[derive(Debug)]
@@ -65,13 +137,18 @@ impl RunGuard {
     pub fn finish(mut self, answer: &Answer) {
         if let Some(tx) = self.tx.take() {
             let now = self.cache.clock.monotonic();
-            self.cache.entries.lock().insert(
-                self.key.clone(),
-                Entry::Done {
-                    answer: answer.clone(),
-                    at: now,
-                },
-            );
+            {
+                let mut entries = self.cache.entries.lock();
+                entries.map.insert(
+                    self.key.clone(),
+                    Entry::Done {
+                        answer: answer.clone(),
+                        at: now,
+                    },
+                );
+                entries.answered.push_back((now, self.key.clone()));
+                entries.sweep(now, self.cache.expiry, self.cache.capacity);
+            }
             let _ = tx.send(Some(answer.clone()));
         }
     }
@@ -80,7 +157,39 @@ impl RunGuard {
 impl Drop for RunGuard {
     fn drop(&mut self) {
         if self.tx.take().is_some() {
-            self.cache.entries.lock().remove(&self.key);
+            self.cache.entries.lock().map.remove(&self.key);
+        }
+    }
+}
+
+type Key = (Bytes, i32);
+
+/// The entries, and the answered ones in the order they were recorded.
+#[derive(Debug, Default)]
+struct Entries {
+    map: HashMap<Key, Entry>,
+    answered: VecDeque<(Duration, Key)>,
+}
+
+impl Entries {
+    /// Drops answers from the front of the queue that have expired, or that are over the
+    /// capacity, at most `SWEEP_MAX`. A queue record whose key was answered again later (its
+    /// time differs from the map's) only leaves the queue.
+    fn sweep(&mut self, now: Duration, expiry: Duration, capacity: usize) {
+        for _ in 0..SWEEP_MAX {
+            let Some((at, _)) = self.answered.front() else {
+                return;
+            };
+            let expired = now.saturating_sub(*at) >= expiry;
+            if !expired && self.answered.len() <= capacity {
+                return;
+            }
+            let Some((at, key)) = self.answered.pop_front() else {
+                return;
+            };
+            if matches!(self.map.get(&key), Some(Entry::Done { at: t, .. }) if *t == at) {
+                self.map.remove(&key);
+            }
         }
     }
 }
@@ -88,70 +197,59 @@ impl Drop for RunGuard {
 /// The retry cache.
 #[derive(Debug)]
 pub struct RetryCache {
-    entries: Mutex<HashMap<(Bytes, i32), Entry>>,
+    entries: Mutex<Entries>,
     expiry: Duration,
+    capacity: usize,
     clock: SharedClock,
-    last_sweep: Mutex<Duration>,
 }
 
 impl RetryCache {
-    pub fn new(expiry: Duration, clock: SharedClock) -> std::sync::Arc<Self> {
-        let now = clock.monotonic();
+    pub fn new(settings: RetryCacheSettings, clock: SharedClock) -> std::sync::Arc<Self> {
         std::sync::Arc::new(RetryCache {
-            entries: Mutex::new(HashMap::new()),
-            expiry,
+            entries: Mutex::new(Entries::default()),
+            expiry: settings.expiry,
+            capacity: settings.capacity.max(1),
             clock,
-            last_sweep: Mutex::new(now),
         })
     }
 
-    /// Whether calls of `method` from this client go through the cache.
+    /// Answers kept at most.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// Whether a call of an at-most-once method (`rpc::MethodKind::AtMostOnce`) carries
     /// the ids the cache needs.
     pub fn applies(client_id: &[u8], call_id: i32) -> bool {
         !client_id.is_empty() && call_id >= 0
     }
 
-    /// Number of remembered calls.
+    /// Number of remembered calls (answered or running).
     pub fn len(&self) -> usize {
-        self.entries.lock().len()
+        self.entries.lock().map.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn sweep(&self, now: Duration) {
-        {
-            let mut last = self.last_sweep.lock();
-            if now.saturating_sub(*last) < self.expiry / 4 {
-                return;
-            }
-            *last = now;
-        }
-        let expiry = self.expiry;
-        self.entries.lock().retain(|_, e| match e {
-            Entry::Running(_) => true,
-            Entry::Done { at, .. } => now.saturating_sub(*at) < expiry,
-        });
-    }
-
     /// Looks the call up: the first caller gets [`Lookup::Run`], later ones the answer
     /// (waiting while the first is still running).
     pub async fn lookup(self: &std::sync::Arc<Self>, client_id: &Bytes, call_id: i32) -> Lookup {
         let now = self.clock.monotonic();
-        self.sweep(now);
         let key = (client_id.clone(), call_id);
         let mut rx = {
-            let mut entries = self.entries.lock();
-            match entries.get(&key) {
+            let mut guard = self.entries.lock();
+            let entries = &mut *guard;
+            entries.sweep(now, self.expiry, self.capacity);
+            match entries.map.get(&key) {
                 Some(Entry::Done { answer, at }) if now.saturating_sub(*at) < self.expiry => {
                     return Lookup::Cached(answer.clone());
                 }
                 Some(Entry::Running(rx)) => rx.clone(),
                 _ => {
                     let (tx, rx) = watch::channel(None);
-                    entries.insert(key.clone(), Entry::Running(rx));
+                    entries.map.insert(key.clone(), Entry::Running(rx));
                     return Lookup::Run(RunGuard {
                         key,
                         tx: Some(tx),
@@ -178,23 +276,121 @@ mod tests {
     use rhdfs_conf::clock::ManualClock;
     use std::sync::Arc;
 
+    const GIB: u64 = 1 << 30;
+
+    fn unbounded(expiry: Duration) -> RetryCacheSettings {
+        RetryCacheSettings::with_expiry(expiry)
+    }
+
     #[test]
-    fn expiry_follows_the_configuration() -> Result<(), rhdfs_conf::ConfError> {
+    fn settings_follow_the_configuration() -> Result<(), rhdfs_conf::ConfError> {
         let mut conf = rhdfs_conf::Configuration::new();
-        assert_eq!(expiry_from_conf(&conf)?, Some(DEFAULT_EXPIRY));
+        let s = settings_from_conf(&conf, 16 * GIB)?.expect("on by default");
+        assert_eq!(s.expiry, DEFAULT_EXPIRY);
+        // 3 % of 16 GiB in 512-byte entries.
+        assert_eq!(s.capacity, (16 * GIB * 3 / 100 / ENTRY_BYTES) as usize);
         conf.set("dfs.namenode.retrycache.expirytime.millis", "1500");
-        assert_eq!(expiry_from_conf(&conf)?, Some(Duration::from_millis(1500)));
+        conf.set("dfs.namenode.retrycache.heap.percent", "0.0000001");
+        let s = settings_from_conf(&conf, 16 * GIB)?.expect("on");
+        assert_eq!(s.expiry, Duration::from_millis(1500));
+        assert_eq!(s.capacity, MIN_CAPACITY, "never below the floor");
+        conf.set("dfs.namenode.retrycache.heap.percent", "1.5");
+        assert!(settings_from_conf(&conf, GIB).is_err());
         conf.set("dfs.namenode.enable.retrycache", "false");
-        assert_eq!(expiry_from_conf(&conf)?, None);
+        assert_eq!(settings_from_conf(&conf, GIB)?, None);
         conf.set("dfs.namenode.enable.retrycache", "maybe");
-        assert!(expiry_from_conf(&conf).is_err());
+        assert!(settings_from_conf(&conf, GIB).is_err());
         Ok(())
+    }
+
+    #[test]
+    fn machine_memory_is_read_from_meminfo() {
+        assert_eq!(
+            mem_total("MemTotal:       16314020 kB\nMemFree: 1 kB\n"),
+            Some(16_314_020 * 1024)
+        );
+        assert_eq!(mem_total("MemFree: 1 kB\n"), None);
+        assert_eq!(mem_total("MemTotal: lots\n"), None);
+        assert!(machine_memory() > 0);
+    }
+
+    /// Answers `n` calls of one client, one after another.
+    async fn answer_calls(cache: &Arc<RetryCache>, id: &Bytes, calls: std::ops::Range<i32>) {
+        for call in calls {
+            let Lookup::Run(g) = cache.lookup(id, call).await else {
+                panic!("call {call} must run")
+            };
+            g.finish(&Ok(Bytes::from(call.to_string())));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_cache_forgets_its_oldest_answers() {
+        let clock = Arc::new(ManualClock::new(0));
+        let settings = RetryCacheSettings {
+            expiry: DEFAULT_EXPIRY,
+            capacity: 100,
+        };
+        let cache = RetryCache::new(settings, clock.clone());
+        let id = Bytes::from_static(b"c");
+        answer_calls(&cache, &id, 0..250).await;
+        assert_eq!(cache.len(), 100, "bounded by its capacity");
+        // The newest answers are kept, the oldest ran out.
+        assert!(matches!(
+            cache.lookup(&id, 249).await,
+            Lookup::Cached(Ok(_))
+        ));
+        assert!(matches!(
+            cache.lookup(&id, 150).await,
+            Lookup::Cached(Ok(_))
+        ));
+        assert!(matches!(cache.lookup(&id, 149).await, Lookup::Run(_)));
+    }
+
+    #[tokio::test]
+    async fn expired_answers_leave_a_few_at_a_time() {
+        let clock = Arc::new(ManualClock::new(0));
+        let cache = RetryCache::new(unbounded(Duration::from_secs(10)), clock.clone());
+        let id = Bytes::from_static(b"c");
+        answer_calls(&cache, &id, 0..200).await;
+        clock.advance(Duration::from_secs(11));
+        // One lookup drops at most SWEEP_MAX expired answers (and runs its own call).
+        let Lookup::Run(g) = cache.lookup(&id, 1000).await else {
+            panic!("a new call runs")
+        };
+        assert_eq!(cache.len(), 200 - SWEEP_MAX + 1);
+        drop(g);
+        for call in 2000..2010 {
+            drop(cache.lookup(&id, call).await);
+        }
+        assert_eq!(
+            cache.len(),
+            0,
+            "every expired answer gone after a few calls"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_answer_given_again_outlives_its_first_record() {
+        let clock = Arc::new(ManualClock::new(0));
+        let cache = RetryCache::new(unbounded(Duration::from_secs(10)), clock.clone());
+        let id = Bytes::from_static(b"c");
+        answer_calls(&cache, &id, 7..8).await;
+        clock.advance(Duration::from_secs(11));
+        // Expired: the call runs again and its new answer is recorded.
+        answer_calls(&cache, &id, 7..8).await;
+        clock.advance(Duration::from_secs(5));
+        // The first record's sweep must not take the second answer with it.
+        match cache.lookup(&id, 7).await {
+            Lookup::Cached(Ok(b)) => assert_eq!(&b[..], b"7"),
+            _ => panic!("the second answer is still cached"),
+        }
     }
 
     #[tokio::test]
     async fn retry_gets_first_answer_and_expires() {
         let clock = Arc::new(ManualClock::new(0));
-        let cache = RetryCache::new(Duration::from_secs(10), clock.clone());
+        let cache = RetryCache::new(unbounded(Duration::from_secs(10)), clock.clone());
         let id = Bytes::from_static(b"client-1");
         let Lookup::Run(g) = cache.lookup(&id, 7).await else {
             panic!("first call must run")
@@ -212,7 +408,7 @@ mod tests {
     #[tokio::test]
     async fn concurrent_retry_waits_for_the_first_run() {
         let clock = Arc::new(ManualClock::new(0));
-        let cache = RetryCache::new(DEFAULT_EXPIRY, clock);
+        let cache = RetryCache::new(unbounded(DEFAULT_EXPIRY), clock);
         let id = Bytes::from_static(b"c");
         let Lookup::Run(g) = cache.lookup(&id, 1).await else {
             panic!()
@@ -233,7 +429,7 @@ mod tests {
     #[tokio::test]
     async fn dropped_run_lets_a_retry_run() {
         let clock = Arc::new(ManualClock::new(0));
-        let cache = RetryCache::new(DEFAULT_EXPIRY, clock);
+        let cache = RetryCache::new(unbounded(DEFAULT_EXPIRY), clock);
         let id = Bytes::from_static(b"c");
         let Lookup::Run(g) = cache.lookup(&id, 1).await else {
             panic!()

@@ -228,7 +228,8 @@ impl NameNode {
             ctime: v.ctime,
         };
         let defaults = server_defaults(&conf)?;
-        let retry_expiry = crate::retry_cache::expiry_from_conf(&conf)?;
+        let retry_cache =
+            crate::retry_cache::settings_from_conf(&conf, crate::retry_cache::machine_memory())?;
         let lease_recheck = conf.get_duration(
             keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_KEY,
             keys::DFS_NAMENODE_LEASE_RECHECK_INTERVAL_MS_DEFAULT,
@@ -315,7 +316,7 @@ impl NameNode {
                 CLIENT_PROTOCOL,
                 Arc::new(
                     ClientProtocolService::new(fs.clone(), defaults)
-                        .with_retry_cache(retry_expiry)
+                        .with_retry_cache(retry_cache)
                         .with_audit(audit),
                 ),
             )

@@ -100,7 +100,7 @@ pub struct ClientProtocolService {
 impl ClientProtocolService {
     pub fn new(fs: Arc<Namesystem>, defaults: FsServerDefaultsProto) -> Self {
         let retry_cache = Some(RetryCache::new(
-            crate::retry_cache::DEFAULT_EXPIRY,
+            crate::retry_cache::RetryCacheSettings::with_expiry(crate::retry_cache::DEFAULT_EXPIRY),
             fs.clock().clone(),
         ));
         ClientProtocolService {
@@ -117,9 +117,12 @@ impl ClientProtocolService {
         self
     }
 
-    /// Sets the retry cache's expiry; `None` turns the cache off.
-    pub fn with_retry_cache(mut self, expiry: Option<std::time::Duration>) -> Self {
-        self.retry_cache = expiry.map(|e| RetryCache::new(e, self.fs.clock().clone()));
+    /// Sets the retry cache's expiry and bound; `None` turns the cache off.
+    pub fn with_retry_cache(
+        mut self,
+        settings: Option<crate::retry_cache::RetryCacheSettings>,
+    ) -> Self {
+        self.retry_cache = settings.map(|s| RetryCache::new(s, self.fs.clock().clone()));
         self
     }
 
