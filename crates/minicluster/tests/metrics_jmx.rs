@@ -149,6 +149,59 @@ const DATANODE_ACTIVITY_ATTRS: &[&str] = &[
     "IncrementalBlockReportsNumOps",
 ];
 
+/// DataNodeInfo attributes (Hadoop's DataNodeMXBean).
+const DATANODE_INFO_ATTRS: &[&str] = &[
+    "Version",
+    "SoftwareVersion",
+    "RpcPort",
+    "HttpPort",
+    "DataPort",
+    "DatanodeHostname",
+    "NamenodeAddresses",
+    "BPServiceActorInfo",
+    "VolumeInfo",
+    "ClusterId",
+    "XceiverCount",
+    "XmitsInProgress",
+    "SecurityEnabled",
+    "DNStartedTimeInMillis",
+];
+
+/// FSDatasetState attributes (Hadoop's FSDatasetMBean).
+const FSDATASET_ATTRS: &[&str] = &[
+    "Capacity",
+    "DfsUsed",
+    "Remaining",
+    "StorageInfo",
+    "NumFailedVolumes",
+    "FailedStorageLocations",
+    "LastVolumeFailureDate",
+    "EstimatedCapacityLostTotal",
+];
+
+/// `DataNodeVolume-<dir>` attributes (Hadoop's DataNodeVolumeMetrics).
+const DATANODE_VOLUME_ATTRS: &[&str] = &[
+    "tag.Context",
+    "tag.Hostname",
+    "TotalMetadataOperations",
+    "MetadataOperationRateNumOps",
+    "MetadataOperationRateAvgTime",
+    "TotalDataFileIos",
+    "DataFileIoRateNumOps",
+    "DataFileIoRateAvgTime",
+    "FlushIoRateNumOps",
+    "FlushIoRateAvgTime",
+    "SyncIoRateNumOps",
+    "SyncIoRateAvgTime",
+    "ReadIoRateNumOps",
+    "ReadIoRateAvgTime",
+    "WriteIoRateNumOps",
+    "WriteIoRateAvgTime",
+    "TotalFileIoErrors",
+    "FileIoErrorRateNumOps",
+    "FileIoErrorRateAvgTime",
+];
+
 async fn get(addr: &str, path: &str) -> anyhow::Result<Response> {
     Ok(request(addr, "GET", path, None, T).await?)
 }
@@ -266,6 +319,9 @@ async fn jmx_and_metrics_on_both_daemons() -> anyhow::Result<()> {
         .datanodes(2)
         .conf("dfs.heartbeat.interval", "1")
         .conf("dfs.replication", "2")
+        // Every file operation timed, so the DataNodeVolume beans move.
+        .conf("dfs.datanode.fileio.profiling.sampling.percentage", "100")
+        .volumes_per_datanode(2)
         .build()
         .await?;
     cluster.wait_live_datanodes(2, T).await?;
@@ -430,21 +486,52 @@ async fn jmx_and_metrics_on_both_daemons() -> anyhow::Result<()> {
     // The DataNodes' web ports: beans, activity after the write and read.
     let mut written = 0;
     let mut read = 0;
+    let (mut volume_reads, mut volume_writes) = (0, 0);
+    let cluster_id = info["ClusterId"].clone();
     for (_, dn) in cluster.running_datanodes() {
         let addr = dn.http_addr().to_string();
         let host = dn.identity().host_name.clone();
         let doc = jmx(&addr, "").await?;
         let info = bean(&doc, "Hadoop:service=DataNode,name=DataNodeInfo")?;
-        for a in [
-            "Version",
-            "RpcPort",
-            "HttpPort",
-            "NamenodeAddresses",
-            "VolumeInfo",
-            "XceiverCount",
-        ] {
-            anyhow::ensure!(!info[a].is_null(), "DataNodeInfo has no {a}: {info}");
+        for a in DATANODE_INFO_ATTRS {
+            anyhow::ensure!(!info[*a].is_null(), "DataNodeInfo has no {a}: {info}");
         }
+        anyhow::ensure!(info["ClusterId"] == cluster_id, "{info}");
+        anyhow::ensure!(
+            info["DataPort"].as_str() == Some(dn.xfer_addr().port().to_string().as_str()),
+            "{info}"
+        );
+        // One DataNodeVolume bean per data directory, named for its absolute path; each
+        // volume's writes and reads are its own.
+        let vols = jmx(&addr, "?qry=Hadoop:service=DataNode,name=DataNodeVolume-*").await?;
+        anyhow::ensure!(
+            beans(&vols).len() == dn.data_dirs().len(),
+            "{} data dirs: {vols}",
+            dn.data_dirs().len()
+        );
+        let mut node_writes = 0;
+        for dir in dn.data_dirs() {
+            let abs = std::path::absolute(dir)?;
+            let name = format!(
+                "DataNodeVolume-{}",
+                abs.display().to_string().replace(':', "-")
+            );
+            let v = bean(&vols, &format!("Hadoop:service=DataNode,name={name}"))?;
+            for a in DATANODE_VOLUME_ATTRS {
+                anyhow::ensure!(!v[*a].is_null(), "{name} has no {a}: {v}");
+            }
+            anyhow::ensure!(v["modelerType"] == name, "{v}");
+            let (r, w) = (num(v, "ReadIoRateNumOps")?, num(v, "WriteIoRateNumOps")?);
+            anyhow::ensure!(
+                num(v, "TotalDataFileIos")? == r + w + num(v, "SyncIoRateNumOps")?,
+                "{v}"
+            );
+            anyhow::ensure!(num(v, "TotalFileIoErrors")? == 0, "{v}");
+            node_writes += w;
+            volume_reads += r;
+        }
+        anyhow::ensure!(node_writes >= 1, "a replica written here: {vols}");
+        volume_writes += node_writes;
         let act_name = format!(
             "Hadoop:service=DataNode,name=DataNodeActivity-{host}-{}",
             dn.xfer_addr().port()
@@ -457,8 +544,8 @@ async fn jmx_and_metrics_on_both_daemons() -> anyhow::Result<()> {
         read += num(act, "BytesRead")?;
         anyhow::ensure!(num(act, "HeartbeatsNumOps")? >= 1, "{act}");
         let fsd = bean(&doc, "Hadoop:service=DataNode,name=FSDatasetState")?;
-        for a in ["Capacity", "DfsUsed", "Remaining", "StorageInfo"] {
-            anyhow::ensure!(!fsd[a].is_null(), "FSDatasetState has no {a}: {fsd}");
+        for a in FSDATASET_ATTRS {
+            anyhow::ensure!(!fsd[*a].is_null(), "FSDatasetState has no {a}: {fsd}");
         }
         let port = dn.ipc_addr().port();
         bean(
@@ -485,6 +572,8 @@ async fn jmx_and_metrics_on_both_daemons() -> anyhow::Result<()> {
         "two replicas written: {written}"
     );
     assert!(read >= data.len() as u64, "one read: {read}");
+    assert!(volume_writes >= 2, "{volume_writes}");
+    assert!(volume_reads >= 1, "{volume_reads}");
 
     // /metrics: counters move with work, and promtool finds nothing to say.
     let before = get(&nn, "/metrics").await?.text();
@@ -541,6 +630,8 @@ async fn jmx_and_metrics_on_both_daemons() -> anyhow::Result<()> {
         "rhdfs_datanode_blocks_written_total",
         "rhdfs_datanode_bytes_read_total",
         "rhdfs_datanode_namenode_call_duration_seconds",
+        "rhdfs_datanode_volume_io_duration_seconds",
+        "rhdfs_datanode_volume_io_errors_total",
         "process_resident_memory_bytes",
     ] {
         assert!(

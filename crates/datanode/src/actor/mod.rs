@@ -160,6 +160,20 @@ impl ActorView {
     pub fn block_pool_id(&self) -> Option<String> {
         self.0.session.lock().as_ref().map(|s| s.bpid.clone())
     }
+
+    /// The cluster ID of the NameNode this node registered with.
+    pub fn cluster_id(&self) -> Option<String> {
+        self.0
+            .session
+            .lock()
+            .as_ref()
+            .map(|s| s.reg.storage_info.cluster_id.clone())
+    }
+
+    /// Replica copies (DNA_TRANSFER) being sent now, the heartbeat's xmitsInProgress.
+    pub fn xmits_in_progress(&self) -> u32 {
+        self.0.xmits.load(Ordering::Relaxed)
+    }
 }
 
 impl ActorHandle {

@@ -1,5 +1,6 @@
 //! The DataNode's `/jmx` beans (Hadoop's names: DataNodeInfo, DataNodeActivity-<host>-<port>,
-//! FSDatasetState, RpcActivityForPort<port>, RpcDetailedActivityForPort<port>) and its
+//! FSDatasetState, DataNodeVolume-<dir> (`volume_beans`), RpcActivityForPort<port>,
+//! RpcDetailedActivityForPort<port>) and its
 //! `/metrics` families, both read from one [`Status`].
 
 use std::sync::atomic::Ordering;
@@ -10,7 +11,7 @@ use rhdfs_metrics::{Bean, Exposition, build};
 use super::Status;
 use crate::metrics::Activity;
 
-const SERVICE: &str = "Hadoop:service=DataNode";
+use super::SERVICE;
 
 fn volume_info(st: &Status) -> String {
     let stats = st.dataset.storage_stats();
@@ -57,7 +58,7 @@ pub(crate) fn beans(st: &Status) -> Vec<Bean> {
     .with("SoftwareVersion", build::VERSION)
     .with("RpcPort", id.ipc_port.to_string())
     .with("HttpPort", id.info_port.to_string())
-    .with("DataPort", u64::from(id.xfer_port))
+    .with("DataPort", id.xfer_port.to_string())
     .with("DatanodeHostname", id.host_name.as_str())
     .with(
         "NamenodeAddresses",
@@ -81,7 +82,12 @@ pub(crate) fn beans(st: &Status) -> Vec<Bean> {
         ),
     )
     .with("VolumeInfo", volume_info(st))
+    .with("ClusterId", st.actor.cluster_id().unwrap_or_default())
     .with("XceiverCount", st.xceivers.load(Ordering::Relaxed))
+    .with("XmitsInProgress", u64::from(st.actor.xmits_in_progress()))
+    // SIMPLE authentication is the only kind rhdfs speaks.
+    .with("SecurityEnabled", false)
+    .with("DNStartedTimeInMillis", st.started_ms)
     .with("DatanodeUuid", id.datanode_uuid.as_str());
     if let Some(m) = &st.slow {
         if let Some(s) = m.send_packet_downstream_avg_info() {
@@ -177,6 +183,7 @@ pub(crate) fn beans(st: &Status) -> Vec<Bean> {
     );
 
     let mut out = vec![info, act, fsd];
+    out.extend(super::volume_beans::beans(st));
     out.extend(
         st.rpc
             .snapshot()
@@ -302,6 +309,7 @@ pub(crate) fn prometheus(st: &Status) -> String {
         "Replicas on each volume.",
         vols.iter().map(|(v, s)| (label(v), s.replicas as f64)),
     );
+    super::volume_beans::expose(st, &mut e);
     st.rpc.snapshot().expose(&mut e, "rhdfs_datanode");
     e.finish()
 }

@@ -7,6 +7,7 @@
 mod beans;
 mod conf;
 mod page;
+mod volume_beans;
 
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicUsize;
@@ -23,6 +24,9 @@ use tokio::task::JoinHandle;
 use crate::actor::{ActorView, Identity};
 use crate::dataset::Dataset;
 use crate::metrics::{Activity, DataNodeMetrics};
+
+/// The domain and service of the DataNode's Hadoop beans.
+const SERVICE: &str = "Hadoop:service=DataNode";
 
 /// How long a client may take for each read of its request head or body.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);

@@ -7,6 +7,7 @@ pub mod disk;
 pub mod outlier;
 pub mod peer;
 pub mod rolling;
+pub mod volume_io;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,6 +24,7 @@ pub use disk::{DiskMetrics, DiskMetricsConfig, IoKind};
 pub use outlier::{OutlierDetector, OutlierMetrics};
 pub use peer::{PeerMetrics, PeerMetricsConfig};
 pub use rolling::RollingAverages;
+pub use volume_io::{FileOp, VolumeIoSnapshot, VolumeIoStats};
 
 /// `dfs.metrics.rolling.averages.window.length` (Hadoop's key; default 5m).
 pub const ROLLING_WINDOW_LENGTH_KEY: &str = "dfs.metrics.rolling.averages.window.length";
@@ -58,6 +60,8 @@ pub struct DataNodeMetrics {
     pipeline_slownode: bool,
     /// Whether the NameNode says this node is slow.
     slow_node: AtomicBool,
+    /// The timed file operations per volume (Hadoop's DataNodeVolumeMetrics).
+    pub volume_io: VolumeIoStats,
 }
 
 /// The slow peer and slow disk entries of one heartbeat.
@@ -85,6 +89,7 @@ impl DataNodeMetrics {
             next_report: Mutex::new(None),
             pipeline_slownode,
             slow_node: AtomicBool::new(false),
+            volume_io: VolumeIoStats::default(),
         }
     }
 
@@ -250,7 +255,9 @@ impl DataNodeMetrics {
     /// Records a file operation started by [`Self::sample_io`].
     pub fn record_io(&self, base_path: &str, kind: IoKind, started: Option<std::time::Instant>) {
         if let (Some(d), Some(t)) = (&self.disks, started) {
-            d.record(base_path, kind, t.elapsed(), self.now());
+            let latency = t.elapsed();
+            d.record(base_path, kind, latency, self.now());
+            self.volume_io.record(base_path, kind.into(), latency);
         }
     }
 
@@ -419,6 +426,29 @@ impl IoSample {
     pub fn finish(self, kind: IoKind) {
         if let Some((m, base, t)) = self.started {
             m.record_io(&base, kind, Some(t));
+        }
+    }
+
+    /// Records a sampled operation's outcome: its latency when `ok`, else a file I/O
+    /// error on its volume.
+    pub fn finish_checked(self, kind: IoKind, ok: bool) {
+        if ok {
+            return self.finish(kind);
+        }
+        if let Some((m, base, t)) = self.started {
+            m.volume_io.record_error(&base, t.elapsed());
+        }
+    }
+
+    /// Records a sampled sync (an hsync'd packet) on its volume: a data file I/O and a sync
+    /// in the volume's figures (slow disk detection knows reads, writes and metadata only).
+    pub fn finish_sync(self, ok: bool) {
+        if let Some((m, base, t)) = self.started {
+            if ok {
+                m.volume_io.record(&base, FileOp::Sync, t.elapsed());
+            } else {
+                m.volume_io.record_error(&base, t.elapsed());
+            }
         }
     }
 }

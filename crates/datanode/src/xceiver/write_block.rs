@@ -395,12 +395,21 @@ impl Receiver<'_> {
                     &self.ctx.dataset,
                     w.volume(),
                 );
+                let sync_ctx = sync.then(|| {
+                    (
+                        self.ctx.config.metrics.clone(),
+                        self.ctx.dataset.clone(),
+                        w.volume(),
+                    )
+                });
                 let (w, res) = blocking(move || {
                     let mut w = w;
                     let mut r = w.write_at(off, &data);
-                    io.finish(crate::metrics::IoKind::Write);
-                    if r.is_ok() && sync {
+                    io.finish_checked(crate::metrics::IoKind::Write, r.is_ok());
+                    if let (true, Some((m, ds, vol))) = (r.is_ok(), sync_ctx) {
+                        let io = crate::metrics::IoSample::start(&m, &ds, vol);
                         r = w.sync();
+                        io.finish_sync(r.is_ok());
                     }
                     (w, r)
                 })
