@@ -54,9 +54,7 @@ impl Namesystem {
         })?;
         let targets = bm.initialize_block_recovery(last.id, recovery_id)?;
         self.recoveries.drop_commands(last.id);
-        let uuid = targets
-            .as_ref()
-            .map(|(p, _)| p.info.id.uuid.clone());
+        let uuid = targets.as_ref().map(|(p, _)| p.info.id.uuid.clone());
         self.recoveries
             .begin(last.id, recovery_id, now.mono, uuid.clone());
         let (Some(uuid), Some((_, locations))) = (uuid, targets) else {
