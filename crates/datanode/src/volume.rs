@@ -160,6 +160,11 @@ impl Volume {
         ))
     }
 
+    /// Bytes kept free for other uses (dfs.datanode.du.reserved), left out of the capacity.
+    pub fn reserved(&self) -> u64 {
+        self.reserved
+    }
+
     /// True once the volume was taken out of service after a failed disk check.
     pub fn is_failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)

@@ -8,6 +8,7 @@ mod acls_xattrs;
 mod audit_log;
 mod bad_input;
 mod blocks_on_disk;
+mod datanode_overview;
 mod decommission_health;
 mod delete_under_load;
 mod fsck_move;

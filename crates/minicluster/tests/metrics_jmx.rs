@@ -509,7 +509,7 @@ async fn jmx_and_metrics_on_both_daemons() -> anyhow::Result<()> {
             "{} data dirs: {vols}",
             dn.data_dirs().len()
         );
-        let mut node_writes = 0;
+        let (mut node_writes, mut node_metadata) = (0, 0);
         for dir in dn.data_dirs() {
             let abs = std::path::absolute(dir)?;
             let name = format!(
@@ -528,9 +528,11 @@ async fn jmx_and_metrics_on_both_daemons() -> anyhow::Result<()> {
             );
             anyhow::ensure!(num(v, "TotalFileIoErrors")? == 0, "{v}");
             node_writes += w;
+            node_metadata += num(v, "TotalMetadataOperations")?;
             volume_reads += r;
         }
         anyhow::ensure!(node_writes >= 1, "a replica written here: {vols}");
+        anyhow::ensure!(node_metadata >= 1, "its files created: {vols}");
         volume_writes += node_writes;
         let act_name = format!(
             "Hadoop:service=DataNode,name=DataNodeActivity-{host}-{}",

@@ -155,8 +155,24 @@ fn block_command(
                 tokio::spawn(tracing::Instrument::in_current_span(async move {
                     let _xmit = xmit;
                     let id = req.block_id;
+                    let started = std::time::Instant::now();
+                    let peer = req
+                        .targets
+                        .iter()
+                        .map(crate::xceiver::xfer_addr)
+                        .collect::<Vec<_>>()
+                        .join(",");
                     match send_replica(&x, req).await {
-                        Ok(_) => crate::metrics::Activity::add(&x.activity.blocks_replicated, 1),
+                        Ok(bytes) => {
+                            crate::metrics::Activity::add(&x.activity.blocks_replicated, 1);
+                            x.activity.recent.record(
+                                crate::metrics::TransferKind::Replicate,
+                                peer,
+                                id,
+                                bytes,
+                                started.elapsed(),
+                            );
+                        }
                         Err(e) => tracing::warn!(id, error = %e, "replication transfer failed"),
                     }
                 }));

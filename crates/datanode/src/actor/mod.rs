@@ -518,6 +518,8 @@ async fn run_session(
         let sent = std::time::Instant::now();
         let resp = sess.nn.send_heartbeat(req).await?;
         shared.activity.heartbeats.observe(sent.elapsed());
+        let now_ms = shared.clock.now_millis();
+        crate::metrics::Activity::set(&shared.activity.last_heartbeat_ms, now_ms);
         if let Some(m) = shared.metrics.as_ref() {
             m.set_slow_node(resp.is_slownode.unwrap_or(false));
         }
@@ -621,6 +623,8 @@ async fn full_report(shared: &Shared, sess: &Session, lease: u64) -> Result<(), 
         let sent = std::time::Instant::now();
         let resp = sess.nn.block_report(req).await?;
         shared.activity.block_reports.observe(sent.elapsed());
+        let now_ms = shared.clock.now_millis();
+        crate::metrics::Activity::set(&shared.activity.last_block_report_ms, now_ms);
         if let Some(cmd) = resp.cmd {
             let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
         }

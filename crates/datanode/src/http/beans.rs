@@ -22,10 +22,11 @@ fn volume_info(st: &Status) -> String {
         .zip(&stats)
         .map(|(v, s)| {
             format!(
-                "{}:{{\"usedSpace\":{},\"freeSpace\":{},\"reservedSpace\":0,\"numBlocks\":{},\"storageType\":\"DISK\"}}",
+                "{}:{{\"usedSpace\":{},\"freeSpace\":{},\"reservedSpace\":{},\"numBlocks\":{},\"storageType\":\"DISK\"}}",
                 rhdfs_conf::json::string(&v.base.join("current").display().to_string()),
                 s.dfs_used,
                 s.space.available,
+                v.reserved(),
                 s.replicas
             )
         })
@@ -43,6 +44,7 @@ pub(crate) fn activity_name(st: &Status) -> String {
 
 pub(crate) fn beans(st: &Status) -> Vec<Bean> {
     let id = &st.identity;
+    let now = super::now_ms();
     let bpid = st.actor.block_pool_id().unwrap_or_default();
     let nn_host = st
         .namenode
@@ -71,14 +73,12 @@ pub(crate) fn beans(st: &Status) -> Vec<Bean> {
     .with(
         "BPServiceActorInfo",
         format!(
-            "[{{\"NamenodeAddress\":{},\"BlockPoolID\":{},\"ActorState\":{}}}]",
+            "[{{\"NamenodeAddress\":{},\"BlockPoolID\":{},\"ActorState\":{},\"LastHeartbeat\":\"{}\",\"LastBlockReport\":\"{}\"}}]",
             rhdfs_conf::json::string(&st.namenode),
             rhdfs_conf::json::string(&bpid),
-            rhdfs_conf::json::string(if st.actor.is_registered() {
-                "RUNNING"
-            } else {
-                "CONNECTING"
-            })
+            rhdfs_conf::json::string(st.actor_state()),
+            super::secs_since(Activity::get(&st.activity.last_heartbeat_ms), now),
+            super::secs_since(Activity::get(&st.activity.last_block_report_ms), now),
         ),
     )
     .with("VolumeInfo", volume_info(st))

@@ -48,6 +48,34 @@ pub struct Status {
     pub slow: Option<Arc<DataNodeMetrics>>,
 }
 
+impl Status {
+    /// The NameNode actor's state as Hadoop's BPServiceActorInfo names it.
+    pub(crate) fn actor_state(&self) -> &'static str {
+        if self.actor.is_registered() {
+            "RUNNING"
+        } else {
+            "CONNECTING"
+        }
+    }
+}
+
+/// Wall-clock ms now.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Whole seconds from `at_ms` to `now_ms`, as BPServiceActorInfo's `LastHeartbeat` and
+/// `LastBlockReport` give them; -1 when it never happened (`at_ms` 0).
+pub(crate) fn secs_since(at_ms: u64, now_ms: u64) -> i64 {
+    if at_ms == 0 {
+        -1
+    } else {
+        (now_ms.saturating_sub(at_ms) / 1000) as i64
+    }
+}
+
 struct Endpoints {
     webhdfs: DataNodeWebHdfs,
     conf: Configuration,

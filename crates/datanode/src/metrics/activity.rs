@@ -1,11 +1,14 @@
 //! What the DataNode did (Hadoop's DataNodeActivity): bytes and blocks read and written,
 //! blocks copied for the NameNode, how long each data transfer op and each
-//! call to the NameNode took. Atomics only; shared by the transfer server, the actor and
-//! the web port.
+//! call to the NameNode took, when the last heartbeat and full report went, and the recent
+//! transfers. Atomics only, but for the small ring of recent transfers; shared by the
+//! transfer server, the actor and the web port.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rhdfs_metrics::Histogram;
+
+use super::transfers::RecentTransfers;
 
 /// The DataNode's activity counters since it started.
 #[derive(Debug, Default)]
@@ -28,12 +31,23 @@ pub struct Activity {
     pub heartbeats: Histogram,
     pub block_reports: Histogram,
     pub incremental_block_reports: Histogram,
+    /// When the last heartbeat was answered, ms since the epoch (0: never).
+    pub last_heartbeat_ms: AtomicU64,
+    /// When the last full block report was answered, ms since the epoch (0: never).
+    pub last_block_report_ms: AtomicU64,
+    /// The latest reads, writes and copies, for the overview page.
+    pub recent: RecentTransfers,
 }
 
 impl Activity {
     /// Adds `n` to counter `c`.
     pub fn add(c: &AtomicU64, n: u64) {
         c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Sets `c` to `v`.
+    pub fn set(c: &AtomicU64, v: u64) {
+        c.store(v, Ordering::Relaxed);
     }
 
     /// Reads counter `c`.

@@ -203,9 +203,15 @@ impl crate::dataset::FileIoEvents for super::DataNodeMetrics {
     fn end_metadata_op(&self, base: &str, started: Duration, ok: bool) {
         // A failed operation's latency says nothing of the disk's speed (Hadoop counts it
         // as a file I/O error only).
-        if let (Some(d), true) = (&self.disks, ok) {
-            let now = self.now();
-            d.record(base, IoKind::Metadata, now.saturating_sub(started), now);
+        let Some(d) = &self.disks else { return };
+        let now = self.now();
+        let latency = now.saturating_sub(started);
+        if ok {
+            d.record(base, IoKind::Metadata, latency, now);
+            self.volume_io
+                .record(base, super::FileOp::Metadata, latency);
+        } else {
+            self.volume_io.record_error(base, latency);
         }
     }
 }

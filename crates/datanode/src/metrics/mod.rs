@@ -7,6 +7,7 @@ pub mod disk;
 pub mod outlier;
 pub mod peer;
 pub mod rolling;
+pub mod transfers;
 pub mod volume_io;
 
 use std::sync::Arc;
@@ -24,6 +25,7 @@ pub use disk::{DiskMetrics, DiskMetricsConfig, IoKind};
 pub use outlier::{OutlierDetector, OutlierMetrics};
 pub use peer::{PeerMetrics, PeerMetricsConfig};
 pub use rolling::RollingAverages;
+pub use transfers::{RecentTransfers, Transfer, TransferKind};
 pub use volume_io::{FileOp, VolumeIoSnapshot, VolumeIoStats};
 
 /// `dfs.metrics.rolling.averages.window.length` (Hadoop's key; default 5m).

@@ -5,7 +5,8 @@
 //! dfs.datanode.fileio.profiling.sampling.percentage are timed, so every figure here stays
 //! 0 while profiling is off. Each timed replica data read or write counts as a data file
 //! I/O and as a read or write; a timed sync (an hsync'd packet) as a data file I/O and a
-//! sync. A timed operation that failed counts as a file I/O error instead (Hadoop adds an
+//! sync; a timed metadata operation of the dataset (creating, opening, renaming, deleting
+//! replica files: `crate::dataset::FileIoEvents`) as a metadata operation. A timed operation that failed counts as a file I/O error instead (Hadoop adds an
 //! error's latency to the metadata rate; here it goes to the error rate its name promises).
 
 use std::collections::BTreeMap;

@@ -65,6 +65,7 @@ pub(crate) async fn read_block(
     conn: &mut Conn,
     req: OpReadBlockProto,
 ) -> Result<Next, XceiverError> {
+    let started = std::time::Instant::now();
     let block = req.header.base_header.block.clone();
     let (offset, len) = (req.offset, req.len);
     let delay = ctx.faults.read_delay();
@@ -133,6 +134,13 @@ pub(crate) async fn read_block(
         stats.zero_copy_bytes + stats.copied_bytes,
     );
     crate::metrics::Activity::add(&ctx.activity.blocks_read, 1);
+    ctx.activity.recent.record(
+        crate::metrics::TransferKind::Read,
+        conn.peer.to_string(),
+        block.block_id,
+        stats.zero_copy_bytes + stats.copied_bytes,
+        started.elapsed(),
+    );
     tracing::debug!(peer = %conn.peer, id = block.block_id, ?stats, "READ_BLOCK sent");
 
     // The client sends a status after reading the whole range; it may also just close.

@@ -40,6 +40,7 @@ pub(crate) async fn write_block(
     conn: &mut Conn,
     req: OpWriteBlockProto,
 ) -> Result<Next, XceiverError> {
+    let started = Instant::now();
     let client_name = req.header.client_name.clone();
     let block = req.header.base_header.block.clone();
     let stage = Stage::try_from(req.stage)
@@ -220,6 +221,13 @@ pub(crate) async fn write_block(
     };
     tracing::info!(peer = %peer, id = info.id, gs = info.gs, len = info.num_bytes,
         state = %info.state, ?stage, "received block");
+    ctx.activity.recent.record(
+        crate::metrics::TransferKind::Write,
+        peer.to_string(),
+        info.id,
+        info.num_bytes,
+        started.elapsed(),
+    );
     // 5. Transfers with a client name get one close ack.
     if is_transfer && is_client {
         let resp = BlockOpResponseProto {
