@@ -23,7 +23,8 @@ mod peer_cache;
 pub mod quota;
 mod read;
 pub mod retry;
-pub mod time;
+/// UTC calendar formatting (moved to `rhdfs_conf`, where the servers' web pages reach it).
+pub use rhdfs_conf::time;
 mod trash;
 mod truncate;
 pub mod types;

@@ -8,7 +8,8 @@
 //! - [`clock`]: [`clock::Clock`], [`clock::SystemClock`], [`clock::ManualClock`].
 //! - [`addr`]: `host:port` parsing and the NameNode RPC address.
 //! - [`user`]: current user and groups; [`rng`]: seedable randomness (`RHDFS_SEED`);
-//!   [`json`]: JSON string and number literals for `/jmx` pages.
+//!   [`json`]: JSON string and number literals for `/jmx` pages; [`time`]: UTC calendar
+//!   formatting (dates in reports, file names and web pages).
 
 pub mod addr;
 pub mod clock;
@@ -18,6 +19,7 @@ pub mod json;
 pub mod keys;
 mod parse;
 pub mod rng;
+pub mod time;
 pub mod user;
 
 pub use configuration::{Configuration, Iter, deprecated_key_target};

@@ -148,7 +148,10 @@ async fn check_node(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn overview_shows_block_pool_volumes_and_transfers_as_jmx_does() -> anyhow::Result<()> {
+    let logs = tempfile::tempdir()?;
+    std::fs::write(logs.path().join("dn-test.log"), "a <logged> line\n")?;
     let cluster = MiniCluster::builder()
+        .conf("hadoop.log.dir", logs.path().display().to_string())
         .datanodes(2)
         .volumes_per_datanode(2)
         .conf("dfs.heartbeat.interval", "1")
@@ -202,6 +205,20 @@ async fn overview_shows_block_pool_volumes_and_transfers_as_jmx_does() -> anyhow
             }
         }
     }
+    // /logs/ lists hadoop.log.dir and serves its plain files, nothing outside it.
+    let (_, dn) = cluster.running_datanodes().next().expect("a DataNode");
+    let addr = dn.http_addr().to_string();
+    let listing = get_text(&addr, "/logs/")
+        .await
+        .map_err(anyhow::Error::msg)?;
+    assert!(listing.contains(">dn-test.log</a>"), "{listing}");
+    let served = get_text(&addr, "/logs/dn-test.log")
+        .await
+        .map_err(anyhow::Error::msg)?;
+    assert_eq!(served, "a <logged> line\n");
+    assert!(get_text(&addr, "/logs/..%2Fetc%2Fpasswd").await.is_err());
+    let page = get_text(&addr, "/").await.map_err(anyhow::Error::msg)?;
+    assert!(page.contains("href=\"/logs/\""), "{page}");
     // Both replicas of the one block, and the client's read of it.
     assert_eq!(written.len(), 2, "{written:?}");
     assert_eq!(written[0], written[1]);

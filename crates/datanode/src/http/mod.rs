@@ -1,8 +1,8 @@
 //! The DataNode's HTTP server on `dfs.datanode.http.address` (9864): `/webhdfs/v1` (the data
 //! half of WebHDFS the NameNode redirects OPEN, CREATE, APPEND and GETFILECHECKSUM to), `/`
 //! (an overview: volumes, block pool, NameNode connection, transfers), `/jmx` (Hadoop's
-//! DataNode beans, `qry`/`get`), `/metrics` (Prometheus) and `/conf` (the configuration,
-//! secrets redacted).
+//! DataNode beans, `qry`/`get`), `/metrics` (Prometheus), `/conf` (the configuration,
+//! secrets redacted) and `/logs/` (the log directory, `rhdfs_http::logs`).
 
 mod beans;
 mod conf;
@@ -136,6 +136,14 @@ impl rhdfs_http::Handler for Endpoints {
                     &[]
                 };
                 conn.respond(code, ct, headers, body.as_bytes()).await
+            }
+            p if p == "/logs" || p.starts_with("/logs/") => {
+                let dir = self
+                    .conf
+                    .get_trimmed(rhdfs_conf::keys::HADOOP_LOG_DIR_KEY)
+                    .filter(|d| !d.is_empty())
+                    .map(std::path::PathBuf::from);
+                rhdfs_http::logs::serve(dir, p, conn).await
             }
             _ => conn.respond(404, "text/plain", &[], b"not found\n").await,
         }

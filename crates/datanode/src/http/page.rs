@@ -7,15 +7,10 @@
 use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 
+use rhdfs_http::html::escape;
+
 use super::{Status, now_ms};
 use crate::metrics::Activity;
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// `at_ms` (ms since the epoch; 0 = never) as seconds ago, the epoch figure in its title.
 fn ago(at_ms: u64, now_ms: u64) -> String {
@@ -231,6 +226,6 @@ pub(crate) fn overview(st: &Status) -> String {
         crate::metrics::transfers::RECENT_TRANSFERS
     ));
     body.push_str(&transfers(st, now));
-    body.push_str("<ul>\n<li><a href=\"/jmx\">/jmx</a></li>\n<li><a href=\"/metrics\">/metrics</a> (Prometheus)</li>\n<li><a href=\"/conf\">/conf</a></li>\n</ul>\n</body></html>\n");
+    body.push_str("<ul>\n<li><a href=\"/jmx\">/jmx</a></li>\n<li><a href=\"/metrics\">/metrics</a> (Prometheus)</li>\n<li><a href=\"/conf\">/conf</a></li>\n<li><a href=\"/logs/\">/logs/</a></li>\n</ul>\n</body></html>\n");
     body
 }

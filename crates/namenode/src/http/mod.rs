@@ -282,7 +282,7 @@ impl Shared {
                     .get_trimmed(keys::HADOOP_LOG_DIR_KEY)
                     .filter(|d| !d.is_empty())
                     .map(std::path::PathBuf::from);
-                ui::logs::serve(dir, p, conn).await
+                rhdfs_http::logs::serve(dir, p, conn).await
             }
             _ => conn.respond(404, "text/plain", &[], b"not found\n").await,
         }

@@ -5,11 +5,11 @@
 use rhdfs_blockmanager::views::byte_desc;
 use rhdfs_http::url;
 
-use super::html::escape;
 use super::page::{date, layout, rows_table};
 use crate::fsdir::permission::{Caller, mode_string};
 use crate::namespace::FileStatus;
 use crate::namesystem::Namesystem;
+use rhdfs_http::html::escape;
 
 fn link(path: &str) -> String {
     format!("/explorer.html?path={}", url::encode_query_value(path))

@@ -5,7 +5,7 @@
 
 use rhdfs_http::{Connection, Request};
 
-use super::html::escape;
+use rhdfs_http::html::escape;
 
 /// The line marker `hadoop daemonlog` looks for.
 const MARKER: &str = "<!-- OUTPUT -->";

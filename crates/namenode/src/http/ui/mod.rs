@@ -6,9 +6,8 @@
 
 pub mod conf;
 mod explorer;
-mod html;
+use rhdfs_http::html;
 pub mod log_level;
-pub mod logs;
 mod overview;
 mod page;
 

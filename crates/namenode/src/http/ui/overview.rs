@@ -5,9 +5,9 @@
 use rhdfs_blockmanager::ReportKind;
 use rhdfs_blockmanager::views::byte_desc;
 
-use super::html::escape;
 use super::page::{bar, layout, rows_table};
 use crate::namesystem::Namesystem;
+use rhdfs_http::html::escape;
 
 /// The Overview page.
 pub fn overview(fs: &Namesystem, host: &str, conf: &rhdfs_conf::Configuration) -> String {

@@ -2,7 +2,7 @@
 //! Progress, Utilities) and a little inline CSS; no external assets, so the pages work
 //! offline.
 
-use super::html::escape;
+use rhdfs_http::html::escape;
 
 /// The navigation entries: (path, label).
 const NAV: &[(&str, &str)] = &[

@@ -1,13 +1,13 @@
-//! `/logs/`: the daemon's log directory (`hadoop.log.dir`) as Hadoop's web servers show it:
-//! a listing with links, each file served as text. Only plain files directly in the
-//! directory are served.
+//! `/logs/` on both daemons' web ports: the log directory (`hadoop.log.dir`) as Hadoop's
+//! web servers show it: a listing with links, each file served as text. Only plain files
+//! directly in the directory are served.
 
 use std::path::{Path, PathBuf};
 
-use rhdfs_http::{Connection, url};
 use tokio::io::AsyncReadExt;
 
-use super::html::escape;
+use crate::html::escape;
+use crate::{Connection, url};
 
 /// One file of the listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +46,12 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<LogFile>> {
     Ok(files)
 }
 
+/// `ms` as `yyyy-MM-dd HH:mm:ss` (UTC).
+fn timestamp(ms: u64) -> String {
+    let (y, mo, d, h, mi, s) = rhdfs_conf::time::utc(ms);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
+}
+
 /// The listing page.
 pub fn listing_page(dir: &Path, files: &[LogFile]) -> String {
     let mut rows = String::new();
@@ -55,7 +61,7 @@ pub fn listing_page(dir: &Path, files: &[LogFile]) -> String {
             url::encode_component(&f.name),
             escape(&f.name),
             f.size,
-            crate::audit::timestamp(f.mtime_ms),
+            timestamp(f.mtime_ms),
         ));
     }
     format!(
