@@ -36,7 +36,7 @@ pub fn java_date(epoch_ms: u64) -> String {
     let secs = epoch_ms / 1000;
     let days = secs / 86_400;
     let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days as i64);
+    let (y, m, d) = rhdfs_conf::time::civil_from_days(days as i64);
     format!(
         "{} {} {:02} {:02}:{:02}:{:02} UTC {}",
         DAYS[(days % 7) as usize],
@@ -47,20 +47,6 @@ pub fn java_date(epoch_ms: u64) -> String {
         rem % 60,
         y
     )
-}
-
-/// Days since 1970-01-01 to (year, month 1-12, day 1-31) (proleptic Gregorian).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 /// Counters of one fsck result (Hadoop's NamenodeFsck.Result).

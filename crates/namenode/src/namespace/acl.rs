@@ -88,12 +88,9 @@ impl Namespace {
         self.check_acls_enabled()?;
         let path = FsPath::parse(src)?;
         self.check_safe_mode(&format!("{} {path}", change.what()))?;
-        let r = self.resolve(&path);
-        if let Some(e) = not_a_directory(&path, &r, false) {
-            return Err(e);
-        }
-        self.checker(caller).check(
-            &r,
+        let r = self.resolve_checked(
+            caller,
+            &path,
             Check {
                 owner: true,
                 ..Check::default()

@@ -5,7 +5,7 @@
 use super::{Namespace, Now};
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
-use crate::fsdir::permission::{Caller, Check, READ, WRITE, not_a_directory};
+use crate::fsdir::permission::{Caller, Check, READ, WRITE};
 use crate::fsdir::{FileInode, FsPath};
 
 /// What concat did: the moved blocks now belong to `target` at its replication.
@@ -35,12 +35,9 @@ impl Namespace {
         }
         let tpath = FsPath::parse(target)?;
         self.check_safe_mode(&format!("Cannot concat {tpath}"))?;
-        let r = self.resolve(&tpath);
-        if let Some(e) = not_a_directory(&tpath, &r, false) {
-            return Err(e);
-        }
-        self.checker(caller).check(
-            &r,
+        let r = self.resolve_checked(
+            caller,
+            &tpath,
             Check {
                 access: Some(WRITE),
                 ..Check::default()
@@ -57,12 +54,9 @@ impl Namespace {
         let mut ids: Vec<u64> = Vec::with_capacity(srcs.len());
         for src in srcs {
             let spath = FsPath::parse(src)?;
-            let sr = self.resolve(&spath);
-            if let Some(e) = not_a_directory(&spath, &sr, false) {
-                return Err(e);
-            }
-            self.checker(caller).check(
-                &sr,
+            let sr = self.resolve_checked(
+                caller,
+                &spath,
                 Check {
                     access: Some(READ),
                     parent: Some(WRITE),

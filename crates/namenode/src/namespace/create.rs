@@ -230,12 +230,9 @@ impl Namespace {
     ) -> FsResult<AppendResult> {
         let path = FsPath::parse(src)?;
         self.check_safe_mode(&format!("Cannot append to file{path}"))?;
-        let r = self.resolve(&path);
-        if let Some(e) = not_a_directory(&path, &r, false) {
-            return Err(e);
-        }
-        self.checker(caller).check(
-            &r,
+        let r = self.resolve_checked(
+            caller,
+            &path,
             Check {
                 access: Some(WRITE),
                 ..Check::default()

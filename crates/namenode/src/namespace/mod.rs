@@ -317,6 +317,22 @@ impl Namespace {
         self.dir.resolve(path)
     }
 
+    /// `path` resolved for an operation on an existing path: refused when it runs through a
+    /// file (`not_a_directory`), then `check` made for `caller`.
+    pub(crate) fn resolve_checked(
+        &self,
+        caller: &Caller,
+        path: &FsPath,
+        check: crate::fsdir::permission::Check,
+    ) -> FsResult<Resolved> {
+        let r = self.resolve(path);
+        if let Some(e) = crate::fsdir::permission::not_a_directory(path, &r, false) {
+            return Err(e);
+        }
+        self.checker(caller).check(&r, check)?;
+        Ok(r)
+    }
+
     /// Checks a new name against dfs.namenode.fs-limits.*.
     pub(crate) fn check_new_child(&self, parent: u64, name: &[u8]) -> FsResult<()> {
         if name.len() > self.cfg.max_component_length {

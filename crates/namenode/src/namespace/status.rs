@@ -164,12 +164,9 @@ impl Namespace {
     /// getBlockLocations' namespace half: the file's blocks (READ access needed).
     pub fn file_blocks(&self, caller: &Caller, src: &str) -> FsResult<FileBlocks> {
         let path = FsPath::parse(src)?;
-        let r = self.resolve(&path);
-        if let Some(e) = not_a_directory(&path, &r, false) {
-            return Err(e);
-        }
-        self.checker(caller).check(
-            &r,
+        let r = self.resolve_checked(
+            caller,
+            &path,
             Check {
                 access: Some(READ),
                 ..Check::default()
@@ -221,12 +218,9 @@ impl Namespace {
     /// getContentSummary (READ_EXECUTE on every directory of the subtree).
     pub fn content_summary(&self, caller: &Caller, src: &str) -> FsResult<ContentSummary> {
         let path = FsPath::parse(src)?;
-        let r = self.resolve(&path);
-        if let Some(e) = not_a_directory(&path, &r, false) {
-            return Err(e);
-        }
-        self.checker(caller).check(
-            &r,
+        let r = self.resolve_checked(
+            caller,
+            &path,
             Check {
                 sub_access: Some(READ | EXECUTE),
                 ..Check::default()

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::{Namespace, Now, OpenFile};
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
-use crate::fsdir::permission::{Caller, Check, WRITE, not_a_directory};
+use crate::fsdir::permission::{Caller, Check, WRITE};
 use crate::fsdir::{FileBlock, FsPath, Removed, UnderConstruction};
 
 /// What truncate did.
@@ -59,12 +59,9 @@ impl Namespace {
         let new_length = new_length as u64;
         let path = FsPath::parse(src)?;
         self.check_safe_mode(&format!("Cannot truncate for {path}"))?;
-        let r = self.resolve(&path);
-        if let Some(e) = not_a_directory(&path, &r, false) {
-            return Err(e);
-        }
-        self.checker(caller).check(
-            &r,
+        let r = self.resolve_checked(
+            caller,
+            &path,
             Check {
                 access: Some(WRITE),
                 ..Check::default()

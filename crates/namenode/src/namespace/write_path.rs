@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::{Namespace, Now};
 use crate::edit::EditOp;
 use crate::error::{FsError, FsResult};
-use crate::fsdir::permission::{Caller, Check, WRITE, not_a_directory};
+use crate::fsdir::permission::{Caller, Check, WRITE};
 use crate::fsdir::{FileBlock, FsPath};
 
 /// A file open for write, found through its lease.
@@ -455,12 +455,9 @@ impl Namespace {
     pub fn recover_lease_prepare(&self, caller: &Caller, src: &str) -> FsResult<Option<OpenFile>> {
         let path = FsPath::parse(src)?;
         self.check_safe_mode(&format!("Cannot recover the lease of {path}"))?;
-        let r = self.resolve(&path);
-        if let Some(e) = not_a_directory(&path, &r, false) {
-            return Err(e);
-        }
-        self.checker(caller).check(
-            &r,
+        let r = self.resolve_checked(
+            caller,
+            &path,
             Check {
                 access: Some(WRITE),
                 ..Check::default()
