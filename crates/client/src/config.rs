@@ -107,6 +107,8 @@ pub struct ClientConf {
     /// dfs.client.hedged.read.threshold.millis: a positioned read waits this long for a
     /// replica before also asking the next one.
     pub hedged_read_threshold: Duration,
+    /// Short-circuit local reads (dfs.client.read.shortcircuit and its keys).
+    pub short_circuit: crate::short_circuit::ShortCircuitConf,
 }
 
 impl ClientConf {
@@ -222,6 +224,7 @@ impl ClientConf {
                 keys::DFS_CLIENT_HEDGED_READ_THRESHOLD_MILLIS_DEFAULT,
                 keys::DFS_CLIENT_HEDGED_READ_THRESHOLD_MILLIS_UNIT,
             )?,
+            short_circuit: crate::short_circuit::ShortCircuitConf::from_conf(conf)?,
         })
     }
 }

@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     /// Permits for hedged requests (dfs.client.hedged.read.threadpool.size).
     pub(crate) hedge_permits: Arc<tokio::sync::Semaphore>,
     pub(crate) hedge_stats: crate::hedge_stats::HedgeStats,
+    /// Short-circuit local reads: open replicas, disabled sockets, counters.
+    pub(crate) short_circuit: crate::short_circuit::ShortCircuit,
 }
 
 /// How to create a file.
@@ -141,6 +143,11 @@ impl FileSystem {
             cc.hedged_read_pool_size
                 .min(tokio::sync::Semaphore::MAX_PERMITS),
         ));
+        let short_circuit = crate::short_circuit::ShortCircuit::new(
+            cc.short_circuit.clone(),
+            cc.transfer.socket_timeout,
+            Arc::clone(&clock),
+        );
         let target = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {
@@ -173,6 +180,7 @@ impl FileSystem {
                 peers,
                 hedge_permits,
                 hedge_stats: Default::default(),
+                short_circuit,
             }),
         })
     }
@@ -597,5 +605,12 @@ impl FileSystem {
     /// first), as Hadoop's hedgedReadOps and hedgedReadOpsWin.
     pub fn hedged_read_stats(&self) -> (u64, u64) {
         self.inner.hedge_stats.get()
+    }
+
+    /// Short-circuit local reads: (descriptor pairs received from DataNodes, bytes read
+    /// straight from local block files), as Hadoop's ReadStatistics
+    /// totalShortCircuitBytesRead counts the second.
+    pub fn short_circuit_stats(&self) -> (u64, u64) {
+        self.inner.short_circuit.stats()
     }
 }

@@ -3,7 +3,8 @@
 //! - [`FileSystem`]: connect (`hdfs://host:port`, `fs.defaultFS`), metadata calls, globbing,
 //!   trash, file checksums.
 //! - [`FileReader`] (from [`FileSystem::open`]): sequential, positioned and range reads with
-//!   replica failover and bad-block reporting.
+//!   replica failover and bad-block reporting; short-circuit reads of local replicas
+//!   (`short_circuit`) with a TCP fallback.
 //! - [`FileWriter`] (from [`FileSystem::create`] / [`FileSystem::append`]): packets with chunk
 //!   checksums, a bounded queue of unacknowledged packets, hflush/hsync, pipeline recovery,
 //!   complete() with Hadoop's retries.
@@ -23,6 +24,7 @@ mod peer_cache;
 pub mod quota;
 mod read;
 pub mod retry;
+mod short_circuit;
 /// UTC calendar formatting (moved to `rhdfs_conf`, where the servers' web pages reach it).
 pub use rhdfs_conf::time;
 mod trash;
@@ -35,6 +37,7 @@ pub use error::{ClientError, Result};
 pub use filesystem::{CreateOptions, FileSystem};
 pub use read::FileReader;
 pub use rhdfs_transfer::FileChecksum;
+pub use short_circuit::ShortCircuitConf;
 pub use types::{
     BlockLocation, ContentSummary, FileStatus, FsStats, STORAGE_TYPE_NAMES, ServerDefaults,
     TypeUsage, permission_string,

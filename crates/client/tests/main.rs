@@ -11,3 +11,4 @@ mod cluster_io;
 mod lease_recovery;
 mod read_paths;
 mod safe_mode;
+mod short_circuit;

@@ -1346,6 +1346,32 @@ pub mod client {
     pub const DFS_CLIENT_READ_SHORTCIRCUIT_KEY: &str = "dfs.client.read.shortcircuit";
     pub const DFS_CLIENT_READ_SHORTCIRCUIT_DEFAULT: bool = false;
 
+    /// `dfs.client.read.shortcircuit.skip.checksum`: Short-circuit reads skip CRC checks.
+    pub const DFS_CLIENT_READ_SHORTCIRCUIT_SKIP_CHECKSUM_KEY: &str =
+        "dfs.client.read.shortcircuit.skip.checksum";
+    pub const DFS_CLIENT_READ_SHORTCIRCUIT_SKIP_CHECKSUM_DEFAULT: bool = false;
+
+    /// `dfs.client.read.shortcircuit.streams.cache.size`: Short-circuit replicas (open block
+    /// and meta file descriptors) the client keeps.
+    pub const DFS_CLIENT_READ_SHORTCIRCUIT_STREAMS_CACHE_SIZE_KEY: &str =
+        "dfs.client.read.shortcircuit.streams.cache.size";
+    pub const DFS_CLIENT_READ_SHORTCIRCUIT_STREAMS_CACHE_SIZE_DEFAULT: u64 = 256;
+
+    /// `dfs.client.read.shortcircuit.streams.cache.expiry.ms`: How long an unused
+    /// short-circuit replica stays open.
+    pub const DFS_CLIENT_READ_SHORTCIRCUIT_STREAMS_CACHE_EXPIRY_MS_KEY: &str =
+        "dfs.client.read.shortcircuit.streams.cache.expiry.ms";
+    pub const DFS_CLIENT_READ_SHORTCIRCUIT_STREAMS_CACHE_EXPIRY_MS_DEFAULT: Duration =
+        Duration::from_millis(300_000);
+    /// Unit of a bare number in `dfs.client.read.shortcircuit.streams.cache.expiry.ms`.
+    pub const DFS_CLIENT_READ_SHORTCIRCUIT_STREAMS_CACHE_EXPIRY_MS_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.domain.socket.path`: The UNIX domain socket between the DataNode and local
+    /// clients (`_PORT` is replaced by the DataNode's transfer port); empty = none.
+    pub const DFS_DOMAIN_SOCKET_PATH_KEY: &str = "dfs.domain.socket.path";
+    pub const DFS_DOMAIN_SOCKET_PATH_DEFAULT: &str = "";
+
     /// `dfs.client.fsck.connect.timeout`: fsck connect timeout.
     pub const DFS_CLIENT_FSCK_CONNECT_TIMEOUT_KEY: &str = "dfs.client.fsck.connect.timeout";
     pub const DFS_CLIENT_FSCK_CONNECT_TIMEOUT_DEFAULT: Duration = Duration::from_millis(60000);

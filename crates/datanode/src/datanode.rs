@@ -21,7 +21,7 @@ use crate::faults::FaultHooks;
 use crate::ipc_service::{Admins, ClientDatanodeService};
 use crate::notify::BlockNotifier;
 use crate::volume::parse_data_dir;
-use crate::xceiver::{XceiverConfig, XceiverContext, XceiverServer};
+use crate::xceiver::{DomainServer, XceiverConfig, XceiverContext, XceiverServer};
 
 /// Entry point.
 #[derive(Debug)]
@@ -38,6 +38,8 @@ pub struct DataNodeHandle {
     faults: Arc<FaultHooks>,
     dataset: Arc<Dataset>,
     xceiver: XceiverServer,
+    /// The short-circuit read socket (dfs.domain.socket.path), when configured.
+    domain: Option<DomainServer>,
     ipc: RpcServer,
     http: crate::http::HttpServer,
     actor: ActorHandle,
@@ -148,6 +150,12 @@ impl DataNode {
         )
         .await?;
         let xceiver = XceiverServer::bind(xfer_bind, ctx.clone()).await?;
+        let domain = match crate::xceiver::domain_socket_path(&conf, xceiver.local_addr().port())
+            .map_err(DataNodeError::Config)?
+        {
+            Some(path) => Some(DomainServer::bind(path, ctx.clone()).await?),
+            None => None,
+        };
         let metrics = ctx.config.metrics.clone();
         if let Some(m) = metrics.as_ref().filter(|m| m.disks.is_some()) {
             // Sampled metadata operations feed the slow-disk detector.
@@ -259,6 +267,7 @@ impl DataNode {
             faults,
             dataset,
             xceiver,
+            domain,
             ipc,
             http,
             actor,
@@ -361,6 +370,9 @@ impl DataNodeHandle {
     pub async fn shutdown(self) {
         self.actor.shutdown().await;
         self.xceiver.shutdown().await;
+        if let Some(d) = self.domain {
+            d.shutdown().await;
+        }
         self.ipc.shutdown().await;
         drop(self.http);
         tracing::info!(uuid = %self.identity.datanode_uuid, "DataNode stopped");

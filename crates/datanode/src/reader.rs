@@ -77,6 +77,11 @@ impl ReplicaReader {
         self.info.checksum
     }
 
+    /// The open block and meta files (handed to a short-circuit reader).
+    pub fn into_files(self) -> (File, File) {
+        (self.block, self.meta)
+    }
+
     /// The open block file (for sendfile).
     pub fn block_file(&self) -> &File {
         &self.block

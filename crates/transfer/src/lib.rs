@@ -12,6 +12,7 @@
 //! - [`BlockReader`]: client side of READ_BLOCK.
 //! - [`BlockWriter`]: client side of WRITE_BLOCK as a pipeline head.
 //! - [`transfer_replica`]: DataNode-to-DataNode WRITE_BLOCK (TRANSFER_RBW / TRANSFER_FINALIZED).
+//! - [`short_circuit`]: REQUEST_SHORT_CIRCUIT_FDS and descriptor passing over a domain socket.
 
 pub mod ack;
 pub mod block_ops;
@@ -23,6 +24,7 @@ pub mod md5crc;
 pub mod op;
 pub mod packet;
 pub mod reader;
+pub mod short_circuit;
 pub mod transfer;
 pub mod write_params;
 pub mod writer;

@@ -1,5 +1,6 @@
 //! `FileReader`: reads a file block by block from DataNodes, trying replicas in the
-//! NameNode's order, remembering failed nodes, and reporting corrupt replicas.
+//! NameNode's order (a local replica first read short-circuit, `local`), remembering failed
+//! nodes, and reporting corrupt replicas.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -22,6 +23,7 @@ use crate::filesystem::{FileSystem, WHOLE_FILE};
 /// Consecutive failures without progress after which a read gives up.
 const MAX_FAILURES_WITHOUT_PROGRESS: u32 = 16;
 
+mod local;
 mod pread;
 
 struct Current {
@@ -42,6 +44,8 @@ pub struct FileReader {
     cur: Option<Current>,
     dead: HashSet<String>,
     reported: HashSet<(u64, String)>,
+    /// (block id, DataNode) pairs whose replica is not read short-circuit by this reader.
+    no_local: HashSet<(u64, String)>,
     failures: u32,
 }
 
@@ -69,6 +73,7 @@ impl FileSystem {
             cur: None,
             dead: HashSet::new(),
             reported: HashSet::new(),
+            no_local: HashSet::new(),
             failures: 0,
         };
         r.fetch_locations().await?;
@@ -326,6 +331,13 @@ impl FileReader {
                 let lb = &self.blocks[i];
                 let off = self.pos - lb.offset;
                 let len = lb.b.num_bytes.unwrap_or(0) - off;
+                if let Some(b) = self.read_local(i, off, len.min(local::LOCAL_PIECE)).await
+                    && !b.is_empty()
+                {
+                    self.failures = 0;
+                    self.pos += b.len() as u64;
+                    return Ok(Some(b));
+                }
                 let (reader, node, index, addr) = self.open_block(i, off, len).await?;
                 self.cur = Some(Current {
                     index,

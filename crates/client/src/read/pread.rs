@@ -50,6 +50,13 @@ impl FileReader {
             let block_end = lb.offset + lb.b.num_bytes.unwrap_or(0);
             let off = p - lb.offset;
             let n = end.min(block_end) - p;
+            if let Some(b) = self.read_local(i, off, n).await
+                && !b.is_empty()
+            {
+                p += b.len() as u64;
+                out.extend_from_slice(&b);
+                continue;
+            }
             if self.fs.inner.conf.hedged_read_pool_size > 0
                 && let Some(b) = self.fetch_hedged(i, off, n).await
             {

@@ -1,9 +1,12 @@
 //! The data transfer server (dfs.datanode.address): accepts connections and runs the op loop
 //! of each (WRITE_BLOCK, READ_BLOCK, BLOCK_CHECKSUM, TRANSFER_BLOCK) on a reused connection.
+//! `domain`: the UNIX domain socket for short-circuit local reads (REQUEST_SHORT_CIRCUIT_FDS).
 
 mod block_sender;
+mod domain;
 mod read_block;
 mod send;
+mod short_circuit_fds;
 mod sock_io;
 mod write_block;
 
@@ -30,6 +33,7 @@ use crate::error::StorageError;
 use crate::faults::FaultHooks;
 use crate::notify::BlockNotifier;
 
+pub use domain::{DomainServer, socket_path as domain_socket_path};
 pub use send::{SendRequest, send_replica};
 
 /// Timeouts and limits of the transfer server.

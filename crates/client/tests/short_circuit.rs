@@ -1,0 +1,224 @@
+//! Short-circuit local reads: replicas read straight from the DataNodes' block files with the
+//! descriptors passed over their domain sockets; TCP when the socket is missing or the replica
+//! moved or vanished; a corrupt replica found this way is skipped and reported.
+
+use std::time::Duration;
+
+use rhdfs_client::FileSystem;
+use rhdfs_minicluster::MiniCluster;
+
+use crate::common::{BLOCK, client_conf, data, wait_hosts, write_file};
+
+/// A cluster whose DataNodes listen on `<dir>/dn._PORT.sock` (None: no domain socket).
+async fn cluster(datanodes: usize, sockets: Option<&str>) -> anyhow::Result<MiniCluster> {
+    let mut b = MiniCluster::builder()
+        .datanodes(datanodes)
+        .conf("dfs.namenode.fs-limits.min-block-size", "0")
+        .conf("dfs.blocksize", BLOCK.to_string())
+        .wait_ready(Duration::from_secs(60));
+    if let Some(p) = sockets {
+        b = b
+            .conf("dfs.client.read.shortcircuit", "true")
+            .conf("dfs.domain.socket.path", p);
+    }
+    Ok(b.build().await?)
+}
+
+/// A client with short-circuit reads on, reading sockets at `path`.
+async fn sc_client(
+    c: &MiniCluster,
+    path: &str,
+    extra: &[(&str, &str)],
+) -> anyhow::Result<FileSystem> {
+    let mut conf = client_conf(&[
+        ("dfs.client.read.shortcircuit", "true"),
+        ("dfs.domain.socket.path", path),
+        ("dfs.client.retry.window.base", "10"),
+    ]);
+    for (k, v) in extra {
+        conf.set(k, *v);
+    }
+    Ok(FileSystem::connect_with(Some(&c.uri()), conf).await?)
+}
+
+fn socket_template(dir: &tempfile::TempDir) -> String {
+    dir.path().join("dn._PORT.sock").display().to_string()
+}
+
+/// The block file of replica `block_id` on the DataNode whose transfer address is `host`.
+fn block_file(c: &MiniCluster, host: &str, block_id: u64) -> Option<std::path::PathBuf> {
+    c.running_datanodes()
+        .map(|(_, dn)| dn)
+        .find(|dn| dn.xfer_addr().to_string() == host)?
+        .faults()
+        .replica_files(block_id)
+        .map(|f| f.block_file)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_replicas_are_read_short_circuit() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = socket_template(&dir);
+    let c = cluster(1, Some(&path)).await?;
+    let fs = sc_client(&c, &path, &[("dfs.replication", "1")]).await?;
+    let d = data(3 * BLOCK as usize + 4321, 7);
+    write_file(&fs, "/f", &d).await?;
+    let tcp_before = fs.datanode_connections_opened();
+    let mut r = fs.open("/f").await?;
+    assert_eq!(&r.read_to_end().await?[..], &d[..]);
+    let (fds, bytes) = fs.short_circuit_stats();
+    assert_eq!(
+        bytes,
+        d.len() as u64,
+        "every byte came from the block files"
+    );
+    assert_eq!(fds, 4, "one descriptor pair per block");
+    // Positioned reads inside a chunk, across a block boundary, to the end: cached descriptors.
+    for (off, len) in [(1u64, 1u64), (BLOCK - 100, 300), (3 * BLOCK + 4000, 1000)] {
+        let got = r.read_range(off, len).await?;
+        let end = (off + len).min(d.len() as u64) as usize;
+        assert_eq!(&got[..], &d[off as usize..end], "[{off}, +{len})");
+    }
+    assert_eq!(fs.short_circuit_stats().0, 4, "descriptors were reused");
+    assert_eq!(fs.datanode_connections_opened(), tcp_before, "no TCP read");
+    // skip.checksum reads the same bytes.
+    let fs2 = sc_client(
+        &c,
+        &path,
+        &[("dfs.client.read.shortcircuit.skip.checksum", "true")],
+    )
+    .await?;
+    assert_eq!(&fs2.open("/f").await?.read_to_end().await?[..], &d[..]);
+    assert_eq!(fs2.short_circuit_stats().1, d.len() as u64);
+    c.shutdown().await;
+    assert!(
+        std::fs::read_dir(dir.path())?.next().is_none(),
+        "the DataNode removed its socket file"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_domain_socket_falls_back_to_tcp() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = socket_template(&dir);
+    // The DataNode has no domain socket; the client looks for one.
+    let c = cluster(1, None).await?;
+    let fs = sc_client(&c, &path, &[("dfs.replication", "1")]).await?;
+    let d = data(2 * BLOCK as usize + 10, 8);
+    write_file(&fs, "/f", &d).await?;
+    let mut r = fs.open("/f").await?;
+    assert_eq!(&r.read_to_end().await?[..], &d[..]);
+    assert_eq!(
+        r.read_range(BLOCK - 5, 10).await?[..],
+        d[BLOCK as usize - 5..BLOCK as usize + 5]
+    );
+    assert_eq!(fs.short_circuit_stats(), (0, 0));
+    assert!(fs.datanode_connections_opened() >= 1);
+    assert!(
+        r.dead_nodes().is_empty(),
+        "a missing socket is not a dead DataNode"
+    );
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moved_or_deleted_replica_falls_back() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = socket_template(&dir);
+    let c = cluster(2, Some(&path)).await?;
+    let fs = sc_client(&c, &path, &[("dfs.replication", "1")]).await?;
+    let d = data(BLOCK as usize / 2, 9);
+    write_file(&fs, "/one", &d).await?;
+    let loc = wait_hosts(&fs, "/one", 1).await?.remove(0);
+    let block = block_file(&c, &loc.hosts[0], loc.block_id).expect("replica on disk");
+
+    // Descriptors handed out, then the replica is replaced by a copy and the old file cut
+    // short: the cached descriptors see a short file, the read goes to TCP, which serves
+    // the new file.
+    let mut r = fs.open("/one").await?;
+    assert_eq!(&r.read_to_end().await?[..], &d[..]);
+    let old = std::fs::OpenOptions::new().write(true).open(&block)?;
+    let copy = block.with_extension("copy");
+    std::fs::write(&copy, &d)?;
+    std::fs::rename(&copy, &block)?;
+    old.set_len(1000)?;
+    let tcp_before = fs.datanode_connections_opened();
+    r.seek(0);
+    assert_eq!(&r.read_to_end().await?[..], &d[..]);
+    assert_eq!(
+        fs.datanode_connections_opened(),
+        tcp_before + 1,
+        "read through TCP"
+    );
+    assert!(r.dead_nodes().is_empty());
+
+    // A deleted replica with no other copy: short-circuit refused, TCP fails, a clear error.
+    std::fs::remove_file(&block)?;
+    let fs2 = sc_client(&c, &path, &[]).await?;
+    let err = fs2.open("/one").await?.read_to_end().await;
+    assert!(err.is_err(), "a read of a deleted only replica fails");
+    assert_eq!(fs2.short_circuit_stats(), (0, 0));
+
+    // Two replicas, one deleted: the other is read, short-circuit.
+    let fs3 = sc_client(&c, &path, &[("dfs.replication", "2")]).await?;
+    let d2 = data(BLOCK as usize / 3, 10);
+    write_file(&fs3, "/two", &d2).await?;
+    let loc = wait_hosts(&fs3, "/two", 2).await?.remove(0);
+    let gone = block_file(&c, &loc.hosts[0], loc.block_id).expect("replica");
+    std::fs::remove_file(&gone)?;
+    let fs4 = sc_client(&c, &path, &[]).await?;
+    assert_eq!(&fs4.open("/two").await?.read_to_end().await?[..], &d2[..]);
+    assert_eq!(fs4.short_circuit_stats().1, d2.len() as u64);
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn corrupt_replica_found_short_circuit_is_reported() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = socket_template(&dir);
+    let c = cluster(2, Some(&path)).await?;
+    let fs = sc_client(&c, &path, &[("dfs.replication", "2")]).await?;
+    let d = data(200_000, 11);
+    write_file(&fs, "/c", &d).await?;
+    let loc = wait_hosts(&fs, "/c", 2).await?.remove(0);
+    let bad = loc.hosts[0].clone();
+    let block = block_file(&c, &bad, loc.block_id).expect("replica on disk");
+    let mut bytes = std::fs::read(&block)?;
+    bytes[1000] ^= 0xff;
+    bytes[70_000] ^= 0x55;
+    std::fs::write(&block, bytes)?;
+    // Replicas at the same distance come in a shuffled order: read until a reader starts on
+    // the corrupt one. Every read gives the right bytes, all of them short-circuit.
+    let mut hit = false;
+    for _ in 0..40 {
+        let fs = sc_client(&c, &path, &[]).await?;
+        let mut r = fs.open("/c").await?;
+        assert_eq!(&r.read_to_end().await?[..], &d[..]);
+        assert_eq!(fs.short_circuit_stats().1, d.len() as u64);
+        assert_eq!(fs.datanode_connections_opened(), 0, "no TCP read");
+        if !r.dead_nodes().is_empty() {
+            assert_eq!(r.dead_nodes(), vec![bad.clone()]);
+            hit = true;
+            break;
+        }
+    }
+    assert!(hit, "no reader started on the corrupt replica on {bad}");
+    // reportBadBlocks reached the NameNode: the replica leaves the locations.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let l = fs.block_locations("/c").await?.remove(0);
+        if !l.hosts.contains(&bad) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{bad} is still listed"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    c.shutdown().await;
+    Ok(())
+}

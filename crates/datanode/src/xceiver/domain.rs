@@ -1,0 +1,199 @@
+//! The DataNode's UNIX domain socket for short-circuit local reads, as Hadoop's
+//! DomainPeerServer: listening at `dfs.domain.socket.path` (`_PORT` replaced by the transfer
+//! port) when `dfs.client.read.shortcircuit` is true and the path is set. A stale socket file
+//! at the path is replaced; the file is removed at shutdown.
+//!
+//! Ops served on it: REQUEST_SHORT_CIRCUIT_FDS (`short_circuit_fds`). The shared-memory slot
+//! protocol is not implemented: REQUEST_SHORT_CIRCUIT_SHM is answered ERROR_UNSUPPORTED
+//! ("…not been configured to support short-circuit shared memory segments", what Hadoop's
+//! client takes as "no shared memory, read without slots") and RELEASE_SHORT_CIRCUIT_FDS
+//! ERROR_UNSUPPORTED. Data traffic over the domain socket (Hadoop's
+//! `dfs.client.domain.socket.data.traffic`) is not served: other ops get ERROR_UNSUPPORTED
+//! and the connection closes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rhdfs_conf::{Configuration, keys};
+use rhdfs_proto::hdfs::{
+    BlockOpResponseProto, OpRequestShortCircuitAccessProto, ReleaseShortCircuitAccessRequestProto,
+    ReleaseShortCircuitAccessResponseProto, ShortCircuitShmRequestProto,
+    ShortCircuitShmResponseProto, Status,
+};
+use rhdfs_transfer::op::{DEFAULT_MAX_MESSAGE_LEN, read_delimited};
+use rhdfs_transfer::short_circuit::effective_path;
+use rhdfs_transfer::{Op, read_op, write_delimited};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::{Next, XceiverContext, XceiverError, short_circuit_fds, timed};
+
+/// The domain socket path this DataNode listens on: `None` when short-circuit reads are off or
+/// `dfs.domain.socket.path` is empty (then, as Hadoop, a warning when they were asked for).
+pub fn socket_path(conf: &Configuration, xfer_port: u16) -> Result<Option<PathBuf>, String> {
+    let on = conf
+        .get_bool(
+            keys::DFS_CLIENT_READ_SHORTCIRCUIT_KEY,
+            keys::DFS_CLIENT_READ_SHORTCIRCUIT_DEFAULT,
+        )
+        .map_err(|e| e.to_string())?;
+    if !on {
+        return Ok(None);
+    }
+    let template = conf
+        .get_trimmed(keys::DFS_DOMAIN_SOCKET_PATH_KEY)
+        .unwrap_or(keys::DFS_DOMAIN_SOCKET_PATH_DEFAULT);
+    if template.is_empty() {
+        tracing::warn!(
+            "Although short-circuit local reads are configured, they are disabled because you didn't configure {}",
+            keys::DFS_DOMAIN_SOCKET_PATH_KEY
+        );
+        return Ok(None);
+    }
+    Ok(Some(PathBuf::from(effective_path(template, xfer_port))))
+}
+
+/// A running domain socket server.
+#[derive(Debug)]
+pub struct DomainServer {
+    path: PathBuf,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl DomainServer {
+    /// Binds `path` (replacing a stale socket file) and starts accepting connections.
+    pub async fn bind(path: PathBuf, ctx: XceiverContext) -> std::io::Result<Self> {
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => {
+                std::fs::remove_file(&path)?;
+            }
+            _ => {}
+        }
+        let listener = UnixListener::bind(&path)?;
+        let (stop, stop_rx) = watch::channel(false);
+        let task = tokio::spawn(tracing::Instrument::in_current_span(accept_loop(
+            listener,
+            Arc::new(ctx),
+            stop_rx,
+        )));
+        tracing::info!(path = %path.display(), "Listening on UNIX domain socket");
+        Ok(DomainServer { path, stop, task })
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Stops accepting, closes every connection and removes the socket file.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+async fn accept_loop(
+    listener: UnixListener,
+    ctx: Arc<XceiverContext>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            acc = listener.accept() => match acc {
+                Ok((sock, _)) => {
+                    conns.spawn(tracing::Instrument::in_current_span(serve(ctx.clone(), sock)));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "domain socket accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+    conns.abort_all();
+    while conns.join_next().await.is_some() {}
+}
+
+/// The op loop of one local client (unbuffered: descriptors ride on single bytes).
+async fn serve(ctx: Arc<XceiverContext>, mut sock: UnixStream) {
+    let mut first = true;
+    loop {
+        let wait = if first {
+            ctx.config.socket_timeout
+        } else {
+            ctx.config.keepalive
+        };
+        first = false;
+        let op = match tokio::time::timeout(wait, read_op(&mut sock)).await {
+            Ok(Ok(Some(op))) => op,
+            Ok(Err(e)) if !e.is_eof() => {
+                tracing::warn!(error = %e, "bad op on the domain socket; closing it");
+                break;
+            }
+            _ => break,
+        };
+        match dispatch(&ctx, &mut sock, op).await {
+            Ok(Next::Continue) => {}
+            Ok(Next::Close) => break,
+            Err(e) => {
+                tracing::debug!(?op, error = %e, "domain socket op failed; closing it");
+                break;
+            }
+        }
+    }
+}
+
+async fn dispatch(
+    ctx: &Arc<XceiverContext>,
+    sock: &mut UnixStream,
+    op: Op,
+) -> Result<Next, XceiverError> {
+    let (max, t) = (DEFAULT_MAX_MESSAGE_LEN, ctx.config.socket_timeout);
+    match op {
+        Op::RequestShortCircuitFds => {
+            let req: OpRequestShortCircuitAccessProto = timed(t, read_delimited(sock, max)).await?;
+            short_circuit_fds::request_short_circuit_fds(ctx, sock, req).await
+        }
+        Op::RequestShortCircuitShm => {
+            let _: ShortCircuitShmRequestProto = timed(t, read_delimited(sock, max)).await?;
+            let resp = ShortCircuitShmResponseProto {
+                status: Status::ErrorUnsupported as i32,
+                error: Some(
+                    "This datanode has not been configured to support short-circuit shared \
+                     memory segments."
+                        .into(),
+                ),
+                id: None,
+            };
+            write_delimited(sock, &resp).await?;
+            Ok(Next::Continue)
+        }
+        Op::ReleaseShortCircuitFds => {
+            let _: ReleaseShortCircuitAccessRequestProto =
+                timed(t, read_delimited(sock, max)).await?;
+            let resp = ReleaseShortCircuitAccessResponseProto {
+                status: Status::ErrorUnsupported as i32,
+                error: Some("unsupported operation".into()),
+            };
+            write_delimited(sock, &resp).await?;
+            Ok(Next::Continue)
+        }
+        other => {
+            let resp = BlockOpResponseProto {
+                status: Status::ErrorUnsupported as i32,
+                message: Some(format!(
+                    "op {other:?} is not served on the domain socket; use the TCP port"
+                )),
+                ..Default::default()
+            };
+            write_delimited(sock, &resp).await?;
+            Ok(Next::Close)
+        }
+    }
+}
