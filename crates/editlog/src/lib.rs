@@ -29,7 +29,9 @@
 //! Recovery rules: an incomplete final record at the end of the last in-progress segment
 //! (including a zero-filled tail, or a complete final record whose checksum fails, which a
 //! crash can leave when the file grew before its data reached the disk) is truncated with
-//! a warning. Any other damage — a checksum mismatch followed by more data, a txid out of
+//! a warning (at INFO when all that is cut is the segment's preallocated zeros, which every
+//! unclean stop leaves: in-progress segments reserve their space a megabyte ahead so a group
+//! commit's fdatasync writes data only). Any other damage — a checksum mismatch followed by more data, a txid out of
 //! sequence, a gap between segments, a finalized segment shorter than its name — is an
 //! [`EditLogError::Corrupt`] / [`EditLogError::Gap`] naming the file and byte offset,
 //! unless [`RecoveryMode::KeepPrefix`] (`namenode -recover`) keeps the valid prefix. With

@@ -7,6 +7,11 @@
 //! meanwhile go to a fresh buffer for the next leader. So concurrent callers share fsyncs,
 //! and no txid is reported durable before its bytes are synced in every working directory.
 //!
+//! Each in-progress segment reserves its space a megabyte ahead with zeros
+//! ([`crate::fs::SEGMENT_PREALLOCATION`]), so a group commit's fdatasync flushes data only;
+//! the zeros are cut off before the segment is finalized, and recovery reads a zero tail as
+//! the end of the log.
+//!
 //! All methods except [`EditLog::sync_async`] block on disk I/O or on other threads' I/O:
 //! async callers must use `sync_async` (or `tokio::task::spawn_blocking`) for `sync`,
 //! `roll`, `purge_before`, `close` and `open`; `append` only takes a short lock.
@@ -20,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{EditLogError, Result};
-use crate::fs::WritableFile;
+use crate::fs::{SEGMENT_PREALLOCATION, WritableFile};
 use crate::layout::{finalized_name, inprogress_name};
 use crate::record::{EditRecord, MAX_PAYLOAD, SEGMENT_MAGIC, encode_record};
 use crate::recovery::{RecoveryMode, list_segments, recover};
@@ -81,7 +86,7 @@ fn start_segment(dirs: &StorageDirs, first: u64) -> Result<Vec<Stream>> {
     dirs.for_each_active("start edit segment", |dir| {
         let path = dir.join(&name);
         let mut file = fs
-            .create(&path)
+            .create_preallocated(&path, SEGMENT_PREALLOCATION)
             .map_err(|e| EditLogError::io("create", &path, e))?;
         file.write_all(&SEGMENT_MAGIC)
             .map_err(|e| EditLogError::io("write", &path, e))?;
@@ -358,21 +363,28 @@ impl EditLog {
         let fs = dirs.fs();
         let from = inprogress_name(first);
         for s in std::mem::take(streams) {
-            let Stream { dir, file } = s;
-            drop(file);
+            let Stream { dir, mut file } = s;
             let src = dir.join(&from);
-            let res = if last >= first {
-                let dst = dir.join(finalized_name(first, last));
-                fs.rename(&src, &dst)
-                    .map_err(|e| EditLogError::io("rename", &src, e))
-            } else {
-                fs.remove_file(&src)
-                    .map_err(|e| EditLogError::io("remove", &src, e))
-            }
-            .and_then(|()| {
-                fs.sync_dir(&dir)
-                    .map_err(|e| EditLogError::io("sync directory", &dir, e))
-            });
+            // The reserved zeros go before the name says the segment is complete.
+            let finished = file
+                .finish()
+                .map_err(|e| EditLogError::io("cut preallocated space", &src, e));
+            drop(file);
+            let res = finished
+                .and_then(|()| {
+                    if last >= first {
+                        let dst = dir.join(finalized_name(first, last));
+                        fs.rename(&src, &dst)
+                            .map_err(|e| EditLogError::io("rename", &src, e))
+                    } else {
+                        fs.remove_file(&src)
+                            .map_err(|e| EditLogError::io("remove", &src, e))
+                    }
+                })
+                .and_then(|()| {
+                    fs.sync_dir(&dir)
+                        .map_err(|e| EditLogError::io("sync directory", &dir, e))
+                });
             if let Err(e) = res {
                 dirs.mark_failed(&dir, &format!("finalizing edit segment: {e}"));
             }

@@ -11,6 +11,11 @@
 //! damage rather than mistaken for a record cut short by a crash. The scanner tells apart:
 //! a clean end, a torn tail (the file ends inside a record, or with zeros), a damaged record
 //! that is the very last thing in the file, and damage followed by more data.
+//!
+//! In-progress segments are preallocated with zeros, so a crash in the middle of a group
+//! write can leave a record's first bytes followed by the reserved zeros rather than the end
+//! of the file. A damaged record after which only zeros follow (from the end of its header
+//! when the header itself is unreadable) is therefore a torn tail too, not damage.
 
 /// First bytes of every segment file: name and format version.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"RHDFSED\x01";
@@ -78,6 +83,13 @@ fn be_u64(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[..8]);
     u64::from_be_bytes(a)
+}
+
+/// Whether every byte of `rest` from `from` on is zero (reserved space a crash left
+/// unwritten).
+fn zeros_after(rest: &[u8], from: usize) -> bool {
+    rest.get(from..)
+        .is_some_and(|tail| tail.iter().all(|b| *b == 0))
 }
 
 /// Scans a whole segment file whose first record must carry `first_txid`; txids must then
@@ -152,10 +164,14 @@ pub fn scan_segment(data: &[u8], first_txid: u64) -> Scan {
         let txid = be_u64(&rest[4..12]);
         let hcrc = be_u32(&rest[12..16]);
         if crc32c::crc32c(&rest[..12]) != hcrc {
-            break ScanEnd::Corrupt {
-                offset,
-                reason: "record header checksum mismatch".into(),
-            };
+            let reason = "record header checksum mismatch".to_string();
+            if zeros_after(rest, RECORD_HEADER_LEN) {
+                break ScanEnd::Torn {
+                    offset,
+                    reason: format!("{reason}, then only zeros"),
+                };
+            }
+            break ScanEnd::Corrupt { offset, reason };
         }
         if len > MAX_PAYLOAD {
             break ScanEnd::Corrupt {
@@ -183,6 +199,12 @@ pub fn scan_segment(data: &[u8], first_txid: u64) -> Scan {
             let reason = format!("checksum mismatch in record txid {txid}");
             if total == rest.len() {
                 break ScanEnd::BadLastRecord { offset, reason };
+            }
+            if zeros_after(rest, total) {
+                break ScanEnd::Torn {
+                    offset,
+                    reason: format!("{reason}, then only zeros"),
+                };
             }
             break ScanEnd::Corrupt { offset, reason };
         }
@@ -273,6 +295,31 @@ mod tests {
         let (data, _) = segment(3, &[b"x"]);
         let s = scan_segment(&data, 4);
         assert!(matches!(s.end, ScanEnd::Corrupt { offset: 8, .. }));
+    }
+
+    #[test]
+    fn a_torn_write_into_reserved_zeros_is_torn_not_corrupt() {
+        let (mut data, starts) = segment(1, &[b"first", b"second record", b"third!"]);
+        let last = starts[2];
+        let full = data.len();
+        data.extend_from_slice(&[0u8; 4096]);
+        // Every prefix of the last record persisted, the rest of it still reserved zeros.
+        for cut in last + 1..full {
+            let mut d = data.clone();
+            d[cut..full].fill(0);
+            let s = scan_segment(&d, 1);
+            assert_eq!(s.records.len(), 2, "cut at {cut}");
+            assert_eq!(s.valid_len, last as u64, "cut at {cut}");
+            assert!(
+                matches!(s.end, ScanEnd::Torn { .. }),
+                "cut at {cut}: {:?}",
+                s.end
+            );
+        }
+        // Damage with data after it is still damage.
+        let mut d = data.clone();
+        d[starts[1] + RECORD_HEADER_LEN] ^= 1;
+        assert!(matches!(scan_segment(&d, 1).end, ScanEnd::Corrupt { .. }));
     }
 
     #[test]

@@ -165,12 +165,25 @@ fn scan_dir(
             | (ScanEnd::BadLastRecord { offset, reason }, None)
                 if is_last =>
             {
-                tracing::warn!(
-                    file = %path.display(),
-                    offset,
-                    "torn final record ({reason}); truncating {} bytes",
-                    data.len() as u64 - offset
-                );
+                let cut = data.len() as u64 - offset;
+                let reserved_only = usize::try_from(*offset)
+                    .ok()
+                    .and_then(|o| data.get(o..))
+                    .is_some_and(|tail| tail.iter().all(|b| *b == 0));
+                if reserved_only {
+                    // The segment's preallocated zeros: what every unclean stop leaves.
+                    tracing::info!(
+                        file = %path.display(),
+                        offset,
+                        "in-progress segment ends at its reserved space; cutting {cut} bytes"
+                    );
+                } else {
+                    tracing::warn!(
+                        file = %path.display(),
+                        offset,
+                        "torn final record ({reason}); truncating {cut} bytes"
+                    );
+                }
                 fixes.push(Fix::Truncate {
                     name: seg.name.clone(),
                     len: *offset,

@@ -46,6 +46,9 @@ impl WritableFile for TrackedFile {
             .insert(self.path.clone(), self.written);
         Ok(())
     }
+    fn finish(&mut self) -> io::Result<()> {
+        self.inner.finish()
+    }
 }
 
 impl FileSystem for SyncTracking {
@@ -53,6 +56,14 @@ impl FileSystem for SyncTracking {
         Ok(Box::new(TrackedFile {
             path: path.to_path_buf(),
             inner: LocalFs.create(path)?,
+            written: 0,
+            fs: self.clone(),
+        }))
+    }
+    fn create_preallocated(&self, path: &Path, chunk: u64) -> io::Result<Box<dyn WritableFile>> {
+        Ok(Box::new(TrackedFile {
+            path: path.to_path_buf(),
+            inner: LocalFs.create_preallocated(path, chunk)?,
             written: 0,
             fs: self.clone(),
         }))

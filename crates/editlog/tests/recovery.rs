@@ -5,6 +5,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::{files, formatted_roots, open, payload, txids};
+use rhdfs_editlog::fs::SEGMENT_PREALLOCATION;
 use rhdfs_editlog::layout::{finalized_name, inprogress_name};
 use rhdfs_editlog::record::RECORD_OVERHEAD;
 use rhdfs_editlog::{EditLog, EditLogError, RecoveryMode, StorageDirs};
@@ -20,7 +21,19 @@ fn crashed_log(base: &Path, n: u64) -> (PathBuf, Vec<u8>) {
     log.sync_all().unwrap();
     drop(log);
     let path = roots[0].join("current").join(inprogress_name(1));
-    let bytes = std::fs::read(&path).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    // The segment's reserved space follows the records as zeros; callers get the records.
+    let end = record_offset(n + 1);
+    assert_eq!(
+        bytes.len() as u64,
+        SEGMENT_PREALLOCATION,
+        "space reserved ahead"
+    );
+    assert!(
+        bytes[end..].iter().all(|b| *b == 0),
+        "reserved space is zeros"
+    );
+    bytes.truncate(end);
     (roots[0].clone(), bytes)
 }
 
@@ -67,6 +80,42 @@ fn torn_tail_at_every_offset_keeps_the_records_before_it() {
         let (_, recs) = open(&[root], 0);
         assert_eq!(txids(&recs), (1..=n).collect::<Vec<_>>());
         assert_eq!(recs[n as usize - 1].payload, b"after");
+    }
+}
+
+#[test]
+fn a_crash_inside_the_reserved_space_keeps_the_records_before_it() {
+    // A group write that reached the disk only in part, the rest of the record still the
+    // segment's reserved zeros: a torn tail, not damage, in strict mode.
+    let t = tempfile::tempdir().unwrap();
+    let n = 4;
+    let (_, full) = crashed_log(&t.path().join("orig"), n);
+    let last_start = record_offset(n);
+    let header_end = last_start + 16;
+    for cut in [
+        last_start + 5,
+        header_end - 1,
+        header_end + 2,
+        full.len() - 2,
+    ] {
+        let root = t.path().join(format!("cut{cut}"));
+        let current = root.join("current");
+        std::fs::create_dir_all(&current).unwrap();
+        let mut bytes = full.clone();
+        bytes[cut..].fill(0);
+        bytes.extend_from_slice(&[0u8; 8192]);
+        std::fs::write(current.join(inprogress_name(1)), &bytes).unwrap();
+        let dirs = StorageDirs::new(vec![root.clone()]).unwrap();
+        let (log, recs) = EditLog::open(dirs, 0, RecoveryMode::Strict)
+            .unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        assert_eq!(txids(&recs), (1..n).collect::<Vec<_>>(), "cut at {cut}");
+        drop(log);
+        let finalized = current.join(finalized_name(1, n - 1));
+        assert_eq!(
+            std::fs::metadata(&finalized).unwrap().len() as usize,
+            last_start,
+            "cut at {cut}"
+        );
     }
 }
 
