@@ -31,6 +31,7 @@ mod report_leases;
 mod restart_delete_delay;
 mod safe_mode_work;
 mod slow_node;
+mod startup_progress;
 mod truncate_concat;
 mod volume_failure;
 mod web_ui;

@@ -26,6 +26,7 @@ pub mod retry_cache;
 pub mod rpc;
 pub mod safemode;
 pub mod server;
+pub mod startup;
 pub mod storage;
 
 pub use error::{FsError, FsResult};

@@ -17,6 +17,7 @@ use rhdfs_conf::{Configuration, keys};
 use tokio::task::JoinHandle;
 
 use crate::namesystem::{FutureReplicas, Namesystem};
+use crate::startup::Phase as StartupPhase;
 
 /// The thresholds of start-up safe mode.
 #[derive(Debug, Clone, Copy)]
@@ -201,6 +202,13 @@ pub fn tick(fs: &Namesystem, tracker: &mut SafeModeTracker) -> bool {
         SafeModeState::Off => ns.set_startup_safe_mode(None),
     });
     fs.publish_safe_mode();
+    if let Some(progress) = fs.startup_progress() {
+        progress.set_total(StartupPhase::SafeMode, stats.complete_blocks);
+        progress.set_count(StartupPhase::SafeMode, stats.safe_blocks);
+        if !starting {
+            progress.end(StartupPhase::SafeMode);
+        }
+    }
     starting
 }
 

@@ -17,6 +17,7 @@ use crate::namespace::NamespaceConfig;
 use crate::namesystem::{Namesystem, NamesystemSettings};
 use crate::rpc::datanode::DatanodeProtocolService;
 use crate::rpc::{ClientProtocolService, server_defaults};
+use crate::startup::{Phase, StartupProgress};
 use crate::storage;
 use rhdfs_editlog::RecoveryMode;
 
@@ -214,11 +215,15 @@ impl NameNode {
             .unwrap_or_else(|_| "hdfs".to_string());
         let ns_cfg = namespace_config(&conf, &user)?;
         let checkpoint_policy = crate::persist::checkpoint_policy(&conf)?;
+        let progress = Arc::new(StartupProgress::new(clock.clone()));
         let (durable, namespace) = {
             let (conf, clock, ns_cfg) = (conf.clone(), clock.clone(), ns_cfg.clone());
-            tokio::task::spawn_blocking(move || crate::persist::load(&conf, &clock, ns_cfg, mode))
-                .await
-                .map_err(|e| NameNodeError::Storage(format!("storage task failed: {e}")))??
+            let progress = progress.clone();
+            tokio::task::spawn_blocking(move || {
+                crate::persist::load_reporting(&conf, &clock, ns_cfg, mode, &progress)
+            })
+            .await
+            .map_err(|e| NameNodeError::Storage(format!("storage task failed: {e}")))??
         };
         let v = durable.version();
         let ns_info = rhdfs_blockmanager::NamespaceInfo {
@@ -282,6 +287,10 @@ impl NameNode {
         let fs = Namesystem::new(namespace, bm.clone(), clock.clone(), settings, groups);
         fs.attach_durable(durable.clone());
         fs.register_loaded_blocks();
+        // Hadoop's startCommonServices: the safe mode phase counts reported blocks from here.
+        progress.begin(Phase::SafeMode);
+        progress.set_total(Phase::SafeMode, bm.fs_stats().complete_blocks);
+        fs.attach_startup_progress(progress);
         bm.set_last_txid(durable.log().last_txid());
         let stop = Arc::new(AtomicBool::new(false));
         let lease_monitor = fs.spawn_lease_monitor(stop.clone());

@@ -53,6 +53,8 @@ pub(crate) struct Figures {
     pub rpc: Option<(u16, RpcSnapshot)>,
     pub slow_peers: Option<String>,
     pub slow_disks: Option<String>,
+    /// Start-up progress (None for a namesystem not started by `NameNode::start`).
+    pub startup: Option<crate::startup::ProgressView>,
 }
 
 impl Figures {
@@ -129,6 +131,7 @@ impl Figures {
             rpc,
             slow_peers: slow.slow_peers_report(),
             slow_disks: slow.slow_disks_report(),
+            startup: fs.startup_progress().map(|p| p.view()),
             facts: facts.clone(),
         }
     }

@@ -297,25 +297,24 @@ fn activity(f: &Figures) -> Bean {
     b
 }
 
+/// Hadoop's StartupProgressMetrics: overall ElapsedTime and PercentComplete, then per
+/// phase `<Phase>Count`, `ElapsedTime`, `Total`, `PercentComplete` (see `crate::startup`).
 fn startup_progress(f: &Figures) -> Bean {
-    // The web port starts once the image and edits are loaded, so those phases are done.
-    let s = &f.s;
-    let safe_pct = if !f.safe_mode || s.complete_blocks == 0 {
-        1.0
-    } else {
-        (s.safe_blocks as f64 / s.complete_blocks as f64).min(1.0)
+    let mut b = Bean::new(format!("{NN},name=StartupProgress"), "StartupProgress")
+        .with("tag.Hostname", f.facts.host.as_str());
+    let Some(v) = &f.startup else {
+        return b;
     };
-    let overall = (3.0 + safe_pct) / 4.0;
-    Bean::new(format!("{NN},name=StartupProgress"), "StartupProgress")
-        .with("tag.Hostname", f.facts.host.as_str())
-        .with("ElapsedTime", f.now_ms.saturating_sub(f.facts.started_ms))
-        .with("PercentComplete", overall)
-        .with("LoadingFsImagePercentComplete", 1.0)
-        .with("LoadingEditsPercentComplete", 1.0)
-        .with("SavingCheckpointPercentComplete", 1.0)
-        .with("SafeModeCount", s.safe_blocks)
-        .with("SafeModeTotal", s.complete_blocks)
-        .with("SafeModePercentComplete", safe_pct)
+    b.push("ElapsedTime", v.elapsed_ms);
+    b.push("PercentComplete", v.percent_complete);
+    for p in &v.phases {
+        let name = p.phase.name();
+        b.push(format!("{name}Count"), p.count);
+        b.push(format!("{name}ElapsedTime"), p.elapsed_ms);
+        b.push(format!("{name}Total"), p.total);
+        b.push(format!("{name}PercentComplete"), p.percent_complete);
+    }
+    b
 }
 
 fn locks(f: &Figures) -> Bean {

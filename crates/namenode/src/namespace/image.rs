@@ -9,6 +9,7 @@
 //! unsigned LEB128 varints, strings a varint length and bytes.
 //! Decoding never panics: bad input is an [`ImageDecodeError`].
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::Namespace;
@@ -255,6 +256,18 @@ impl Namespace {
     /// Replaces this namespace's tree, counters and leases with the image's (the
     /// configuration and journal stay). Leases of open files start at `mono`.
     pub fn load_image(&mut self, payload: &[u8], mono: Duration) -> Result<(), ImageDecodeError> {
+        self.load_image_counted(payload, mono, &mut |_| {}, &AtomicU64::new(0))
+    }
+
+    /// [`Namespace::load_image`], telling `total` the image's inode count once read and
+    /// bumping `loaded` once per inode (start-up progress; nothing else per inode).
+    pub fn load_image_counted(
+        &mut self,
+        payload: &[u8],
+        mono: Duration,
+        total: &mut dyn FnMut(u64),
+        loaded: &AtomicU64,
+    ) -> Result<(), ImageDecodeError> {
         let body = payload
             .strip_prefix(IMAGE_PAYLOAD_MAGIC.as_slice())
             .ok_or(ImageDecodeError::BadMagic)?;
@@ -264,11 +277,13 @@ impl Namespace {
         let last_block_id = r.u()?;
         let last_gs = r.u()?;
         let count = r.u()?;
+        total(count);
         let mut dir = FsDirectory::new(&self.cfg.superuser, &self.cfg.supergroup, 0);
         let mut block_owner = std::collections::HashMap::new();
         let mut leases = crate::leases::LeaseManager::default();
         for i in 0..count {
             let inode = decode_inode(&mut r)?;
+            loaded.fetch_add(1, Ordering::Relaxed);
             if let InodeKind::File(f) = &inode.kind {
                 for b in &f.blocks {
                     block_owner.insert(b.id, inode.id);

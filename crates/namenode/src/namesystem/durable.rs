@@ -18,6 +18,18 @@ impl Namesystem {
         }
     }
 
+    /// Gives the namesystem the start-up progress its load reported into (once).
+    pub fn attach_startup_progress(&self, progress: Arc<crate::startup::StartupProgress>) {
+        if self.startup.set(progress).is_err() {
+            tracing::warn!("start-up progress attached twice; keeping the first");
+        }
+    }
+
+    /// The start-up progress, when the namesystem was started by `NameNode::start`.
+    pub fn startup_progress(&self) -> Option<&Arc<crate::startup::StartupProgress>> {
+        self.startup.get()
+    }
+
     /// The clock the namesystem runs on.
     pub fn clock(&self) -> &rhdfs_conf::clock::SharedClock {
         &self.clock

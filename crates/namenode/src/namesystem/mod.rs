@@ -84,6 +84,8 @@ pub struct Namesystem {
     groups_cache: Mutex<HashMap<String, (Vec<String>, Duration)>>,
     /// The edit log and image store (absent in tests that run without storage).
     durable: std::sync::OnceLock<Arc<crate::persist::Durable>>,
+    /// How the start went (absent in tests that build a namesystem directly).
+    startup: std::sync::OnceLock<Arc<crate::startup::StartupProgress>>,
     /// Block recoveries in progress (lease recovery).
     pub(crate) recoveries: crate::block_recoveries::BlockRecoveries,
 }
@@ -114,6 +116,7 @@ impl Namesystem {
             groups,
             groups_cache: Mutex::new(HashMap::new()),
             durable: std::sync::OnceLock::new(),
+            startup: std::sync::OnceLock::new(),
             recoveries: Default::default(),
         })
     }

@@ -12,6 +12,7 @@ mod checkpoint;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -27,6 +28,7 @@ use crate::edit::{EditOp, Journal};
 use crate::edit_codec;
 use crate::error::{FsError, FsResult};
 use crate::namespace::{ImageDecodeError, Namespace, NamespaceConfig, Now, SyntheticSpec};
+use crate::startup::{Phase, StartupProgress};
 
 /// Why the name directories could not be formatted, loaded or written.
 #[derive(Debug, thiserror::Error)]
@@ -209,6 +211,20 @@ pub fn load(
     ns_cfg: NamespaceConfig,
     mode: RecoveryMode,
 ) -> Result<(Arc<Durable>, Namespace), PersistError> {
+    let progress = StartupProgress::new(clock.clone());
+    load_reporting(conf, clock, ns_cfg, mode, &progress)
+}
+
+/// [`load`], reporting the image and edits loaded into `progress` (inodes loaded of the
+/// image's count, edits replayed of those read back; no checkpoint is saved at start-up, so
+/// that phase begins and ends at once, as in Hadoop when none is needed).
+pub fn load_reporting(
+    conf: &Configuration,
+    clock: &SharedClock,
+    ns_cfg: NamespaceConfig,
+    mode: RecoveryMode,
+    progress: &StartupProgress,
+) -> Result<(Arc<Durable>, Namespace), PersistError> {
     let dirs = StorageDirs::from_conf(conf)?;
     let lock = dirs.lock()?;
     if !dirs.is_formatted() {
@@ -227,17 +243,24 @@ pub fn load(
             mono,
         },
     );
+    progress.begin(Phase::LoadingFsImage);
     let image_txid = match images.load_latest_image()? {
         Some((txid, payload)) => {
-            ns.load_image(&payload, mono)
+            let mut total = |n| progress.set_total(Phase::LoadingFsImage, n);
+            let loaded = progress.counter(Phase::LoadingFsImage);
+            ns.load_image_counted(&payload, mono, &mut total, loaded)
                 .map_err(|source| PersistError::Image { txid, source })?;
             ns.set_last_txid(txid);
             txid
         }
         None => 0,
     };
+    progress.end(Phase::LoadingFsImage);
+    progress.begin(Phase::LoadingEdits);
     let (log, records) = EditLog::open(dirs, image_txid, mode)?;
     let replayed = records.len();
+    progress.set_total(Phase::LoadingEdits, replayed as u64);
+    let applied = progress.counter(Phase::LoadingEdits);
     for rec in records {
         let op = edit_codec::decode(&rec.payload).map_err(|e| PersistError::BadRecord {
             txid: rec.txid,
@@ -248,7 +271,10 @@ pub fn load(
                 txid: rec.txid,
                 reason: e.to_string(),
             })?;
+        applied.fetch_add(1, Ordering::Relaxed);
     }
+    progress.end(Phase::LoadingEdits);
+    progress.end(Phase::SavingCheckpoint);
     ns.set_last_txid(ns.last_txid().max(log.last_txid()));
     tracing::info!(
         image_txid,

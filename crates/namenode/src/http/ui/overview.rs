@@ -170,10 +170,10 @@ var x=a.cells[i],y=b.cells[i];var p=x.dataset.v,q=y.dataset.v;\
 var r=(p!==undefined&&q!==undefined)?(Number(p)-Number(q)):x.textContent.localeCompare(y.textContent);\
 return asc?r:-r;});rows.forEach(function(r){tb.appendChild(r);});};});";
 
-/// The Startup Progress page: where start-up safe mode stands.
+/// The Startup Progress page, as Hadoop's: overall elapsed time and percent complete, then
+/// each phase (loading the image, the edits, saving a checkpoint, safe mode) with its status,
+/// count of total, percent and elapsed time, and why safe mode is still on.
 pub fn startup(fs: &Namesystem) -> String {
-    let bm = fs.block_manager();
-    let s = bm.fs_stats();
     let (safe_mode, reason) = fs.with_ns(|ns| {
         (
             ns.in_safe_mode(),
@@ -181,27 +181,46 @@ pub fn startup(fs: &Namesystem) -> String {
         )
     });
     let last_txid = fs.durable().map(|d| d.log().last_txid()).unwrap_or(0);
-    let phases: Vec<(&str, String)> = vec![
-        (
-            "Loading fsimage and edits",
-            format!("Complete (namespace at transaction {last_txid})"),
-        ),
+    let Some(v) = fs.startup_progress().map(|p| p.view()) else {
+        let body = rows_table(
+            "startup",
+            &[("Status", "Not started by this process".into())],
+        );
+        return layout("Startup Progress", "/startup.html", &body);
+    };
+    let secs = |ms: u64| format!("{:.1} sec", ms as f64 / 1000.0);
+    let pct = |p: f64| format!("{:.0}%", p * 100.0);
+    let summary: Vec<(&str, String)> = vec![
+        ("Elapsed Time", secs(v.elapsed_ms)),
+        ("Percent Complete", pct(v.percent_complete)),
+        ("Namespace at transaction", last_txid.to_string()),
         (
             "Safe mode",
             match (safe_mode, reason) {
-                (true, Some(why)) => format!("Running: {}", escape(&why)),
-                (true, None) => "Complete; safe mode entered manually".to_string(),
-                (false, _) => "Complete".to_string(),
+                (true, Some(why)) => format!("ON: {}", escape(&why)),
+                (true, None) => "ON (entered manually)".to_string(),
+                (false, _) => "OFF".to_string(),
             },
         ),
-        (
-            "Reported blocks",
-            format!(
-                "{} of {} complete blocks have enough replicas",
-                s.safe_blocks, s.complete_blocks
-            ),
-        ),
     ];
-    let body = rows_table("startup", &phases);
+    let mut body = rows_table("startup", &summary);
+    body.push_str(
+        "<table id=\"phases\">\n<thead><tr><th>Phase</th><th>Status</th><th>Completed</th>\
+         <th>Total</th><th>Percent Complete</th><th>Elapsed Time</th></tr></thead><tbody>\n",
+    );
+    for p in &v.phases {
+        body.push_str(&format!(
+            "<tr data-phase=\"{}\"><td>{}</td><td>{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+            p.phase.name(),
+            p.phase.description(),
+            p.status.name(),
+            p.count,
+            p.total,
+            pct(p.percent_complete),
+            secs(p.elapsed_ms)
+        ));
+    }
+    body.push_str("</tbody></table>\n");
     layout("Startup Progress", "/startup.html", &body)
 }
