@@ -360,6 +360,54 @@ async fn put_get_large_file_is_byte_identical() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `-cat` and `-get` read through short-circuit local reads when the keys are given: the
+/// DataNode refuses every TCP connection, so the bytes can only come from the block file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cat_and_get_read_short_circuit() -> anyhow::Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let sock = tmp.path().join("dn._PORT.sock").display().to_string();
+    let c = MiniCluster::builder()
+        .datanodes(1)
+        .conf("dfs.namenode.fs-limits.min-block-size", "0")
+        .conf("dfs.blocksize", BLOCK.to_string())
+        .conf("dfs.client.read.shortcircuit", "true")
+        .conf("dfs.domain.socket.path", &sock)
+        .wait_ready(Duration::from_secs(60))
+        .build()
+        .await?;
+    let u = c.uri();
+    let fs = fs(&c, &[("dfs.replication", "1")]).await?;
+    let d: Vec<u8> = data(BLOCK as usize + 777, 12)
+        .iter()
+        .map(|b| b'a' + b % 26)
+        .collect();
+    write_file(&fs, "/sc.bin", &d).await?;
+    if let Some(dn) = c.datanode(0) {
+        dn.faults().set_reject_transfers(true);
+    }
+    let sc_key = "dfs.client.read.shortcircuit=true".to_string();
+    let path_key = format!("dfs.domain.socket.path={sock}");
+    let keys = ["-D", &sc_key, "-D", &path_key];
+    let dst = tmp.path().join("back.bin");
+    let dst_s = dst.to_string_lossy().into_owned();
+    let get = [&keys[..], &["-get", "/sc.bin", &dst_s]].concat();
+    let o = sh(&u, &get).await;
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert_eq!(std::fs::read(&dst)?, d);
+    let o = sh(&u, &[&keys[..], &["-cat", "/sc.bin"]].concat()).await;
+    assert_eq!(o.code, 0, "{}", o.err);
+    assert!(o.out.as_bytes() == &d[..], "-cat printed the file");
+    // Without the keys the read needs TCP, which the DataNode refuses.
+    let o = sh(
+        &u,
+        &["-D", "dfs.client.retry.window.base=10", "-cat", "/sc.bin"],
+    )
+    .await;
+    assert_ne!(o.code, 0);
+    c.shutdown().await;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn bench_dfsio_runs() -> anyhow::Result<()> {
     let c = cluster(3).await?;

@@ -232,6 +232,22 @@ pub async fn bench(args: Vec<String>) -> anyhow::Result<i32> {
             human(plain_rate as u64),
             dfs_rate / plain_rate
         );
+        // With dfs.client.read.shortcircuit and dfs.domain.socket.path, local replicas are read
+        // straight from their block files: the ratio above is then short-circuit vs plain.
+        let (_, sc_bytes) = fs.short_circuit_stats();
+        println!(
+            "   Short-circuit bytes read: {} of {}{}",
+            human(sc_bytes),
+            human(total),
+            if sc_bytes == total && total > 0 {
+                format!(
+                    "\n   short-circuit / plain read throughput ratio: {:.2}",
+                    dfs_rate / plain_rate
+                )
+            } else {
+                String::new()
+            }
+        );
     }
     fs.close().await;
     Ok(0)
