@@ -5,16 +5,19 @@
 //!   known across at least two report rounds and is forgotten when reports stop.
 //! - [`SlowDiskTracker`]: the same for (DataNode, volume) pairs with their latencies.
 //! - [`SlowNodes`]: both trackers plus the slow node set (the nodes reported by the most
-//!   peers, at most dfs.namenode.max.slowpeer.collect.nodes), recomputed at most every
+//!   peers, at most dfs.namenode.max.slowpeer.collect.nodes and — beyond Hadoop — at most
+//!   rhdfs.namenode.slownodes.max.percent of the registered DataNodes, so a noisy cluster
+//!   never has more than that share avoided at once), recomputed at most every
 //!   dfs.namenode.slowpeer.collect.interval. Placement skips these nodes when
 //!   dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled, and read ordering puts
-//!   them last when dfs.namenode.avoid.read.slow.datanode.
+//!   them last when dfs.namenode.avoid.read.slow.datanode (all on by default in rhdfs).
 //!
 //! Reports name nodes by address ("ip:port"); [`SlowNodes::slow_node_uuids`] resolves them
 //! against the registered DataNodes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -43,6 +46,9 @@ pub struct SlowNodeConfig {
     pub exclude_for_write: bool,
     /// dfs.namenode.avoid.read.slow.datanode
     pub avoid_for_read: bool,
+    /// rhdfs.namenode.slownodes.max.percent: the slow set holds at most this share of the
+    /// registered DataNodes (rounded down).
+    pub max_avoided_percent: u32,
 }
 
 impl Default for SlowNodeConfig {
@@ -56,6 +62,7 @@ impl Default for SlowNodeConfig {
             exclude_for_write:
                 keys::DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_DEFAULT,
             avoid_for_read: keys::DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_DEFAULT,
+            max_avoided_percent: keys::RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_DEFAULT,
         }
     }
 }
@@ -114,7 +121,22 @@ impl SlowNodeConfig {
             avoid_for_read: conf
                 .get_bool(DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_KEY, d.avoid_for_read)
                 .map_err(conf_err(DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_KEY))?,
+            max_avoided_percent: conf
+                .get_u32(
+                    RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_KEY,
+                    d.max_avoided_percent,
+                )
+                .map_err(conf_err(RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_KEY))?
+                .min(100),
         })
+    }
+
+    /// How many of `registered` DataNodes the slow set may hold: the smaller of
+    /// dfs.namenode.max.slowpeer.collect.nodes and rhdfs.namenode.slownodes.max.percent of
+    /// them (rounded down).
+    pub fn max_avoided(&self, registered: usize) -> usize {
+        let share = registered.saturating_mul(self.max_avoided_percent as usize) / 100;
+        self.max_collect_nodes.min(share)
     }
 
     /// Whether the slow node set is collected at all: whenever peer stats are on, since the
@@ -131,6 +153,8 @@ pub struct PeerReport {
     pub reporting_node: String,
     pub latency: f64,
     pub stats: OutlierStats,
+    /// Monotonic time the report came in.
+    pub at: Duration,
 }
 
 /// The detector's numbers behind one slow peer report (SlowPeerReportProto fields 3–5):
@@ -221,10 +245,11 @@ impl SlowPeerTracker {
             .into_iter()
             .flatten()
             .filter(|(_, (at, _, _))| self.valid(*at, now))
-            .map(|(r, (_, l, st))| PeerReport {
+            .map(|(r, (at, l, st))| PeerReport {
                 reporting_node: r.clone(),
                 latency: *l,
                 stats: *st,
+                at: *at,
             })
             .collect()
     }
@@ -241,10 +266,11 @@ impl SlowPeerTracker {
             .map(|(slow, by)| {
                 let v = by
                     .iter()
-                    .map(|(r, (_, l, st))| PeerReport {
+                    .map(|(r, (at, l, st))| PeerReport {
                         reporting_node: r.clone(),
                         latency: *l,
                         stats: *st,
+                        at: *at,
                     })
                     .collect();
                 (slow.clone(), v)
@@ -266,17 +292,40 @@ impl SlowPeerTracker {
     /// JSON of the top `n` slow nodes (Hadoop's SlowPeersReport attribute):
     /// `[{"SlowNode":..,"SlowPeerLatencyWithReportingNodes":[{"ReportingNode":..,"ReportedLatency":..}]}]`.
     pub fn json(&self, n: usize, now: Duration) -> String {
+        self.json_with(n, now, |_, _| None)
+    }
+
+    /// [`Self::json`] with, when `detail` gives them for a node, extra fields after its
+    /// reports (already rendered as `"Name":value` pairs) and each report's age and time
+    /// left (`ReportedSecondsAgo`, `ExpiresInSeconds`).
+    pub fn json_with(
+        &self,
+        n: usize,
+        now: Duration,
+        detail: impl Fn(&str, &[PeerReport]) -> Option<String>,
+    ) -> String {
         let all = self.all_reports(now);
         let top = self.slow_nodes(n, now);
         let items: Vec<String> = top
             .iter()
             .filter_map(|slow| {
                 let reps = all.get(slow)?;
+                let extra = detail(slow, reps);
                 let inner: Vec<String> = reps
                     .iter()
                     .map(|r| {
+                        let times = if extra.is_some() {
+                            let left = (r.at + self.validity).saturating_sub(now);
+                            format!(
+                                ",\"ReportedSecondsAgo\":{},\"ExpiresInSeconds\":{}",
+                                now.saturating_sub(r.at).as_secs(),
+                                left.as_secs()
+                            )
+                        } else {
+                            String::new()
+                        };
                         format!(
-                            "{{\"ReportingNode\":{},\"ReportedLatency\":{},\"MedianLatency\":{},\"MadLatency\":{},\"UpperLimitLatency\":{}}}",
+                            "{{\"ReportingNode\":{},\"ReportedLatency\":{},\"MedianLatency\":{},\"MadLatency\":{},\"UpperLimitLatency\":{}{times}}}",
                             rhdfs_conf::json::string(&r.reporting_node),
                             rhdfs_conf::json::number(r.latency),
                             rhdfs_conf::json::number(r.stats.median),
@@ -285,8 +334,9 @@ impl SlowPeerTracker {
                         )
                     })
                     .collect();
+                let extra = extra.map(|e| format!(",{e}")).unwrap_or_default();
                 Some(format!(
-                    "{{\"SlowNode\":{},\"SlowPeerLatencyWithReportingNodes\":[{}]}}",
+                    "{{\"SlowNode\":{},\"SlowPeerLatencyWithReportingNodes\":[{}]{extra}}}",
                     rhdfs_conf::json::string(slow),
                     inner.join(",")
                 ))
@@ -392,10 +442,23 @@ impl SlowDiskTracker {
     }
 }
 
+/// One reported node and the NameNode's decision about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlowNodeDetail {
+    /// The address the reports name it by.
+    pub addr: String,
+    /// Each valid report, with its age and the time it has left.
+    pub reports: Vec<(PeerReport, Duration, Duration)>,
+    /// In the slow set: avoided by placement and read ordering, told it is slow.
+    pub avoided: bool,
+    /// When it leaves the slow set if no new report comes in (0 when not in it).
+    pub eligible_in: Duration,
+}
+
 #[derive(Debug, Default)]
 struct Collected {
     next: Option<Duration>,
-    /// Slow node addresses as of the last collection.
+    /// Slow node addresses as of the last collection (bounded, most reported first).
     nodes: Arc<Vec<String>>,
 }
 
@@ -407,6 +470,8 @@ pub struct SlowNodes {
     pub peers: SlowPeerTracker,
     pub disks: SlowDiskTracker,
     collected: Mutex<Collected>,
+    /// Slow peer entries taken from heartbeats since the start.
+    peer_entries: AtomicU64,
 }
 
 impl SlowNodes {
@@ -415,6 +480,7 @@ impl SlowNodes {
             peers: SlowPeerTracker::new(cfg.report_validity),
             disks: SlowDiskTracker::new(cfg.report_validity),
             collected: Mutex::new(Collected::default()),
+            peer_entries: AtomicU64::new(0),
             cfg,
             clock,
         }
@@ -422,6 +488,12 @@ impl SlowNodes {
 
     pub fn config(&self) -> &SlowNodeConfig {
         &self.cfg
+    }
+
+    /// Slow peer entries taken from heartbeats since the start (0: no DataNode ever
+    /// reported a slow peer).
+    pub fn peer_entries_received(&self) -> u64 {
+        self.peer_entries.load(Ordering::Relaxed)
     }
 
     /// Takes the slow peer/disk entries of one heartbeat from a registered node;
@@ -434,12 +506,13 @@ impl SlowNodes {
     ) {
         let now = self.clock.monotonic();
         if self.cfg.peer_stats_enabled && !slow_peers.is_empty() {
-            tracing::debug!(datanode = %reporting, ?slow_peers, "DataNode reported slow peers");
+            tracing::info!(datanode = %reporting, ?slow_peers, "DataNode reported slow peers");
             for p in slow_peers {
                 let id = p.peer.as_str();
                 if id.is_empty() {
                     continue;
                 }
+                self.peer_entries.fetch_add(1, Ordering::Relaxed);
                 let finite = |v: Option<f64>| v.filter(|l| l.is_finite()).unwrap_or(0.0);
                 let stats = OutlierStats {
                     median: finite(p.median),
@@ -456,27 +529,54 @@ impl SlowNodes {
         }
     }
 
-    /// Addresses of the slow node set, recollected when the collect interval has passed.
+    /// Addresses of the slow node set as of the last collection.
     pub fn slow_node_addrs(&self) -> Arc<Vec<String>> {
+        self.collected.lock().nodes.clone()
+    }
+
+    /// The slow node set when no collection is due, None when one is (then
+    /// [`Self::slow_node_uuids`] collects it against the registered nodes). Lets callers
+    /// skip listing the nodes while the set is empty.
+    pub fn fresh_slow_node_addrs(&self) -> Option<Arc<Vec<String>>> {
+        if !self.cfg.collects() {
+            return Some(Arc::default());
+        }
+        let now = self.clock.monotonic();
+        let c = self.collected.lock();
+        c.next.is_some_and(|n| now < n).then(|| c.nodes.clone())
+    }
+
+    /// The slow node set, recollected against the registered `nodes` when the collect
+    /// interval has passed: the nodes reported by the most peers that resolve to a
+    /// registered node, at most [`SlowNodeConfig::max_avoided`] of them.
+    fn collect(&self, nodes: &[&DatanodeId]) -> Arc<Vec<String>> {
         if !self.cfg.collects() {
             return Arc::default();
         }
         let now = self.clock.monotonic();
         let mut c = self.collected.lock();
         if c.next.is_none_or(|n| now >= n) {
-            let nodes = self.peers.slow_nodes(self.cfg.max_collect_nodes, now);
-            if !nodes.is_empty() || !c.nodes.is_empty() {
-                tracing::info!(?nodes, "slow peers collected");
+            let bound = self.cfg.max_avoided(nodes.len());
+            let ranked = self.peers.slow_nodes(usize::MAX, now);
+            let reported = ranked.len();
+            let chosen: Vec<String> = ranked
+                .into_iter()
+                .filter(|a| resolve(a, nodes.iter().copied()).is_some())
+                .take(bound)
+                .collect();
+            if !chosen.is_empty() || !c.nodes.is_empty() {
+                tracing::info!(nodes = ?chosen, reported, bound, registered = nodes.len(),
+                    "slow peers collected (avoided until their reports expire)");
             }
-            c.nodes = Arc::new(nodes);
+            c.nodes = Arc::new(chosen);
             c.next = Some(now + self.cfg.collect_interval);
         }
         c.nodes.clone()
     }
 
-    /// UUIDs of the slow node set among `nodes`.
+    /// UUIDs of the slow node set among `nodes` (the registered DataNodes).
     pub fn slow_node_uuids(&self, nodes: &[&DatanodeId]) -> BTreeSet<String> {
-        let addrs = self.slow_node_addrs();
+        let addrs = self.collect(nodes);
         addrs
             .iter()
             .filter_map(|a| resolve(a, nodes.iter().copied()))
@@ -485,12 +585,12 @@ impl SlowNodes {
 
     /// Sets `slow` on the views of the slow node set (what placement and read ordering
     /// consult when excluding or demoting slow nodes). `nodes` lists the registered
-    /// DataNodes; it is called only when the slow set is collected at all.
+    /// DataNodes; it is called only when the slow set may be non-empty.
     pub fn mark_views<'a, I>(&self, views: &mut [NodeView], nodes: impl FnOnce() -> I)
     where
         I: IntoIterator<Item = &'a DatanodeId>,
     {
-        if !self.cfg.collects() {
+        if self.fresh_slow_node_addrs().is_some_and(|a| a.is_empty()) {
             return;
         }
         let ids: Vec<&DatanodeId> = nodes().into_iter().collect();
@@ -505,11 +605,86 @@ impl SlowNodes {
         }
     }
 
-    /// Hadoop's JMX `SlowPeersReport` attribute (None when peer stats are off).
+    /// When a node of the slow set becomes eligible again if no new report on it comes in:
+    /// its last report expires, then the next collection leaves it out.
+    fn eligible_in(&self, reports: &[PeerReport], now: Duration) -> Duration {
+        let expiry = reports
+            .iter()
+            .map(|r| r.at + self.cfg.report_validity)
+            .max()
+            .unwrap_or(now);
+        let next = self.collected.lock().next.unwrap_or(now);
+        let interval = self.cfg.collect_interval;
+        let at = if next >= expiry || interval.is_zero() {
+            next.max(expiry)
+        } else {
+            let behind = (expiry - next).as_nanos();
+            let steps = behind.div_ceil(interval.as_nanos().max(1));
+            next + Duration::from_nanos((interval.as_nanos() * steps) as u64)
+        };
+        at.saturating_sub(now)
+    }
+
+    /// Every node with a valid report, the most reported first, with the decision about it
+    /// (for getSlowDatanodeReport's details); empty when peer stats are off.
+    pub fn details(&self) -> Vec<SlowNodeDetail> {
+        if !self.cfg.peer_stats_enabled {
+            return Vec::new();
+        }
+        let now = self.clock.monotonic();
+        let avoided = self.slow_node_addrs();
+        let mut all = self.peers.all_reports(now);
+        self.peers
+            .slow_nodes(usize::MAX, now)
+            .into_iter()
+            .filter_map(|addr| {
+                let reports = all.remove(&addr)?;
+                let is_avoided = avoided.contains(&addr);
+                let eligible_in = if is_avoided {
+                    self.eligible_in(&reports, now)
+                } else {
+                    Duration::ZERO
+                };
+                let reports = reports
+                    .into_iter()
+                    .map(|r| {
+                        let ago = now.saturating_sub(r.at);
+                        let left = (r.at + self.cfg.report_validity).saturating_sub(now);
+                        (r, ago, left)
+                    })
+                    .collect();
+                Some(SlowNodeDetail {
+                    addr,
+                    reports,
+                    avoided: is_avoided,
+                    eligible_in,
+                })
+            })
+            .collect()
+    }
+
+    /// Hadoop's JMX `SlowPeersReport` attribute (None when peer stats are off), each node
+    /// with rhdfs's account of the decision: `ReportCount`, `Avoided` (in the slow set
+    /// placement, read ordering and isSlownode use), `EligibleAgainInSeconds` (when it leaves
+    /// that set if no new report comes in) and each report's age and time left.
     pub fn slow_peers_report(&self) -> Option<String> {
-        self.cfg
-            .peer_stats_enabled
-            .then(|| self.peers.json(MAX_NODES_IN_JSON, self.clock.monotonic()))
+        if !self.cfg.peer_stats_enabled {
+            return None;
+        }
+        let now = self.clock.monotonic();
+        let avoided = self.slow_node_addrs();
+        Some(self.peers.json_with(MAX_NODES_IN_JSON, now, |slow, reps| {
+            let is_avoided = avoided.iter().any(|a| a == slow);
+            let eligible = if is_avoided {
+                self.eligible_in(reps, now).as_secs()
+            } else {
+                0
+            };
+            Some(format!(
+                "\"ReportCount\":{},\"Avoided\":{is_avoided},\"EligibleAgainInSeconds\":{eligible}",
+                reps.len()
+            ))
+        }))
     }
 
     /// Hadoop's JMX `SlowDisksReport` attribute (None when disk stats are off).

@@ -36,6 +36,7 @@ fn cfg() -> SlowNodeConfig {
         collect_interval: 5 * MIN,
         exclude_for_write: true,
         avoid_for_read: false,
+        max_avoided_percent: 100,
     }
 }
 
@@ -44,16 +45,30 @@ fn config_from_conf() {
     let mut c = Configuration::new();
     c.set(keys::DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY, "10m");
     c.set(keys::DFS_DATANODE_PEER_STATS_ENABLED_KEY, "true");
-    c.set(keys::DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_KEY, "true");
+    c.set(
+        keys::DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_KEY,
+        "false",
+    );
+    c.set(keys::RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_KEY, "150");
     let s = SlowNodeConfig::from_conf(&c).unwrap();
     assert_eq!(s.report_validity, Duration::from_secs(1800));
     assert!(s.peer_stats_enabled && s.avoid_for_read && !s.exclude_for_write);
     assert!(s.collects() && !s.disk_stats_enabled);
     assert_eq!(s.max_collect_nodes, 5);
-    assert_eq!(s.collect_interval, Duration::from_secs(1800));
+    assert_eq!(s.max_avoided_percent, 100);
+    // rhdfs's defaults: on, reports every 30s kept 90s, collected every 30s, 20% at most.
     let d = SlowNodeConfig::from_conf(&Configuration::new()).unwrap();
     assert_eq!(d, SlowNodeConfig::default());
-    assert!(!d.collects());
+    assert!(d.collects() && d.exclude_for_write && d.avoid_for_read);
+    assert_eq!(d.report_validity, Duration::from_secs(90));
+    assert_eq!(d.collect_interval, Duration::from_secs(30));
+    assert_eq!(d.max_avoided_percent, 20);
+    assert_eq!(
+        [4, 5, 10, 12, 24, 100].map(|n| d.max_avoided(n)),
+        [0, 1, 2, 2, 4, 5]
+    );
+    c.set(keys::DFS_DATANODE_PEER_STATS_ENABLED_KEY, "false");
+    assert!(!SlowNodeConfig::from_conf(&c).unwrap().collects());
     c.set(keys::DFS_DATANODE_PEER_STATS_ENABLED_KEY, "maybe");
     assert!(SlowNodeConfig::from_conf(&c).is_err());
 }
@@ -76,6 +91,7 @@ fn peer_reports_expire_after_validity() {
             reporting_node: "10.0.0.2:9867".into(),
             latency: 50.0,
             stats: Default::default(),
+            at: 2 * MIN,
         }]
     );
     // A fresh report from the same reporter replaces the old one.
@@ -164,6 +180,10 @@ fn slow_set_is_collected_per_interval_and_marks_views() {
         id("u3", "127.0.0.1", 5003, 6003, 7003),
     ];
     // Collected once at the start: empty until the next interval.
+    assert!(
+        s.slow_node_uuids(&nodes.iter().collect::<Vec<_>>())
+            .is_empty()
+    );
     assert!(s.slow_node_addrs().is_empty());
     clock.advance(4 * MIN);
     s.on_heartbeat("127.0.0.1:7001", &[peer("127.0.0.1:6003", 80.0)], &[]);
@@ -192,11 +212,78 @@ fn slow_set_is_collected_per_interval_and_marks_views() {
     let json = s.slow_peers_report().unwrap();
     assert!(json.contains("\"SlowNode\":\"127.0.0.1:6003\""), "{json}");
     assert_eq!(s.slow_disks_report().as_deref(), Some("[]"));
+    assert!(
+        json.contains("\"ReportCount\":2,\"Avoided\":true"),
+        "{json}"
+    );
+    // Reported at 4 min, valid 3 min: expired at 7 min, left out by the collection at 10 min.
+    assert!(json.contains("\"EligibleAgainInSeconds\":300"), "{json}");
+    assert!(json.contains("\"ExpiresInSeconds\":120"), "{json}");
     // Reports expire after 3 minutes, but the set holds until the next collection.
     clock.advance(4 * MIN);
+    let all: Vec<&DatanodeId> = nodes.iter().collect();
+    assert_eq!(s.slow_node_uuids(&all).len(), 1);
     assert_eq!(s.slow_node_addrs().len(), 1);
     clock.advance(MIN);
+    assert!(s.slow_node_uuids(&all).is_empty());
     assert!(s.slow_node_addrs().is_empty());
+}
+
+#[test]
+fn slow_set_is_bounded_by_share_of_the_cluster() {
+    let clock = Arc::new(ManualClock::new(0));
+    let s = SlowNodes::new(
+        SlowNodeConfig {
+            collect_interval: Duration::ZERO,
+            max_collect_nodes: 5,
+            max_avoided_percent: 20,
+            ..cfg()
+        },
+        clock,
+    );
+    let nodes: Vec<DatanodeId> = (1..=10)
+        .map(|i| id(&format!("u{i}"), "127.0.0.1", 5000 + i, 6000 + i, 7000 + i))
+        .collect();
+    let all: Vec<&DatanodeId> = nodes.iter().collect();
+    // Node 10 is reported by three peers, 9 by two, 8, 7 and 6 by one each; an unknown
+    // address by four.
+    for (slow, reporters) in [(10, 3), (9, 2), (8, 1), (7, 1), (6, 1)] {
+        for r in 1..=reporters {
+            s.on_heartbeat(
+                &format!("127.0.0.1:{}", 7000 + r),
+                &[peer(&format!("127.0.0.1:{}", 6000 + slow), 50.0)],
+                &[],
+            );
+        }
+    }
+    for r in 1..=4 {
+        s.on_heartbeat(
+            &format!("127.0.0.1:{}", 7000 + r),
+            &[peer("10.9.9.9:1", 50.0)],
+            &[],
+        );
+    }
+    assert_eq!(s.peer_entries_received(), 12);
+    // 20% of 10 registered nodes: the two most reported known nodes.
+    assert_eq!(
+        s.slow_node_uuids(&all),
+        BTreeSet::from(["u10".to_string(), "u9".to_string()])
+    );
+    let json = s.slow_peers_report().unwrap();
+    assert!(
+        json.contains("\"SlowNode\":\"127.0.0.1:6006\",\"SlowPeerLatencyWithReportingNodes\""),
+        "{json}"
+    );
+    assert!(
+        json.contains("\"ReportCount\":1,\"Avoided\":false,\"EligibleAgainInSeconds\":0"),
+        "{json}"
+    );
+    assert!(
+        json.contains("\"ReportCount\":3,\"Avoided\":true"),
+        "{json}"
+    );
+    // Four registered nodes: 20% rounds down to none.
+    assert!(s.slow_node_uuids(&all[..4]).is_empty());
 }
 
 #[test]

@@ -842,28 +842,42 @@ pub mod namenode {
     pub const DFS_USE_DFS_NETWORK_TOPOLOGY_KEY: &str = "dfs.use.dfs.network.topology";
     pub const DFS_USE_DFS_NETWORK_TOPOLOGY_DEFAULT: bool = true;
 
-    /// `dfs.namenode.max.slowpeer.collect.nodes`: Slow peers tracked.
+    /// `dfs.namenode.max.slowpeer.collect.nodes`: the slow node set (the nodes reported by
+    /// the most peers) holds at most this many nodes (as Hadoop, 5); see also
+    /// [`RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_KEY`].
     pub const DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_KEY: &str =
         "dfs.namenode.max.slowpeer.collect.nodes";
     pub const DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_DEFAULT: u64 = 5;
 
-    /// `dfs.namenode.slowpeer.collect.interval`: Slow-peer collection period (30m).
+    /// `rhdfs.namenode.slownodes.max.percent` (rhdfs's own; Hadoop bounds the slow set by
+    /// count only): the slow node set holds at most this share of the registered DataNodes,
+    /// rounded down (20: 2 of 10 nodes, none below 5), so placement never loses more than that
+    /// share of the cluster to slow-node exclusion, however noisy the reports.
+    pub const RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_KEY: &str =
+        "rhdfs.namenode.slownodes.max.percent";
+    pub const RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_DEFAULT: u32 = 20;
+
+    /// `dfs.namenode.slowpeer.collect.interval`: how often the NameNode recomputes the slow
+    /// node set from the valid reports. rhdfs's default is 30s (Hadoop's 30m), so a slow node
+    /// is avoided within 5 minutes.
     pub const DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_KEY: &str =
         "dfs.namenode.slowpeer.collect.interval";
     pub const DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_DEFAULT: Duration =
-        Duration::from_millis(1800000);
+        Duration::from_millis(30_000);
     /// Unit of a bare number in `dfs.namenode.slowpeer.collect.interval`.
     pub const DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
-    /// `dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled`: Exclude slow nodes as targets.
+    /// `dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled`: new blocks never go
+    /// to a node of the slow set. On by default in rhdfs (Hadoop: off).
     pub const DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_KEY: &str =
         "dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled";
-    pub const DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_DEFAULT: bool = false;
+    pub const DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_DEFAULT: bool = true;
 
-    /// `dfs.namenode.avoid.read.slow.datanode`: Order slow nodes last for reads.
+    /// `dfs.namenode.avoid.read.slow.datanode`: order nodes of the slow set last for reads.
+    /// On by default in rhdfs (Hadoop: off).
     pub const DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_KEY: &str =
         "dfs.namenode.avoid.read.slow.datanode";
-    pub const DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_DEFAULT: bool = false;
+    pub const DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_DEFAULT: bool = true;
 
     /// `dfs.namenode.decommission.interval`: Decommission monitor period.
     pub const DFS_NAMENODE_DECOMMISSION_INTERVAL_KEY: &str = "dfs.namenode.decommission.interval";
@@ -1095,21 +1109,63 @@ pub mod datanode {
     pub const DFS_DATANODE_TRANSFERTO_ALLOWED_KEY: &str = "dfs.datanode.transferTo.allowed";
     pub const DFS_DATANODE_TRANSFERTO_ALLOWED_DEFAULT: bool = true;
 
-    /// `dfs.datanode.peer.stats.enabled`: Collect peer latency statistics.
-    pub const DFS_DATANODE_PEER_STATS_ENABLED_KEY: &str = "dfs.datanode.peer.stats.enabled";
-    pub const DFS_DATANODE_PEER_STATS_ENABLED_DEFAULT: bool = false;
+    /// `dfs.datanode.transfer.socket.send.buffer.size`: SO_SNDBUF of a write pipeline's socket
+    /// to its mirror, in bytes; 0 (Hadoop's default) lets the OS tune it. Small buffers make a
+    /// slow mirror show in the upstream node's send times sooner.
+    pub const DFS_DATANODE_TRANSFER_SOCKET_SEND_BUFFER_SIZE_KEY: &str =
+        "dfs.datanode.transfer.socket.send.buffer.size";
+    pub const DFS_DATANODE_TRANSFER_SOCKET_SEND_BUFFER_SIZE_DEFAULT: u64 = 0;
 
-    /// `dfs.datanode.peer.metrics.min.outlier.detection.samples`: Samples before outlier detection.
+    /// `dfs.datanode.transfer.socket.recv.buffer.size`: SO_RCVBUF of the DataNode's accepted
+    /// data-transfer sockets, in bytes; 0 (Hadoop's default) lets the OS tune it.
+    pub const DFS_DATANODE_TRANSFER_SOCKET_RECV_BUFFER_SIZE_KEY: &str =
+        "dfs.datanode.transfer.socket.recv.buffer.size";
+    pub const DFS_DATANODE_TRANSFER_SOCKET_RECV_BUFFER_SIZE_DEFAULT: u64 = 0;
+
+    /// `dfs.metrics.rolling.averages.window.length`: the DataNode's peer and disk latencies
+    /// are averaged per window of this length; averages cover closed windows only. rhdfs's
+    /// default is 30s (Hadoop's 5m).
+    pub const DFS_METRICS_ROLLING_AVERAGES_WINDOW_LENGTH_KEY: &str =
+        "dfs.metrics.rolling.averages.window.length";
+    pub const DFS_METRICS_ROLLING_AVERAGES_WINDOW_LENGTH_DEFAULT: Duration =
+        Duration::from_millis(30_000);
+    /// Unit of a bare number in `dfs.metrics.rolling.averages.window.length`.
+    pub const DFS_METRICS_ROLLING_AVERAGES_WINDOW_LENGTH_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.metrics.rolling.averages.window.numbers`: how many closed windows the averages
+    /// cover. rhdfs's default is 6 — the last 3 minutes — (Hadoop's 36 × 5m = 3 hours): a node
+    /// that turns 10× slower outweighs its healthy past within about 2 minutes even when it
+    /// also carries 10× fewer packets, and a node that recovers stops being reported 3
+    /// minutes later.
+    pub const DFS_METRICS_ROLLING_AVERAGES_WINDOW_NUMBERS_KEY: &str =
+        "dfs.metrics.rolling.averages.window.numbers";
+    pub const DFS_METRICS_ROLLING_AVERAGES_WINDOW_NUMBERS_DEFAULT: u64 = 6;
+
+    /// `dfs.datanode.peer.stats.enabled`: DataNodes time each packet they send to the last
+    /// node of a pipeline (write + flush to its socket, as Hadoop's BlockReceiver) and report
+    /// outlier peers; the NameNode keeps the reports and the slow node set. On by default in
+    /// rhdfs (Hadoop: off).
+    pub const DFS_DATANODE_PEER_STATS_ENABLED_KEY: &str = "dfs.datanode.peer.stats.enabled";
+    pub const DFS_DATANODE_PEER_STATS_ENABLED_DEFAULT: bool = true;
+
+    /// `dfs.datanode.peer.metrics.min.outlier.detection.samples`: a peer is judged only with
+    /// at least this many packets timed over the rolling window. rhdfs's default is 100
+    /// (Hadoop's 1000 over a 3-hour window); over rhdfs's 3-minute window that needs about
+    /// 0.6 packets a second to each peer.
     pub const DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_KEY: &str =
         "dfs.datanode.peer.metrics.min.outlier.detection.samples";
-    pub const DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_DEFAULT: u64 = 1_000;
+    pub const DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_DEFAULT: u64 = 100;
 
-    /// `dfs.datanode.min.outlier.detection.nodes`: Peers needed for outlier detection.
+    /// `dfs.datanode.min.outlier.detection.nodes`: a DataNode looks for outliers only among
+    /// at least this many peers with enough samples. rhdfs's default is 5 (Hadoop's 10, which
+    /// a DataNode of a 10-node cluster, having 9 peers, never reaches).
     pub const DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_KEY: &str =
         "dfs.datanode.min.outlier.detection.nodes";
-    pub const DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_DEFAULT: u64 = 10;
+    pub const DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_DEFAULT: u64 = 5;
 
-    /// `dfs.datanode.slowpeer.low.threshold.ms`: Latency below which a peer is never slow.
+    /// `dfs.datanode.slowpeer.low.threshold.ms`: a peer is slow only when its average send
+    /// time exceeds max(this, 3 × the median, median + 3 × MAD) (as Hadoop, 5 ms): the floor
+    /// that keeps a healthy cluster, whose sends rarely wait, from ever flagging a node.
     pub const DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_KEY: &str =
         "dfs.datanode.slowpeer.low.threshold.ms";
     pub const DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_DEFAULT: Duration = Duration::from_millis(5);
@@ -1120,11 +1176,14 @@ pub mod datanode {
     pub const DFS_DATANODE_MAX_NODES_TO_REPORT_KEY: &str = "dfs.datanode.max.nodes.to.report";
     pub const DFS_DATANODE_MAX_NODES_TO_REPORT_DEFAULT: u64 = 5;
 
-    /// `dfs.datanode.outliers.report.interval`: Slow peer/disk report period (30m).
+    /// `dfs.datanode.outliers.report.interval`: how often a heartbeat carries the slow
+    /// peer/disk reports; the NameNode keeps a report for 3 × this. rhdfs's default is 30s
+    /// (Hadoop's 30m), so a slow node is reported within 5 minutes and is eligible again
+    /// 90 s after its reports stop.
     pub const DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY: &str =
         "dfs.datanode.outliers.report.interval";
     pub const DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_DEFAULT: Duration =
-        Duration::from_millis(1800000);
+        Duration::from_millis(30_000);
     /// Unit of a bare number in `dfs.datanode.outliers.report.interval`.
     pub const DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
 

@@ -53,6 +53,12 @@ fn conf_err(e: impl std::fmt::Display) -> DataNodeError {
     DataNodeError::Config(e.to_string())
 }
 
+/// A socket buffer size key in bytes (Hadoop's size suffixes allowed); 0 = the OS's choice.
+fn socket_buffer(conf: &Configuration, key: &str, default: u64) -> Result<u32, DataNodeError> {
+    let v = conf.get_size(key, default).map_err(conf_err)?;
+    u32::try_from(v).map_err(|_| DataNodeError::Config(format!("{key}: {v} is too large")))
+}
+
 impl DataNode {
     /// Starts a DataNode for the NameNode at dfs.namenode.rpc-address / fs.defaultFS.
     pub async fn start(
@@ -133,6 +139,16 @@ impl DataNode {
                     keys::DFS_DATANODE_TRANSFERTO_ALLOWED_DEFAULT,
                 )
                 .map_err(conf_err)?,
+            send_buffer_size: socket_buffer(
+                &conf,
+                keys::DFS_DATANODE_TRANSFER_SOCKET_SEND_BUFFER_SIZE_KEY,
+                keys::DFS_DATANODE_TRANSFER_SOCKET_SEND_BUFFER_SIZE_DEFAULT,
+            )?,
+            recv_buffer_size: socket_buffer(
+                &conf,
+                keys::DFS_DATANODE_TRANSFER_SOCKET_RECV_BUFFER_SIZE_KEY,
+                keys::DFS_DATANODE_TRANSFER_SOCKET_RECV_BUFFER_SIZE_DEFAULT,
+            )?,
             ..XceiverConfig::default()
         };
         let ctx = XceiverContext {

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use crate::dataset::Dataset;
@@ -16,6 +18,24 @@ pub struct ReplicaFiles {
     pub meta_file: PathBuf,
 }
 
+/// Called with the mirror's transfer address ("ip:port") inside the timed send of each
+/// packet a write pipeline forwards (Hadoop's DataNodeFaultInjector
+/// stopSendingPacketDownstream): a test advancing a manual clock here makes that send slow.
+pub type MirrorSendHook = Arc<dyn Fn(&str) + Send + Sync>;
+
+#[derive(Default)]
+struct SendHook(Mutex<Option<MirrorSendHook>>);
+
+impl std::fmt::Debug for SendHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.lock().is_some() {
+            "Some(..)"
+        } else {
+            "None"
+        })
+    }
+}
+
 /// Switches tests flip on a running DataNode. All default to off.
 #[derive(Debug, Default)]
 pub struct FaultHooks {
@@ -25,6 +45,7 @@ pub struct FaultHooks {
     reject_transfers: AtomicBool,
     ack_error: AtomicBool,
     read_delay_ms: AtomicU64,
+    mirror_send: SendHook,
     dataset: OnceLock<Arc<Dataset>>,
 }
 
@@ -54,7 +75,8 @@ impl FaultHooks {
     }
 
     /// Each packet this node receives in a write pipeline waits this long before it is
-    /// forwarded, written and acknowledged (a slow node).
+    /// forwarded, written and acknowledged, and before the next one is read off the socket
+    /// (a slow node: once its socket buffers are full, the upstream node's sends to it wait).
     pub fn set_packet_delay(&self, d: Duration) {
         self.packet_delay_ms
             .store(d.as_millis() as u64, Ordering::Relaxed);
@@ -62,6 +84,19 @@ impl FaultHooks {
 
     pub fn packet_delay(&self) -> Duration {
         Duration::from_millis(self.packet_delay_ms.load(Ordering::Relaxed))
+    }
+
+    /// Sets (or clears) the hook run inside each timed packet send to a mirror.
+    pub fn set_mirror_send_hook(&self, hook: Option<MirrorSendHook>) {
+        *self.mirror_send.0.lock() = hook;
+    }
+
+    /// Runs the mirror send hook, if any, for a packet going to `mirror`.
+    pub fn before_mirror_send(&self, mirror: &str) {
+        let hook = self.mirror_send.0.lock().clone();
+        if let Some(h) = hook {
+            h(mirror);
+        }
     }
 
     /// When on, new data-transfer connections are closed without reading anything.

@@ -9,7 +9,12 @@ impl BlockManager {
     /// Whether the DataNode `uuid` is in the collected slow node set (its heartbeat's
     /// isSlownode). False when peer stats are off.
     pub fn is_slow_node(&self, uuid: &str) -> bool {
-        if !self.slow.config().collects() {
+        if !self.slow.config().collects()
+            || self
+                .slow
+                .fresh_slow_node_addrs()
+                .is_some_and(|a| a.is_empty())
+        {
             return false;
         }
         let dns = self.datanodes.lock("is_slow_node");
@@ -44,6 +49,22 @@ impl BlockManager {
                 let d = dns.get(&uuid)?;
                 let n = per_node.get(&d.uuid).copied().unwrap_or(0);
                 Some(DatanodeInfo::for_report(d, dns.liveness_of(d, now), n))
+            })
+            .collect()
+    }
+
+    /// The decision about each node of [`Self::slow_datanode_report`], by its uuid.
+    pub fn slow_datanode_details(&self) -> Vec<(String, crate::slowpeers::SlowNodeDetail)> {
+        let details = self.slow.details();
+        if details.is_empty() {
+            return Vec::new();
+        }
+        let dns = self.datanodes.lock("slow_datanode_details");
+        details
+            .into_iter()
+            .filter_map(|d| {
+                let uuid = crate::slowpeers::resolve(&d.addr, dns.all().map(|n| &n.id))?;
+                Some((uuid, d))
             })
             .collect()
     }

@@ -336,7 +336,12 @@ fn decommissioning_and_slow_nodes() {
     let mut nodes = cluster(&[2, 2]);
     nodes[0].out_of_service = true;
     nodes[2].slow = true;
-    let out = policy().choose_detailed(&req(4, 1), &nodes, &mut rng(1));
+    // Hadoop's default: slow nodes are chosen (rhdfs excludes them by default).
+    let hadoop = policy_with(PlacementSettings {
+        exclude_slow_nodes: false,
+        ..Default::default()
+    });
+    let out = hadoop.choose_detailed(&req(4, 1), &nodes, &mut rng(1));
     assert_eq!(out.chosen.len(), 3);
     assert!(!out.chosen.contains(&0));
     assert_eq!(out.reasons.to_string(), "{NOT_IN_SERVICE=1}");

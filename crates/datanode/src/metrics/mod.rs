@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use rhdfs_conf::clock::SharedClock;
-use rhdfs_conf::{Configuration, TimeUnit, keys};
+use rhdfs_conf::{Configuration, keys};
 use rhdfs_proto::datanode::{SlowDiskReportProto, SlowPeerReportProto};
 use rhdfs_transfer::ack::SlowStatus;
 
@@ -28,10 +28,10 @@ pub use rolling::RollingAverages;
 pub use transfers::{RecentTransfers, Transfer, TransferKind};
 pub use volume_io::{FileOp, VolumeIoSnapshot, VolumeIoStats};
 
-/// `dfs.metrics.rolling.averages.window.length` (Hadoop's key; default 5m).
-pub const ROLLING_WINDOW_LENGTH_KEY: &str = "dfs.metrics.rolling.averages.window.length";
-/// `dfs.metrics.rolling.averages.window.numbers` (default 36).
-pub const ROLLING_WINDOW_NUMBERS_KEY: &str = "dfs.metrics.rolling.averages.window.numbers";
+/// `dfs.metrics.rolling.averages.window.length` (Hadoop's key; rhdfs's default 30s).
+pub const ROLLING_WINDOW_LENGTH_KEY: &str = keys::DFS_METRICS_ROLLING_AVERAGES_WINDOW_LENGTH_KEY;
+/// `dfs.metrics.rolling.averages.window.numbers` (rhdfs's default 6).
+pub const ROLLING_WINDOW_NUMBERS_KEY: &str = keys::DFS_METRICS_ROLLING_AVERAGES_WINDOW_NUMBERS_KEY;
 
 /// Bad slow-peer/slow-disk settings.
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +52,7 @@ fn cfg_err(key: &'static str) -> impl Fn(rhdfs_conf::ConfError) -> MetricsError 
 #[derive(Debug)]
 pub struct DataNodeMetrics {
     clock: SharedClock,
-    /// Present when dfs.datanode.peer.stats.enabled.
+    /// Present when dfs.datanode.peer.stats.enabled (on by default in rhdfs).
     pub peers: Option<PeerMetrics>,
     /// Present when dfs.datanode.fileio.profiling.sampling.percentage > 0.
     pub disks: Option<DiskMetrics>,
@@ -102,7 +102,7 @@ impl DataNodeMetrics {
             .get_duration(
                 ROLLING_WINDOW_LENGTH_KEY,
                 rolling::DEFAULT_WINDOW,
-                TimeUnit::Milliseconds,
+                keys::DFS_METRICS_ROLLING_AVERAGES_WINDOW_LENGTH_UNIT,
             )
             .map_err(cfg_err(ROLLING_WINDOW_LENGTH_KEY))?;
         let num_windows = conf
@@ -480,11 +480,17 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_off() {
+    fn defaults_time_peers_only() {
         let m =
             DataNodeMetrics::from_conf(&Configuration::new(), rhdfs_conf::clock::system_clock())
                 .unwrap();
-        assert!(!m.enabled());
+        assert!(m.enabled());
+        let p = m.peers.as_ref().expect("peer stats on by default");
+        assert_eq!(*p.config(), PeerMetricsConfig::default());
+        assert_eq!(p.config().window, Duration::from_secs(30));
+        assert_eq!(p.config().num_windows, 6);
+        assert_eq!((p.config().min_samples, p.config().min_nodes), (100, 5));
+        assert_eq!(m.report_interval, Duration::from_secs(30));
         assert_eq!(m.slow_status(), SlowStatus::Disabled);
         assert!(m.sample_io().is_none());
     }

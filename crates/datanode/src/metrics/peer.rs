@@ -2,10 +2,13 @@
 //! it reports to the NameNode (`SlowPeerReportProto` in heartbeats).
 //!
 //! As in HDFS, only the penultimate node of a pipeline records samples (its mirror is the
-//! last node), so each sample measures exactly one downstream node. Peers are keyed by the
+//! last node), so each sample measures exactly one downstream node; a sample is the time to
+//! write and flush one packet to the mirror's socket (Hadoop's BlockReceiver
+//! `addSendPacketDownstream`), which grows when a slow mirror leaves its socket buffers full. Peers are keyed by the
 //! address the NameNode knows them by (`ip:infoPort`, like Hadoop's `getInfoAddr()`).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rhdfs_proto::datanode::SlowPeerReportProto;
@@ -43,23 +46,26 @@ pub struct PeerMetricsConfig {
 
 impl Default for PeerMetricsConfig {
     fn default() -> Self {
+        use rhdfs_conf::keys::*;
         PeerMetricsConfig {
-            min_samples: 1000,
-            min_nodes: 10,
-            low_threshold_ms: 5.0,
-            max_nodes_to_report: 5,
+            min_samples: DFS_DATANODE_PEER_METRICS_MIN_OUTLIER_DETECTION_SAMPLES_DEFAULT,
+            min_nodes: DFS_DATANODE_MIN_OUTLIER_DETECTION_NODES_DEFAULT as usize,
+            low_threshold_ms: DFS_DATANODE_SLOWPEER_LOW_THRESHOLD_MS_DEFAULT.as_secs_f64() * 1000.0,
+            max_nodes_to_report: DFS_DATANODE_MAX_NODES_TO_REPORT_DEFAULT as usize,
             window: super::rolling::DEFAULT_WINDOW,
             num_windows: super::rolling::DEFAULT_NUM_WINDOWS,
         }
     }
 }
 
-/// Rolling send/ack latencies per downstream peer.
+/// Rolling send latencies per downstream peer.
 #[derive(Debug)]
 pub struct PeerMetrics {
     cfg: PeerMetricsConfig,
     detector: OutlierDetector,
     sends: RollingAverages,
+    /// Reports computed with enough peers for the detector to judge (dfs.datanode.min.outlier.detection.nodes).
+    judged: AtomicU64,
 }
 
 impl PeerMetrics {
@@ -67,6 +73,7 @@ impl PeerMetrics {
         PeerMetrics {
             detector: OutlierDetector::new(cfg.min_nodes, cfg.low_threshold_ms),
             sends: RollingAverages::new(cfg.window, cfg.num_windows),
+            judged: AtomicU64::new(0),
             cfg,
         }
     }
@@ -90,10 +97,24 @@ impl PeerMetrics {
         self.detector.outlier_metrics(&self.averages(now))
     }
 
+    /// How many reports so far were computed over enough peers for the detector to judge
+    /// them (at least dfs.datanode.min.outlier.detection.nodes with enough samples), whatever
+    /// it found.
+    pub fn judged_reports(&self) -> u64 {
+        self.judged.load(Ordering::Relaxed)
+    }
+
     /// The heartbeat's slow peer entries: the slowest first, at most max.nodes.to.report.
     pub fn slow_peer_reports(&self, now: Duration) -> Vec<SlowPeerReportProto> {
-        let mut out: Vec<(String, OutlierMetrics)> =
-            self.outlier_metrics(now).into_iter().collect();
+        let averages = self.averages(now);
+        if averages.len() >= self.cfg.min_nodes.max(1) {
+            self.judged.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut out: Vec<(String, OutlierMetrics)> = self
+            .detector
+            .outlier_metrics(&averages)
+            .into_iter()
+            .collect();
         out.sort_by(|a, b| {
             b.1.actual
                 .total_cmp(&a.1.actual)

@@ -1,7 +1,10 @@
-//! A penultimate DataNode measures its mirror's latency per packet and reports the slow one:
-//! four fake mirrors (one of them slow, advancing the manual clock before each ack) behind
-//! one real transfer server with peer stats on.
+//! A penultimate DataNode measures its mirror's latency per packet — the time to write and
+//! flush the packet to the mirror, as Hadoop's BlockReceiver — and reports the slow one: five
+//! fake mirrors behind one real transfer server with peer stats on; the send fault hook
+//! advances the manual clock by each mirror's delay inside the timed send (one mirror slow),
+//! while acks take no time, so only the send is measured.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,9 +25,8 @@ use crate::xceiver::{XceiverConfig, XceiverContext, XceiverServer};
 
 const MAX: usize = 1 << 20;
 
-/// A downstream node that accepts one WRITE_BLOCK and acks every packet after "taking"
-/// `delay` on the manual clock.
-async fn fake_mirror(clock: Arc<ManualClock>, delay: Duration) -> SocketAddr {
+/// A downstream node that accepts one WRITE_BLOCK and acks every packet at once.
+async fn fake_mirror() -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = l.local_addr().expect("addr");
     tokio::spawn(async move {
@@ -39,7 +41,6 @@ async fn fake_mirror(clock: Arc<ManualClock>, delay: Duration) -> SocketAddr {
         write_delimited(&mut s, &ok).await.expect("connect ack");
         loop {
             let p = read_packet(&mut s, MAX).await.expect("packet");
-            clock.advance(delay);
             let a = PipelineAckProto {
                 seqno: p.header.seqno,
                 reply: vec![Status::Success as i32],
@@ -85,13 +86,29 @@ async fn slow_mirror_is_reported_in_the_next_heartbeat() {
         active: Default::default(),
         activity: Default::default(),
     };
+
+    let faults = ctx.faults.clone();
     let server = XceiverServer::bind("127.0.0.1:0".parse().expect("addr"), ctx)
         .await
         .expect("server");
 
     let delays = [1u64, 2, 1, 2, 40];
-    for (i, ms) in delays.iter().enumerate() {
-        let mirror = fake_mirror(clock.clone(), Duration::from_millis(*ms)).await;
+    let mut mirrors = Vec::new();
+    for _ in &delays {
+        mirrors.push(fake_mirror().await);
+    }
+    let by_addr: BTreeMap<String, Duration> = mirrors
+        .iter()
+        .zip(delays)
+        .map(|(a, ms)| (a.to_string(), Duration::from_millis(ms)))
+        .collect();
+    let hook_clock = clock.clone();
+    faults.set_mirror_send_hook(Some(Arc::new(move |mirror: &str| {
+        if let Some(d) = by_addr.get(mirror) {
+            hook_clock.advance(*d);
+        }
+    })));
+    for (i, mirror) in mirrors.into_iter().enumerate() {
         let mut target = dn_info(mirror);
         target.id.info_port = 50_000 + i as u32;
         let id = (1 << 30) | (i as u64 + 1);

@@ -1,6 +1,6 @@
 //! Rolling averages per key: samples go into the current window; every `window` it is
-//! closed and kept, with at most `num_windows` closed windows per key (5 minutes × 36 = the
-//! last 3 hours by default). Averages are taken over closed windows only. Time comes from
+//! closed and kept, with at most `num_windows` closed windows per key (30 s × 6 = the last
+//! 3 minutes by default in rhdfs; Hadoop's 5 minutes × 36 = 3 hours). Averages are taken over closed windows only. Time comes from
 //! the caller (a monotonic reading), so tests drive it with a manual clock.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-/// Hadoop's `dfs.metrics.rolling.averages.window.length` default.
-pub const DEFAULT_WINDOW: Duration = Duration::from_secs(300);
-/// Hadoop's `dfs.metrics.rolling.averages.window.numbers` default.
-pub const DEFAULT_NUM_WINDOWS: usize = 36;
+/// `dfs.metrics.rolling.averages.window.length`'s default (rhdfs's; see `rhdfs_conf::keys`).
+pub const DEFAULT_WINDOW: Duration =
+    rhdfs_conf::keys::DFS_METRICS_ROLLING_AVERAGES_WINDOW_LENGTH_DEFAULT;
+/// `dfs.metrics.rolling.averages.window.numbers`'s default.
+pub const DEFAULT_NUM_WINDOWS: usize =
+    rhdfs_conf::keys::DFS_METRICS_ROLLING_AVERAGES_WINDOW_NUMBERS_DEFAULT as usize;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct SumAndCount {

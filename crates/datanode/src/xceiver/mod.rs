@@ -23,7 +23,7 @@ use rhdfs_transfer::op::{DEFAULT_MAX_MESSAGE_LEN, read_delimited};
 use rhdfs_transfer::{ChecksumKind, DataChecksum, Op, TransferError, read_op, write_delimited};
 use tokio::io::BufReader;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -51,6 +51,12 @@ pub struct XceiverConfig {
     pub metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
     /// Send read data with sendfile (dfs.datanode.transferTo.allowed).
     pub transfer_to: bool,
+    /// SO_SNDBUF of the socket to a pipeline's mirror
+    /// (dfs.datanode.transfer.socket.send.buffer.size; 0: the OS tunes it).
+    pub send_buffer_size: u32,
+    /// SO_RCVBUF of accepted data-transfer sockets
+    /// (dfs.datanode.transfer.socket.recv.buffer.size; 0: the OS tunes it).
+    pub recv_buffer_size: u32,
 }
 
 impl Default for XceiverConfig {
@@ -62,6 +68,8 @@ impl Default for XceiverConfig {
             sync_on_close: false,
             metrics: None,
             transfer_to: true,
+            send_buffer_size: 0,
+            recv_buffer_size: 0,
         }
     }
 }
@@ -129,7 +137,18 @@ pub struct XceiverServer {
 impl XceiverServer {
     /// Binds `addr` and starts accepting connections.
     pub async fn bind(addr: SocketAddr, ctx: XceiverContext) -> std::io::Result<Self> {
-        let listener = TcpListener::bind(addr).await?;
+        let sock = if addr.is_ipv4() {
+            TcpSocket::new_v4()?
+        } else {
+            TcpSocket::new_v6()?
+        };
+        sock.set_reuseaddr(true)?;
+        if ctx.config.recv_buffer_size > 0 {
+            // Set before listen so accepted sockets inherit it (and the window scale).
+            sock.set_recv_buffer_size(ctx.config.recv_buffer_size)?;
+        }
+        sock.bind(addr)?;
+        let listener = sock.listen(1024)?;
         let local_addr = listener.local_addr()?;
         let (stop, stop_rx) = watch::channel(false);
         let ctx = Arc::new(ctx);

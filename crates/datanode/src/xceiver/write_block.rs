@@ -3,8 +3,8 @@
 //! seqno order with this node's status first and the mirror's replies after it.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
 use rhdfs_proto::hdfs::{BlockOpResponseProto, OpWriteBlockProto, PipelineAckProto, Status};
@@ -31,8 +31,6 @@ struct PendingAck {
     status: Status,
     /// Last packet or a fatal error: the responder stops after this ack.
     end: bool,
-    /// When the packet went to the mirror (peer stats clock), for the mirror's latency.
-    sent: Option<Duration>,
 }
 
 pub(crate) async fn write_block(
@@ -183,6 +181,7 @@ pub(crate) async fn write_block(
     };
     let has_mirror = mirror_rd.is_some();
     let peer_key = crate::metrics::pipeline_peer_key(ctx.config.metrics.as_deref(), &req.targets);
+    let mirror_addr = req.targets.first().map(xfer_addr).unwrap_or_default();
     let mirror_dead = AtomicBool::new(false);
     let (tx, rx) = mpsc::unbounded_channel::<PendingAck>();
     let recv = Receiver {
@@ -195,12 +194,13 @@ pub(crate) async fn write_block(
         packet_checksum: spec_to_wire(requested),
         mirror_dead: &mirror_dead,
         tx,
-        sent_nanos: AtomicU64::new(u64::MAX),
+        peer_key,
+        mirror_addr: &mirror_addr,
     };
     let Conn { rd, wr, peer } = conn;
     let (received, responded) = tokio::join!(
         recv.run(rd, mirror_wr, &mut writer, closed.clone()),
-        respond_acks(ctx, wr, mirror_rd, has_mirror, &mirror_dead, rx, peer_key),
+        respond_acks(ctx, wr, mirror_rd, has_mirror, &mirror_dead, rx),
     );
     if let Err(e) = &responded {
         tracing::debug!(peer = %peer, error = %e, "ack responder stopped");
@@ -278,7 +278,7 @@ async fn connect_mirror(
     acks: bool,
 ) -> Result<((BufReader<OwnedReadHalf>, OwnedWriteHalf), Status, String), XceiverError> {
     let t = ctx.config.socket_timeout;
-    let sock = timed(t, TcpStream::connect(addr)).await?;
+    let sock = timed(t, connect_with_buffer(addr, ctx.config.send_buffer_size)).await?;
     let _ = sock.set_nodelay(true);
     let (r, mut w) = sock.into_split();
     let mut r = BufReader::with_capacity(64 * 1024, r);
@@ -306,6 +306,33 @@ async fn connect_mirror(
     Ok(((r, w), status, link))
 }
 
+/// Connects to `addr`, with SO_SNDBUF `send_buffer` when it is not 0 (Hadoop's
+/// dfs.datanode.transfer.socket.send.buffer.size on the mirror socket).
+async fn connect_with_buffer(addr: &str, send_buffer: u32) -> std::io::Result<TcpStream> {
+    if send_buffer == 0 {
+        return TcpStream::connect(addr).await;
+    }
+    let mut last = None;
+    for a in tokio::net::lookup_host(addr).await? {
+        let sock = if a.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        sock.set_send_buffer_size(send_buffer)?;
+        match sock.connect(a).await {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("no address for {addr}"),
+        )
+    }))
+}
+
 struct Receiver<'a> {
     ctx: &'a Arc<XceiverContext>,
     bpid: &'a str,
@@ -316,23 +343,43 @@ struct Receiver<'a> {
     packet_checksum: rhdfs_transfer::DataChecksum,
     mirror_dead: &'a AtomicBool,
     tx: mpsc::UnboundedSender<PendingAck>,
-    /// Peer stats clock (nanos) when the current packet was forwarded; u64::MAX: none.
-    sent_nanos: AtomicU64,
+    /// The mirror's peer stats key when this node is the penultimate one of the pipeline
+    /// and peer stats are on: each packet's send time to the mirror is recorded under it.
+    peer_key: Option<String>,
+    /// The mirror's transfer address (for the send fault hook).
+    mirror_addr: &'a str,
 }
 
 impl Receiver<'_> {
     fn ack(&self, seqno: i64, status: Status, end: bool) {
         if self.acks {
-            let sent = match self.sent_nanos.load(Ordering::Relaxed) {
-                u64::MAX => None,
-                n => Some(Duration::from_nanos(n)),
-            };
-            let _ = self.tx.send(PendingAck {
-                seqno,
-                status,
-                end,
-                sent,
-            });
+            let _ = self.tx.send(PendingAck { seqno, status, end });
+        }
+    }
+
+    /// Writes one packet to the mirror and flushes it. As Hadoop's BlockReceiver, the time
+    /// this takes (on the injected clock) is the mirror's latency in peer stats when this
+    /// node is the penultimate one: a slow mirror reads slowly, its socket buffers fill, and
+    /// the write waits.
+    async fn forward(&self, m: &mut OwnedWriteHalf, raw: &[u8]) {
+        let metrics = self.ctx.config.metrics.as_deref();
+        let timed_peer = self.peer_key.as_deref().zip(metrics);
+        let t0 = timed_peer.map(|(_, m)| m.now());
+        self.ctx.faults.before_mirror_send(self.mirror_addr);
+        let res = match m.write_all(raw).await {
+            Ok(()) => m.flush().await,
+            Err(e) => Err(e),
+        };
+        match res {
+            Ok(()) => {
+                if let (Some((key, m)), Some(t0)) = (timed_peer, t0) {
+                    m.record_peer(key, m.now().saturating_sub(t0));
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "forwarding a packet to the mirror failed");
+                self.mirror_dead.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -359,18 +406,10 @@ impl Receiver<'_> {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            if mirror.is_some()
-                && let Some(m) = &self.ctx.config.metrics
-            {
-                self.sent_nanos
-                    .store(m.now().as_nanos() as u64, Ordering::Relaxed);
-            }
             if let Some(m) = mirror.as_mut()
                 && !self.mirror_dead.load(Ordering::Relaxed)
-                && let Err(e) = m.write_all(&raw).await
             {
-                tracing::warn!(error = %e, "forwarding a packet to the mirror failed");
-                self.mirror_dead.store(true, Ordering::Relaxed);
+                self.forward(m, &raw).await;
             }
             let h = pkt.header;
             if h.is_heartbeat() {
@@ -486,7 +525,6 @@ async fn respond_acks(
     has_mirror: bool,
     mirror_dead: &AtomicBool,
     mut rx: mpsc::UnboundedReceiver<PendingAck>,
-    peer_key: Option<String>,
 ) -> Result<(), XceiverError> {
     let t = ctx.config.socket_timeout;
     while let Some(p) = rx.recv().await {
@@ -516,11 +554,6 @@ async fn respond_acks(
                     Err(e) => tracing::warn!(error = %e, "reading the mirror's ack failed"),
                 }
                 waited = started.elapsed().as_nanos() as u64;
-                if got.is_some()
-                    && let (Some(m), Some(k), Some(t0)) = (&ctx.config.metrics, &peer_key, p.sent)
-                {
-                    m.record_peer(k, m.now().saturating_sub(t0));
-                }
             }
             match got {
                 Some(a) => {

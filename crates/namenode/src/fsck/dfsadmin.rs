@@ -50,6 +50,8 @@ pub struct ReportData {
     pub dead: Vec<DatanodeInfoProto>,
     pub decommissioning: Vec<DatanodeInfoProto>,
     pub slow: Vec<DatanodeInfoProto>,
+    /// rhdfs's account of each slow node (getSlowDatanodeReport field 1001).
+    pub slow_details: Vec<rhdfs_proto::hdfs::SlowNodeDetailProto>,
 }
 
 fn percent2(v: f64) -> String {
@@ -262,7 +264,17 @@ pub fn report_text(data: &ReportData, filter: ReportFilter) -> String {
         );
     }
     if all || filter.slow {
-        nodes_section(&mut s, &data.slow, filter.slow, "Slow");
+        if !data.slow.is_empty() || filter.slow {
+            let _ = writeln!(s, "Slow datanodes ({}):\n", data.slow.len());
+        }
+        for d in &data.slow {
+            let _ = writeln!(s, "{}", datanode_text(d));
+            s.push_str(&super::slow_details::detail_text(
+                &data.slow_details,
+                &d.id.datanode_uuid,
+            ));
+            s.push('\n');
+        }
     }
     s
 }
@@ -322,16 +334,16 @@ pub async fn fetch_report(
     } else {
         Vec::new()
     };
-    let slow = if all || filter.slow {
+    let (slow, slow_details) = if all || filter.slow {
         let r: GetSlowDatanodeReportResponseProto = client
             .call(
                 "getSlowDatanodeReport",
                 &GetSlowDatanodeReportRequestProto {},
             )
             .await?;
-        r.datanode_info_proto
+        (r.datanode_info_proto, r.rhdfs_slow_node_details)
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     Ok(ReportData {
         safe_mode: safe.result,
@@ -341,6 +353,7 @@ pub async fn fetch_report(
         dead,
         decommissioning,
         slow,
+        slow_details,
     })
 }
 

@@ -19,6 +19,7 @@ pub mod dfsadmin;
 pub mod format;
 pub mod lost_found;
 pub mod policy;
+pub mod slow_details;
 
 use std::fmt::Write as _;
 use std::ops::Bound;
