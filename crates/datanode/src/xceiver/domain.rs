@@ -197,3 +197,139 @@ async fn dispatch(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use rhdfs_transfer::short_circuit::{FdsAnswer, request_fds};
+    use rhdfs_transfer::write_op;
+
+    use super::super::tests::{BP, block, data};
+    use super::*;
+    use crate::checksum::{ChecksumSpec, ChecksumType};
+    use crate::dataset::Dataset;
+    use crate::faults::FaultHooks;
+
+    const LEN: usize = 70_000;
+
+    #[test]
+    fn path_from_keys() {
+        let mut c = Configuration::new();
+        assert_eq!(socket_path(&c, 9866), Ok(None));
+        c.set(keys::DFS_CLIENT_READ_SHORTCIRCUIT_KEY, "true");
+        assert_eq!(socket_path(&c, 9866), Ok(None), "no path: off, as Hadoop");
+        c.set(keys::DFS_DOMAIN_SOCKET_PATH_KEY, "/run/dn._PORT");
+        assert_eq!(
+            socket_path(&c, 9866),
+            Ok(Some(PathBuf::from("/run/dn.9866")))
+        );
+    }
+
+    #[tokio::test]
+    async fn passes_descriptors_of_finalized_replicas_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let ds = Dataset::open(&[dir.path().join("data")], 0).unwrap();
+        let spec = ChecksumSpec::new(ChecksumType::Crc32c, 512);
+        let d = data(LEN);
+        let mut w = ds.create_rbw(BP, 1, 1001, spec, 0).unwrap();
+        w.write_at(0, &d).unwrap();
+        w.finalize().unwrap();
+        let mut rbw = ds.create_rbw(BP, 2, 1001, spec, 0).unwrap();
+        rbw.write_at(0, &d).unwrap();
+        let path = dir.path().join("dn.sock");
+        std::fs::write(&path, b"").unwrap();
+        let server = DomainServer::bind(path.clone(), ctx_again(&ds)).await;
+        assert!(server.is_err(), "a plain file at the path is not replaced");
+        std::fs::remove_file(&path).unwrap();
+        let server = DomainServer::bind(path.clone(), ctx_again(&ds))
+            .await
+            .unwrap();
+
+        let mut s = UnixStream::connect(&path).await.unwrap();
+        // Finalized: both files, and several requests on one connection.
+        for _ in 0..2 {
+            match request_fds(&mut s, &block(1, 1001, LEN as u64), None)
+                .await
+                .unwrap()
+            {
+                FdsAnswer::Granted { mut block, meta } => {
+                    let mut got = Vec::new();
+                    block.read_to_end(&mut got).unwrap();
+                    assert_eq!(got, d);
+                    assert!(meta.metadata().unwrap().len() > 7);
+                }
+                other => panic!("expected descriptors, got {other:?}"),
+            }
+        }
+        // Being written: refused for this block (with the version).
+        match request_fds(&mut s, &block(2, 1001, LEN as u64), None)
+            .await
+            .unwrap()
+        {
+            FdsAnswer::Refused {
+                status,
+                has_version,
+                ..
+            } => {
+                assert_eq!(status, Status::ErrorUnsupported as i32);
+                assert!(has_version);
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        // Unknown: ERROR naming the replica.
+        match request_fds(&mut s, &block(3, 1001, 1), None).await.unwrap() {
+            FdsAnswer::Refused {
+                status,
+                message,
+                has_version,
+            } => {
+                assert_eq!(status, Status::Error as i32);
+                assert!(message.starts_with("Replica not found for"), "{message}");
+                assert!(!has_version);
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        // A client that reads no block format version 1.
+        let req = OpRequestShortCircuitAccessProto {
+            header: rhdfs_transfer::headers::base_header(&block(1, 1001, 1), None),
+            max_version: 0,
+            slot_id: None,
+            supports_receipt_verification: None,
+        };
+        write_op(&mut s, Op::RequestShortCircuitFds, &req)
+            .await
+            .unwrap();
+        let r: BlockOpResponseProto = read_delimited(&mut s, 1 << 20).await.unwrap();
+        assert_eq!(r.status, Status::ErrorUnsupported as i32);
+        assert!(
+            r.message
+                .unwrap_or_default()
+                .starts_with("Your client is too old")
+        );
+        // No shared memory segments.
+        let shm = ShortCircuitShmRequestProto {
+            client_name: "DFSClient_t".into(),
+            trace_info: None,
+        };
+        write_op(&mut s, Op::RequestShortCircuitShm, &shm)
+            .await
+            .unwrap();
+        let r: ShortCircuitShmResponseProto = read_delimited(&mut s, 1 << 20).await.unwrap();
+        assert_eq!(r.status, Status::ErrorUnsupported as i32);
+        drop(rbw);
+        server.shutdown().await;
+        assert!(!path.exists(), "the socket file is removed");
+    }
+
+    fn ctx_again(ds: &Arc<Dataset>) -> XceiverContext {
+        XceiverContext {
+            dataset: ds.clone(),
+            notifier: Arc::new(crate::notify::NoopNotifier),
+            faults: Arc::new(FaultHooks::default()),
+            config: Default::default(),
+            active: Default::default(),
+            activity: Default::default(),
+        }
+    }
+}
