@@ -53,6 +53,8 @@ pub mod redundancy;
 pub mod report;
 pub mod report_leases;
 pub mod scheduled;
+pub mod slow_config;
+pub mod slowdisks;
 pub mod slowpeers;
 pub mod state;
 #[cfg(feature = "testing")]

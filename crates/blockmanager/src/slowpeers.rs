@@ -3,7 +3,7 @@
 //! - [`SlowPeerTracker`]: for each node reported slow, which nodes reported it and when.
 //!   A report is valid for 3 × dfs.datanode.outliers.report.interval, so a slow node stays
 //!   known across at least two report rounds and is forgotten when reports stop.
-//! - [`SlowDiskTracker`]: the same for (DataNode, volume) pairs with their latencies.
+//! - [`SlowDiskTracker`] (`crate::slowdisks`): the same for (DataNode, volume) pairs with their latencies.
 //! - [`SlowNodes`]: both trackers plus the slow node set (the nodes reported by the most
 //!   peers, at most dfs.namenode.max.slowpeer.collect.nodes and — beyond Hadoop — at most
 //!   rhdfs.namenode.slownodes.max.percent of the registered DataNodes, so a noisy cluster
@@ -22,130 +22,12 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use rhdfs_conf::clock::SharedClock;
-use rhdfs_conf::{Configuration, keys};
 
 use crate::datanodes::DatanodeId;
-use crate::error::BlockManagerError;
 use crate::limits::MAX_NODES_IN_JSON;
 use crate::placement::NodeView;
-
-/// Settings of the NameNode's slow node handling.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SlowNodeConfig {
-    /// dfs.datanode.peer.stats.enabled (the NameNode tracks peer reports only when on).
-    pub peer_stats_enabled: bool,
-    /// dfs.datanode.fileio.profiling.sampling.percentage > 0.
-    pub disk_stats_enabled: bool,
-    /// 3 × dfs.datanode.outliers.report.interval.
-    pub report_validity: Duration,
-    /// dfs.namenode.max.slowpeer.collect.nodes
-    pub max_collect_nodes: usize,
-    /// dfs.namenode.slowpeer.collect.interval
-    pub collect_interval: Duration,
-    /// dfs.namenode.block-placement-policy.exclude-slow-nodes.enabled
-    pub exclude_for_write: bool,
-    /// dfs.namenode.avoid.read.slow.datanode
-    pub avoid_for_read: bool,
-    /// rhdfs.namenode.slownodes.max.percent: the slow set holds at most this share of the
-    /// registered DataNodes (rounded down).
-    pub max_avoided_percent: u32,
-}
-
-impl Default for SlowNodeConfig {
-    fn default() -> Self {
-        SlowNodeConfig {
-            peer_stats_enabled: keys::DFS_DATANODE_PEER_STATS_ENABLED_DEFAULT,
-            disk_stats_enabled: false,
-            report_validity: keys::DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_DEFAULT * 3,
-            max_collect_nodes: keys::DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_DEFAULT as usize,
-            collect_interval: keys::DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_DEFAULT,
-            exclude_for_write:
-                keys::DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_DEFAULT,
-            avoid_for_read: keys::DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_DEFAULT,
-            max_avoided_percent: keys::RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_DEFAULT,
-        }
-    }
-}
-
-fn conf_err(key: &str) -> impl Fn(rhdfs_conf::ConfError) -> BlockManagerError + '_ {
-    move |e| BlockManagerError::Config(format!("{key}: {e}"))
-}
-
-impl SlowNodeConfig {
-    pub fn from_conf(conf: &Configuration) -> Result<Self, BlockManagerError> {
-        use keys::*;
-        let d = SlowNodeConfig::default();
-        let interval = conf
-            .get_duration(
-                DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY,
-                DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_DEFAULT,
-                DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_UNIT,
-            )
-            .map_err(conf_err(DFS_DATANODE_OUTLIERS_REPORT_INTERVAL_KEY))?;
-        Ok(SlowNodeConfig {
-            peer_stats_enabled: conf
-                .get_bool(DFS_DATANODE_PEER_STATS_ENABLED_KEY, d.peer_stats_enabled)
-                .map_err(conf_err(DFS_DATANODE_PEER_STATS_ENABLED_KEY))?,
-            disk_stats_enabled: conf
-                .get_u64(
-                    DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_KEY,
-                    DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_DEFAULT,
-                )
-                .map_err(conf_err(
-                    DFS_DATANODE_FILEIO_PROFILING_SAMPLING_PERCENTAGE_KEY,
-                ))?
-                > 0,
-            report_validity: interval * 3,
-            max_collect_nodes: conf
-                .get_u64(
-                    DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_KEY,
-                    DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_DEFAULT,
-                )
-                .map_err(conf_err(DFS_NAMENODE_MAX_SLOWPEER_COLLECT_NODES_KEY))?
-                as usize,
-            collect_interval: conf
-                .get_duration(
-                    DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_KEY,
-                    DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_DEFAULT,
-                    DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_UNIT,
-                )
-                .map_err(conf_err(DFS_NAMENODE_SLOWPEER_COLLECT_INTERVAL_KEY))?,
-            exclude_for_write: conf
-                .get_bool(
-                    DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_KEY,
-                    d.exclude_for_write,
-                )
-                .map_err(conf_err(
-                    DFS_NAMENODE_BLOCKPLACEMENTPOLICY_EXCLUDE_SLOW_NODES_ENABLED_KEY,
-                ))?,
-            avoid_for_read: conf
-                .get_bool(DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_KEY, d.avoid_for_read)
-                .map_err(conf_err(DFS_NAMENODE_AVOID_READ_SLOW_DATANODE_KEY))?,
-            max_avoided_percent: conf
-                .get_u32(
-                    RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_KEY,
-                    d.max_avoided_percent,
-                )
-                .map_err(conf_err(RHDFS_NAMENODE_SLOWNODES_MAX_PERCENT_KEY))?
-                .min(100),
-        })
-    }
-
-    /// How many of `registered` DataNodes the slow set may hold: the smaller of
-    /// dfs.namenode.max.slowpeer.collect.nodes and rhdfs.namenode.slownodes.max.percent of
-    /// them (rounded down).
-    pub fn max_avoided(&self, registered: usize) -> usize {
-        let share = registered.saturating_mul(self.max_avoided_percent as usize) / 100;
-        self.max_collect_nodes.min(share)
-    }
-
-    /// Whether the slow node set is collected at all: whenever peer stats are on, since the
-    /// heartbeat's isSlownode is read from it (placement and read order use it only when
-    /// their own keys say so).
-    pub fn collects(&self) -> bool {
-        self.peer_stats_enabled
-    }
-}
+pub use crate::slow_config::SlowNodeConfig;
+pub use crate::slowdisks::{DiskReport, SlowDiskEntry, SlowDiskTracker};
 
 /// One valid report on a slow node.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,17 +60,6 @@ pub struct SlowPeerEntry {
     pub median: Option<f64>,
     pub mad: Option<f64>,
     pub upper_limit: Option<f64>,
-}
-
-/// One heartbeat's entry on a slow volume of the reporting DataNode (SlowDiskReportProto):
-/// its base path and mean latencies in ms. Entries with no path are ignored; missing or
-/// non-finite latencies are left out.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SlowDiskEntry {
-    pub base_path: String,
-    pub metadata_latency: Option<f64>,
-    pub read_latency: Option<f64>,
-    pub write_latency: Option<f64>,
 }
 
 /// Reporting node -> (monotonic time of its latest report, reported latency, detector stats).
@@ -340,102 +211,6 @@ impl SlowPeerTracker {
                     rhdfs_conf::json::string(slow),
                     inner.join(",")
                 ))
-            })
-            .collect();
-        format!("[{}]", items.join(","))
-    }
-}
-
-/// The latest report on one (DataNode, volume) pair.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiskReport {
-    /// "dataNodeAddress:basePath", as Hadoop names slow disks.
-    pub disk_id: String,
-    /// (op name, mean latency ms): METADATA, READ, WRITE as reported.
-    pub latencies: BTreeMap<&'static str, f64>,
-}
-
-impl DiskReport {
-    fn worst(&self) -> f64 {
-        self.latencies.values().copied().fold(0.0, f64::max)
-    }
-}
-
-/// Slow disk reports per (DataNode, volume), valid for the same time as peer reports.
-#[derive(Debug)]
-pub struct SlowDiskTracker {
-    validity: Duration,
-    reports: Mutex<BTreeMap<String, (Duration, DiskReport)>>,
-}
-
-impl SlowDiskTracker {
-    pub fn new(validity: Duration) -> Self {
-        SlowDiskTracker {
-            validity,
-            reports: Mutex::new(BTreeMap::new()),
-        }
-    }
-
-    /// The slow disks of one heartbeat from `datanode` (its address).
-    pub fn add_reports(&self, datanode: &str, disks: &[SlowDiskEntry], now: Duration) {
-        let mut g = self.reports.lock();
-        for d in disks {
-            let path = d.base_path.as_str();
-            if path.is_empty() {
-                continue;
-            }
-            let mut latencies = BTreeMap::new();
-            for (name, v) in [
-                ("METADATA", d.metadata_latency),
-                ("READ", d.read_latency),
-                ("WRITE", d.write_latency),
-            ] {
-                if let Some(v) = v.filter(|v| v.is_finite()) {
-                    latencies.insert(name, v);
-                }
-            }
-            let disk_id = format!("{datanode}:{path}");
-            g.insert(disk_id.clone(), (now, DiskReport { disk_id, latencies }));
-        }
-    }
-
-    /// Valid reports, the slowest first (ties by id), at most `n`; expired ones are dropped.
-    pub fn slow_disks(&self, n: usize, now: Duration) -> Vec<DiskReport> {
-        let mut g = self.reports.lock();
-        g.retain(|_, (at, _)| now.saturating_sub(*at) < self.validity);
-        let mut v: Vec<DiskReport> = g.values().map(|(_, r)| r.clone()).collect();
-        v.sort_by(|a, b| {
-            b.worst()
-                .total_cmp(&a.worst())
-                .then_with(|| a.disk_id.cmp(&b.disk_id))
-        });
-        v.truncate(n);
-        v
-    }
-
-    /// JSON of the top `n` slow disks (Hadoop's SlowDisksReport attribute):
-    /// `[{"SlowDiskID":..,"Latencies":{"METADATA":..,"READ":..,"WRITE":..}}]`.
-    pub fn json(&self, n: usize, now: Duration) -> String {
-        let items: Vec<String> = self
-            .slow_disks(n, now)
-            .iter()
-            .map(|r| {
-                let lat: Vec<String> = r
-                    .latencies
-                    .iter()
-                    .map(|(k, v)| {
-                        format!(
-                            "{}:{}",
-                            rhdfs_conf::json::string(k),
-                            rhdfs_conf::json::number(*v)
-                        )
-                    })
-                    .collect();
-                format!(
-                    "{{\"SlowDiskID\":{},\"Latencies\":{{{}}}}}",
-                    rhdfs_conf::json::string(&r.disk_id),
-                    lat.join(",")
-                )
             })
             .collect();
         format!("[{}]", items.join(","))

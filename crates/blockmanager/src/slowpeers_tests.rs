@@ -2,6 +2,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rhdfs_conf::clock::{Clock, ManualClock};
+use rhdfs_conf::{Configuration, keys};
 
 use super::*;
 
