@@ -540,6 +540,50 @@ mod tests {
         assert!(m.slow_volumes_to_exclude(3).is_empty());
     }
 
+    /// rhdfs's defaults: a DataNode with nine peers, all sent 6 packets a second at 2 ms for
+    /// the whole 3-minute history; then one peer turns 10× slower (20 ms) and, being the
+    /// bottleneck of its pipelines, gets 10× fewer packets. It is reported within 4 minutes
+    /// (the NameNode's 30 s collection and a heartbeat keep the whole under 5), never before
+    /// it turned slow, and no healthy peer is ever reported.
+    #[test]
+    fn defaults_report_a_10x_slower_peer_within_4_minutes() {
+        let clock = Arc::new(ManualClock::new(0));
+        let m = DataNodeMetrics::from_conf(&Configuration::new(), clock.clone()).unwrap();
+        let peers: Vec<String> = (1..=9).map(|i| format!("10.0.0.{i}:9864")).collect();
+        let slow_from = Duration::from_secs(240);
+        let mut first_report = None;
+        for sec in 0..600u64 {
+            let now = Duration::from_secs(sec);
+            for (i, p) in peers.iter().enumerate() {
+                let slow = i == 8 && now >= slow_from;
+                let (n, ms) = if slow {
+                    (u64::from(sec % 10 < 6), 20)
+                } else {
+                    (6, 2)
+                };
+                for _ in 0..n {
+                    m.record_peer(p, Duration::from_millis(ms));
+                }
+            }
+            for r in m.heartbeat_reports().slow_peers {
+                assert_eq!(r.data_node_id.as_deref(), Some(peers[8].as_str()), "{r:?}");
+                assert!(
+                    now >= slow_from,
+                    "reported at {now:?} before it turned slow"
+                );
+                first_report.get_or_insert(now);
+            }
+            clock.advance(Duration::from_secs(1));
+        }
+        let at = first_report.expect("the slow peer was never reported");
+        assert!(
+            at - slow_from <= Duration::from_secs(240),
+            "reported {:?} after",
+            at - slow_from
+        );
+        assert!(m.peers.as_ref().expect("on").judged_reports() >= 19);
+    }
+
     #[test]
     fn slow_disk_views() {
         let clock = Arc::new(ManualClock::new(0));
