@@ -5,7 +5,7 @@ use std::sync::Arc;
 use futures::Stream;
 use rhdfs_conf::clock::{SharedClock, system_clock};
 use rhdfs_conf::{Configuration, addr};
-use rhdfs_ipc::RpcClient;
+use rhdfs_ipc::{ClientConfig, LocalConnector, RpcClient};
 use rhdfs_proto::hdfs::*;
 use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 use tokio::sync::OnceCell;
@@ -101,13 +101,29 @@ impl FileSystem {
         clock: SharedClock,
     ) -> Result<Self> {
         let user = rhdfs_conf::user::current_user();
-        Self::connect_impl(uri, conf, clock, user).await
+        Self::connect_impl(uri, conf, clock, user, ClientConfig::default()).await
     }
 
     /// Connects to `uri` as `user` (simple authentication), not as the process's user:
     /// what a server acting for a remote user needs (the NameNode's fsck -move).
     pub async fn connect_as(uri: &str, conf: Configuration, user: &str) -> Result<Self> {
-        Self::connect_impl(Some(uri), conf, system_clock(), user.to_string()).await
+        let ipc = ClientConfig::default();
+        Self::connect_impl(Some(uri), conf, system_clock(), user.to_string(), ipc).await
+    }
+
+    /// [`FileSystem::connect_as`] reaching the NameNode through an in-process connection
+    /// (a gateway inside the NameNode's process: its WebHDFS); `uri` still names it.
+    pub async fn connect_in_process(
+        uri: &str,
+        conf: Configuration,
+        user: &str,
+        nn: LocalConnector,
+    ) -> Result<Self> {
+        let ipc = ClientConfig {
+            in_process: Some(nn),
+            ..ClientConfig::default()
+        };
+        Self::connect_impl(Some(uri), conf, system_clock(), user.to_string(), ipc).await
     }
 
     async fn connect_impl(
@@ -115,6 +131,7 @@ impl FileSystem {
         conf: Configuration,
         clock: SharedClock,
         user: String,
+        ipc: ClientConfig,
     ) -> Result<Self> {
         let (uri, host, port) = match uri {
             Some(u) => {
@@ -154,7 +171,7 @@ impl FileSystem {
             format!("{host}:{port}")
         };
         debug!(%target, %user, "connecting to the NameNode");
-        let nn = RpcClient::connect(&target, CLIENT_PROTOCOL, &user).await?;
+        let nn = RpcClient::connect_with(&target, CLIENT_PROTOCOL, &user, ipc).await?;
         let client_name = format!(
             "DFSClient_NONMAPREDUCE_{}_1",
             rand::random::<u32>() & 0x7fff_ffff

@@ -11,9 +11,8 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use prost::Message;
 use rhdfs_proto::common::RpcResponseHeaderProto;
-use tokio::io::{AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::{debug, trace};
@@ -23,7 +22,8 @@ use crate::frame::{
     AUTH_NONE, FrameError, STATUS_ERROR, STATUS_FATAL, STATUS_SUCCESS, decode_delimited, preamble,
     read_frame, take_delimited,
 };
-use crate::headers::{call_frame, context_frame};
+use crate::headers::{call_frame_for, context_frame};
+use crate::local::LocalConnector;
 
 /// Default of `ipc.maximum.response.length` (128 MiB).
 pub const MAX_RESPONSE_LENGTH_DEFAULT: usize = 128 * 1024 * 1024;
@@ -54,6 +54,9 @@ pub struct ClientConfig {
     /// close one idle for twice as long, once `ipc.client.idlethreshold` connections are
     /// open, and that could race a new call); the next call reconnects.
     pub max_idle: Duration,
+    /// Connect through this in-process connector instead of TCP to the address (a gateway
+    /// inside the server's process; see `local`).
+    pub in_process: Option<LocalConnector>,
 }
 
 impl Default for ClientConfig {
@@ -63,6 +66,7 @@ impl Default for ClientConfig {
             max_response_length: MAX_RESPONSE_LENGTH_DEFAULT,
             connect_timeout: CONNECT_TIMEOUT_DEFAULT,
             max_idle: CLIENT_MAX_IDLE_DEFAULT,
+            in_process: None,
         }
     }
 }
@@ -89,6 +93,7 @@ impl ClientConfig {
                 CLIENT_MAX_IDLE_DEFAULT,
                 Milliseconds,
             )?,
+            in_process: None,
         })
     }
 }
@@ -172,7 +177,14 @@ impl RpcClient {
             table: &conn.table,
             call_id,
         };
-        let frame = call_frame(call_id, &shared.client_id, method, &shared.protocol, body);
+        let frame = call_frame_for(
+            call_id,
+            &shared.client_id,
+            method,
+            &shared.protocol,
+            body,
+            crate::caller::current(),
+        );
         trace!("IPC client {}: call {call_id} {method}", shared.addr);
         if conn.tx.send(frame).await.is_err() {
             return Err(conn.table.failure());
@@ -385,6 +397,10 @@ struct Conn {
 
 impl Conn {
     async fn open(shared: &Shared) -> Result<Self, IpcError> {
+        if let Some(local) = &shared.cfg.in_process {
+            let (rd, wr) = tokio::io::split(local.connect()?);
+            return Self::start(shared, rd, wr).await;
+        }
         let stream =
             tokio::time::timeout(shared.cfg.connect_timeout, TcpStream::connect(&shared.addr))
                 .await
@@ -399,6 +415,15 @@ impl Conn {
                 })??;
         stream.set_nodelay(true)?;
         let (rd, wr) = stream.into_split();
+        Self::start(shared, rd, wr).await
+    }
+
+    /// Sends the preamble and connection context, then starts the reader and the writer.
+    async fn start<R, W>(shared: &Shared, rd: R, wr: W) -> Result<Self, IpcError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let mut wr = BufWriter::new(wr);
         wr.write_all(&preamble(AUTH_NONE)).await?;
         wr.write_all(&context_frame(
@@ -475,8 +500,8 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     }
 }
 
-async fn read_loop(
-    mut rd: BufReader<OwnedReadHalf>,
+async fn read_loop<R: AsyncRead + Unpin>(
+    mut rd: BufReader<R>,
     table: Arc<CallTable>,
     client_id: Bytes,
     max_len: usize,

@@ -12,12 +12,13 @@ use futures::future::BoxFuture;
 use rhdfs_proto::common::{
     IpcConnectionContextProto, RequestHeaderProto, RpcRequestHeaderProto, RpcSaslProto,
 };
-use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter, DuplexStream};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
 use tracing::{debug, error, trace, warn};
 
+use crate::caller::Forwarded;
 use crate::config::{ServerConfig, shutdown_signalled};
 use crate::error::{IPC_EXCEPTION, RpcError, VERSION_MISMATCH_EXCEPTION};
 use crate::frame::{
@@ -27,7 +28,7 @@ use crate::frame::{
     SASL_STATE_NEGOTIATE, decode_delimited, read_frame, take_delimited,
 };
 use crate::headers::{ReplyTo, error_frame, fatal_frame, sasl_success_frame, success_frame};
-use crate::idle::{CallGuard, Counted, Registration};
+use crate::idle::{CallGuard, Counted, ReadSide, Registration};
 use crate::metrics::RpcMetrics;
 use crate::service::{CallContext, RpcService};
 
@@ -59,6 +60,16 @@ impl From<FrameError> for Close {
     }
 }
 
+/// Where a connection came from, which decides what its calls may claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Accepted from the network: every call is its peer's own.
+    Network,
+    /// Opened inside this process through a `LocalConnector` (no socket, so no network peer
+    /// can be one): a call's caller context may name whom it is made for (`caller`).
+    InProcess,
+}
+
 /// Serves one accepted connection until it ends or the server shuts down.
 pub(crate) async fn serve(
     stream: TcpStream,
@@ -66,16 +77,45 @@ pub(crate) async fn serve(
     svc: Arc<dyn RpcService>,
     cfg: Arc<ServerConfig>,
     reg: Registration,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
     if let Err(e) = stream.set_nodelay(true) {
         debug!("IPC {peer}: set_nodelay failed: {e}");
     }
     let (rd, wr) = stream.into_split();
+    let from = (peer, Origin::Network);
+    serve_halves(ReadSide::Tcp(rd), wr, from, svc, cfg, reg, shutdown).await
+}
+
+/// Serves the server's end of an in-process connection; `peer` is the server's own address
+/// (the calls come from this process).
+pub(crate) async fn serve_in_process(
+    stream: DuplexStream,
+    peer: SocketAddr,
+    svc: Arc<dyn RpcService>,
+    cfg: Arc<ServerConfig>,
+    reg: Registration,
+    shutdown: watch::Receiver<bool>,
+) {
+    let (rd, wr) = tokio::io::split(stream);
+    let from = (peer, Origin::InProcess);
+    serve_halves(ReadSide::InProcess(rd), wr, from, svc, cfg, reg, shutdown).await
+}
+
+async fn serve_halves<W: AsyncWrite + Unpin + Send + 'static>(
+    rd: ReadSide,
+    wr: W,
+    (peer, origin): (SocketAddr, Origin),
+    svc: Arc<dyn RpcService>,
+    cfg: Arc<ServerConfig>,
+    reg: Registration,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let metrics = Arc::clone(&cfg.metrics);
     let _open = metrics.connection();
     let conn = Connection {
         peer,
+        origin,
         svc,
         cfg,
         rd: BufReader::new(Counted::new(rd, &reg)),
@@ -89,6 +129,7 @@ pub(crate) async fn serve(
 
 struct Connection {
     peer: SocketAddr,
+    origin: Origin,
     svc: Arc<dyn RpcService>,
     cfg: Arc<ServerConfig>,
     rd: BufReader<Counted>,
@@ -407,6 +448,15 @@ impl Connection {
                 call_id: header.call_id,
                 retry_count: header.retry_count(),
                 peer: self.peer,
+                // Only an in-process connection may say whom a call is for; a network
+                // client's caller context is not read at all.
+                forwarded: match self.origin {
+                    Origin::InProcess => header
+                        .caller_context
+                        .as_ref()
+                        .and_then(|c| Forwarded::parse(&c.context)),
+                    Origin::Network => None,
+                },
             };
             trace!(
                 "IPC {}: call {} {}.{}",

@@ -3,8 +3,8 @@
 use bytes::Bytes;
 use prost::Message;
 use rhdfs_proto::common::{
-    IpcConnectionContextProto, RequestHeaderProto, RpcRequestHeaderProto, RpcResponseHeaderProto,
-    RpcSaslProto, UserInformationProto,
+    IpcConnectionContextProto, RequestHeaderProto, RpcCallerContextProto, RpcRequestHeaderProto,
+    RpcResponseHeaderProto, RpcSaslProto, UserInformationProto,
 };
 
 use crate::error::RpcError;
@@ -127,7 +127,24 @@ pub fn call_frame(
     protocol: &str,
     body: &[u8],
 ) -> Bytes {
-    let header = request_header(call_id, client_id, 0);
+    call_frame_for(call_id, client_id, method, protocol, body, None)
+}
+
+/// [`call_frame`] with a caller context (`RpcRequestHeaderProto.callerContext`): whom the
+/// call is made for (see `caller`).
+pub fn call_frame_for(
+    call_id: i32,
+    client_id: &Bytes,
+    method: &str,
+    protocol: &str,
+    body: &[u8],
+    caller_context: Option<String>,
+) -> Bytes {
+    let mut header = request_header(call_id, client_id, 0);
+    header.caller_context = caller_context.map(|context| RpcCallerContextProto {
+        context,
+        signature: None,
+    });
     let request = RequestHeaderProto {
         method_name: method.to_owned(),
         declaring_class_protocol_name: protocol.to_owned(),

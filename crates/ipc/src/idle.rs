@@ -289,16 +289,25 @@ impl Drop for Registration {
     }
 }
 
-/// The socket's read half, counting the bytes received and when the last arrived.
+/// Where a connection's bytes come from.
+#[derive(Debug)]
+pub(crate) enum ReadSide {
+    Tcp(OwnedReadHalf),
+    /// An in-process connection (`local`): its buffer cannot be peeked, so it counts as
+    /// holding unread input and is never closed as idle (its client closes it when idle).
+    InProcess(tokio::io::ReadHalf<tokio::io::DuplexStream>),
+}
+
+/// The connection's read half, counting the bytes received and when the last arrived.
 #[derive(Debug)]
 pub(crate) struct Counted {
-    inner: OwnedReadHalf,
+    inner: ReadSide,
     state: Arc<ConnState>,
     clock: SharedClock,
 }
 
 impl Counted {
-    pub(crate) fn new(inner: OwnedReadHalf, reg: &Registration) -> Self {
+    pub(crate) fn new(inner: ReadSide, reg: &Registration) -> Self {
         Counted {
             inner,
             state: Arc::clone(reg.state()),
@@ -310,7 +319,10 @@ impl Counted {
     /// (a non-blocking MSG_PEEK), not the runtime's readiness cache, which may lag behind
     /// right after the process was stopped and resumed.
     pub(crate) fn has_unread_input(&self) -> bool {
-        has_unread_input(&self.inner)
+        match &self.inner {
+            ReadSide::Tcp(half) => has_unread_input(half),
+            ReadSide::InProcess(_) => true,
+        }
     }
 }
 
@@ -331,7 +343,10 @@ impl AsyncRead for Counted {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
-        let res = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let res = match &mut self.inner {
+            ReadSide::Tcp(half) => Pin::new(half).poll_read(cx, buf),
+            ReadSide::InProcess(half) => Pin::new(half).poll_read(cx, buf),
+        };
         let n = buf.filled().len().saturating_sub(before);
         if n > 0 {
             self.state.received.fetch_add(n as u64, Ordering::AcqRel);

@@ -13,6 +13,7 @@
 //!
 //! [`frame`] and [`headers`] expose the byte-level pieces for tests and tools.
 
+pub mod caller;
 mod client;
 mod config;
 mod connection;
@@ -21,6 +22,7 @@ pub mod exceptions;
 pub mod frame;
 pub mod headers;
 mod idle;
+mod local;
 pub mod metrics;
 mod router;
 mod server;
@@ -40,6 +42,7 @@ pub use error::{
     RpcError, VERSION_MISMATCH_EXCEPTION,
 };
 pub use idle::{IdleRules, IdleView};
+pub use local::LocalConnector;
 pub use metrics::{MethodSnapshot, RpcMetrics, RpcSnapshot};
 pub use router::ProtocolRouter;
 pub use server::RpcServer;

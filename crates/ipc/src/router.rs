@@ -63,6 +63,7 @@ mod tests {
             call_id: 0,
             retry_count: 0,
             peer: "127.0.0.1:1".parse().expect("literal address"),
+            forwarded: None,
         }
     }
 

@@ -15,6 +15,7 @@ use crate::config::ServerConfig;
 pub(crate) use crate::config::shutdown_signalled;
 use crate::connection;
 use crate::idle::{Connections, IdleView};
+use crate::local::LocalConnector;
 use crate::metrics::RpcMetrics;
 use crate::service::RpcService;
 
@@ -26,6 +27,7 @@ pub struct RpcServer {
     accept_task: Option<JoinHandle<()>>,
     conns: Arc<Connections>,
     metrics: Arc<RpcMetrics>,
+    local: LocalConnector,
 }
 
 impl RpcServer {
@@ -41,6 +43,13 @@ impl RpcServer {
         let conns = Arc::new(Connections::new(cfg.idle, Arc::clone(&cfg.clock)));
         let metrics = Arc::clone(&cfg.metrics);
         let cfg = Arc::new(cfg);
+        let local = LocalConnector::new(
+            local_addr,
+            Arc::clone(&svc),
+            Arc::clone(&cfg),
+            Arc::clone(&conns),
+            shutdown_rx.clone(),
+        );
         info!("IPC server listening on {local_addr}");
         tokio::spawn(tracing::Instrument::in_current_span(idle_scan_loop(
             Arc::clone(&conns),
@@ -59,7 +68,14 @@ impl RpcServer {
             accept_task: Some(accept_task),
             conns,
             metrics,
+            local,
         })
+    }
+
+    /// Opens in-process connections to this server (see `local`): for a gateway in this
+    /// process whose calls may name whom they are made for.
+    pub fn local_connector(&self) -> LocalConnector {
+        self.local.clone()
     }
 
     /// The address actually bound.

@@ -1,10 +1,11 @@
 //! The server-side service interface (`RpcService`, `CallContext`) and message helpers.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 
+use crate::caller::Forwarded;
 use crate::error::RpcError;
 
 /// Everything known about one incoming call besides its request message.
@@ -24,6 +25,21 @@ pub struct CallContext {
     pub retry_count: i32,
     /// Remote address of the connection.
     pub peer: SocketAddr,
+    /// Whom the call is made for, from the caller context of a call on an in-process
+    /// connection (never from a network peer): see `caller`.
+    pub forwarded: Option<Forwarded>,
+}
+
+impl CallContext {
+    /// The caller's address: the forwarded client's, else the connection's peer.
+    pub fn client_ip(&self) -> IpAddr {
+        self.forwarded.as_ref().map_or(self.peer.ip(), |f| f.ip)
+    }
+
+    /// How the caller reached the server: the forwarded protocol, else `rpc`.
+    pub fn via(&self) -> &str {
+        self.forwarded.as_ref().map_or("rpc", |f| f.proto.as_str())
+    }
 }
 
 /// A protocol implementation served by an [`crate::RpcServer`].

@@ -7,4 +7,5 @@ mod common;
 mod capture;
 mod client_server;
 mod idle;
+mod in_process;
 mod wire;

@@ -37,4 +37,5 @@ mod volume_failure;
 mod web_ui;
 mod webhdfs;
 mod webhdfs_acls;
+mod webhdfs_audit;
 mod webhdfs_ops;

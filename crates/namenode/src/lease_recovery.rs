@@ -229,6 +229,7 @@ mod tests {
             call_id: 0,
             retry_count: 0,
             peer: "127.0.0.1:50000".parse().unwrap(),
+            forwarded: None,
         };
         let out = svc.call(ctx, Bytes::from(req.encode_to_vec())).await?;
         Ok(Resp::decode(out).unwrap())

@@ -362,6 +362,7 @@ impl NameNode {
                 }
             };
         if let Some(h) = &http {
+            h.set_rpc_connector(rpc.local_connector());
             h.set_rpc(rpc.local_addr(), rpc.metrics());
         }
         tracing::info!(

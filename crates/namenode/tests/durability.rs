@@ -285,6 +285,7 @@ async fn raw<Req: Message, Resp: Message + Default>(
         call_id,
         retry_count: 1,
         peer: "127.0.0.1:50000".parse().unwrap(),
+        forwarded: None,
     };
     let out = svc.call(ctx, Bytes::from(req.encode_to_vec())).await?;
     Ok(Resp::decode(out).unwrap())

@@ -2,10 +2,12 @@
 //! request does not pay for a new connection.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 use rhdfs_client::{ClientError, FileSystem};
 use rhdfs_conf::Configuration;
+use rhdfs_ipc::LocalConnector;
 
 use crate::error::WebError;
 
@@ -18,6 +20,9 @@ const NO_UMASK: &str = "000";
 pub struct FsCache {
     conf: Configuration,
     map: Mutex<HashMap<(String, String), FileSystem>>,
+    /// Set in the NameNode's process: its clients reach it in-process, so their calls may
+    /// name the HTTP client they are made for (`rhdfs_ipc::caller`).
+    in_process: OnceLock<LocalConnector>,
 }
 
 impl FsCache {
@@ -28,7 +33,13 @@ impl FsCache {
         FsCache {
             conf,
             map: Mutex::new(HashMap::new()),
+            in_process: OnceLock::new(),
         }
+    }
+
+    /// Clients made from now on connect through `nn` (the first connector set stays).
+    pub fn set_in_process(&self, nn: LocalConnector) {
+        let _ = self.in_process.set(nn);
     }
 
     /// The file system of `user` on the NameNode at `nn` (host:port).
@@ -37,14 +48,18 @@ impl FsCache {
         if let Some(fs) = self.map.lock().get(&key) {
             return Ok(fs.clone());
         }
-        let fs = FileSystem::connect_as(&format!("hdfs://{nn}"), self.conf.clone(), user)
-            .await
-            .map_err(|e| {
-                WebError::io(format!(
-                    "cannot connect to the NameNode at {nn}: {}",
-                    e.message()
-                ))
-            })?;
+        let uri = format!("hdfs://{nn}");
+        let conf = self.conf.clone();
+        let fs = match self.in_process.get() {
+            Some(local) => FileSystem::connect_in_process(&uri, conf, user, local.clone()).await,
+            None => FileSystem::connect_as(&uri, conf, user).await,
+        };
+        let fs = fs.map_err(|e| {
+            WebError::io(format!(
+                "cannot connect to the NameNode at {nn}: {}",
+                e.message()
+            ))
+        })?;
         let mut map = self.map.lock();
         if map.len() >= MAX_ENTRIES {
             map.clear();

@@ -11,6 +11,7 @@ use rhdfs_client::{ClientError, FileSystem};
 use rhdfs_conf::Configuration;
 use rhdfs_http::url::{encode_component, encode_query_value};
 use rhdfs_http::{Connection, Request};
+use rhdfs_ipc::caller::{Forwarded, scope};
 use rhdfs_proto::hdfs::{DatanodeInfoProto, LocatedBlockProto};
 
 use crate::error::{Failure, WebError};
@@ -95,6 +96,12 @@ impl NameNodeWebHdfs {
         let _ = self.rpc_addr.set(addr);
     }
 
+    /// Reach the NameNode in-process from now on, so that its audit log names each HTTP
+    /// client and `proto=webhdfs` (see `rhdfs_ipc::caller`).
+    pub fn set_rpc_connector(&self, nn: rhdfs_ipc::LocalConnector) {
+        self.cache.set_in_process(nn);
+    }
+
     /// Answers one `/webhdfs/v1` request.
     pub async fn handle(&self, req: &Request, conn: &mut Connection) -> std::io::Result<()> {
         if !self.web.enabled {
@@ -147,7 +154,10 @@ impl NameNodeWebHdfs {
             self.cache.forget_on_failure(nn, &user, &e);
             WebError::from(e)
         };
-        self.run(op, &fs, &path, req, nn, &user, peer)
+        // Every call made for this request names its HTTP client (believed only on the
+        // in-process connection; elsewhere the NameNode ignores it).
+        let caller = Forwarded::new(peer.ip(), "webhdfs");
+        scope(&caller, self.run(op, &fs, &path, req, nn, &user, peer))
             .await
             .map_err(|e| match e {
                 Failure::Client(e) => fail(e),

@@ -93,6 +93,11 @@ impl RpcService for ToyService {
                     )),
                 }))
             }
+            // Whom the call is for and how it came (`caller`).
+            "whence" => Ok(encode_response(&UserInformationProto {
+                effective_user: Some(ctx.client_ip().to_string()),
+                real_user: Some(ctx.via().to_string()),
+            })),
             "sleep" => Ok(encode_response(&self.sleep(req()?).await?)),
             "fail" => Err(RpcError::new(
                 "java.io.FileNotFoundException",

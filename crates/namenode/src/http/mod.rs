@@ -155,6 +155,13 @@ impl HttpServer {
         self.shared.webhdfs_rpc_addr(addr);
     }
 
+    /// WebHDFS reaches the RPC server through `nn`, in-process, so each call names its HTTP
+    /// client (audit `ip=` and `proto=webhdfs`). Set before [`HttpServer::set_rpc`]: WebHDFS
+    /// answers nothing until the address is known, so no client connects over TCP first.
+    pub fn set_rpc_connector(&self, nn: rhdfs_ipc::LocalConnector) {
+        self.shared.webhdfs.set_rpc_connector(nn);
+    }
+
     /// [`HttpServer::set_rpc_addr`], and the RPC server's counters for `/jmx` and `/metrics`.
     pub fn set_rpc(&self, addr: SocketAddr, metrics: Arc<rhdfs_ipc::RpcMetrics>) {
         let _ = self.shared.rpc_metrics.set(metrics);

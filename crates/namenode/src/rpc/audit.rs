@@ -317,12 +317,12 @@ pub fn record(
     log.log(&AuditEvent {
         allowed,
         user: &ctx.user,
-        ip: Some(ctx.peer.ip()),
+        ip: Some(ctx.client_ip()),
         cmd,
         src: src.as_deref(),
         dst: dst.as_deref(),
         perm,
-        proto: "rpc",
+        proto: ctx.via(),
     });
 }
 

@@ -131,7 +131,10 @@ impl ClientProtocolService {
     }
 
     async fn caller(&self, ctx: &CallContext) -> Caller {
-        self.fs.caller(&ctx.user, &ctx.peer.ip().to_string()).await
+        // The forwarded client for a gateway call (WebHDFS), as Hadoop's Server.getRemoteIp().
+        self.fs
+            .caller(&ctx.user, &ctx.client_ip().to_string())
+            .await
     }
 
     /// The caller, when it is the superuser or permissions are off; otherwise Hadoop's

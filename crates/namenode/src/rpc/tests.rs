@@ -116,6 +116,7 @@ impl Env {
             call_id: 0,
             retry_count: 0,
             peer: "127.0.0.1:50000".parse().unwrap(),
+            forwarded: None,
         };
         let body = Bytes::from(req.encode_to_vec());
         let out = self.svc.call(ctx, body).await?;

@@ -50,6 +50,7 @@ pub fn ctx(method: &str) -> CallContext {
         call_id: 0,
         retry_count: 0,
         peer: "127.0.0.1:50000".parse().expect("addr"),
+        forwarded: None,
     }
 }
 
