@@ -1,7 +1,8 @@
 //! The NameNode's web port as a real process: 3,000 idle keep-alive connections (each has
 //! had one request answered and stays open) must not balloon its memory. The RSS growth is
-//! printed; the assertion is a generous bound (the goal is under 20 MB; before keep-alive
-//! and small buffers it was ~190 MB). Also: what closing them gives back, printed only.
+//! printed and must stay under issue 15's 20 MB (measured: about 5.2 MB, 1.8 KB per
+//! connection; before keep-alive and small buffers it was ~190 MB). Also: what closing them
+//! gives back, printed only (the allocator keeps some of it).
 
 use std::time::Duration;
 
@@ -12,8 +13,8 @@ use tokio::net::TcpStream;
 use crate::common::procs::{Cluster, ClusterOptions, wait_for};
 
 const CONNECTIONS: usize = 3_000;
-/// Generous: an order of magnitude below the old behaviour, robust to allocator slack.
-const MAX_GROWTH_BYTES: u64 = 60 * 1024 * 1024;
+/// Issue 15's bound: almost four times the measured growth, so allocator slack fits.
+const MAX_GROWTH_BYTES: u64 = 20 * 1024 * 1024;
 
 fn status_kb(pid: u32, field: &str) -> anyhow::Result<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
