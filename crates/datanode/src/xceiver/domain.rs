@@ -13,7 +13,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rhdfs_conf::{Configuration, keys};
 use rhdfs_proto::hdfs::{
@@ -26,7 +25,6 @@ use rhdfs_transfer::short_circuit::effective_path;
 use rhdfs_transfer::{Op, read_op, write_delimited};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
-use tokio::task::JoinSet;
 
 use super::{Next, XceiverContext, XceiverError, short_circuit_fds, timed};
 
@@ -98,26 +96,10 @@ impl DomainServer {
 async fn accept_loop(
     listener: UnixListener,
     ctx: Arc<XceiverContext>,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
-    let mut conns = JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = stop.changed() => break,
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
-            acc = listener.accept() => match acc {
-                Ok((sock, _)) => {
-                    conns.spawn(tracing::Instrument::in_current_span(serve(ctx.clone(), sock)));
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "domain socket accept failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        }
-    }
-    conns.abort_all();
-    while conns.join_next().await.is_some() {}
+    let on_conn = |(sock, _): (UnixStream, _)| Some(serve(ctx.clone(), sock));
+    super::accept::accept_until_stopped("domain socket", || listener.accept(), stop, on_conn).await;
 }
 
 /// The op loop of one local client (unbuffered: descriptors ride on single bytes).

@@ -1,7 +1,9 @@
 //! The data transfer server (dfs.datanode.address): accepts connections and runs the op loop
 //! of each (WRITE_BLOCK, READ_BLOCK, BLOCK_CHECKSUM, TRANSFER_BLOCK) on a reused connection.
-//! `domain`: the UNIX domain socket for short-circuit local reads (REQUEST_SHORT_CIRCUIT_FDS).
+//! `domain`: the UNIX domain socket for short-circuit local reads (REQUEST_SHORT_CIRCUIT_FDS);
+//! `accept`: the accept loop both listeners share.
 
+mod accept;
 mod block_sender;
 mod domain;
 mod read_block;
@@ -25,7 +27,6 @@ use tokio::io::BufReader;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::watch;
-use tokio::task::JoinSet;
 
 use crate::checksum::{ChecksumSpec, ChecksumType};
 use crate::dataset::Dataset;
@@ -174,35 +175,16 @@ impl XceiverServer {
     }
 }
 
-async fn accept_loop(
-    listener: TcpListener,
-    ctx: Arc<XceiverContext>,
-    mut stop: watch::Receiver<bool>,
-) {
-    let mut conns = JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = stop.changed() => break,
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
-            acc = listener.accept() => match acc {
-                Ok((sock, peer)) => {
-                    if ctx.faults.reject_transfers() {
-                        tracing::info!(%peer, "fault hook: transfer connection rejected");
-                        drop(sock);
-                        continue;
-                    }
-                    let _ = sock.set_nodelay(true);
-                    conns.spawn(tracing::Instrument::in_current_span(serve_connection(ctx.clone(), sock, peer)));
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
+async fn accept_loop(listener: TcpListener, ctx: Arc<XceiverContext>, stop: watch::Receiver<bool>) {
+    let on_conn = |(sock, peer): (TcpStream, SocketAddr)| {
+        if ctx.faults.reject_transfers() {
+            tracing::info!(%peer, "fault hook: transfer connection rejected");
+            return None;
         }
-    }
-    conns.abort_all();
-    while conns.join_next().await.is_some() {}
+        let _ = sock.set_nodelay(true);
+        Some(serve_connection(ctx.clone(), sock, peer))
+    };
+    accept::accept_until_stopped("data transfer", || listener.accept(), stop, on_conn).await;
 }
 
 async fn serve_connection(ctx: Arc<XceiverContext>, sock: TcpStream, peer: SocketAddr) {
