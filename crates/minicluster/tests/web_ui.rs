@@ -212,6 +212,28 @@ async fn every_page_in_headless_chromium() -> anyhow::Result<()> {
     )?;
     assert!(fsck.contains("is HEALTHY"), "{fsck}");
 
+    // Each DataNode's own overview in the browser: its block pool with the NameNode it
+    // reports to, and every data directory as a volume.
+    let bpid = cluster
+        .namenode()
+        .block_manager()
+        .block_pool_id()
+        .to_string();
+    let nn_rpc = cluster.namenode().rpc_addr().to_string();
+    let mut dn_pages = Vec::new();
+    for (i, (_, dn)) in cluster.running_datanodes().enumerate() {
+        let url = format!("http://{}/", dn.http_addr());
+        let page = dom(&browser, profile.path(), &url)?;
+        ensure!(page.contains("id=\"block-pools\""), "DataNode {i}: {page}");
+        ensure!(page.contains(&bpid), "DataNode {i}: no {bpid}: {page}");
+        ensure!(page.contains(&nn_rpc), "DataNode {i}: no {nn_rpc}: {page}");
+        for dir in dn.data_dirs() {
+            let d = dir.display().to_string();
+            ensure!(page.contains(&d), "DataNode {i}: no volume {d}: {page}");
+        }
+        dn_pages.push((format!("datanode{i}"), url));
+    }
+
     for (name, path) in [
         ("overview", "/dfshealth.html"),
         ("datanodes", "/datanodes.html"),
@@ -225,6 +247,14 @@ async fn every_page_in_headless_chromium() -> anyhow::Result<()> {
             &browser,
             profile.path(),
             &format!("{base}{path}"),
+            &shots.join(format!("{name}.png")),
+        )?;
+    }
+    for (name, url) in &dn_pages {
+        screenshot(
+            &browser,
+            profile.path(),
+            url,
             &shots.join(format!("{name}.png")),
         )?;
     }
