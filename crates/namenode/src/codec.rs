@@ -224,8 +224,8 @@ impl R<'_> {
     }
     pub fn perm(&mut self) -> Result<PermissionStatus, CodecError> {
         Ok(PermissionStatus {
-            owner: self.string()?,
-            group: self.string()?,
+            owner: self.string()?.into(),
+            group: self.string()?.into(),
             mode: self.u16()?,
         })
     }

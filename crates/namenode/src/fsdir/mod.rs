@@ -10,7 +10,8 @@ pub mod permission;
 pub mod summary;
 pub mod xattr;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 pub use path::FsPath;
 
@@ -19,12 +20,29 @@ pub const ROOT_INODE_ID: u64 = 16385;
 /// "Not set" for quotas.
 pub const QUOTA_UNSET: i64 = -1;
 
-/// Owner, group and mode (including the sticky bit 0o1000).
+/// Owner, group and mode (including the sticky bit 0o1000). The names are shared: the
+/// inode tree keeps one allocation per distinct name ([`FsDirectory::attach`] interns them),
+/// so millions of inodes of a few owners cost two pointers each, not two strings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PermissionStatus {
-    pub owner: String,
-    pub group: String,
+    pub owner: Arc<str>,
+    pub group: Arc<str>,
     pub mode: u16,
+}
+
+/// Owner and group names, one allocation per distinct name. Never shrinks: a namespace
+/// has few distinct owners and groups.
+#[derive(Debug, Clone, Default)]
+struct Names(HashSet<Arc<str>>);
+
+impl Names {
+    fn intern(&mut self, name: &Arc<str>) -> Arc<str> {
+        if let Some(have) = self.0.get(&**name) {
+            return Arc::clone(have);
+        }
+        self.0.insert(Arc::clone(name));
+        Arc::clone(name)
+    }
 }
 
 /// A block of a file as the namespace knows it (id, generation stamp, length). Not the
@@ -248,6 +266,7 @@ pub struct Removed {
 #[derive(Debug, Clone)]
 pub struct FsDirectory {
     inodes: HashMap<u64, Inode>,
+    names: Names,
 }
 
 impl FsDirectory {
@@ -258,8 +277,8 @@ impl FsDirectory {
             parent: ROOT_INODE_ID,
             name: Vec::new(),
             perm: PermissionStatus {
-                owner: owner.to_string(),
-                group: group.to_string(),
+                owner: owner.into(),
+                group: group.into(),
                 mode: 0o755,
             },
             mtime: now,
@@ -273,8 +292,34 @@ impl FsDirectory {
             ext: None,
         };
         let mut inodes = HashMap::new();
+        let mut names = Names::default();
+        let root = Inode {
+            perm: PermissionStatus {
+                owner: names.intern(&root.perm.owner),
+                group: names.intern(&root.perm.group),
+                mode: root.perm.mode,
+            },
+            ..root
+        };
         inodes.insert(ROOT_INODE_ID, root);
-        FsDirectory { inodes }
+        FsDirectory { inodes, names }
+    }
+
+    /// Changes the owner and/or group of `id` (names interned); false if there is no such
+    /// inode.
+    pub fn set_owner(&mut self, id: u64, owner: Option<&str>, group: Option<&str>) -> bool {
+        let owner = owner.map(|o| self.names.intern(&Arc::from(o)));
+        let group = group.map(|g| self.names.intern(&Arc::from(g)));
+        let Some(inode) = self.inodes.get_mut(&id) else {
+            return false;
+        };
+        if let Some(o) = owner {
+            inode.perm.owner = o;
+        }
+        if let Some(g) = group {
+            inode.perm.group = g;
+        }
+        true
     }
 
     pub fn get(&self, id: u64) -> Option<&Inode> {
@@ -362,7 +407,9 @@ impl FsDirectory {
 
     /// Adds `inode` under its `parent` (which must be a directory). Returns false if
     /// the parent is missing, not a directory, or already has a child of that name.
-    pub fn attach(&mut self, inode: Inode) -> bool {
+    pub fn attach(&mut self, mut inode: Inode) -> bool {
+        inode.perm.owner = self.names.intern(&inode.perm.owner);
+        inode.perm.group = self.names.intern(&inode.perm.group);
         let parent = inode.parent;
         let name = inode.name.clone();
         let id = inode.id;

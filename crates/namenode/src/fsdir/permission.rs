@@ -94,16 +94,16 @@ impl PermissionChecker<'_> {
             return super::acl::acl_allows(
                 mode,
                 acl,
-                inode.perm.owner == self.caller.user,
+                *inode.perm.owner == *self.caller.user,
                 &self.caller.user,
                 |g| self.caller.groups.iter().any(|x| x == g),
                 &inode.perm.group,
                 bits as u8,
             );
         }
-        let granted = if inode.perm.owner == self.caller.user {
+        let granted = if *inode.perm.owner == *self.caller.user {
             mode >> 6
-        } else if self.caller.groups.contains(&inode.perm.group) {
+        } else if self.caller.groups.iter().any(|g| **g == *inode.perm.group) {
             mode >> 3
         } else {
             mode
@@ -208,7 +208,7 @@ impl PermissionChecker<'_> {
         let Some(inode) = id.and_then(|i| self.dir.get(i)) else {
             return Ok(());
         };
-        if inode.perm.owner == self.caller.user {
+        if *inode.perm.owner == *self.caller.user {
             return Ok(());
         }
         Err(FsError::AccessControl(format!(
@@ -226,8 +226,8 @@ impl PermissionChecker<'_> {
             return Ok(());
         };
         if p.perm.mode & STICKY == 0
-            || p.perm.owner == self.caller.user
-            || c.perm.owner == self.caller.user
+            || *p.perm.owner == *self.caller.user
+            || *c.perm.owner == *self.caller.user
         {
             return Ok(());
         }

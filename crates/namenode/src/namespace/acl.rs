@@ -68,8 +68,8 @@ impl Namespace {
             .and_then(|id| self.dir.get(id))
             .ok_or_else(|| FsError::FileNotFound(format!("cannot find {path}")))?;
         Ok(AclStatus {
-            owner: inode.perm.owner.clone(),
-            group: inode.perm.group.clone(),
+            owner: inode.perm.owner.to_string(),
+            group: inode.perm.group.to_string(),
             sticky: inode.perm.mode & STICKY != 0,
             entries: inode.acl().to_vec(),
             mode: inode.perm.mode,

@@ -188,7 +188,7 @@ impl Namespace {
             .dir
             .get(parent)
             .map(|p| p.perm.group.clone())
-            .unwrap_or_else(|| self.cfg.supergroup.clone());
+            .unwrap_or_else(|| self.cfg.supergroup.as_str().into());
         let id = self.next_inode_id();
         let mode = self.create_mode(parent, a.masked, a.unmasked);
         let removed = self.log_and_apply(
@@ -197,7 +197,7 @@ impl Namespace {
                 parent,
                 name: path.name().to_vec(),
                 perm: PermissionStatus {
-                    owner: caller.user.clone(),
+                    owner: caller.user.as_str().into(),
                     group,
                     mode: mode & 0o1777,
                 },

@@ -202,7 +202,11 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
         id,
         parent,
         name,
-        perm: PermissionStatus { owner, group, mode },
+        perm: PermissionStatus {
+            owner: owner.into(),
+            group: group.into(),
+            mode,
+        },
         mtime,
         atime,
         kind,

@@ -138,7 +138,7 @@ impl Namespace {
             .dir
             .get(parent)
             .map(|p| p.perm.group.clone())
-            .unwrap_or_else(|| self.cfg.supergroup.clone());
+            .unwrap_or_else(|| self.cfg.supergroup.as_str().into());
         let id = self.next_inode_id();
         self.log_and_apply(
             EditOp::Mkdir {
@@ -146,7 +146,7 @@ impl Namespace {
                 parent,
                 name: name.to_vec(),
                 perm: PermissionStatus {
-                    owner: caller.user.clone(),
+                    owner: caller.user.as_str().into(),
                     group,
                     mode,
                 },

@@ -546,12 +546,8 @@ impl Namespace {
                     .mode = *mode;
             }
             EditOp::SetOwner { id, owner, group } => {
-                let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;
-                if let Some(o) = owner {
-                    inode.perm.owner = o.clone();
-                }
-                if let Some(g) = group {
-                    inode.perm.group = g.clone();
+                if !self.dir.set_owner(*id, owner.as_deref(), group.as_deref()) {
+                    return Err(inconsistent(op));
                 }
             }
             EditOp::SetTimes { id, mtime, atime } => {

@@ -79,8 +79,8 @@ impl SyntheticSpec {
             parent,
             name: name.into_bytes(),
             perm: PermissionStatus {
-                owner: self.owner.clone(),
-                group: self.group.clone(),
+                owner: self.owner.as_str().into(),
+                group: self.group.as_str().into(),
                 mode,
             },
             mtime: self.time_ms,

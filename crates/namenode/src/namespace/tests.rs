@@ -61,8 +61,8 @@ fn fresh_namespace_is_just_root() {
     let st = n.file_info(&root(&n), "/").unwrap().unwrap();
     assert_eq!(st.id, ROOT_INODE_ID);
     assert!(st.is_dir);
-    assert_eq!(st.perm.owner, "root");
-    assert_eq!(st.perm.group, "supergroup");
+    assert_eq!(&*st.perm.owner, "root");
+    assert_eq!(&*st.perm.group, "supergroup");
     assert_eq!(st.perm.mode, 0o755);
     assert_eq!(st.children_num, 0);
     assert!(n.file_info(&root(&n), "/nope").unwrap().is_none());
@@ -127,7 +127,7 @@ fn mkdirs_cases() {
     n.set_owner(&r, "/a", None, Some("staff"), now(3)).unwrap();
     n.mkdirs(&r, "/a/p/q", 0o500, true, now(3)).unwrap();
     let p = n.file_info(&r, "/a/p").unwrap().unwrap();
-    assert_eq!(p.perm.group, "staff");
+    assert_eq!(&*p.perm.group, "staff");
     assert_eq!(p.perm.mode, 0o700);
     assert_eq!(n.file_info(&r, "/a/p/q").unwrap().unwrap().perm.mode, 0o500);
 }

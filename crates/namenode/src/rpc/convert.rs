@@ -95,8 +95,8 @@ pub fn file_status(st: &FileStatus, locations: Option<LocatedBlocksProto>) -> Hd
             // Hadoop's extended short: bit 12 marks an ACL.
             perm: u32::from(st.perm.mode) | if st.has_acl { 1 << 12 } else { 0 },
         },
-        owner: st.perm.owner.clone(),
-        group: st.perm.group.clone(),
+        owner: st.perm.owner.to_string(),
+        group: st.perm.group.to_string(),
         modification_time: st.mtime,
         access_time: st.atime,
         symlink: None,
