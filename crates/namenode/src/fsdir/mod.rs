@@ -69,7 +69,9 @@ pub struct FileInode {
     pub replication: u16,
     pub block_size: u64,
     pub blocks: Vec<FileBlock>,
-    pub uc: Option<UnderConstruction>,
+    /// Boxed: most files are closed, and an inline `UnderConstruction` (two strings) would
+    /// make every inode in the tree 56 bytes larger.
+    pub uc: Option<Box<UnderConstruction>>,
 }
 
 impl FileInode {

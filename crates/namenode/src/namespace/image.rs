@@ -188,7 +188,7 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
                 replication,
                 block_size,
                 blocks,
-                uc,
+                uc: uc.map(Box::new),
             })
         }
         _ => {

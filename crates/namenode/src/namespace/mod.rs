@@ -427,11 +427,11 @@ impl Namespace {
                         replication: *replication,
                         block_size: *block_size,
                         blocks: Vec::new(),
-                        uc: Some(UnderConstruction {
+                        uc: Some(Box::new(UnderConstruction {
                             client_name: client_name.clone(),
                             client_machine: client_machine.clone(),
                             truncate_last_to: None,
-                        }),
+                        })),
                     }),
                     ext: None,
                 };
@@ -479,11 +479,11 @@ impl Namespace {
                 client_machine,
             } => {
                 let f = self.file_mut(*file)?;
-                f.uc = Some(UnderConstruction {
+                f.uc = Some(Box::new(UnderConstruction {
                     client_name: client_name.clone(),
                     client_machine: client_machine.clone(),
                     truncate_last_to: None,
-                });
+                }));
                 self.leases.add(client_name, *file, mono);
             }
             EditOp::ReassignLease { file, holder } => {

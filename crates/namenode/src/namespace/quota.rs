@@ -210,11 +210,11 @@ impl Namespace {
             } => {
                 out = file_change(*file, &|f| {
                     let mut f = f.clone();
-                    f.uc = Some(crate::fsdir::UnderConstruction {
+                    f.uc = Some(Box::new(crate::fsdir::UnderConstruction {
                         client_name: client_name.clone(),
                         client_machine: client_machine.clone(),
                         truncate_last_to: None,
-                    });
+                    }));
                     f
                 })
             }

@@ -149,11 +149,11 @@ impl Namespace {
         let gone: Vec<u64> = f.blocks.drain(keep..).map(|b| b.id).collect();
         if let Some(len) = last_to {
             let (client_name, client_machine) = client;
-            f.uc = Some(UnderConstruction {
+            f.uc = Some(Box::new(UnderConstruction {
                 client_name: client_name.to_string(),
                 client_machine: client_machine.to_string(),
                 truncate_last_to: Some(len),
-            });
+            }));
             self.leases.add(client_name, file, mono);
         }
         for b in &gone {
@@ -175,11 +175,11 @@ impl Namespace {
         let (keep, last_to) = cut(&f.blocks, new_length);
         f.blocks.truncate(keep);
         if let Some(len) = last_to {
-            f.uc = Some(UnderConstruction {
+            f.uc = Some(Box::new(UnderConstruction {
                 client_name: client.0.to_string(),
                 client_machine: client.1.to_string(),
                 truncate_last_to: Some(len),
-            });
+            }));
         }
         f
     }
