@@ -149,7 +149,9 @@ pub struct BlockInfo {
     pub expected: Vec<ExpectedLocation>,
     /// Set while the block is UNDER_RECOVERY (and kept until it is committed, so a later
     /// attempt knows which primaries were tried).
-    pub recovery: Option<BlockRecovery>,
+    /// Boxed: almost every block is never recovered, and inline it would add 40 bytes to
+    /// every block in the map.
+    pub recovery: Option<Box<BlockRecovery>>,
 }
 
 impl BlockInfo {

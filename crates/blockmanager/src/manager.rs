@@ -595,7 +595,7 @@ impl BlockManager {
         if info.state != BlockUcState::UnderRecovery {
             return None;
         }
-        info.recovery.clone()
+        info.recovery.as_deref().cloned()
     }
 
     /// True when `uuid` is a registered DataNode not declared dead.

@@ -229,11 +229,11 @@ impl BlockState {
         if let Some(p) = &primary {
             tried.push(p.clone());
         }
-        info.recovery = Some(BlockRecovery {
+        info.recovery = Some(Box::new(BlockRecovery {
             recovery_id,
             primary: primary.clone(),
             tried,
-        });
+        }));
         Ok(primary)
     }
 

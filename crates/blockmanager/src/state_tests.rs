@@ -366,7 +366,7 @@ fn recovery_primary_is_the_latest_heartbeat_not_yet_tried() {
     );
     let info = st.map.get(7).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.state, BlockUcState::UnderRecovery);
-    let rec = info.recovery.unwrap_or_default();
+    let rec = info.recovery.map(|r| *r).unwrap_or_default();
     assert_eq!(rec.recovery_id, 2003);
     assert_eq!(rec.primary, Some(a("dn2")));
     assert_eq!(rec.tried, vec![a("dn2")]);
