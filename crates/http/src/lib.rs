@@ -12,6 +12,7 @@ pub mod html;
 pub mod logs;
 pub mod request;
 pub mod server;
+mod trim;
 pub mod url;
 
 pub use conn::Connection;

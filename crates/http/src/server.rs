@@ -1,6 +1,7 @@
 //! The accept loop: one task per connection, requests served one after another on it while
 //! it persists (HTTP/1.1 keep-alive), at most `max_connections` connections at once (more
-//! wait in the listen backlog), an idle connection closed after `idle_timeout`.
+//! wait in the listen backlog), an idle connection closed after `idle_timeout`; after a
+//! burst of connections ends, the freed memory is given back (`trim`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use tokio::task::JoinHandle;
 
 use crate::conn::Connection;
 use crate::request::Request;
+use crate::trim::{Bursts, release_free_memory};
 
 /// `hadoop.http.idle_timeout.ms`: how long a persistent connection may wait for its next
 /// request.
@@ -95,6 +97,7 @@ pub fn serve_with(
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let slots = Arc::new(Semaphore::new(cfg.max_connections.max(1)));
+        let bursts = Arc::new(Bursts::default());
         loop {
             let Ok(slot) = slots.clone().acquire_owned().await else {
                 return;
@@ -102,11 +105,16 @@ pub fn serve_with(
             match listener.accept().await {
                 Ok((stream, peer)) => {
                     let handler = handler.clone();
+                    let bursts = bursts.clone();
+                    bursts.opened();
                     tokio::spawn(async move {
                         if let Err(e) = one(stream, peer, handler, cfg).await {
                             tracing::debug!(%peer, "HTTP connection: {e}");
                         }
                         drop(slot);
+                        if bursts.closed() {
+                            tokio::task::spawn_blocking(release_free_memory);
+                        }
                     });
                 }
                 Err(e) => {
