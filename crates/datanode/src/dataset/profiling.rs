@@ -28,6 +28,29 @@ impl Dataset {
     }
 
     /// Runs `op`, a metadata operation on volume `volume`, telling the profiler.
+    /// Renames a replica's meta file, then its block file, to their new names (a generation
+    /// stamp or state change) as one metadata operation; a failed block rename puts the meta
+    /// file back, so the pair never ends up half renamed.
+    pub(crate) fn rename_replica_files(
+        &self,
+        volume: usize,
+        (old_block, old_meta): (&std::path::Path, &std::path::Path),
+        (new_block, new_meta): (&std::path::Path, &std::path::Path),
+    ) -> std::io::Result<()> {
+        self.metadata_op(volume, || {
+            if old_meta != new_meta {
+                std::fs::rename(old_meta, new_meta)?;
+            }
+            if old_block != new_block
+                && let Err(e) = std::fs::rename(old_block, new_block)
+            {
+                let _ = std::fs::rename(new_meta, old_meta);
+                return Err(e);
+            }
+            Ok(())
+        })
+    }
+
     pub(crate) fn metadata_op<T, E>(
         &self,
         volume: usize,

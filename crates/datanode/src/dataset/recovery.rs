@@ -4,7 +4,7 @@
 //! the agreed length, gives it the recovery id as generation stamp and finalizes it.
 //! Blocking file I/O.
 
-use std::fs::{self, OpenOptions};
+use std::fs::OpenOptions;
 
 use super::{Dataset, bad};
 use crate::error::StorageError;
@@ -198,16 +198,7 @@ impl Dataset {
             n.gs = recovery_id;
             n.num_bytes = new_len;
             let (new_block, new_meta) = (self.block_path(bpid, &n), self.meta_path(bpid, &n));
-            self.metadata_op(r.volume, || {
-                fs::rename(&old_meta, &new_meta)?;
-                if old_block != new_block
-                    && let Err(e) = fs::rename(&old_block, &new_block)
-                {
-                    let _ = fs::rename(&new_meta, &old_meta);
-                    return Err(e);
-                }
-                Ok(())
-            })?;
+            self.rename_replica_files(r.volume, (&old_block, &old_meta), (&new_block, &new_meta))?;
             tracing::info!(
                 id,
                 recovery_id,

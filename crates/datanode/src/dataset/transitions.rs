@@ -282,18 +282,7 @@ impl Dataset {
             }
             let new_block = self.block_path(bpid, &n);
             let new_meta = self.meta_path(bpid, &n);
-            self.metadata_op(r.volume, || {
-                if old_meta != new_meta {
-                    fs::rename(&old_meta, &new_meta)?;
-                }
-                if old_block != new_block
-                    && let Err(e) = fs::rename(&old_block, &new_block)
-                {
-                    let _ = fs::rename(&new_meta, &old_meta);
-                    return Err(e);
-                }
-                Ok(())
-            })?;
+            self.rename_replica_files(r.volume, (&old_block, &old_meta), (&new_block, &new_meta))?;
             Ok((Some(n), (new_block, new_meta)))
         })?;
         let n = n.ok_or(StorageError::ReplicaNotFound(id))?;
