@@ -131,7 +131,7 @@ fn nameservice_address(conf: &Configuration, ns: &str) -> Option<String> {
     if let Some(v) = conf.get_trimmed(&format!("{base}.{ns}")) {
         return Some(v.to_string());
     }
-    let nns = conf.get_list(&format!("dfs.ha.namenodes.{ns}"));
+    let nns = conf.get_list(&format!("{}.{ns}", keys::DFS_HA_NAMENODES_KEY_PREFIX));
     nns.iter()
         .find_map(|nn| conf.get_trimmed(&format!("{base}.{ns}.{nn}")))
         .map(str::to_string)

@@ -123,6 +123,12 @@ pub mod common {
     /// `dfs.nameservices`: Comma-separated nameservice ids (federation/HA).
     pub const DFS_NAMESERVICES_KEY: &str = "dfs.nameservices";
 
+    /// `dfs.ha.namenodes.<ns>`: the NameNode ids of nameservice `<ns>` (prefix; `.<ns>` appended).
+    pub const DFS_HA_NAMENODES_KEY_PREFIX: &str = "dfs.ha.namenodes";
+
+    /// `dfs.ha.namenode.id`: this NameNode's id, when it cannot be told from its addresses.
+    pub const DFS_HA_NAMENODE_ID_KEY: &str = "dfs.ha.namenode.id";
+
     /// `dfs.heartbeat.interval`: DataNode heartbeat interval.
     pub const DFS_HEARTBEAT_INTERVAL_KEY: &str = "dfs.heartbeat.interval";
     pub const DFS_HEARTBEAT_INTERVAL_DEFAULT: Duration = Duration::from_secs(3);
@@ -1320,6 +1326,14 @@ pub mod client {
     pub const DFS_CLIENT_SOCKET_TIMEOUT_DEFAULT: Duration = Duration::from_millis(60000);
     /// Unit of a bare number in `dfs.client.socket-timeout`.
     pub const DFS_CLIENT_SOCKET_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
+
+    /// `dfs.client.failover.proxy.provider.<ns>`: the class a client fails over with for
+    /// nameservice `<ns>` (prefix; `.<ns>` appended).
+    pub const DFS_CLIENT_FAILOVER_PROXY_PROVIDER_KEY_PREFIX: &str =
+        "dfs.client.failover.proxy.provider";
+    /// The proxy provider rhdfs implements: the configured NameNodes tried in turn.
+    pub const CONFIGURED_FAILOVER_PROXY_PROVIDER: &str =
+        "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider";
 
     /// `dfs.client.failover.max.attempts`: Failover attempts.
     pub const DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_KEY: &str = "dfs.client.failover.max.attempts";

@@ -6,7 +6,8 @@
 //!   with Hadoop's parsing rules, [`Configuration::write_xml`].
 //! - [`keys`]: `*_KEY` names and `*_DEFAULT` values (`*_UNIT` for durations).
 //! - [`clock`]: [`clock::Clock`], [`clock::SystemClock`], [`clock::ManualClock`].
-//! - [`addr`]: `host:port` parsing and the NameNode RPC address.
+//! - [`addr`]: `host:port` parsing and the NameNode RPC address; [`ha`]: HA nameservices
+//!   (`dfs.nameservices`, `dfs.ha.namenodes.<ns>`, per-NameNode addresses, own NameNode id).
 //! - [`user`]: current user and groups; [`rng`]: seedable randomness (`RHDFS_SEED`);
 //!   [`json`]: JSON string and number literals for `/jmx` pages; [`time`]: UTC calendar
 //!   formatting (dates in reports, file names and web pages).
@@ -15,6 +16,7 @@ pub mod addr;
 pub mod clock;
 mod configuration;
 mod error;
+pub mod ha;
 pub mod json;
 pub mod keys;
 mod parse;
