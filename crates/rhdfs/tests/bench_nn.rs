@@ -49,6 +49,7 @@ async fn small_run_of_every_operation() -> anyhow::Result<()> {
         "mkdirs",
         "open",
         "fileStatus",
+        "webFileStatus",
         "rename",
         "delete",
         "addBlock",
@@ -89,6 +90,17 @@ async fn small_run_of_every_operation() -> anyhow::Result<()> {
         replicas >= 4 * 12,
         "{replicas} replicas reported, want at least 48"
     );
+    let ratio_line = stdout
+        .lines()
+        .find(|l| l.starts_with("webFileStatus / fileStatus at p50:"))
+        .with_context(|| format!("no WebHDFS/RPC ratio\n{stdout}"))?;
+    let ratio: f64 = ratio_line
+        .split(':')
+        .nth(1)
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .with_context(|| format!("ratio in {ratio_line:?}"))?;
+    ensure!(ratio > 0.0 && ratio.is_finite(), "{ratio_line}");
     ensure!(
         stdout.contains("invalidated by the NameNode and dropped"),
         "the simulated DataNodes kept replicas after the clean-up\n{stdout}"

@@ -22,9 +22,10 @@ Subcommands:
         small files; prints close latency p50/p99/max, failures, the longest lock hold
         per lock and operation, and the time until pending deletions reach zero.
         Without -fs an in-process cluster of D DataNodes (default 3) is started.
-  nn [-op create|mkdirs|open|fileStatus|rename|delete|addBlock|blockReport|all[,...]]
+  nn [-op create|mkdirs|open|fileStatus|webFileStatus|rename|delete|addBlock|
+         blockReport|all[,...]]
      [-threads T] [-files N] [-filesPerDir P] [-datanodes D] [-blocksPerReport B]
-     [-keepResults] [-fs URI] [-D key=value ...]
+     [-keepResults] [-fs URI [--nn-http HOST:PORT]] [-D key=value ...]
         NameNode throughput like Hadoop's NNThroughputBenchmark: T clients share N
         operations of each kind; prints ops/s, p50/p99 latency and both as multiples
         of the loopback TCP round trip measured in the same run, and (in-process,
@@ -33,7 +34,10 @@ Subcommands:
         replicas (replicas/s printed); addBlock's ops/s and fsyncs include each
         file's untimed create and complete, its latencies are addBlock's. Defaults: all, 8 threads, 1000 files, 4 per
         directory, 3 DataNodes, 100 blocks per report. Without -fs an in-process
-        NameNode with no real DataNodes is started.
+        NameNode with no real DataNodes is started. webFileStatus asks fileStatus's
+        question through WebHDFS GETFILESTATUS, one keep-alive connection per thread
+        (web port: --nn-http, else dfs.namenode.http-address on the -fs host), and
+        the ratio of its p50 to fileStatus's is printed.
   nn-memory [-files N] [-filesPerDir P] [-datanodes D] [-replication R] [-dir DIR]
             [-D key=value ...]
         NameNode memory and restart time: the namespace loader writes an image of N

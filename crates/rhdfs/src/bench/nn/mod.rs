@@ -1,6 +1,6 @@
 //! `rhdfs bench nn`: NameNode throughput and latency, operation by operation, like Hadoop's
-//! NNThroughputBenchmark (`-op create|mkdirs|open|fileStatus|rename|delete|addBlock|
-//! blockReport|all -threads T -files N -filesPerDir P`).
+//! NNThroughputBenchmark (`-op create|mkdirs|open|fileStatus|webFileStatus|rename|delete|
+//! addBlock|blockReport|all -threads T -files N -filesPerDir P`).
 //!
 //! Each of T threads is its own client (`FileSystem`, its own connection) and runs its share
 //! of N operations back to back; each call's latency is recorded. Printed per operation:
@@ -12,11 +12,15 @@
 //! each then sends a full report of `-blocksPerReport B` replicas; the table gives reports
 //! per second and the replicas per second the NameNode processed. At the end everything is
 //! deleted and the simulated DataNodes must see their replicas invalidated by the NameNode
-//! (commands obeyed), unless `-keepResults`.
+//! (commands obeyed), unless `-keepResults`. `webFileStatus` asks `fileStatus`'s question
+//! through WebHDFS over one keep-alive connection per thread (the web port: the in-process
+//! NameNode's, else `--nn-http host:port`, else `dfs.namenode.http-address` on the `-fs` host),
+//! and the run ends with the ratio of its p50 to `fileStatus`'s.
 
 mod latency;
 mod ops;
 pub(super) mod simdn;
+mod web;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,6 +32,7 @@ use rhdfs_minicluster::MiniCluster;
 
 use ops::{Layout, Op};
 use simdn::{Heartbeats, SimDatanode};
+use web::WebClients;
 
 const ROOT: &str = "/benchmarks/NNThroughput";
 
@@ -41,6 +46,8 @@ struct Opts {
     blocks_per_report: usize,
     keep: bool,
     fs: Option<String>,
+    /// `--nn-http host:port`: the NameNode web port for `webFileStatus` with `-fs`.
+    http: Option<String>,
     defines: Vec<String>,
 }
 
@@ -54,6 +61,7 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
         blocks_per_report: 100,
         keep: false,
         fs: None,
+        http: None,
         defines: Vec::new(),
     };
     let mut i = 0;
@@ -91,6 +99,7 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
                 continue;
             }
             "fs" => o.fs = Some(val()?),
+            "nn-http" => o.http = Some(val()?),
             "D" => o.defines.push(val()?),
             d if a.starts_with("-D") && d.len() > 1 => {
                 o.defines.push(a[2..].to_string());
@@ -137,6 +146,8 @@ struct Bench {
     o: Opts,
     clients: Vec<Arc<FileSystem>>,
     dns: Vec<Arc<SimDatanode>>,
+    /// Keep-alive WebHDFS connections, when `webFileStatus` runs.
+    web: Option<Arc<WebClients>>,
     cluster: Option<MiniCluster>,
     state: State,
 }
@@ -212,7 +223,9 @@ impl Bench {
 
     async fn run_op(&mut self, op: Op) -> anyhow::Result<Row> {
         match op {
-            Op::Open | Op::FileStatus | Op::Rename | Op::Delete => self.ensure_files().await?,
+            Op::Open | Op::FileStatus | Op::WebFileStatus | Op::Rename | Op::Delete => {
+                self.ensure_files().await?
+            }
             Op::Create if self.state.files_exist => {
                 bail!("create: the files exist already (run create before rename/delete)")
             }
@@ -231,6 +244,20 @@ impl Bench {
             Op::BlockReport => {
                 let (s, f, replicas) = self.block_reports().await?;
                 (s, f, self.dns.len(), Some(replicas))
+            }
+            Op::WebFileStatus => {
+                let web = self
+                    .web
+                    .clone()
+                    .context("webFileStatus without web connections")?;
+                let (layout, renamed) = (self.state.layout.clone(), self.state.renamed);
+                let (s, f) = self
+                    .spread(self.o.files, move |t, _fs, k| {
+                        let (layout, web) = (layout.clone(), Arc::clone(&web));
+                        async move { web.file_status(t, &layout.file(t, k, renamed)).await }
+                    })
+                    .await?;
+                (s, f, self.o.files, None)
             }
             _ => {
                 let (layout, renamed) = (self.state.layout.clone(), self.state.renamed);
@@ -441,6 +468,22 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     } else {
         (Vec::new(), None)
     };
+    let web = if o.ops.contains(&Op::WebFileStatus) {
+        let addr = match &cluster {
+            Some(c) => c
+                .namenode()
+                .http_addr()
+                .context("the in-process NameNode has no web port")?
+                .to_string(),
+            None => web::http_address(o.http.as_deref(), &conf, &uri)?,
+        };
+        let user = clients[0].user().to_string();
+        Some(Arc::new(
+            WebClients::connect(&addr, o.threads, &user).await?,
+        ))
+    } else {
+        None
+    };
     let base = format!("{ROOT}/{}-{}", std::process::id(), rand_suffix());
     let mut bench = Bench {
         state: State {
@@ -455,14 +498,24 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
         o,
         clients,
         dns,
+        web,
         cluster,
     };
 
     let mut failed = 0;
+    let mut p50s = Vec::new();
     for (i, op) in bench.o.ops.clone().into_iter().enumerate() {
         let row = bench.run_op(op).await?;
         failed += row.failures;
-        print_row(&row, bench.o.threads, rtt, i == 0);
+        p50s.push((op, print_row(&row, bench.o.threads, rtt, i == 0)));
+    }
+    let p50 = |op: Op| p50s.iter().find(|(o, _)| *o == op).map(|(_, d)| *d);
+    if let (Some(web), Some(rpc)) = (p50(Op::WebFileStatus), p50(Op::FileStatus)) {
+        println!(
+            "webFileStatus / fileStatus at p50: {:.2} (WebHDFS GETFILESTATUS over keep-alive \
+             HTTP against RPC getFileInfo)",
+            web.as_secs_f64() / rpc.as_secs_f64().max(1e-9)
+        );
     }
     if !bench.o.keep && !bench.clean().await? {
         failed += 1;
@@ -483,10 +536,11 @@ fn rand_suffix() -> u64 {
         .map_or(0, |d| u64::from(d.subsec_nanos()))
 }
 
-fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) {
+/// Prints one operation's row; returns its p50 latency.
+fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) -> Duration {
     if header {
         println!(
-            "{:<12} {:>7} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>8} {:>9} {:>6}",
+            "{:<13} {:>7} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>8} {:>9} {:>6}",
             "op",
             "ops",
             "threads",
@@ -514,7 +568,7 @@ fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) {
         |f| format!("{:.3}", f as f64 / r.ops.max(1) as f64),
     );
     println!(
-        "{:<12} {:>7} {:>7} {:>8.3} {:>10.0} {:>9.0} {:>9.0} {:>8.1} {:>8.1} {:>9} {:>6}",
+        "{:<13} {:>7} {:>7} {:>8.3} {:>10.0} {:>9.0} {:>9.0} {:>8.1} {:>8.1} {:>9} {:>6}",
         r.op.name(),
         r.ops,
         threads,
@@ -529,7 +583,7 @@ fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) {
     );
     if let Some(n) = r.replicas {
         println!(
-            "{:<12} {n} replicas in {} full reports: {:.0} replicas/s",
+            "{:<13} {n} replicas in {} full reports: {:.0} replicas/s",
             "",
             r.ops,
             if secs > 0.0 {
@@ -539,6 +593,7 @@ fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) {
             }
         );
     }
+    p50
 }
 
 #[cfg(test)]

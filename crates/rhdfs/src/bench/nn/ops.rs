@@ -26,6 +26,9 @@ pub enum Op {
     Mkdirs,
     Open,
     FileStatus,
+    /// GETFILESTATUS through WebHDFS, each thread over one keep-alive HTTP connection:
+    /// the same question as `fileStatus`, so the two rows compare the HTTP edge with RPC.
+    WebFileStatus,
     Rename,
     Delete,
     AddBlock,
@@ -33,12 +36,14 @@ pub enum Op {
 }
 
 impl Op {
-    /// `-op all`, in Hadoop's order, then the two that need simulated DataNodes.
-    pub const ALL: [Op; 8] = [
+    /// `-op all`, in Hadoop's order (with `webFileStatus` beside `fileStatus`), then the
+    /// two that need simulated DataNodes.
+    pub const ALL: [Op; 9] = [
         Op::Create,
         Op::Mkdirs,
         Op::Open,
         Op::FileStatus,
+        Op::WebFileStatus,
         Op::Rename,
         Op::Delete,
         Op::AddBlock,
@@ -51,6 +56,7 @@ impl Op {
             Op::Mkdirs => "mkdirs",
             Op::Open => "open",
             Op::FileStatus => "fileStatus",
+            Op::WebFileStatus => "webFileStatus",
             Op::Rename => "rename",
             Op::Delete => "delete",
             Op::AddBlock => "addBlock",
@@ -137,7 +143,9 @@ pub async fn metadata_op(
                 bail!("delete {p} returned false");
             }
         }
-        Op::AddBlock | Op::BlockReport => bail!("{} is not a metadata operation", op.name()),
+        Op::WebFileStatus | Op::AddBlock | Op::BlockReport => {
+            bail!("{} is not an RPC metadata operation", op.name())
+        }
     }
     Ok(start.elapsed())
 }
