@@ -10,8 +10,10 @@ pub mod permission;
 pub mod summary;
 pub mod xattr;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+
+use rhdfs_blockmanager::IdTable;
 
 pub use path::FsPath;
 
@@ -267,7 +269,9 @@ pub struct Removed {
 /// The inode tree.
 #[derive(Debug, Clone)]
 pub struct FsDirectory {
-    inodes: HashMap<u64, Inode>,
+    /// Inodes by id: ids are handed out in sequence, so a dense table (one slot per id,
+    /// no hash buckets) rather than a hash map.
+    inodes: IdTable<Inode>,
     names: Names,
 }
 
@@ -293,7 +297,7 @@ impl FsDirectory {
             }),
             ext: None,
         };
-        let mut inodes = HashMap::new();
+        let mut inodes = IdTable::new();
         let mut names = Names::default();
         let root = Inode {
             perm: PermissionStatus {
@@ -312,7 +316,7 @@ impl FsDirectory {
     pub fn set_owner(&mut self, id: u64, owner: Option<&str>, group: Option<&str>) -> bool {
         let owner = owner.map(|o| self.names.intern(&Arc::from(o)));
         let group = group.map(|g| self.names.intern(&Arc::from(g)));
-        let Some(inode) = self.inodes.get_mut(&id) else {
+        let Some(inode) = self.inodes.get_mut(id) else {
             return false;
         };
         if let Some(o) = owner {
@@ -325,15 +329,15 @@ impl FsDirectory {
     }
 
     pub fn get(&self, id: u64) -> Option<&Inode> {
-        self.inodes.get(&id)
+        self.inodes.get(id)
     }
 
     pub fn get_mut(&mut self, id: u64) -> Option<&mut Inode> {
-        self.inodes.get_mut(&id)
+        self.inodes.get_mut(id)
     }
 
     pub fn contains(&self, id: u64) -> bool {
-        self.inodes.contains_key(&id)
+        self.inodes.contains_key(id)
     }
 
     pub fn inode_count(&self) -> usize {
@@ -415,7 +419,7 @@ impl FsDirectory {
         let parent = inode.parent;
         let name = inode.name.clone();
         let id = inode.id;
-        let Some(dir) = self.inodes.get_mut(&parent).and_then(Inode::as_dir_mut) else {
+        let Some(dir) = self.inodes.get_mut(parent).and_then(Inode::as_dir_mut) else {
             return false;
         };
         if dir.children.contains_key(&name) {
@@ -428,10 +432,10 @@ impl FsDirectory {
 
     /// Unlinks `id` from its parent's children; the inode and its subtree stay in the map.
     pub fn detach(&mut self, id: u64) -> Option<Inode> {
-        let inode = self.inodes.remove(&id)?;
+        let inode = self.inodes.remove(id)?;
         if let Some(dir) = self
             .inodes
-            .get_mut(&inode.parent)
+            .get_mut(inode.parent)
             .and_then(Inode::as_dir_mut)
         {
             dir.children.remove(&inode.name);
@@ -458,7 +462,7 @@ impl FsDirectory {
             match inode.kind {
                 InodeKind::Dir(d) => {
                     for child in d.children.values() {
-                        if let Some(c) = self.inodes.remove(child) {
+                        if let Some(c) = self.inodes.remove(*child) {
                             stack.push(c);
                         }
                     }
@@ -476,7 +480,7 @@ impl FsDirectory {
 
     /// Every inode id, in no particular order.
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
-        self.inodes.keys().copied()
+        self.inodes.keys()
     }
 
     /// Ids of every inode in the subtree of `id` (itself first), depth-first.
