@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rhdfs_conf::clock::SharedClock;
+use rhdfs_conf::keys;
 use tokio::sync::watch;
 
 use crate::idle::IdleRules;
@@ -37,6 +38,13 @@ pub struct ServerConfig {
     /// Where the server counts its calls, bytes and connections (share it with whatever
     /// exports them; [`crate::RpcServer::metrics`] returns it).
     pub metrics: Arc<RpcMetrics>,
+    /// Accept backlog of the listening socket (`ipc.server.listen.queue.size`).
+    pub listen_backlog: u32,
+    /// Connections open at once; a connection accepted beyond it is closed at once and
+    /// counted as dropped (`ipc.server.max.connections`, 0 = no limit).
+    pub max_connections: usize,
+    /// TCP_NODELAY on accepted connections (`ipc.server.tcpnodelay`).
+    pub tcp_nodelay: bool,
 }
 
 impl Default for ServerConfig {
@@ -47,19 +55,39 @@ impl Default for ServerConfig {
             max_in_flight_per_connection: MAX_IN_FLIGHT_DEFAULT,
             clock: rhdfs_conf::clock::system_clock(),
             metrics: RpcMetrics::new(),
+            listen_backlog: keys::IPC_SERVER_LISTEN_QUEUE_SIZE_DEFAULT as u32,
+            max_connections: keys::IPC_SERVER_MAX_CONNECTIONS_DEFAULT as usize,
+            tcp_nodelay: keys::IPC_SERVER_TCPNODELAY_DEFAULT,
         }
     }
 }
 
 impl ServerConfig {
-    /// Reads `ipc.maximum.data.length` and the idle-connection keys
+    /// Reads `ipc.maximum.data.length`, the idle-connection keys
     /// (`ipc.client.connection.maxidletime`, `ipc.client.idlethreshold`,
-    /// `ipc.client.kill.max`, `ipc.client.connection.idle-scan-interval.ms`).
+    /// `ipc.client.kill.max`, `ipc.client.connection.idle-scan-interval.ms`) and the socket
+    /// keys (`ipc.server.listen.queue.size`, `ipc.server.max.connections`,
+    /// `ipc.server.tcpnodelay`).
     pub fn from_conf(conf: &rhdfs_conf::Configuration) -> Result<Self, rhdfs_conf::ConfError> {
         let max = conf.get_size(MAX_DATA_LENGTH_KEY, MAX_DATA_LENGTH_DEFAULT)?;
+        let backlog = conf.get_u64(
+            keys::IPC_SERVER_LISTEN_QUEUE_SIZE_KEY,
+            keys::IPC_SERVER_LISTEN_QUEUE_SIZE_DEFAULT,
+        )?;
+        let max_connections = conf.get_u64(
+            keys::IPC_SERVER_MAX_CONNECTIONS_KEY,
+            keys::IPC_SERVER_MAX_CONNECTIONS_DEFAULT,
+        )?;
         Ok(Self {
             max_data_length: usize::try_from(max).unwrap_or(usize::MAX),
             idle: IdleRules::from_conf(conf)?,
+            // The kernel caps the backlog at net.core.somaxconn anyway.
+            listen_backlog: u32::try_from(backlog.max(1)).unwrap_or(u32::MAX),
+            max_connections: usize::try_from(max_connections).unwrap_or(usize::MAX),
+            tcp_nodelay: conf.get_bool(
+                keys::IPC_SERVER_TCPNODELAY_KEY,
+                keys::IPC_SERVER_TCPNODELAY_DEFAULT,
+            )?,
             ..Self::default()
         })
     }

@@ -79,7 +79,10 @@ pub(crate) async fn serve(
     reg: Registration,
     shutdown: watch::Receiver<bool>,
 ) {
-    if let Err(e) = stream.set_nodelay(true) {
+    // Nagle off unless `ipc.server.tcpnodelay` says otherwise: a response is one write.
+    if cfg.tcp_nodelay
+        && let Err(e) = stream.set_nodelay(true)
+    {
         debug!("IPC {peer}: set_nodelay failed: {e}");
     }
     let (rd, wr) = stream.into_split();

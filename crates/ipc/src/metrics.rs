@@ -36,6 +36,7 @@ pub struct RpcMetrics {
     auth_successes: AtomicU64,
     auth_failures: AtomicU64,
     failed_calls: AtomicU64,
+    dropped_connections: AtomicU64,
     methods: Mutex<BTreeMap<String, Arc<MethodStats>>>,
 }
 
@@ -63,6 +64,9 @@ pub struct RpcSnapshot {
     pub auth_failures: u64,
     /// Calls answered with an exception.
     pub failed_calls: u64,
+    /// Connections closed at accept because `ipc.server.max.connections` were open
+    /// (Hadoop's NumDroppedConnections).
+    pub dropped_connections: u64,
     pub methods: Vec<MethodSnapshot>,
 }
 
@@ -96,6 +100,11 @@ impl RpcMetrics {
     pub(crate) fn connection(self: &Arc<Self>) -> ConnectionGuard {
         self.open_connections.fetch_add(1, Ordering::Relaxed);
         ConnectionGuard(self.clone())
+    }
+
+    /// A connection was closed at accept: the server had its maximum open.
+    pub(crate) fn dropped(&self) {
+        self.dropped_connections.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A call was read and waits for its handler.
@@ -155,6 +164,7 @@ impl RpcMetrics {
             auth_successes: self.auth_successes.load(Ordering::Relaxed),
             auth_failures: self.auth_failures.load(Ordering::Relaxed),
             failed_calls: self.failed_calls.load(Ordering::Relaxed),
+            dropped_connections: self.dropped_connections.load(Ordering::Relaxed),
             methods: methods
                 .into_iter()
                 .map(|(method, s)| MethodSnapshot {
@@ -198,6 +208,7 @@ impl RpcSnapshot {
         a.push("RpcAuthenticationFailures", self.auth_failures);
         a.push("RpcAuthenticationSuccesses", self.auth_successes);
         a.push("NumOpenConnections", self.open_connections);
+        a.push("NumDroppedConnections", self.dropped_connections);
         a.push("NumInProcessHandler", self.in_process);
         a.push("CallQueueLength", self.call_queue_length);
         let dname = format!("RpcDetailedActivityForPort{port}");
@@ -232,6 +243,11 @@ impl RpcSnapshot {
             &format!("{prefix}_rpc_open_connections"),
             "Open RPC connections.",
             self.open_connections as f64,
+        );
+        e.counter(
+            &format!("{prefix}_rpc_dropped_connections_total"),
+            "Connections closed at accept because ipc.server.max.connections were open.",
+            self.dropped_connections as f64,
         );
         e.gauge(
             &format!("{prefix}_rpc_call_queue_length"),

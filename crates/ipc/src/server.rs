@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::{debug, info, warn};
@@ -37,7 +37,7 @@ impl RpcServer {
         svc: Arc<dyn RpcService>,
         cfg: ServerConfig,
     ) -> io::Result<Self> {
-        let listener = TcpListener::bind(addr).await?;
+        let listener = listen(addr, cfg.listen_backlog)?;
         let local_addr = listener.local_addr()?;
         let (shutdown, shutdown_rx) = watch::channel(false);
         let conns = Arc::new(Connections::new(cfg.idle, Arc::clone(&cfg.clock)));
@@ -142,6 +142,19 @@ async fn idle_scan_loop(conns: Arc<Connections>, mut shutdown: watch::Receiver<b
     }
 }
 
+/// A listening socket on `addr` with an accept backlog of `backlog` (address reuse on, as
+/// `TcpListener::bind` sets it, so a restarted server binds its port at once).
+fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
+}
+
 async fn accept_loop(
     listener: TcpListener,
     svc: Arc<dyn RpcService>,
@@ -156,6 +169,19 @@ async fn accept_loop(
             () = shutdown_signalled(&mut shutdown) => break,
             res = listener.accept() => match res {
                 Ok((stream, peer)) => {
+                    let open = conns_registry.open();
+                    if cfg.max_connections > 0 && open >= cfg.max_connections {
+                        // Hadoop's rule: past the cap a new connection is closed unanswered
+                        // (the client retries or fails over) and counted as dropped.
+                        cfg.metrics.dropped();
+                        info!(
+                            "IPC connection from {peer} closed: {open} connections open, \
+                             ipc.server.max.connections is {}",
+                            cfg.max_connections
+                        );
+                        drop(stream);
+                        continue;
+                    }
                     debug!("IPC connection from {peer}");
                     conns.spawn(tracing::Instrument::in_current_span(connection::serve(
                         stream,

@@ -8,4 +8,5 @@ mod capture;
 mod client_server;
 mod idle;
 mod in_process;
+mod limits;
 mod wire;
