@@ -28,6 +28,9 @@ pub enum ClientError {
     /// Bad configuration.
     #[error("configuration: {0}")]
     Conf(#[from] ConfError),
+    /// A bad HA nameservice configuration.
+    #[error("configuration: {0}")]
+    HaConf(#[from] rhdfs_conf::ha::HaConfError),
     /// A path or URI the client cannot use.
     #[error("{0}")]
     InvalidPath(String),

@@ -13,6 +13,7 @@ use tracing::debug;
 
 use crate::config::ClientConf;
 use crate::error::{ClientError, Result};
+use crate::failover::{FailoverSettings, NameNodeProxy};
 use crate::lease::{LeaseGuard, LeaseRenewer, RENEW_INTERVAL_DEFAULT};
 use crate::path;
 use crate::peer_cache::PeerCache;
@@ -29,7 +30,7 @@ pub struct FileSystem {
 
 #[derive(Debug)]
 pub(crate) struct Inner {
-    pub(crate) nn: RpcClient,
+    pub(crate) nn: NameNodeProxy,
     pub(crate) conf: ClientConf,
     pub(crate) raw_conf: Configuration,
     pub(crate) user: String,
@@ -133,21 +134,24 @@ impl FileSystem {
         user: String,
         ipc: ClientConfig,
     ) -> Result<Self> {
-        let (uri, host, port) = match uri {
+        let uri_from_arg = uri.is_some();
+        let (uri, authority) = match uri {
             Some(u) => {
-                let (h, p) = path::parse_hdfs_uri(u)?;
                 let auth = path::split_uri(u).authority.unwrap_or_default();
-                (format!("hdfs://{auth}"), h, p)
+                path::parse_hdfs_uri(u)?;
+                (format!("hdfs://{auth}"), auth)
             }
             None => {
-                let (h, p) = addr::namenode_rpc_address(&conf)?;
                 let fs = conf.get_str(rhdfs_conf::keys::FS_DEFAULT_FS_KEY, "");
                 let parts = path::split_uri(&fs);
-                let uri = match (parts.scheme.as_deref(), parts.authority) {
-                    (Some("hdfs"), Some(a)) => format!("hdfs://{a}"),
-                    _ => format!("hdfs://{h}:{p}"),
-                };
-                (uri, h, p)
+                match (parts.scheme.as_deref(), parts.authority) {
+                    (Some("hdfs"), Some(a)) => (format!("hdfs://{a}"), a),
+                    _ => {
+                        let (h, p) = addr::namenode_rpc_address(&conf)?;
+                        let a = rhdfs_conf::ha::join_host_port(&h, p);
+                        (format!("hdfs://{a}"), a)
+                    }
+                }
             }
         };
         let cc = ClientConf::from_conf(&conf)?;
@@ -165,13 +169,29 @@ impl FileSystem {
             cc.transfer.socket_timeout,
             Arc::clone(&clock),
         );
-        let target = if host.contains(':') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
+        let nn = match rhdfs_conf::ha::logical_nameservice(&conf, &authority)? {
+            Some(ns) => {
+                debug!(nameservice = %ns.id, %user, "connecting to an HA nameservice");
+                let settings = FailoverSettings::from_conf(&conf)?;
+                let sleep = crate::failover::tokio_sleep();
+                NameNodeProxy::for_nameservice(&ns, &user, ipc, settings, None, sleep)
+            }
+            None => {
+                let target = match uri_from_arg {
+                    true => {
+                        let (h, p) = path::parse_hdfs_uri(&uri)?;
+                        rhdfs_conf::ha::join_host_port(&h, p)
+                    }
+                    false => {
+                        let (h, p) = addr::namenode_rpc_address(&conf)?;
+                        rhdfs_conf::ha::join_host_port(&h, p)
+                    }
+                };
+                debug!(%target, %user, "connecting to the NameNode");
+                let client = RpcClient::connect_with(&target, CLIENT_PROTOCOL, &user, ipc).await?;
+                NameNodeProxy::single(client)
+            }
         };
-        debug!(%target, %user, "connecting to the NameNode");
-        let nn = RpcClient::connect_with(&target, CLIENT_PROTOCOL, &user, ipc).await?;
         let client_name = format!(
             "DFSClient_NONMAPREDUCE_{}_1",
             rand::random::<u32>() & 0x7fff_ffff

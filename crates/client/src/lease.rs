@@ -6,16 +6,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rhdfs_conf::clock::SharedClock;
-use rhdfs_ipc::RpcClient;
 use rhdfs_proto::hdfs::{RenewLeaseRequestProto, RenewLeaseResponseProto};
 use tracing::{debug, warn};
+
+use crate::failover::NameNodeProxy;
 
 /// Default renewal interval: half of the 60 s lease soft limit.
 pub const RENEW_INTERVAL_DEFAULT: Duration = Duration::from_secs(30);
 
 #[derive(Debug)]
 pub(crate) struct LeaseRenewer {
-    nn: RpcClient,
+    nn: NameNodeProxy,
     client_name: String,
     clock: SharedClock,
     interval: Duration,
@@ -38,7 +39,7 @@ impl Drop for LeaseGuard {
 
 impl LeaseRenewer {
     pub(crate) fn new(
-        nn: RpcClient,
+        nn: NameNodeProxy,
         client_name: String,
         clock: SharedClock,
         interval: Duration,

@@ -1,7 +1,8 @@
 //! rhdfs-client: an HDFS client speaking Hadoop's ClientProtocol and DataTransferProtocol.
 //!
-//! - [`FileSystem`]: connect (`hdfs://host:port`, `fs.defaultFS`), metadata calls, globbing,
-//!   trash, file checksums.
+//! - [`FileSystem`]: connect (`hdfs://host:port`, `hdfs://<nameservice>`, `fs.defaultFS`),
+//!   metadata calls, globbing, trash, file checksums; [`failover`]: NameNode failover in an HA
+//!   nameservice.
 //! - [`FileReader`] (from [`FileSystem::open`]): sequential, positioned and range reads with
 //!   replica failover and bad-block reporting; short-circuit reads of local replicas
 //!   (`short_circuit`) with a TCP fallback.
@@ -14,6 +15,7 @@ mod checksum;
 pub mod config;
 mod datanode;
 pub mod error;
+pub mod failover;
 mod filesystem;
 pub mod glob;
 mod globber;

@@ -134,7 +134,7 @@ impl RpcClient {
             addr: addr.to_owned(),
             protocol: protocol.to_owned(),
             user: user.to_owned(),
-            client_id: Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes()),
+            client_id: Self::new_client_id(),
             cfg,
             next_call_id: AtomicI32::new(0),
             closed: AtomicBool::new(false),
@@ -145,6 +145,36 @@ impl RpcClient {
         Ok(Self {
             shared: Arc::new(shared),
         })
+    }
+
+    /// A client that connects on its first call, sending `client_id` in every header: one of a
+    /// set of clients (one per server) that a failover layer re-sends the same call through,
+    /// so the servers' retry caches see one caller. Such a layer numbers the calls itself
+    /// ([`RpcClient::call_raw_as`]) and must not mix in [`RpcClient::call`].
+    pub fn lazy(
+        addr: &str,
+        protocol: &str,
+        user: &str,
+        cfg: ClientConfig,
+        client_id: Bytes,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                addr: addr.to_owned(),
+                protocol: protocol.to_owned(),
+                user: user.to_owned(),
+                client_id,
+                cfg,
+                next_call_id: AtomicI32::new(0),
+                closed: AtomicBool::new(false),
+                conn: tokio::sync::Mutex::new(None),
+            }),
+        }
+    }
+
+    /// A fresh random 16-byte client id, as [`RpcClient::connect`] makes for itself.
+    pub fn new_client_id() -> Bytes {
+        Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes())
     }
 
     /// Calls `method` with `req` and decodes the response as `Resp`.
@@ -160,13 +190,45 @@ impl RpcClient {
 
     /// Calls `method` with an already encoded request; returns the encoded response message.
     pub async fn call_raw(&self, method: &str, body: &[u8]) -> Result<Bytes, IpcError> {
+        self.send(method, body, None).await
+    }
+
+    /// [`RpcClient::call_raw`] as call `call_id`, attempt `retry_count` (0 first): a failover
+    /// layer re-sending one call to another server keeps its id so that server's retry cache
+    /// can answer a retried at-most-once call with the first answer.
+    pub async fn call_raw_as(
+        &self,
+        method: &str,
+        body: &[u8],
+        call_id: i32,
+        retry_count: i32,
+    ) -> Result<Bytes, IpcError> {
+        self.send(method, body, Some((call_id & i32::MAX, retry_count)))
+            .await
+    }
+
+    /// Opens the connection if there is none: a failover layer learns here, before sending
+    /// anything, that a server cannot be reached (so any call may go elsewhere).
+    pub async fn ensure_connected(&self) -> Result<(), IpcError> {
+        self.connection().await.map(drop)
+    }
+
+    async fn send(
+        &self,
+        method: &str,
+        body: &[u8],
+        id: Option<(i32, i32)>,
+    ) -> Result<Bytes, IpcError> {
         let shared = &self.shared;
         // A connection found dead before anything was sent on it is replaced once.
         let mut attempts = 0;
         let (conn, call_id, rx) = loop {
             attempts += 1;
             let conn = self.connection().await?;
-            let call_id = shared.next_call_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
+            let call_id = match id {
+                Some((call_id, _)) => call_id,
+                None => shared.next_call_id.fetch_add(1, Ordering::Relaxed) & i32::MAX,
+            };
             match conn.table.register(call_id) {
                 Ok(rx) => break (conn, call_id, rx),
                 Err(e) if attempts >= 2 => return Err(e),
@@ -184,6 +246,7 @@ impl RpcClient {
             &shared.protocol,
             body,
             crate::caller::current(),
+            id.map_or(0, |(_, retry)| retry),
         );
         trace!("IPC client {}: call {call_id} {method}", shared.addr);
         if conn.tx.send(frame).await.is_err() {
@@ -222,7 +285,7 @@ impl RpcClient {
         if let Some(old) = slot.take() {
             old.shutdown();
         }
-        debug!("IPC client: reconnecting to {}", shared.addr);
+        debug!("IPC client: connecting to {}", shared.addr);
         let conn = Arc::new(Conn::open(shared).await?);
         *slot = Some(Arc::clone(&conn));
         Ok(conn)

@@ -41,6 +41,12 @@ pub const REPLICA_NOT_FOUND: &str =
 pub const UNRESOLVED_TOPOLOGY: &str = "org.apache.hadoop.net.UnresolvedTopologyException";
 
 pub const RETRIABLE: &str = "org.apache.hadoop.ipc.RetriableException";
+/// A standby NameNode's answer to a call it does not serve: the client fails over.
+pub const STANDBY: &str = "org.apache.hadoop.ipc.StandbyException";
+/// HAServiceProtocol.monitorHealth: the service is not healthy.
+pub const HEALTH_CHECK_FAILED: &str = "org.apache.hadoop.ha.HealthCheckFailedException";
+/// HAServiceProtocol: a state transition could not be made.
+pub const SERVICE_FAILED: &str = "org.apache.hadoop.ha.ServiceFailedException";
 pub const NO_SUCH_METHOD: &str = "org.apache.hadoop.ipc.RpcNoSuchMethodException";
 pub const NO_SUCH_PROTOCOL: &str = "org.apache.hadoop.ipc.RpcNoSuchProtocolException";
 pub const VERSION_MISMATCH: &str = "org.apache.hadoop.ipc.RPC$VersionMismatch";

@@ -127,11 +127,12 @@ pub fn call_frame(
     protocol: &str,
     body: &[u8],
 ) -> Bytes {
-    call_frame_for(call_id, client_id, method, protocol, body, None)
+    call_frame_for(call_id, client_id, method, protocol, body, None, 0)
 }
 
 /// [`call_frame`] with a caller context (`RpcRequestHeaderProto.callerContext`): whom the
-/// call is made for (see `caller`).
+/// call is made for (see `caller`), and the retry count (0 for a first attempt; a retry of
+/// the same call id counts up, as the server's retry cache expects).
 pub fn call_frame_for(
     call_id: i32,
     client_id: &Bytes,
@@ -139,8 +140,9 @@ pub fn call_frame_for(
     protocol: &str,
     body: &[u8],
     caller_context: Option<String>,
+    retry_count: i32,
 ) -> Bytes {
-    let mut header = request_header(call_id, client_id, 0);
+    let mut header = request_header(call_id, client_id, retry_count);
     header.caller_context = caller_context.map(|context| RpcCallerContextProto {
         context,
         signature: None,

@@ -56,6 +56,8 @@ pub mod hdfs {
 
 pub use hdfs::datanode;
 
+pub mod client_methods;
+
 /// Protocol names used as `declaringClassProtocolName` in `RequestHeaderProto` and as
 /// `protocol` in `IpcConnectionContextProto`.
 pub mod protocols {
@@ -69,6 +71,8 @@ pub mod protocols {
     /// DataNode to DataNode (block recovery).
     pub const INTER_DATANODE_PROTOCOL: &str =
         "org.apache.hadoop.hdfs.server.protocol.InterDatanodeProtocol";
+    /// HA administration (haadmin, ZKFC) to a NameNode, on its RPC port.
+    pub const HA_SERVICE_PROTOCOL: &str = "org.apache.hadoop.ha.HAServiceProtocol";
 }
 
 /// A `StorageTypeProto` value's name as Hadoop prints it (`DISK`, `SSD`, `ARCHIVE`,

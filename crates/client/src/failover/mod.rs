@@ -1,0 +1,153 @@
+//! NameNode failover, as Hadoop's ConfiguredFailoverProxyProvider with its
+//! failover-on-network-exception retry policy: a client of an HA nameservice holds one
+//! [`rhdfs_ipc::RpcClient`] per NameNode ([`proxy::NameNodeProxy`]) and, when the NameNode it
+//! uses cannot be reached or answers `StandbyException`, re-sends the call to the next one.
+//!
+//! Why a layer over several `RpcClient`s rather than an `RpcClient` with several addresses:
+//! an `RpcClient` is one connection to one server with its own call numbering, and the rules
+//! here (which NameNode is current, which failures move on, backoff between rounds, which calls
+//! may be re-sent) are HDFS's, not the IPC protocol's. The layer numbers the calls itself and
+//! sends each through [`rhdfs_ipc::RpcClient::call_raw_as`] with one client id shared by every
+//! NameNode's client, so a call re-sent after failover carries the same client id and call id
+//! and the NameNode's retry cache answers an at-most-once call at most once.
+//!
+//! This file holds the settings and the decision; `proxy` the moving parts.
+
+mod proxy;
+
+use std::time::Duration;
+
+use rhdfs_conf::{ConfError, Configuration, keys};
+use rhdfs_ipc::{IpcError, exceptions};
+use rhdfs_proto::client_methods::retry_class;
+
+pub use proxy::{NameNodeProxy, SleepFn, tokio_sleep};
+
+/// The `dfs.client.failover.*` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailoverSettings {
+    /// `dfs.client.failover.max.attempts`: failovers (moves to another NameNode) for one call
+    /// before its last failure is returned.
+    pub max_attempts: u32,
+    /// `dfs.client.failover.sleep.base.millis`: the sleep after the first full round.
+    pub sleep_base: Duration,
+    /// `dfs.client.failover.sleep.max.millis`: the longest sleep between rounds.
+    pub sleep_max: Duration,
+    /// `dfs.client.failover.random.order`: NameNodes tried in a shuffled order.
+    pub random_order: bool,
+}
+
+impl FailoverSettings {
+    /// Reads the `dfs.client.failover.*` keys (Hadoop's defaults when unset).
+    pub fn from_conf(conf: &Configuration) -> Result<Self, ConfError> {
+        let max_attempts = conf.get_u64(
+            keys::DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_KEY,
+            keys::DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_DEFAULT,
+        )?;
+        Ok(FailoverSettings {
+            max_attempts: u32::try_from(max_attempts).unwrap_or(u32::MAX),
+            sleep_base: conf.get_duration(
+                keys::DFS_CLIENT_FAILOVER_SLEEPTIME_BASE_KEY,
+                keys::DFS_CLIENT_FAILOVER_SLEEPTIME_BASE_DEFAULT,
+                keys::DFS_CLIENT_FAILOVER_SLEEPTIME_BASE_UNIT,
+            )?,
+            sleep_max: conf.get_duration(
+                keys::DFS_CLIENT_FAILOVER_SLEEPTIME_MAX_KEY,
+                keys::DFS_CLIENT_FAILOVER_SLEEPTIME_MAX_DEFAULT,
+                keys::DFS_CLIENT_FAILOVER_SLEEPTIME_MAX_UNIT,
+            )?,
+            random_order: conf.get_bool(
+                keys::DFS_CLIENT_FAILOVER_RANDOM_ORDER_KEY,
+                keys::DFS_CLIENT_FAILOVER_RANDOM_ORDER_DEFAULT,
+            )?,
+        })
+    }
+
+    /// The sleep after `rounds` full rounds over every NameNode have failed (1 = the first):
+    /// the base, doubling each round, capped at the maximum.
+    pub fn sleep_after_round(&self, rounds: u32) -> Duration {
+        if rounds == 0 {
+            return Duration::ZERO;
+        }
+        let factor = 1u32.checked_shl(rounds - 1).unwrap_or(u32::MAX);
+        self.sleep_base.saturating_mul(factor).min(self.sleep_max)
+    }
+}
+
+impl Default for FailoverSettings {
+    fn default() -> Self {
+        FailoverSettings {
+            max_attempts: keys::DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_DEFAULT as u32,
+            sleep_base: keys::DFS_CLIENT_FAILOVER_SLEEPTIME_BASE_DEFAULT,
+            sleep_max: keys::DFS_CLIENT_FAILOVER_SLEEPTIME_MAX_DEFAULT,
+            random_order: keys::DFS_CLIENT_FAILOVER_RANDOM_ORDER_DEFAULT,
+        }
+    }
+}
+
+/// Whether a call of `method` that failed with `err` goes to the next NameNode. `sent`: the
+/// request may have reached the NameNode (the connection was up when it was sent).
+///
+/// A StandbyException means the NameNode did not run the call, and a connection that could
+/// not be made carried nothing: both move on for any call. A connection lost (reset, closed,
+/// timed out) after sending may have run it, so only a call declared idempotent or at-most-once
+/// (`rhdfs_proto::client_methods`) is re-sent. Any other remote exception is the answer.
+pub fn should_fail_over(err: &IpcError, sent: bool, method: &str) -> bool {
+    match err {
+        IpcError::Remote { class_name, .. } => class_name == exceptions::STANDBY,
+        IpcError::Io(_) | IpcError::Closed => !sent || retry_class(method).is_some(),
+        IpcError::Protocol(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_from_conf() {
+        let mut c = Configuration::new();
+        assert_eq!(
+            FailoverSettings::from_conf(&c).unwrap(),
+            FailoverSettings::default()
+        );
+        c.set("dfs.client.failover.max.attempts", "3");
+        c.set("dfs.client.failover.sleep.base.millis", "10");
+        c.set("dfs.client.failover.sleep.max.millis", "35");
+        c.set("dfs.client.failover.random.order", "false");
+        let s = FailoverSettings::from_conf(&c).unwrap();
+        assert_eq!(s.max_attempts, 3);
+        assert!(!s.random_order);
+        let ms: Vec<u128> = (0..5).map(|r| s.sleep_after_round(r).as_millis()).collect();
+        assert_eq!(ms, [0, 10, 20, 35, 35]);
+        let d = FailoverSettings::default();
+        assert_eq!(d.sleep_after_round(1), Duration::from_millis(500));
+        assert_eq!(d.sleep_after_round(6), Duration::from_millis(15_000));
+        assert_eq!(d.sleep_after_round(200), Duration::from_millis(15_000));
+    }
+
+    #[test]
+    fn which_failures_fail_over() {
+        let standby = IpcError::Remote {
+            class_name: exceptions::STANDBY.into(),
+            message: "Operation category READ is not supported in state standby".into(),
+        };
+        let other = IpcError::Remote {
+            class_name: exceptions::FILE_NOT_FOUND.into(),
+            message: "x".into(),
+        };
+        let reset = || IpcError::Io(std::io::ErrorKind::ConnectionReset.into());
+        assert!(should_fail_over(&standby, true, "releaseOrphans"));
+        assert!(!should_fail_over(&other, true, "getFileInfo"));
+        assert!(should_fail_over(&reset(), false, "releaseOrphans"));
+        assert!(!should_fail_over(&reset(), true, "releaseOrphans"));
+        assert!(should_fail_over(&reset(), true, "create"));
+        assert!(should_fail_over(&reset(), true, "getFileInfo"));
+        assert!(should_fail_over(&IpcError::Closed, true, "mkdirs"));
+        assert!(!should_fail_over(
+            &IpcError::Protocol("x".into()),
+            true,
+            "mkdirs"
+        ));
+    }
+}

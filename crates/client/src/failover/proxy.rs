@@ -1,0 +1,201 @@
+//! [`NameNodeProxy`]: a FileSystem's NameNode endpoint — one `RpcClient`, or one per NameNode of
+//! an HA nameservice with failover between them (see the parent module for the design).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use prost::Message;
+use rand::seq::SliceRandom;
+use rhdfs_conf::ha::Nameservice;
+use rhdfs_ipc::{ClientConfig, IpcError, RpcClient};
+use rhdfs_proto::protocols::CLIENT_PROTOCOL;
+use tracing::{debug, info};
+
+use super::{FailoverSettings, should_fail_over};
+
+/// How the proxy sleeps between rounds (injected so tests need not wait).
+pub type SleepFn = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// The NameNode side of a FileSystem. Cheap to clone; clones share the NameNodes, which one is
+/// current, and the call numbering.
+#[derive(Clone)]
+pub struct NameNodeProxy {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// One client per NameNode, in the order they are tried; all share one client id.
+    targets: Vec<Target>,
+    /// Index into `targets` of the NameNode calls go to first.
+    current: AtomicUsize,
+    /// Call ids of this proxy's calls (failover only: a single client numbers its own).
+    next_call_id: AtomicI32,
+    settings: FailoverSettings,
+    sleep: SleepFn,
+}
+
+struct Target {
+    /// The NameNode id (`nn1`), or its address without HA.
+    id: String,
+    client: RpcClient,
+}
+
+impl std::fmt::Debug for NameNodeProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<&str> = self.inner.targets.iter().map(|t| t.id.as_str()).collect();
+        f.debug_struct("NameNodeProxy")
+            .field("namenodes", &ids)
+            .field("current", &self.current_namenode())
+            .finish()
+    }
+}
+
+/// Sleeps on the tokio timer.
+pub fn tokio_sleep() -> SleepFn {
+    Arc::new(|d| Box::pin(tokio::time::sleep(d)))
+}
+
+impl NameNodeProxy {
+    /// One NameNode, no failover: calls go straight to `client`.
+    pub fn single(client: RpcClient) -> Self {
+        let id = client.addr().to_string();
+        Self::from_targets(
+            vec![Target { id, client }],
+            FailoverSettings::default(),
+            tokio_sleep(),
+        )
+    }
+
+    /// The NameNodes of `ns` (shuffled when `settings.random_order`, from `seed` or
+    /// `RHDFS_SEED`), connected lazily, as `user`.
+    pub fn for_nameservice(
+        ns: &Nameservice,
+        user: &str,
+        cfg: ClientConfig,
+        settings: FailoverSettings,
+        seed: Option<u64>,
+        sleep: SleepFn,
+    ) -> Self {
+        let client_id = RpcClient::new_client_id();
+        let mut targets: Vec<Target> = ns
+            .namenodes
+            .iter()
+            .map(|nn| Target {
+                id: nn.id.clone(),
+                client: RpcClient::lazy(
+                    &nn.rpc_addr(),
+                    CLIENT_PROTOCOL,
+                    user,
+                    cfg.clone(),
+                    client_id.clone(),
+                ),
+            })
+            .collect();
+        if settings.random_order {
+            targets.shuffle(&mut rhdfs_conf::rng::seeded_rng(seed));
+        }
+        Self::from_targets(targets, settings, sleep)
+    }
+
+    fn from_targets(targets: Vec<Target>, settings: FailoverSettings, sleep: SleepFn) -> Self {
+        NameNodeProxy {
+            inner: Arc::new(Inner {
+                targets,
+                current: AtomicUsize::new(0),
+                next_call_id: AtomicI32::new(0),
+                settings,
+                sleep,
+            }),
+        }
+    }
+
+    /// The id (address without HA) of the NameNode calls go to first.
+    pub fn current_namenode(&self) -> &str {
+        let i = self.inner.current.load(Ordering::Acquire);
+        &self.inner.targets[i % self.inner.targets.len()].id
+    }
+
+    /// The client id every call carries.
+    pub fn client_id(&self) -> &Bytes {
+        self.inner.targets[0].client.client_id()
+    }
+
+    /// Calls `method` with `req` and decodes the response as `Resp`.
+    pub async fn call<Req: Message, Resp: Message + Default>(
+        &self,
+        method: &str,
+        req: &Req,
+    ) -> Result<Resp, IpcError> {
+        let body = self.call_raw(method, &req.encode_to_vec()).await?;
+        Resp::decode(body)
+            .map_err(|e| IpcError::Protocol(format!("cannot decode the {method} response: {e}")))
+    }
+
+    /// Calls `method` with an encoded request, failing over between NameNodes.
+    pub async fn call_raw(&self, method: &str, body: &[u8]) -> Result<Bytes, IpcError> {
+        let inner = &*self.inner;
+        let n = inner.targets.len();
+        if n == 1 {
+            return inner.targets[0].client.call_raw(method, body).await;
+        }
+        let call_id = inner.next_call_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
+        let mut failovers: u32 = 0;
+        let mut tried_this_round = 0;
+        let mut rounds = 0;
+        loop {
+            let idx = inner.current.load(Ordering::Acquire) % n;
+            let target = &inner.targets[idx];
+            let (err, sent) = match target.client.ensure_connected().await {
+                // Closed by `close`: nothing to fail over to.
+                Err(IpcError::Closed) => return Err(IpcError::Closed),
+                Err(e) => (e, false),
+                Ok(()) => {
+                    let retry = i32::try_from(failovers).unwrap_or(i32::MAX);
+                    match target
+                        .client
+                        .call_raw_as(method, body, call_id, retry)
+                        .await
+                    {
+                        Ok(answer) => return Ok(answer),
+                        Err(e) => (e, true),
+                    }
+                }
+            };
+            if failovers >= inner.settings.max_attempts || !should_fail_over(&err, sent, method) {
+                return Err(err);
+            }
+            failovers += 1;
+            let next = (idx + 1) % n;
+            // Another call may have moved on already; then its choice stands.
+            if inner
+                .current
+                .compare_exchange(idx, next, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                info!(
+                    "{method} to NameNode {} failed ({err}); failing over to {}",
+                    target.id, inner.targets[next].id
+                );
+            }
+            tried_this_round += 1;
+            if tried_this_round >= n {
+                tried_this_round = 0;
+                rounds += 1;
+                let pause = inner.settings.sleep_after_round(rounds);
+                debug!("every NameNode failed {method}; sleeping {pause:?} before the next round");
+                (inner.sleep)(pause).await;
+            }
+        }
+    }
+
+    /// Closes every NameNode connection; later calls fail with [`IpcError::Closed`].
+    pub async fn close(&self) {
+        for t in &self.inner.targets {
+            t.client.close().await;
+        }
+    }
+}
