@@ -10,12 +10,13 @@ use rhdfs_blockmanager::BlockManager;
 use rhdfs_conf::clock::SharedClock;
 use rhdfs_conf::{Configuration, TimeUnit, keys};
 use rhdfs_ipc::{ProtocolRouter, RpcServer, ServerConfig};
-use rhdfs_proto::protocols::{CLIENT_PROTOCOL, DATANODE_PROTOCOL};
+use rhdfs_proto::protocols::{CLIENT_PROTOCOL, DATANODE_PROTOCOL, HA_SERVICE_PROTOCOL};
 use tokio::task::JoinHandle;
 
 use crate::namespace::NamespaceConfig;
 use crate::namesystem::{Namesystem, NamesystemSettings};
 use crate::rpc::datanode::DatanodeProtocolService;
+use crate::rpc::ha_service::HaServiceProtocolService;
 use crate::rpc::{ClientProtocolService, server_defaults};
 use crate::startup::{Phase, StartupProgress};
 use crate::storage;
@@ -332,6 +333,10 @@ impl NameNode {
             .route(
                 DATANODE_PROTOCOL,
                 Arc::new(DatanodeProtocolService::new(fs.clone())),
+            )
+            .route(
+                HA_SERVICE_PROTOCOL,
+                Arc::new(HaServiceProtocolService::new(fs.clone(), &conf)?),
             );
         let bind_host = conf
             .get_trimmed(keys::DFS_NAMENODE_RPC_BIND_HOST_KEY)

@@ -17,6 +17,7 @@ pub mod datanode;
 pub mod datanode_info;
 mod delete;
 pub mod errors;
+pub mod ha_service;
 mod info;
 mod listing;
 mod metasave;
