@@ -62,10 +62,6 @@ pub mod common {
     pub const FS_TRASH_INTERVAL_KEY: &str = "fs.trash.interval";
     pub const FS_TRASH_INTERVAL_DEFAULT: f64 = 0.0;
 
-    /// `fs.trash.checkpoint.interval`: Minutes between trash checkpoints; 0 means `fs.trash.interval`.
-    pub const FS_TRASH_CHECKPOINT_INTERVAL_KEY: &str = "fs.trash.checkpoint.interval";
-    pub const FS_TRASH_CHECKPOINT_INTERVAL_DEFAULT: f64 = 0.0;
-
     /// `fs.df.interval`: Disk usage statistics refresh interval.
     pub const FS_DF_INTERVAL_KEY: &str = "fs.df.interval";
     pub const FS_DF_INTERVAL_DEFAULT: Duration = Duration::from_millis(60000);
@@ -184,20 +180,6 @@ pub mod ipc {
     /// Unit of a bare number in `ipc.client.rpc-timeout.ms`.
     pub const IPC_CLIENT_RPC_TIMEOUT_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
-    /// `ipc.client.ping`: Whether the client pings idle connections awaiting a response.
-    pub const IPC_CLIENT_PING_KEY: &str = "ipc.client.ping";
-    pub const IPC_CLIENT_PING_DEFAULT: bool = true;
-
-    /// `ipc.ping.interval`: Client ping interval.
-    pub const IPC_PING_INTERVAL_KEY: &str = "ipc.ping.interval";
-    pub const IPC_PING_INTERVAL_DEFAULT: Duration = Duration::from_millis(60000);
-    /// Unit of a bare number in `ipc.ping.interval`.
-    pub const IPC_PING_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
-    /// `ipc.client.tcpnodelay`: TCP_NODELAY on client sockets.
-    pub const IPC_CLIENT_TCPNODELAY_KEY: &str = "ipc.client.tcpnodelay";
-    pub const IPC_CLIENT_TCPNODELAY_DEFAULT: bool = true;
-
     /// `ipc.client.idlethreshold`: Open connections from which the server closes idle ones
     /// (below it, an idle connection stays open however long it is idle).
     pub const IPC_CLIENT_IDLETHRESHOLD_KEY: &str = "ipc.client.idlethreshold";
@@ -221,14 +203,6 @@ pub mod ipc {
     /// `ipc.server.listen.queue.size`: Server accept backlog.
     pub const IPC_SERVER_LISTEN_QUEUE_SIZE_KEY: &str = "ipc.server.listen.queue.size";
     pub const IPC_SERVER_LISTEN_QUEUE_SIZE_DEFAULT: u64 = 256;
-
-    /// `ipc.server.handler.queue.size`: Call queue length per handler.
-    pub const IPC_SERVER_HANDLER_QUEUE_SIZE_KEY: &str = "ipc.server.handler.queue.size";
-    pub const IPC_SERVER_HANDLER_QUEUE_SIZE_DEFAULT: u64 = 100;
-
-    /// `ipc.server.read.threadpool.size`: Server reader threads.
-    pub const IPC_SERVER_READ_THREADPOOL_SIZE_KEY: &str = "ipc.server.read.threadpool.size";
-    pub const IPC_SERVER_READ_THREADPOOL_SIZE_DEFAULT: u64 = 1;
 
     /// `ipc.server.max.connections`: Max concurrent connections; 0 = unlimited.
     pub const IPC_SERVER_MAX_CONNECTIONS_KEY: &str = "ipc.server.max.connections";
@@ -271,12 +245,6 @@ pub mod namenode {
     /// `dfs.namenode.rpc-bind-host`: Host the RPC server binds to, overriding the address host.
     pub const DFS_NAMENODE_RPC_BIND_HOST_KEY: &str = "dfs.namenode.rpc-bind-host";
 
-    /// `dfs.namenode.servicerpc-address`: Separate RPC endpoint for DataNodes and other services.
-    pub const DFS_NAMENODE_SERVICE_RPC_ADDRESS_KEY: &str = "dfs.namenode.servicerpc-address";
-
-    /// `dfs.namenode.lifeline.rpc-address`: Lifeline RPC endpoint.
-    pub const DFS_NAMENODE_LIFELINE_RPC_ADDRESS_KEY: &str = "dfs.namenode.lifeline.rpc-address";
-
     /// `dfs.namenode.http-address`: NameNode web UI address.
     pub const DFS_NAMENODE_HTTP_ADDRESS_KEY: &str = "dfs.namenode.http-address";
     pub const DFS_NAMENODE_HTTP_ADDRESS_DEFAULT: &str = "0.0.0.0:9870";
@@ -297,18 +265,6 @@ pub mod namenode {
     pub const DFS_NAMENODE_CHECKPOINT_DIR_KEY: &str = "dfs.namenode.checkpoint.dir";
     pub const DFS_NAMENODE_CHECKPOINT_DIR_DEFAULT: &str =
         "file://${hadoop.tmp.dir}/dfs/namesecondary";
-
-    /// `dfs.namenode.handler.count`: RPC handler tasks.
-    pub const DFS_NAMENODE_HANDLER_COUNT_KEY: &str = "dfs.namenode.handler.count";
-    pub const DFS_NAMENODE_HANDLER_COUNT_DEFAULT: u64 = 10;
-
-    /// `dfs.namenode.service.handler.count`: Service RPC handlers (only with servicerpc-address).
-    pub const DFS_NAMENODE_SERVICE_HANDLER_COUNT_KEY: &str = "dfs.namenode.service.handler.count";
-    pub const DFS_NAMENODE_SERVICE_HANDLER_COUNT_DEFAULT: u64 = 10;
-
-    /// `dfs.namenode.lifeline.handler.ratio`: Lifeline handlers as a fraction of handler count.
-    pub const DFS_NAMENODE_LIFELINE_HANDLER_RATIO_KEY: &str = "dfs.namenode.lifeline.handler.ratio";
-    pub const DFS_NAMENODE_LIFELINE_HANDLER_RATIO_DEFAULT: f64 = 0.10;
 
     /// `dfs.ls.limit`: Entries per getListing batch.
     pub const DFS_LS_LIMIT_KEY: &str = "dfs.ls.limit";
@@ -366,14 +322,6 @@ pub mod namenode {
     pub const DFS_NAMENODE_ACCESSTIME_PRECISION_DEFAULT: Duration = Duration::from_millis(3600000);
     /// Unit of a bare number in `dfs.namenode.accesstime.precision`.
     pub const DFS_NAMENODE_ACCESSTIME_PRECISION_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
-    /// `dfs.content-summary.limit`: Items per content-summary lock hold.
-    pub const DFS_CONTENT_SUMMARY_LIMIT_KEY: &str = "dfs.content-summary.limit";
-    pub const DFS_CONTENT_SUMMARY_LIMIT_DEFAULT: u64 = 5_000;
-
-    /// `dfs.content-summary.sleep-microsec`: Pause between content-summary batches (µs).
-    pub const DFS_CONTENT_SUMMARY_SLEEP_MICROSEC_KEY: &str = "dfs.content-summary.sleep-microsec";
-    pub const DFS_CONTENT_SUMMARY_SLEEP_MICROSEC_DEFAULT: u64 = 500;
 
     /// `dfs.namenode.lease-hard-limit-sec`: Lease hard limit; lease recovery starts after this.
     pub const DFS_NAMENODE_LEASE_HARD_LIMIT_SEC_KEY: &str = "dfs.namenode.lease-hard-limit-sec";
@@ -467,10 +415,6 @@ pub mod namenode {
         "dfs.namenode.num.extra.edits.retained";
     pub const DFS_NAMENODE_NUM_EXTRA_EDITS_RETAINED_DEFAULT: u64 = 1_000_000;
 
-    /// `dfs.namenode.edits.asynclogging`: Asynchronous edit logging.
-    pub const DFS_NAMENODE_EDITS_ASYNCLOGGING_KEY: &str = "dfs.namenode.edits.asynclogging";
-    pub const DFS_NAMENODE_EDITS_ASYNCLOGGING_DEFAULT: bool = true;
-
     /// `dfs.namenode.edits.asynclogging.pending.queue.size`: Async edit-log queue length.
     pub const DFS_NAMENODE_EDITS_ASYNCLOGGING_PENDING_QUEUE_SIZE_KEY: &str =
         "dfs.namenode.edits.asynclogging.pending.queue.size";
@@ -548,10 +492,6 @@ pub mod namenode {
     pub const DFS_NAMENODE_RESOURCE_CHECK_INTERVAL_DEFAULT: Duration = Duration::from_millis(5000);
     /// Unit of a bare number in `dfs.namenode.resource.check.interval`.
     pub const DFS_NAMENODE_RESOURCE_CHECK_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
-    /// `dfs.namenode.resource.du.reserved`: Free space required on name volumes.
-    pub const DFS_NAMENODE_RESOURCE_DU_RESERVED_KEY: &str = "dfs.namenode.resource.du.reserved";
-    pub const DFS_NAMENODE_RESOURCE_DU_RESERVED_DEFAULT: u64 = 104857600;
 
     /// `dfs.namenode.resource.checked.volumes.minimum`: Redundant volumes that must be available.
     pub const DFS_NAMENODE_RESOURCE_CHECKED_VOLUMES_MINIMUM_KEY: &str =
@@ -733,19 +673,11 @@ pub mod namenode {
     pub const DFS_NAMENODE_BLOCK_DELETION_UNLOCK_INTERVAL_MS_UNIT: TimeUnit =
         TimeUnit::Milliseconds;
 
-    /// `dfs.namenode.max-num-blocks-to-log`: Blocks logged per operation.
-    pub const DFS_NAMENODE_MAX_NUM_BLOCKS_TO_LOG_KEY: &str = "dfs.namenode.max-num-blocks-to-log";
-    pub const DFS_NAMENODE_MAX_NUM_BLOCKS_TO_LOG_DEFAULT: u64 = 1_000;
-
     /// `dfs.namenode.lock.model.provider.class`: Namesystem lock model.
     pub const DFS_NAMENODE_LOCK_MODEL_PROVIDER_CLASS_KEY: &str =
         "dfs.namenode.lock.model.provider.class";
     pub const DFS_NAMENODE_LOCK_MODEL_PROVIDER_CLASS_DEFAULT: &str =
         "org.apache.hadoop.hdfs.server.namenode.fgl.GlobalFSNamesystemLock";
-
-    /// `dfs.namenode.fslock.fair`: Fair namesystem lock.
-    pub const DFS_NAMENODE_FSLOCK_FAIR_KEY: &str = "dfs.namenode.fslock.fair";
-    pub const DFS_NAMENODE_FSLOCK_FAIR_DEFAULT: bool = true;
 
     /// `dfs.namenode.write-lock-reporting-threshold-ms`: Log write-lock holds longer than this.
     pub const DFS_NAMENODE_WRITE_LOCK_REPORTING_THRESHOLD_MS_KEY: &str =
@@ -778,10 +710,6 @@ pub mod namenode {
     pub const DFS_NAMENODE_FULL_BLOCK_REPORT_LEASE_LENGTH_MS_UNIT: TimeUnit =
         TimeUnit::Milliseconds;
 
-    /// `dfs.namenode.blockreport.queue.size`: Queued block-report processing tasks.
-    pub const DFS_NAMENODE_BLOCKREPORT_QUEUE_SIZE_KEY: &str = "dfs.namenode.blockreport.queue.size";
-    pub const DFS_NAMENODE_BLOCKREPORT_QUEUE_SIZE_DEFAULT: u64 = 1_024;
-
     /// `dfs.namenode.blockreport.max.lock.hold.time`: Lock budget per block-report batch.
     pub const DFS_NAMENODE_BLOCKREPORT_MAX_LOCK_HOLD_TIME_KEY: &str =
         "dfs.namenode.blockreport.max.lock.hold.time";
@@ -794,11 +722,6 @@ pub mod namenode {
     pub const DFS_BLOCK_REPLICATOR_CLASSNAME_KEY: &str = "dfs.block.replicator.classname";
     pub const DFS_BLOCK_REPLICATOR_CLASSNAME_DEFAULT: &str =
         "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDefault";
-
-    /// `dfs.block.placement.ec.classname`: Erasure-coded block placement policy.
-    pub const DFS_BLOCK_PLACEMENT_EC_CLASSNAME_KEY: &str = "dfs.block.placement.ec.classname";
-    pub const DFS_BLOCK_PLACEMENT_EC_CLASSNAME_DEFAULT: &str =
-        "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyRackFaultTolerant";
 
     /// `dfs.namenode.block-placement-policy.default.prefer-local-node`: Prefer the writer's node for the first replica.
     pub const DFS_NAMENODE_BLOCKPLACEMENTPOLICY_DEFAULT_PREFER_LOCAL_NODE_KEY: &str =
@@ -843,10 +766,6 @@ pub mod namenode {
     pub const DFS_REJECT_UNRESOLVED_DN_TOPOLOGY_MAPPING_KEY: &str =
         "dfs.namenode.reject-unresolved-dn-topology-mapping";
     pub const DFS_REJECT_UNRESOLVED_DN_TOPOLOGY_MAPPING_DEFAULT: bool = false;
-
-    /// `dfs.use.dfs.network.topology`: Use the storage-type-aware topology.
-    pub const DFS_USE_DFS_NETWORK_TOPOLOGY_KEY: &str = "dfs.use.dfs.network.topology";
-    pub const DFS_USE_DFS_NETWORK_TOPOLOGY_DEFAULT: bool = true;
 
     /// `dfs.namenode.max.slowpeer.collect.nodes`: the slow node set (the nodes reported by
     /// the most peers) holds at most this many nodes (as Hadoop, 5); see also
@@ -900,36 +819,6 @@ pub mod namenode {
     pub const DFS_NAMENODE_DECOMMISSION_MAX_CONCURRENT_TRACKED_NODES_KEY: &str =
         "dfs.namenode.decommission.max.concurrent.tracked.nodes";
     pub const DFS_NAMENODE_DECOMMISSION_MAX_CONCURRENT_TRACKED_NODES_DEFAULT: u64 = 100;
-
-    /// `dfs.namenode.quota.init-threads`: Quota initialisation threads.
-    pub const DFS_NAMENODE_QUOTA_INIT_THREADS_KEY: &str = "dfs.namenode.quota.init-threads";
-    pub const DFS_NAMENODE_QUOTA_INIT_THREADS_DEFAULT: u64 = 12;
-
-    /// `dfs.image.parallel.load`: Parallel fsimage loading.
-    pub const DFS_IMAGE_PARALLEL_LOAD_KEY: &str = "dfs.image.parallel.load";
-    pub const DFS_IMAGE_PARALLEL_LOAD_DEFAULT: bool = false;
-
-    /// `dfs.ha.tail-edits.period`: Standby edit tailing period.
-    pub const DFS_HA_TAIL_EDITS_PERIOD_KEY: &str = "dfs.ha.tail-edits.period";
-    pub const DFS_HA_TAIL_EDITS_PERIOD_DEFAULT: Duration = Duration::from_secs(60);
-    /// Unit of a bare number in `dfs.ha.tail-edits.period`.
-    pub const DFS_HA_TAIL_EDITS_PERIOD_UNIT: TimeUnit = TimeUnit::Seconds;
-
-    /// `dfs.ha.log-roll.period`: Standby asks the active to roll edits this often.
-    pub const DFS_HA_LOG_ROLL_PERIOD_KEY: &str = "dfs.ha.log-roll.period";
-    pub const DFS_HA_LOG_ROLL_PERIOD_DEFAULT: Duration = Duration::from_secs(120);
-    /// Unit of a bare number in `dfs.ha.log-roll.period`.
-    pub const DFS_HA_LOG_ROLL_PERIOD_UNIT: TimeUnit = TimeUnit::Seconds;
-
-    /// `dfs.ha.automatic-failover.enabled`: ZKFC-based failover.
-    pub const DFS_HA_AUTOMATIC_FAILOVER_ENABLED_KEY: &str = "dfs.ha.automatic-failover.enabled";
-    pub const DFS_HA_AUTOMATIC_FAILOVER_ENABLED_DEFAULT: bool = false;
-
-    /// `dfs.qjournal.write-txns.timeout.ms`: Quorum journal write timeout.
-    pub const DFS_QJOURNAL_WRITE_TXNS_TIMEOUT_KEY: &str = "dfs.qjournal.write-txns.timeout.ms";
-    pub const DFS_QJOURNAL_WRITE_TXNS_TIMEOUT_DEFAULT: Duration = Duration::from_millis(20000);
-    /// Unit of a bare number in `dfs.qjournal.write-txns.timeout.ms`.
-    pub const DFS_QJOURNAL_WRITE_TXNS_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
 }
 
 /// DataNode, storage, block report and data transfer keys.
@@ -946,20 +835,12 @@ pub mod datanode {
     pub const DFS_DATANODE_HTTP_ADDRESS_KEY: &str = "dfs.datanode.http.address";
     pub const DFS_DATANODE_HTTP_ADDRESS_DEFAULT: &str = "0.0.0.0:9864";
 
-    /// `dfs.datanode.https.address`: DataNode secure web address.
-    pub const DFS_DATANODE_HTTPS_ADDRESS_KEY: &str = "dfs.datanode.https.address";
-    pub const DFS_DATANODE_HTTPS_ADDRESS_DEFAULT: &str = "0.0.0.0:9865";
-
     /// `dfs.datanode.ipc.address`: ClientDatanodeProtocol RPC address.
     pub const DFS_DATANODE_IPC_ADDRESS_KEY: &str = "dfs.datanode.ipc.address";
     pub const DFS_DATANODE_IPC_ADDRESS_DEFAULT: &str = "0.0.0.0:9867";
 
     /// `dfs.datanode.hostname`: Hostname the DataNode reports; unset = resolved local name.
     pub const DFS_DATANODE_HOSTNAME_KEY: &str = "dfs.datanode.hostname";
-
-    /// `dfs.datanode.use.datanode.hostname`: DataNodes connect to each other by hostname.
-    pub const DFS_DATANODE_USE_DN_HOSTNAME_KEY: &str = "dfs.datanode.use.datanode.hostname";
-    pub const DFS_DATANODE_USE_DN_HOSTNAME_DEFAULT: bool = false;
 
     /// `dfs.datanode.data.dir`: Comma-separated volumes, optionally `[STORAGE_TYPE]`-prefixed.
     pub const DFS_DATANODE_DATA_DIR_KEY: &str = "dfs.datanode.data.dir";
@@ -968,10 +849,6 @@ pub mod datanode {
     /// `dfs.datanode.data.dir.perm`: Permission of data directories.
     pub const DFS_DATANODE_DATA_DIR_PERMISSION_KEY: &str = "dfs.datanode.data.dir.perm";
     pub const DFS_DATANODE_DATA_DIR_PERMISSION_DEFAULT: &str = "700";
-
-    /// `dfs.datanode.handler.count`: DataNode RPC handlers.
-    pub const DFS_DATANODE_HANDLER_COUNT_KEY: &str = "dfs.datanode.handler.count";
-    pub const DFS_DATANODE_HANDLER_COUNT_DEFAULT: u64 = 10;
 
     /// `dfs.datanode.max.transfer.threads`: Concurrent data transfer operations.
     pub const DFS_DATANODE_MAX_TRANSFER_THREADS_KEY: &str = "dfs.datanode.max.transfer.threads";
@@ -1001,10 +878,6 @@ pub mod datanode {
     pub const DFS_DATANODE_DU_RESERVED_KEY: &str = "dfs.datanode.du.reserved";
     pub const DFS_DATANODE_DU_RESERVED_DEFAULT: u64 = 0;
 
-    /// `dfs.datanode.du.reserved.pct`: Percent of a volume reserved for non-DFS use.
-    pub const DFS_DATANODE_DU_RESERVED_PCT_KEY: &str = "dfs.datanode.du.reserved.pct";
-    pub const DFS_DATANODE_DU_RESERVED_PCT_DEFAULT: u64 = 0;
-
     /// `dfs.datanode.failed.volumes.tolerated`: Volume failures tolerated; -1 = at least one volume must remain.
     pub const DFS_DATANODE_FAILED_VOLUMES_TOLERATED_KEY: &str =
         "dfs.datanode.failed.volumes.tolerated";
@@ -1026,10 +899,6 @@ pub mod datanode {
     pub const DFS_DATANODE_SYNCONCLOSE_KEY: &str = "dfs.datanode.synconclose";
     pub const DFS_DATANODE_SYNCONCLOSE_DEFAULT: bool = false;
 
-    /// `dfs.datanode.lock.fair`: Fair dataset lock.
-    pub const DFS_DATANODE_LOCK_FAIR_KEY: &str = "dfs.datanode.lock.fair";
-    pub const DFS_DATANODE_LOCK_FAIR_DEFAULT: bool = true;
-
     /// `dfs.datanode.fsdatasetasyncdisk.max.threads.per.volume`: Async deletion threads per volume.
     pub const DFS_DATANODE_FSDATASETASYNCDISK_MAX_THREADS_PER_VOLUME_KEY: &str =
         "dfs.datanode.fsdatasetasyncdisk.max.threads.per.volume";
@@ -1042,12 +911,6 @@ pub mod datanode {
         Duration::from_millis(2000);
     /// Unit of a bare number in `dfs.datanode.processcommands.threshold`.
     pub const DFS_DATANODE_PROCESSCOMMANDS_THRESHOLD_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
-    /// `dfs.datanode.bp-ready.timeout`: Wait for the block pool to be ready.
-    pub const DFS_DATANODE_BP_READY_TIMEOUT_KEY: &str = "dfs.datanode.bp-ready.timeout";
-    pub const DFS_DATANODE_BP_READY_TIMEOUT_DEFAULT: Duration = Duration::from_secs(20);
-    /// Unit of a bare number in `dfs.datanode.bp-ready.timeout`.
-    pub const DFS_DATANODE_BP_READY_TIMEOUT_UNIT: TimeUnit = TimeUnit::Seconds;
 
     /// `dfs.datanode.lifeline.interval.seconds`: Lifeline period; unset = 3 × heartbeat.
     pub const DFS_DATANODE_LIFELINE_INTERVAL_SECONDS_KEY: &str =
@@ -1077,24 +940,10 @@ pub mod datanode {
     /// Unit of a bare number in `dfs.blockreport.incremental.intervalMsec`.
     pub const DFS_BLOCKREPORT_INCREMENTAL_INTERVAL_MSEC_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
-    /// `dfs.datanode.directoryscan.interval`: Directory scanner period.
-    pub const DFS_DATANODE_DIRECTORYSCAN_INTERVAL_KEY: &str = "dfs.datanode.directoryscan.interval";
-    pub const DFS_DATANODE_DIRECTORYSCAN_INTERVAL_DEFAULT: Duration = Duration::from_secs(21600);
-    /// Unit of a bare number in `dfs.datanode.directoryscan.interval`.
-    pub const DFS_DATANODE_DIRECTORYSCAN_INTERVAL_UNIT: TimeUnit = TimeUnit::Seconds;
-
-    /// `dfs.datanode.directoryscan.threads`: Directory scanner threads.
-    pub const DFS_DATANODE_DIRECTORYSCAN_THREADS_KEY: &str = "dfs.datanode.directoryscan.threads";
-    pub const DFS_DATANODE_DIRECTORYSCAN_THREADS_DEFAULT: u64 = 1;
-
     /// `dfs.datanode.directoryscan.throttle.limit.ms.per.sec`: Scanner ms per second; 1000 = unthrottled.
     pub const DFS_DATANODE_DIRECTORYSCAN_THROTTLE_LIMIT_MS_PER_SEC_KEY: &str =
         "dfs.datanode.directoryscan.throttle.limit.ms.per.sec";
     pub const DFS_DATANODE_DIRECTORYSCAN_THROTTLE_LIMIT_MS_PER_SEC_DEFAULT: u64 = 1_000;
-
-    /// `dfs.datanode.scan.period.hours`: Block scanner period; negative disables.
-    pub const DFS_DATANODE_SCAN_PERIOD_HOURS_KEY: &str = "dfs.datanode.scan.period.hours";
-    pub const DFS_DATANODE_SCAN_PERIOD_HOURS_DEFAULT: i64 = 504;
 
     /// `dfs.block.scanner.volume.bytes.per.second`: Block scanner bandwidth per volume.
     pub const DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND_KEY: &str =
@@ -1230,14 +1079,6 @@ pub mod datanode {
     /// `dfs.pipeline.slownode`: Set the SLOW bit in pipeline acks.
     pub const DFS_PIPELINE_SLOWNODE_KEY: &str = "dfs.pipeline.slownode";
     pub const DFS_PIPELINE_SLOWNODE_DEFAULT: bool = false;
-
-    /// `dfs.pipeline.ecn`: Set congestion notification in pipeline acks.
-    pub const DFS_PIPELINE_ECN_KEY: &str = "dfs.pipeline.ecn";
-    pub const DFS_PIPELINE_ECN_DEFAULT: bool = false;
-
-    /// `dfs.pipeline.congestion.ratio`: Load ratio signalling congestion.
-    pub const DFS_PIPELINE_CONGESTION_RATIO_KEY: &str = "dfs.pipeline.congestion.ratio";
-    pub const DFS_PIPELINE_CONGESTION_RATIO_DEFAULT: f64 = 1.5;
 }
 
 /// DFS client keys (write pipeline, retries, timeouts).
@@ -1444,18 +1285,6 @@ pub mod client {
     /// clients (`_PORT` is replaced by the DataNode's transfer port); empty = none.
     pub const DFS_DOMAIN_SOCKET_PATH_KEY: &str = "dfs.domain.socket.path";
     pub const DFS_DOMAIN_SOCKET_PATH_DEFAULT: &str = "";
-
-    /// `dfs.client.fsck.connect.timeout`: fsck connect timeout.
-    pub const DFS_CLIENT_FSCK_CONNECT_TIMEOUT_KEY: &str = "dfs.client.fsck.connect.timeout";
-    pub const DFS_CLIENT_FSCK_CONNECT_TIMEOUT_DEFAULT: Duration = Duration::from_millis(60000);
-    /// Unit of a bare number in `dfs.client.fsck.connect.timeout`.
-    pub const DFS_CLIENT_FSCK_CONNECT_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
-    /// `dfs.client.fsck.read.timeout`: fsck read timeout.
-    pub const DFS_CLIENT_FSCK_READ_TIMEOUT_KEY: &str = "dfs.client.fsck.read.timeout";
-    pub const DFS_CLIENT_FSCK_READ_TIMEOUT_DEFAULT: Duration = Duration::from_millis(60000);
-    /// Unit of a bare number in `dfs.client.fsck.read.timeout`.
-    pub const DFS_CLIENT_FSCK_READ_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
 }
 
 /// The daemons' web ports (WebHDFS, the user of anonymous requests).

@@ -90,6 +90,17 @@ impl DataNode {
                 keys::DFS_DATANODE_DU_RESERVED_DEFAULT,
             )
             .map_err(conf_err)?;
+        let perm_text = conf.get_str(
+            keys::DFS_DATANODE_DATA_DIR_PERMISSION_KEY,
+            keys::DFS_DATANODE_DATA_DIR_PERMISSION_DEFAULT,
+        );
+        let dir_mode = crate::volume_check::parse_dir_permission(&perm_text).ok_or_else(|| {
+            conf_err(rhdfs_conf::ConfError::InvalidValue {
+                key: keys::DFS_DATANODE_DATA_DIR_PERMISSION_KEY.to_string(),
+                value: perm_text.to_string(),
+                reason: "not a permission (octal such as 700, or rwx------)".to_string(),
+            })
+        })?;
         let dirs = data_dirs.clone();
         let tolerated = conf
             .get_i32(
@@ -99,6 +110,12 @@ impl DataNode {
             .map_err(conf_err)?;
         let volume_checker = Arc::new(volume_checker(&conf, clock.clone())?);
         let dataset = tokio::task::spawn_blocking(move || {
+            for d in &dirs {
+                if let Err(e) = crate::volume_check::prepare_dir(d, dir_mode) {
+                    tracing::warn!(dir = %d.display(), error = %e,
+                        "cannot give the data directory permission {dir_mode:o}");
+                }
+            }
             Dataset::open_tolerating(&dirs, reserved, tolerated, started_ms)
         })
         .await

@@ -28,6 +28,42 @@ const DISK_IO_ATTEMPTS: usize = 3;
 /// Bytes written by a directory check (Hadoop's DISK_IO_FILE_SIZE).
 const DISK_IO_FILE_SIZE: usize = 64;
 
+/// A data directory's permission bits from `dfs.datanode.data.dir.perm`: octal (`700`,
+/// `0750`) or the nine-letter symbolic form (`rwx------`); None when it is neither.
+pub fn parse_dir_permission(s: &str) -> Option<u32> {
+    let s = s.trim();
+    if !s.is_empty() && s.len() <= 4 && s.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return u32::from_str_radix(s, 8).ok().filter(|v| *v <= 0o7777);
+    }
+    let b = s.as_bytes();
+    if b.len() != 9 {
+        return None;
+    }
+    let mut mode = 0;
+    for (i, want) in b"rwxrwxrwx".iter().enumerate() {
+        mode <<= 1;
+        match b[i] {
+            c if c == *want => mode |= 1,
+            b'-' => {}
+            _ => return None,
+        }
+    }
+    Some(mode)
+}
+
+/// Creates `dir` if needed and gives it the permission bits `mode` when it has others, as
+/// Hadoop's DataNode does before it checks its data directories. A failure is returned for
+/// the caller to log; the directory check that follows decides whether the volume is usable.
+pub fn prepare_dir(dir: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::create_dir_all(dir)?;
+    let now = fs::metadata(dir)?.permissions().mode() & 0o7777;
+    if now != mode {
+        fs::set_permissions(dir, fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
+}
+
 /// Checks one directory; the error says what is wrong, in DiskChecker's words.
 pub fn check_dir(dir: &Path) -> Result<(), String> {
     let shown = dir.display();
@@ -187,6 +223,30 @@ impl VolumeChecker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_dir_permission_as_hadoop_parses_it() {
+        assert_eq!(parse_dir_permission("700"), Some(0o700));
+        assert_eq!(parse_dir_permission(" 0750 "), Some(0o750));
+        assert_eq!(parse_dir_permission("rwxr-x---"), Some(0o750));
+        assert_eq!(parse_dir_permission("rwx------"), Some(0o700));
+        for bad in ["", "800", "rwxrwx", "rwzr-x---", "77777", "seven"] {
+            assert_eq!(parse_dir_permission(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn prepare_dir_creates_and_corrects_the_mode() -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir()?;
+        let dir = tmp.path().join("a/data");
+        prepare_dir(&dir, 0o700)?;
+        assert_eq!(fs::metadata(&dir)?.permissions().mode() & 0o7777, 0o700);
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777))?;
+        prepare_dir(&dir, 0o750)?;
+        assert_eq!(fs::metadata(&dir)?.permissions().mode() & 0o7777, 0o750);
+        Ok(())
+    }
 
     #[test]
     fn healthy_directory_passes_and_leaves_nothing() {

@@ -8,6 +8,25 @@ use tracing::Instrument;
 
 use crate::args::{CommonArgs, take_flag};
 
+/// Refuses to start a daemon configured for an authentication rhdfs does not speak: with
+/// `hadoop.security.authentication=kerberos` an operator expects a secured cluster, and
+/// serving it unauthenticated would be a silent downgrade.
+fn require_simple_authentication(conf: &rhdfs_conf::Configuration) -> Result<()> {
+    let key = rhdfs_conf::keys::HADOOP_SECURITY_AUTHENTICATION_KEY;
+    let auth = conf.get_str(
+        key,
+        rhdfs_conf::keys::HADOOP_SECURITY_AUTHENTICATION_DEFAULT,
+    );
+    if !auth.trim().eq_ignore_ascii_case("simple") {
+        bail!(
+            "{key} is {:?}: rhdfs supports only simple authentication; set {key}=simple \
+             (Kerberos/SASL is not implemented)",
+            auth.trim()
+        );
+    }
+    Ok(())
+}
+
 /// Runs a NameNode until Ctrl-C; with `-format`, formats the name directories and exits;
 /// with `-recover`, keeps the valid prefix of a damaged edit log and exits.
 pub async fn namenode(args: Vec<String>) -> Result<()> {
@@ -19,6 +38,7 @@ pub async fn namenode(args: Vec<String>) -> Result<()> {
         bail!("unexpected arguments: {}", rest.join(" "));
     }
     let mut conf = common.configuration()?;
+    require_simple_authentication(&conf)?;
     let dir = crate::logs::log_dir(common.log_dir.clone(), &conf, None);
     let _log = crate::logs::init_daemon("namenode", dir, &mut conf)?;
     if format {
@@ -55,6 +75,7 @@ pub async fn datanode(args: Vec<String>) -> Result<()> {
         bail!("unexpected arguments: {}", rest.join(" "));
     }
     let mut conf = common.configuration()?;
+    require_simple_authentication(&conf)?;
     let dir = crate::logs::log_dir(common.log_dir.clone(), &conf, None);
     let _log = crate::logs::init_daemon("datanode", dir, &mut conf)?;
     let span = rhdfs_logging::daemon_span("datanode");
@@ -83,4 +104,23 @@ pub async fn datanode(args: Vec<String>) -> Result<()> {
     }
     dn.shutdown().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_simple_authentication_starts() {
+        let mut conf = rhdfs_conf::Configuration::new();
+        assert!(require_simple_authentication(&conf).is_ok());
+        conf.set("hadoop.security.authentication", " SIMPLE ");
+        assert!(require_simple_authentication(&conf).is_ok());
+        conf.set("hadoop.security.authentication", "kerberos");
+        let e = require_simple_authentication(&conf)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("supports only simple authentication"), "{e}");
+    }
 }
