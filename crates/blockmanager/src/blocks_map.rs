@@ -6,6 +6,7 @@ use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use crate::block::{Block, BlockInfo, Replica, ReplicaState};
+use crate::id_table::IdTable;
 
 /// The blocks a storage holds, with the sequence number of the change that put each
 /// replica there (a full report only removes replicas added before it started).
@@ -17,7 +18,8 @@ pub struct StorageBlocks {
 
 #[derive(Debug, Default)]
 pub struct BlocksMap {
-    blocks: HashMap<u64, BlockInfo>,
+    /// Block ids are handed out in sequence: a dense table, not a hash map (`id_table`).
+    blocks: IdTable<BlockInfo>,
     storages: HashMap<Arc<str>, StorageBlocks>,
     seq: u64,
 }
@@ -49,15 +51,15 @@ impl BlocksMap {
     }
 
     pub fn get(&self, id: u64) -> Option<&BlockInfo> {
-        self.blocks.get(&id)
+        self.blocks.get(id)
     }
 
     pub fn get_mut(&mut self, id: u64) -> Option<&mut BlockInfo> {
-        self.blocks.get_mut(&id)
+        self.blocks.get_mut(id)
     }
 
     pub fn contains(&self, id: u64) -> bool {
-        self.blocks.contains_key(&id)
+        self.blocks.contains_key(id)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &BlockInfo> {
@@ -66,14 +68,14 @@ impl BlocksMap {
 
     /// Every block id (a snapshot, for work done in chunks outside the lock).
     pub fn ids(&self) -> Vec<u64> {
-        self.blocks.keys().copied().collect()
+        self.blocks.keys().collect()
     }
 
     /// Inserts a block; an existing entry with the same id is replaced (its replicas are
     /// dropped from the storage index).
     pub fn insert(&mut self, info: BlockInfo) {
         let id = info.block.id;
-        if let Some(old) = self.blocks.remove(&id) {
+        if let Some(old) = self.blocks.remove(id) {
             self.unindex(&old);
         }
         for r in &info.replicas {
@@ -88,7 +90,7 @@ impl BlocksMap {
 
     /// Removes a block and returns it, replicas included.
     pub fn remove(&mut self, id: u64) -> Option<BlockInfo> {
-        let info = self.blocks.remove(&id)?;
+        let info = self.blocks.remove(id)?;
         self.unindex(&info);
         Some(info)
     }
@@ -125,7 +127,7 @@ impl BlocksMap {
         reported: Block,
         state: ReplicaState,
     ) -> AddResult {
-        let Some(info) = self.blocks.get_mut(&reported.id) else {
+        let Some(info) = self.blocks.get_mut(reported.id) else {
             return AddResult::NoBlock;
         };
         let result = if let Some(r) = info.replica_on_mut(storage_id) {
@@ -164,7 +166,7 @@ impl BlocksMap {
 
     /// Removes the replica of block `id` on `storage_id`; returns it if there was one.
     pub fn remove_replica(&mut self, id: u64, storage_id: &str) -> Option<Replica> {
-        let info = self.blocks.get_mut(&id)?;
+        let info = self.blocks.get_mut(id)?;
         let pos = info
             .replicas
             .iter()
@@ -180,7 +182,7 @@ impl BlocksMap {
     pub fn remove_replica_of_node(&mut self, id: u64, dn_uuid: &str) -> Option<Replica> {
         let storage = self
             .blocks
-            .get(&id)?
+            .get(id)?
             .replicas
             .iter()
             .find(|r| &*r.dn_uuid == dn_uuid)?

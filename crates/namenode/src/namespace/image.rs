@@ -283,7 +283,7 @@ impl Namespace {
         let count = r.u()?;
         total(count);
         let mut dir = FsDirectory::new(&self.cfg.superuser, &self.cfg.supergroup, 0);
-        let mut block_owner = std::collections::HashMap::new();
+        let mut block_owner = rhdfs_blockmanager::IdTable::new();
         let mut leases = crate::leases::LeaseManager::default();
         for i in 0..count {
             let inode = decode_inode(&mut r)?;

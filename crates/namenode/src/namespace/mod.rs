@@ -31,8 +31,9 @@ mod tests;
 #[cfg(test)]
 mod truncate_tests;
 
-use std::collections::HashMap;
 use std::time::Duration;
+
+use rhdfs_blockmanager::IdTable;
 
 pub use acl::{AclChange, AclStatus};
 pub use concat::Concatenated;
@@ -133,7 +134,8 @@ pub struct Now {
 pub struct Namespace {
     dir: FsDirectory,
     leases: LeaseManager,
-    block_owner: HashMap<u64, u64>,
+    /// The file of each block (block id -> inode id), dense by block id.
+    block_owner: IdTable<u64>,
     last_inode_id: u64,
     last_block_id: u64,
     last_gs: u64,
@@ -157,7 +159,7 @@ impl Namespace {
         Namespace {
             dir,
             leases: LeaseManager::default(),
-            block_owner: HashMap::new(),
+            block_owner: IdTable::new(),
             last_inode_id: ROOT_INODE_ID,
             last_block_id: FIRST_BLOCK_ID - 1,
             last_gs: FIRST_GENERATION_STAMP - 1,
@@ -211,7 +213,7 @@ impl Namespace {
 
     /// The file inode a block belongs to.
     pub fn block_owner(&self, block_id: u64) -> Option<u64> {
-        self.block_owner.get(&block_id).copied()
+        self.block_owner.get(block_id).copied()
     }
 
     /// The generation stamp above which unknown replicas are held, once replicas from the
@@ -462,7 +464,7 @@ impl Namespace {
                     }
                     _ => return Err(inconsistent(op)),
                 }
-                self.block_owner.remove(block_id);
+                self.block_owner.remove(*block_id);
             }
             EditOp::CloseFile { file, mtime, atime } => {
                 let inode = self.dir.get_mut(*file).ok_or_else(|| inconsistent(op))?;
@@ -659,7 +661,7 @@ impl Namespace {
     fn remove(&mut self, id: u64) -> Removed {
         let removed = self.dir.remove_subtree(id);
         for b in &removed.blocks {
-            self.block_owner.remove(b);
+            self.block_owner.remove(*b);
         }
         for (file, holder) in &removed.open_files {
             self.leases.remove(holder, *file);

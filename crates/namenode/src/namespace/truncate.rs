@@ -157,7 +157,7 @@ impl Namespace {
             self.leases.add(client_name, file, mono);
         }
         for b in &gone {
-            self.block_owner.remove(b);
+            self.block_owner.remove(*b);
         }
         Ok(Removed {
             blocks: gone,
