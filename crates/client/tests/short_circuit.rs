@@ -222,3 +222,117 @@ async fn corrupt_replica_found_short_circuit_is_reported() -> anyhow::Result<()>
     c.shutdown().await;
     Ok(())
 }
+
+/// Pieces read ahead of this size: neither a divisor of the block size nor a multiple of the
+/// 512-byte chunk, so pieces start and end inside chunks.
+const PIECE: &str = "100000";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_ahead_across_pieces_and_blocks() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = socket_template(&dir);
+    let c = cluster(1, Some(&path)).await?;
+    let fs = sc_client(
+        &c,
+        &path,
+        &[
+            ("dfs.replication", "1"),
+            ("dfs.client.read.shortcircuit.buffer.size", PIECE),
+        ],
+    )
+    .await?;
+    let d = data(2 * BLOCK as usize + 250_001, 12);
+    write_file(&fs, "/f", &d).await?;
+    let tcp_before = fs.datanode_connections_opened();
+
+    // Whole pieces, then a caller buffer that splits them (the rest of a piece waits).
+    let mut r = fs.open("/f").await?;
+    let mut pieces = 0;
+    let mut got = Vec::new();
+    while let Some(b) = r.read_chunk().await? {
+        assert!(b.len() <= 100_000, "a piece of {}", b.len());
+        got.extend_from_slice(&b);
+        pieces += 1;
+    }
+    assert_eq!(got, d, "read_chunk");
+    assert!(pieces >= d.len() / 100_000, "{pieces} pieces");
+    let mut r = fs.open("/f").await?;
+    let (mut got, mut buf) = (Vec::new(), vec![0u8; 7777]);
+    loop {
+        let n = r.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(got, d, "read with a small buffer");
+
+    // Moving the position drops what was read ahead; positioned reads leave it alone.
+    for start in [BLOCK - 1, 50_000, BLOCK + 199_999, 2 * BLOCK + 250_000, 3] {
+        r.seek(start);
+        let first = r.read_chunk().await?.expect("bytes");
+        let s = start as usize;
+        assert_eq!(&first[..], &d[s..s + first.len()], "after seek({start})");
+        let mid = r.read_range(BLOCK - 10, 20).await?;
+        assert_eq!(&mid[..], &d[BLOCK as usize - 10..BLOCK as usize + 10]);
+        let rest = r.read_to_end().await?;
+        assert_eq!(&rest[..], &d[s + first.len()..], "rest after seek({start})");
+    }
+    assert_eq!(fs.datanode_connections_opened(), tcp_before, "no TCP read");
+    assert_eq!(
+        fs.short_circuit_stats().0,
+        3,
+        "one descriptor pair per block"
+    );
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn corrupt_chunk_in_a_later_piece_is_found() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = socket_template(&dir);
+    let c = cluster(2, Some(&path)).await?;
+    let extra = [("dfs.client.read.shortcircuit.buffer.size", PIECE)];
+    let fs = sc_client(&c, &path, &[("dfs.replication", "2")]).await?;
+    let d = data(BLOCK as usize, 13);
+    write_file(&fs, "/c", &d).await?;
+    let loc = wait_hosts(&fs, "/c", 2).await?.remove(0);
+    let bad = loc.hosts[0].clone();
+    let block = block_file(&c, &bad, loc.block_id).expect("replica on disk");
+    let mut bytes = std::fs::read(&block)?;
+    // In the second piece, and in the fourth.
+    bytes[150_000] ^= 0x01;
+    bytes[300_123] ^= 0x80;
+    std::fs::write(&block, bytes)?;
+    let mut hit = false;
+    for _ in 0..40 {
+        let fs = sc_client(&c, &path, &extra).await?;
+        let mut r = fs.open("/c").await?;
+        assert_eq!(&r.read_to_end().await?[..], &d[..]);
+        assert_eq!(fs.short_circuit_stats().1, d.len() as u64);
+        assert_eq!(fs.datanode_connections_opened(), 0, "no TCP read");
+        if !r.dead_nodes().is_empty() {
+            assert_eq!(r.dead_nodes(), vec![bad.clone()]);
+            hit = true;
+            break;
+        }
+    }
+    assert!(hit, "no reader started on the corrupt replica on {bad}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while fs
+        .block_locations("/c")
+        .await?
+        .remove(0)
+        .hosts
+        .contains(&bad)
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{bad} is still listed"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    c.shutdown().await;
+    Ok(())
+}

@@ -3,6 +3,7 @@
 use bytes::BufMut;
 use rhdfs_proto::hdfs::{ChecksumProto, ChecksumTypeProto};
 
+use crate::crc32c_lanes::crc32c_chunks;
 use crate::error::{Result, TransferError};
 
 /// Size in bytes of one stored checksum for CRC kinds.
@@ -179,6 +180,13 @@ impl DataChecksum {
         if self.kind == ChecksumKind::Null {
             return;
         }
+        if self.kind == ChecksumKind::Crc32c {
+            crc32c_chunks(data, self.bpc(), |_, c| {
+                out.put_u32(c);
+                true
+            });
+            return;
+        }
         for c in data.chunks(self.bpc()) {
             out.put_u32(self.kind.crc(c));
         }
@@ -212,6 +220,19 @@ impl DataChecksum {
             )));
         }
         let bpc = self.bpc();
+        let want = |i: usize| {
+            let s = &checksums[i * CRC_SIZE..(i + 1) * CRC_SIZE];
+            u32::from_be_bytes([s[0], s[1], s[2], s[3]])
+        };
+        if self.kind == ChecksumKind::Crc32c {
+            return match crc32c_chunks(data, bpc, |i, c| c == want(i)) {
+                None => Ok(()),
+                Some(i) => Err(TransferError::Checksum {
+                    chunk: i as u64,
+                    offset: first_chunk_offset_in_block + (i * bpc) as u64,
+                }),
+            };
+        }
         for (i, (chunk, sum)) in data
             .chunks(bpc)
             .zip(checksums.chunks_exact(CRC_SIZE))

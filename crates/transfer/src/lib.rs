@@ -18,6 +18,7 @@ pub mod ack;
 pub mod block_ops;
 pub mod checksum;
 pub mod config;
+mod crc32c_lanes;
 pub mod error;
 pub mod headers;
 pub mod md5crc;

@@ -2,23 +2,53 @@
 //! this machine is read straight from its block file (`crate::short_circuit`). A replica that
 //! cannot be had or read this way (socket missing, refused, files gone or short) leaves the
 //! read to TCP; a chunk whose CRC does not match is a corrupt replica, reported to the NameNode
-//! and skipped exactly as on the TCP path.
+//! and skipped exactly as on the TCP path. Positioned reads come here and read only their range;
+//! sequential reads go through `ahead`.
+
+use std::sync::Arc;
 
 use bytes::Bytes;
+use rhdfs_proto::hdfs::DatanodeInfoProto;
 use tracing::{debug, warn};
 
 use super::FileReader;
 use crate::datanode::{block_name, xfer_addr};
-use crate::short_circuit::{LocalReadError, NoReplica, read_blocking};
-
-/// The most a sequential read takes from a local replica at once.
-pub(super) const LOCAL_PIECE: u64 = 4 * 1024 * 1024;
+use crate::short_circuit::{LocalReadError, LocalReplica, NoReplica, PieceBuf, piece, spawn_read};
 
 impl FileReader {
     /// `[off, off + n)` of block `i` from a local replica, or `None` (read through TCP).
     pub(super) async fn read_local(&mut self, i: usize, off: u64, n: u64) -> Option<Bytes> {
-        let sc = &self.fs.inner.short_circuit;
-        if !sc.enabled() || n == 0 {
+        if n == 0 {
+            return None;
+        }
+        loop {
+            let (dn, replica) = self.local_replica(i).await?;
+            let sc = &self.fs.inner.short_circuit;
+            let task = spawn_read(
+                replica,
+                off,
+                n,
+                sc.skip_checksum(),
+                PieceBuf::default(),
+                false,
+            );
+            match piece(task).await.1 {
+                Ok(b) => {
+                    sc.count_read(b.len());
+                    return Some(b);
+                }
+                Err(e) => self.local_failed(i, &dn, e).await,
+            }
+        }
+    }
+
+    /// The first local replica of block `i` this reader may read short-circuit, opened (or
+    /// taken from the cache); `None` when there is none (read through TCP).
+    pub(super) async fn local_replica(
+        &mut self,
+        i: usize,
+    ) -> Option<(DatanodeInfoProto, Arc<LocalReplica>)> {
+        if !self.fs.inner.short_circuit.enabled() {
             return None;
         }
         let use_host = self.fs.inner.conf.use_datanode_hostname;
@@ -32,36 +62,40 @@ impl FileReader {
             {
                 continue;
             }
-            let replica = match sc.replica(dn, &lb).await {
-                Ok(r) => r,
+            match sc.replica(dn, &lb).await {
+                Ok(r) => return Some((dn.clone(), r)),
                 Err(NoReplica::Block(why) | NoReplica::Node(why)) => {
                     debug!(
                         "no short-circuit read of {} from {addr}: {why}",
                         block_name(&lb.b)
                     );
                     self.no_local.insert((lb.b.block_id, addr));
-                    continue;
-                }
-            };
-            match read_blocking(replica, off, n, sc.skip_checksum()).await {
-                Ok(b) => {
-                    sc.count_read(b.len());
-                    return Some(b);
-                }
-                Err(LocalReadError::Corrupt(e)) => {
-                    sc.evict(dn, &lb);
-                    self.replica_failed(i, dn, &e).await;
-                }
-                Err(LocalReadError::Unusable(why)) => {
-                    warn!(
-                        "short-circuit read of {} from {addr} failed, reading through the DataNode: {why}",
-                        block_name(&lb.b)
-                    );
-                    sc.evict(dn, &lb);
-                    self.no_local.insert((lb.b.block_id, addr));
                 }
             }
         }
         None
+    }
+
+    /// A short-circuit read of block `i` from `dn` failed: the open replica is forgotten; a
+    /// corrupt one is reported and its node skipped, an unusable one read through TCP.
+    pub(super) async fn local_failed(
+        &mut self,
+        i: usize,
+        dn: &DatanodeInfoProto,
+        e: LocalReadError,
+    ) {
+        let lb = self.blocks[i].clone();
+        self.fs.inner.short_circuit.evict(dn, &lb);
+        match e {
+            LocalReadError::Corrupt(e) => self.replica_failed(i, dn, &e).await,
+            LocalReadError::Unusable(why) => {
+                let addr = xfer_addr(dn, self.fs.inner.conf.use_datanode_hostname);
+                warn!(
+                    "short-circuit read of {} from {addr} failed, reading through the DataNode: {why}",
+                    block_name(&lb.b)
+                );
+                self.no_local.insert((lb.b.block_id, addr));
+            }
+        }
     }
 }

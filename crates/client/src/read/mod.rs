@@ -23,6 +23,7 @@ use crate::filesystem::{FileSystem, WHOLE_FILE};
 /// Consecutive failures without progress after which a read gives up.
 const MAX_FAILURES_WITHOUT_PROGRESS: u32 = 16;
 
+mod ahead;
 mod local;
 mod pread;
 
@@ -46,6 +47,8 @@ pub struct FileReader {
     reported: HashSet<(u64, String)>,
     /// (block id, DataNode) pairs whose replica is not read short-circuit by this reader.
     no_local: HashSet<(u64, String)>,
+    /// The sequential short-circuit read in progress, with its piece read ahead.
+    local_stream: Option<ahead::LocalStream>,
     failures: u32,
 }
 
@@ -74,6 +77,7 @@ impl FileSystem {
             dead: HashSet::new(),
             reported: HashSet::new(),
             no_local: HashSet::new(),
+            local_stream: None,
             failures: 0,
         };
         r.fetch_locations().await?;
@@ -331,7 +335,7 @@ impl FileReader {
                 let lb = &self.blocks[i];
                 let off = self.pos - lb.offset;
                 let len = lb.b.num_bytes.unwrap_or(0) - off;
-                if let Some(b) = self.read_local(i, off, len.min(local::LOCAL_PIECE)).await
+                if let Some(b) = self.read_local_sequential(i, off).await
                     && !b.is_empty()
                 {
                     self.failures = 0;

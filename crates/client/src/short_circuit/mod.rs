@@ -19,15 +19,23 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use rhdfs_conf::clock::SharedClock;
 use rhdfs_conf::{Configuration, keys};
 use rhdfs_proto::hdfs::{DatanodeInfoProto, LocatedBlockProto, Status};
 use rhdfs_transfer::short_circuit::{FdsAnswer, effective_path, request_fds};
 use tokio::net::UnixStream;
 
-pub(crate) use replica::{LocalReadError, LocalReplica};
+pub(crate) use replica::{LocalReadError, LocalReplica, PieceBuf};
 
 use crate::error::Result;
+
+/// dfs.client.read.shortcircuit.buffer.size, Hadoop's BlockReaderLocal buffer: here the piece a
+/// sequential short-circuit read takes from a block file at a time, the next piece read ahead
+/// while the caller uses this one. (Kept beside the other short-circuit keys' use rather than
+/// in `rhdfs_conf::keys`.)
+const BUFFER_SIZE_KEY: &str = "dfs.client.read.shortcircuit.buffer.size";
+const BUFFER_SIZE_DEFAULT: u64 = 1024 * 1024;
 
 /// How long a domain socket path that failed stays unused (DomainSocketFactory's pathMap).
 const PATH_DISABLED_FOR: Duration = Duration::from_secs(600);
@@ -45,6 +53,8 @@ pub struct ShortCircuitConf {
     pub cache_size: usize,
     /// dfs.client.read.shortcircuit.streams.cache.expiry.ms.
     pub cache_expiry: Duration,
+    /// dfs.client.read.shortcircuit.buffer.size: bytes a sequential read takes at a time.
+    pub buffer_size: u64,
 }
 
 impl ShortCircuitConf {
@@ -74,6 +84,7 @@ impl ShortCircuitConf {
                 keys::DFS_CLIENT_READ_SHORTCIRCUIT_STREAMS_CACHE_EXPIRY_MS_DEFAULT,
                 keys::DFS_CLIENT_READ_SHORTCIRCUIT_STREAMS_CACHE_EXPIRY_MS_UNIT,
             )?,
+            buffer_size: conf.get_size(BUFFER_SIZE_KEY, BUFFER_SIZE_DEFAULT)?.max(1),
         })
     }
 }
@@ -125,6 +136,10 @@ impl ShortCircuit {
 
     pub(crate) fn skip_checksum(&self) -> bool {
         self.conf.skip_checksum
+    }
+
+    pub(crate) fn buffer_size(&self) -> u64 {
+        self.conf.buffer_size
     }
 
     /// (descriptor pairs received, bytes read through short-circuit reads).
@@ -244,16 +259,39 @@ impl ShortCircuit {
     }
 }
 
-/// A blocking short-circuit read of `[off, off + n)`.
-pub(crate) async fn read_blocking(
+/// A short-circuit read of `[off, off + n)` into `buf` on a blocking thread; `buf` comes back
+/// with the answer for the next read. `sequential_from_here`: the first piece of a sequential
+/// read (the kernel is told to read the block file ahead generously).
+pub(crate) fn spawn_read(
     r: Arc<LocalReplica>,
     off: u64,
     n: u64,
     skip_checksum: bool,
-) -> std::result::Result<bytes::Bytes, LocalReadError> {
-    tokio::task::spawn_blocking(move || r.read(off, n, skip_checksum))
-        .await
-        .map_err(|e| LocalReadError::Unusable(format!("blocking task failed: {e}")))?
+    mut buf: PieceBuf,
+    sequential_from_here: bool,
+) -> tokio::task::JoinHandle<(PieceBuf, std::result::Result<Bytes, LocalReadError>)> {
+    tokio::task::spawn_blocking(move || {
+        if sequential_from_here {
+            r.advise_sequential();
+        }
+        let got = r.read(off, n, skip_checksum, &mut buf);
+        (buf, got)
+    })
+}
+
+/// The answer of a [`spawn_read`] task.
+pub(crate) async fn piece(
+    task: tokio::task::JoinHandle<(PieceBuf, std::result::Result<Bytes, LocalReadError>)>,
+) -> (PieceBuf, std::result::Result<Bytes, LocalReadError>) {
+    match task.await {
+        Ok(answer) => answer,
+        Err(e) => (
+            PieceBuf::default(),
+            Err(LocalReadError::Unusable(format!(
+                "blocking task failed: {e}"
+            ))),
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -276,5 +314,11 @@ mod tests {
         let s = ShortCircuitConf::from_conf(&c).expect("on");
         assert!(s.enabled && s.skip_checksum);
         assert_eq!(s.socket_path, "/run/dn._PORT");
+        assert_eq!(s.buffer_size, 1024 * 1024);
+        c.set(BUFFER_SIZE_KEY, "65536");
+        assert_eq!(
+            ShortCircuitConf::from_conf(&c).expect("on").buffer_size,
+            65536
+        );
     }
 }
