@@ -336,3 +336,25 @@ async fn corrupt_chunk_in_a_later_piece_is_found() -> anyhow::Result<()> {
     c.shutdown().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn socket_in_a_directory_others_can_write_stops_the_datanode() -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))?;
+    let path = socket_template(&dir);
+    let Err(err) = cluster(1, Some(&path)).await else {
+        panic!("the DataNode listened on {path}");
+    };
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("is writable by every user")
+            && msg.contains(&dir.path().display().to_string()),
+        "{msg}"
+    );
+    assert!(
+        std::fs::read_dir(dir.path())?.next().is_none(),
+        "no socket file was made"
+    );
+    Ok(())
+}

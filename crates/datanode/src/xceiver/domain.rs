@@ -1,7 +1,8 @@
 //! The DataNode's UNIX domain socket for short-circuit local reads, as Hadoop's
 //! DomainPeerServer: listening at `dfs.domain.socket.path` (`_PORT` replaced by the transfer
 //! port) when `dfs.client.read.shortcircuit` is true and the path is set. A stale socket file
-//! at the path is replaced; the file is removed at shutdown.
+//! at the path is replaced; the file is removed at shutdown. A path in a directory other users
+//! could write to stops the DataNode from starting (`domain_path`), as in Hadoop.
 //!
 //! Ops served on it: REQUEST_SHORT_CIRCUIT_FDS (`short_circuit_fds`). The shared-memory slot
 //! protocol is not implemented: REQUEST_SHORT_CIRCUIT_SHM is answered ERROR_UNSUPPORTED
@@ -26,7 +27,7 @@ use rhdfs_transfer::{Op, read_op, write_delimited};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 
-use super::{Next, XceiverContext, XceiverError, short_circuit_fds, timed};
+use super::{Next, XceiverContext, XceiverError, domain_path, short_circuit_fds, timed};
 
 /// The domain socket path this DataNode listens on: `None` when short-circuit reads are off or
 /// `dfs.domain.socket.path` is empty (then, as Hadoop, a warning when they were asked for).
@@ -62,8 +63,16 @@ pub struct DomainServer {
 }
 
 impl DomainServer {
-    /// Binds `path` (replacing a stale socket file) and starts accepting connections.
+    /// Binds `path` (replacing a stale socket file) and starts accepting connections. A path
+    /// whose directories other users could write to is refused (`domain_path`).
     pub async fn bind(path: PathBuf, ctx: XceiverContext) -> std::io::Result<Self> {
+        let p = path.clone();
+        tokio::task::spawn_blocking(move || {
+            domain_path::check(&p, domain_path::effective_uid())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::PermissionDenied, e))
+        })
+        .await
+        .map_err(std::io::Error::other)??;
         match std::fs::symlink_metadata(&path) {
             Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => {
                 std::fs::remove_file(&path)?;

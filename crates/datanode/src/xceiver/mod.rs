@@ -6,6 +6,7 @@
 mod accept;
 mod block_sender;
 mod domain;
+mod domain_path;
 mod read_block;
 mod send;
 mod short_circuit_fds;
