@@ -846,6 +846,13 @@ pub mod datanode {
     pub const DFS_DATANODE_DATA_DIR_KEY: &str = "dfs.datanode.data.dir";
     pub const DFS_DATANODE_DATA_DIR_DEFAULT: &str = "file://${hadoop.tmp.dir}/dfs/data";
 
+    /// `dfs.datanode.directoryscan.interval`: how often the DataNode compares its replica
+    /// map with the files on its disks (negative or 0: never).
+    pub const DFS_DATANODE_DIRECTORYSCAN_INTERVAL_KEY: &str = "dfs.datanode.directoryscan.interval";
+    pub const DFS_DATANODE_DIRECTORYSCAN_INTERVAL_DEFAULT: Duration = Duration::from_secs(21600);
+    /// Unit of a bare number in `dfs.datanode.directoryscan.interval`.
+    pub const DFS_DATANODE_DIRECTORYSCAN_INTERVAL_UNIT: TimeUnit = TimeUnit::Seconds;
+
     /// `dfs.datanode.data.dir.perm`: Permission of data directories.
     pub const DFS_DATANODE_DATA_DIR_PERMISSION_KEY: &str = "dfs.datanode.data.dir.perm";
     pub const DFS_DATANODE_DATA_DIR_PERMISSION_DEFAULT: &str = "700";

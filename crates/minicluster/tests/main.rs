@@ -11,6 +11,7 @@ mod blocks_on_disk;
 mod datanode_overview;
 mod decommission_health;
 mod delete_under_load;
+mod directory_scan;
 mod fsck_move;
 mod harness_probe;
 mod hdfs_native_client;

@@ -8,6 +8,7 @@
 //! replica is being written or changed), so a recovery that takes a replica over waits for a
 //! write in flight and no stale write lands after it.
 
+mod directory_scan;
 pub mod failures;
 mod profiling;
 mod recovery;
@@ -15,6 +16,7 @@ mod recovery;
 mod recovery_tests;
 mod transitions;
 
+pub use directory_scan::ScanSummary;
 pub use profiling::FileIoEvents;
 
 use std::collections::HashMap;

@@ -1,0 +1,254 @@
+//! Hadoop's DirectoryScanner, for the failure it exists for: a FINALIZED replica the map
+//! (and so every block report) still claims although its block or meta file is gone from the
+//! disk, or whose block file no longer has the length the map records. Without it the
+//! NameNode counts a replica that cannot be read and never restores the block's redundancy
+//! until a reader trips over it.
+//!
+//! Each replica is checked twice: once from a snapshot of the map with no lock held (a stat
+//! per file), and, for the few that look wrong, again under the dataset lock, where it is
+//! acted on only if it is still the same FINALIZED replica (same generation stamp, volume)
+//! and its files still say the same. A replica moved or deleted meanwhile is left to the
+//! next scan. Effects: a replica with a missing file leaves the map and is reported DELETED
+//! (the NameNode then re-replicates the block); a length mismatch updates the map to the
+//! file's length and is reported RECEIVED, so the NameNode marks the replica corrupt
+//! (SIZE_MISMATCH) and replaces it. Files are never deleted by the scan.
+
+use std::fs;
+use std::path::Path;
+
+use super::Dataset;
+use crate::notify::BlockStatus;
+use crate::replica::{ReplicaInfo, ReplicaState};
+
+/// What one scan of one block pool found (Hadoop's "BlockPool ... Total blocks: ..." line).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanSummary {
+    pub bpid: String,
+    /// FINALIZED replicas compared with their files.
+    pub total: usize,
+    /// Replicas whose block file was missing: removed from the map, reported DELETED.
+    pub missing_block_files: usize,
+    /// Replicas whose meta file was missing: removed from the map, reported DELETED.
+    pub missing_meta_files: usize,
+    /// Replicas whose block file length differed from the map: reported with the length
+    /// found.
+    pub mismatched_lengths: usize,
+}
+
+/// What the files of one replica say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Files {
+    Fine,
+    NoBlock,
+    NoMeta,
+    Length(u64),
+}
+
+fn files_of(block: &Path, meta: &Path, expected: u64) -> Files {
+    let len = match fs::metadata(block) {
+        Ok(m) => m.len(),
+        Err(_) => return Files::NoBlock,
+    };
+    if fs::metadata(meta).is_err() {
+        return Files::NoMeta;
+    }
+    if len == expected {
+        Files::Fine
+    } else {
+        Files::Length(len)
+    }
+}
+
+impl Dataset {
+    /// Compares every FINALIZED replica of `bpid` with its files and repairs the map as the
+    /// module says. Blocking (a stat per replica): run it on a blocking thread.
+    pub fn scan_directories(&self, bpid: &str) -> ScanSummary {
+        let mut summary = ScanSummary {
+            bpid: bpid.to_string(),
+            ..ScanSummary::default()
+        };
+        let finalized: Vec<ReplicaInfo> = self
+            .replicas(bpid)
+            .into_iter()
+            .filter(|r| r.state == ReplicaState::Finalized)
+            .collect();
+        summary.total = finalized.len();
+        for r in finalized {
+            if self.volume(r.volume).is_none_or(|v| v.is_failed()) {
+                continue;
+            }
+            let (block, meta) = (self.block_path(bpid, &r), self.meta_path(bpid, &r));
+            if files_of(&block, &meta, r.num_bytes) != Files::Fine {
+                self.reconcile(bpid, &r, &mut summary);
+            }
+        }
+        if summary.missing_block_files + summary.missing_meta_files + summary.mismatched_lengths > 0
+        {
+            tracing::warn!(
+                bpid,
+                total = summary.total,
+                missing_block_files = summary.missing_block_files,
+                missing_meta_files = summary.missing_meta_files,
+                mismatched_lengths = summary.mismatched_lengths,
+                "directory scan found replicas that differ from their files"
+            );
+        } else {
+            tracing::info!(
+                bpid,
+                total = summary.total,
+                "directory scan: every replica matches its files"
+            );
+        }
+        summary
+    }
+
+    /// Re-checks one suspicious replica under the lock and acts on what its files say.
+    fn reconcile(&self, bpid: &str, seen: &ReplicaInfo, summary: &mut ScanSummary) {
+        let (block, meta) = (self.block_path(bpid, seen), self.meta_path(bpid, seen));
+        let (status, info) = {
+            let mut inner = self.inner.lock();
+            let Some(m) = inner.pools.get_mut(bpid) else {
+                return;
+            };
+            let same = m.get(&seen.id).is_some_and(|cur| {
+                cur.state == ReplicaState::Finalized
+                    && cur.gs == seen.gs
+                    && cur.volume == seen.volume
+                    && cur.num_bytes == seen.num_bytes
+            });
+            if !same {
+                return;
+            }
+            // Two stats under the lock, for the few replicas the unlocked pass flagged: no
+            // writer can finalize, move or delete this replica between the check and the act.
+            match files_of(&block, &meta, seen.num_bytes) {
+                Files::Fine => return,
+                found @ (Files::NoBlock | Files::NoMeta) => {
+                    let Some(info) = m.remove(&seen.id) else {
+                        return;
+                    };
+                    inner.guards.remove(&info.writer_epoch);
+                    if found == Files::NoBlock {
+                        summary.missing_block_files += 1;
+                    } else {
+                        summary.missing_meta_files += 1;
+                    }
+                    (BlockStatus::Deleted, info)
+                }
+                Files::Length(len) => {
+                    let Some(cur) = m.get_mut(&seen.id) else {
+                        return;
+                    };
+                    cur.num_bytes = len;
+                    summary.mismatched_lengths += 1;
+                    (BlockStatus::Received, cur.clone())
+                }
+            }
+        };
+        tracing::warn!(
+            bpid,
+            block = info.id,
+            gs = info.gs,
+            path = %block.display(),
+            "directory scan: {}",
+            match status {
+                BlockStatus::Deleted => "replica removed from memory: its block or meta file is missing on the disk",
+                _ => "replica's block file has another length than recorded; reported with the length found",
+            }
+        );
+        self.notify(bpid, &info, status);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::notify::{BlockEvent, BlockNotifier};
+    use parking_lot::Mutex;
+
+    #[derive(Debug, Default)]
+    struct Events(Mutex<Vec<BlockEvent>>);
+    impl BlockNotifier for Events {
+        fn notify(&self, ev: BlockEvent) {
+            self.0.lock().push(ev);
+        }
+    }
+
+    #[test]
+    fn files_classified() -> std::io::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let (b, m) = (tmp.path().join("blk_1"), tmp.path().join("blk_1_1.meta"));
+        assert_eq!(files_of(&b, &m, 0), Files::NoBlock);
+        fs::write(&b, b"abc")?;
+        assert_eq!(files_of(&b, &m, 3), Files::NoMeta);
+        fs::write(&m, b"")?;
+        assert_eq!(files_of(&b, &m, 3), Files::Fine);
+        assert_eq!(files_of(&b, &m, 5), Files::Length(3));
+        Ok(())
+    }
+
+    #[test]
+    fn scan_repairs_the_map_and_reports() -> Result<(), Box<dyn std::error::Error>> {
+        let tmp = tempfile::tempdir()?;
+        let ds = Dataset::open(&[tmp.path().to_path_buf()], 0)?;
+        let events = Arc::new(Events::default());
+        ds.set_notifier(events.clone());
+        let bpid = "BP-1";
+        ds.add_block_pool(bpid)?;
+        let spec = crate::checksum::ChecksumSpec::new(crate::checksum::ChecksumType::Crc32c, 512);
+        for id in 1..=4u64 {
+            let mut w = ds.create_rbw(bpid, id, 1001, spec, 0)?;
+            w.write_at(0, b"0123456789")?;
+            w.finalize()?;
+        }
+        events.0.lock().clear();
+        let get = |id| ds.get(bpid, id).ok_or_else(|| format!("no replica {id}"));
+        let (r1, r2, r3) = (get(1)?, get(2)?, get(3)?);
+        fs::remove_file(ds.block_path(bpid, &r1))?;
+        fs::remove_file(ds.meta_path(bpid, &r2))?;
+        fs::write(ds.block_path(bpid, &r3), b"01234")?;
+
+        let s = ds.scan_directories(bpid);
+        assert_eq!(
+            (
+                s.total,
+                s.missing_block_files,
+                s.missing_meta_files,
+                s.mismatched_lengths
+            ),
+            (4, 1, 1, 1)
+        );
+        assert!(ds.get(bpid, 1).is_none() && ds.get(bpid, 2).is_none());
+        assert_eq!(get(3)?.num_bytes, 5);
+        assert_eq!(get(4)?.num_bytes, 10);
+        let mut seen: Vec<(u64, BlockStatus, u64)> = events
+            .0
+            .lock()
+            .iter()
+            .map(|e| (e.block_id, e.status, e.num_bytes))
+            .collect();
+        seen.sort_by_key(|e| e.0);
+        assert_eq!(
+            seen,
+            vec![
+                (1, BlockStatus::Deleted, 10),
+                (2, BlockStatus::Deleted, 10),
+                (3, BlockStatus::Received, 5)
+            ]
+        );
+        // A second scan finds nothing more to do.
+        let again = ds.scan_directories(bpid);
+        assert_eq!(
+            (
+                again.total,
+                again.missing_block_files,
+                again.missing_meta_files,
+                again.mismatched_lengths
+            ),
+            (2, 0, 0, 0)
+        );
+        Ok(())
+    }
+}
