@@ -2,7 +2,6 @@
 //! blocks checked against the block manager's views, Hadoop's per-file and per-block lines.
 
 use std::fmt::Write as _;
-use std::ops::Bound;
 
 use rhdfs_blockmanager::views::{BlockView, ReplicaView};
 use rhdfs_blockmanager::{BlockUcState, views::VIEW_CHUNK};
@@ -100,19 +99,15 @@ impl Walker<'_> {
             let Some(d) = dir.get(id).and_then(|i| i.as_dir()) else {
                 return Ok(Vec::new());
             };
-            let lower = match after {
-                Some(a) => Bound::Excluded(a),
-                None => Bound::Unbounded,
-            };
-            Ok(d.children
-                .range::<[u8], _>((lower, Bound::Unbounded))
+            Ok(dir
+                .children_after(d, after)
                 .take(LIST_BATCH)
                 .filter_map(|(name, cid)| {
-                    let inode = dir.get(*cid)?;
+                    let inode = dir.get(cid)?;
                     Some(match &inode.kind {
                         InodeKind::Dir(_) => Entry::Dir {
-                            name: name.clone(),
-                            id: *cid,
+                            name: name.to_vec(),
+                            id: cid,
                         },
                         InodeKind::File(f) => {
                             let read = Check {
@@ -120,14 +115,14 @@ impl Walker<'_> {
                                 ..Check::default()
                             };
                             Entry::File {
-                                name: name.clone(),
+                                name: name.to_vec(),
                                 length: f.length(),
                                 replication: f.replication,
                                 mode: inode.perm.mode,
                                 blocks: f.blocks.clone(),
                                 open: f.uc.is_some(),
                                 denied: checker
-                                    .check(&child_resolved(&r, *cid), read)
+                                    .check(&child_resolved(&r, cid), read)
                                     .err()
                                     .map(|e| e.to_string()),
                             }

@@ -5,16 +5,18 @@
 //! mutate are the primitive steps that application uses.
 
 pub mod acl;
+pub mod children;
 pub mod path;
 pub mod permission;
 pub mod summary;
 pub mod xattr;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use rhdfs_blockmanager::IdTable;
 
+pub use children::Children;
 pub use path::FsPath;
 
 /// Inode id of `/`, as in HDFS.
@@ -86,8 +88,10 @@ impl FileInode {
 
 #[derive(Debug, Clone)]
 pub struct DirInode {
-    /// Children by name; a `BTreeMap` of raw bytes gives HDFS's byte-order listing.
-    pub children: BTreeMap<Vec<u8>, u64>,
+    /// Children ids in byte order of their names (HDFS's listing order); the names are
+    /// the children's own ([`FsDirectory::child`] and [`FsDirectory::children_after`]
+    /// search them).
+    pub children: Children,
     pub ns_quota: i64,
     pub ds_quota: i64,
     /// Storage-space quotas by storage type (`dfsadmin -setSpaceQuota -storageType`);
@@ -290,7 +294,7 @@ impl FsDirectory {
             mtime: now,
             atime: now,
             kind: InodeKind::Dir(DirInode {
-                children: BTreeMap::new(),
+                children: Children::default(),
                 ns_quota: QUOTA_UNSET,
                 ds_quota: QUOTA_UNSET,
                 type_quotas: None,
@@ -344,8 +348,38 @@ impl FsDirectory {
         self.inodes.len()
     }
 
+    /// The child of directory `dir` called `name`.
     pub fn child(&self, dir: u64, name: &[u8]) -> Option<u64> {
-        self.get(dir)?.as_dir()?.children.get(name).copied()
+        self.child_in(self.get(dir)?.as_dir()?, name)
+    }
+
+    /// The name of inode `id` (empty if there is none).
+    fn name_of(&self, id: u64) -> &[u8] {
+        self.inodes.get(id).map_or(&[][..], |i| &i.name[..])
+    }
+
+    /// The child of `dir` (a directory of this tree) called `name`.
+    pub fn child_in(&self, dir: &DirInode, name: &[u8]) -> Option<u64> {
+        let at = dir.children.search(name, |c| self.name_of(c)).ok()?;
+        dir.children.values().nth(at).copied()
+    }
+
+    /// The children of `dir` (a directory of this tree) in name order, as (name, id), from
+    /// the first whose name is above `after` (from the first with None).
+    pub fn children_after<'a>(
+        &'a self,
+        dir: &'a DirInode,
+        after: Option<&[u8]>,
+    ) -> impl ExactSizeIterator<Item = (&'a [u8], u64)> + 'a {
+        let at = match after.map(|a| dir.children.search(a, |c| self.name_of(c))) {
+            None => 0,
+            Some(Ok(at)) => at + 1,
+            Some(Err(at)) => at,
+        };
+        dir.children
+            .from(at)
+            .iter()
+            .map(move |&c| (self.name_of(c), c))
     }
 
     /// Walks `path` from the root.
@@ -358,7 +392,7 @@ impl FsDirectory {
         for (i, name) in comps.iter().enumerate() {
             let next = match cur.and_then(|c| self.get(c)) {
                 Some(inode) => match inode.as_dir() {
-                    Some(d) => d.children.get(name).copied(),
+                    Some(d) => self.child_in(d, name),
                     None => {
                         not_dir_at.get_or_insert(i);
                         None
@@ -417,30 +451,35 @@ impl FsDirectory {
         inode.perm.owner = self.names.intern(&inode.perm.owner);
         inode.perm.group = self.names.intern(&inode.perm.group);
         let parent = inode.parent;
-        let name = inode.name.clone();
         let id = inode.id;
-        let Some(dir) = self.inodes.get_mut(parent).and_then(Inode::as_dir_mut) else {
+        let Some(dir) = self.inodes.get(parent).and_then(Inode::as_dir) else {
             return false;
         };
-        if dir.children.contains_key(&name) {
+        let Err(at) = dir.children.search(&inode.name, |c| self.name_of(c)) else {
             return false;
+        };
+        if let Some(dir) = self.inodes.get_mut(parent).and_then(Inode::as_dir_mut) {
+            dir.children.insert_at(at, id);
         }
-        dir.children.insert(name, id);
         self.inodes.insert(id, inode);
         true
     }
 
     /// Unlinks `id` from its parent's children; the inode and its subtree stay in the map.
     pub fn detach(&mut self, id: u64) -> Option<Inode> {
-        let inode = self.inodes.remove(id)?;
-        if let Some(dir) = self
-            .inodes
-            .get_mut(inode.parent)
-            .and_then(Inode::as_dir_mut)
+        let inode = self.inodes.get(id)?;
+        let parent = inode.parent;
+        // Found while the inode (its name) is still in the table.
+        let at = self
+            .get(parent)
+            .and_then(Inode::as_dir)
+            .and_then(|d| d.children.search(&inode.name, |c| self.name_of(c)).ok());
+        if let Some(at) = at
+            && let Some(dir) = self.inodes.get_mut(parent).and_then(Inode::as_dir_mut)
         {
-            dir.children.remove(&inode.name);
+            dir.children.remove_at(at);
         }
-        Some(inode)
+        self.inodes.remove(id)
     }
 
     /// Re-links a detached inode under `parent` as `name`.

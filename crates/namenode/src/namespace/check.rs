@@ -12,8 +12,8 @@ impl Namespace {
         for id in dir.ids() {
             let Some(inode) = dir.get(id) else { continue };
             if id != ROOT_INODE_ID {
-                match dir.get(inode.parent).and_then(|p| p.as_dir()) {
-                    Some(p) if p.children.get(&inode.name) == Some(&id) => {}
+                match dir.child(inode.parent, &inode.name) {
+                    Some(c) if c == id => {}
                     _ => bad.push(format!(
                         "inode {id} is not linked from its parent {}",
                         inode.parent
@@ -21,13 +21,20 @@ impl Namespace {
                 }
             }
             if let Some(d) = inode.as_dir() {
-                for (name, child) in &d.children {
-                    match dir.get(*child) {
-                        Some(c) if c.parent == id && c.name == *name => {}
+                let mut prev: Option<&[u8]> = None;
+                for (name, child) in dir.children_after(d, None) {
+                    match dir.get(child) {
+                        Some(c) if c.parent == id => {}
                         _ => bad.push(format!(
                             "directory {id} links a missing or foreign child {child}"
                         )),
                     }
+                    if prev.is_some_and(|p| p >= name) {
+                        bad.push(format!(
+                            "directory {id}'s children are not in name order at {child}"
+                        ));
+                    }
+                    prev = Some(name);
                 }
             }
             if let Some(f) = inode.as_file() {

@@ -147,14 +147,11 @@ impl Namespace {
                 ..Check::default()
             },
         )?;
-        use std::ops::Bound;
-        let mut range = dir
-            .children
-            .range::<[u8], _>((Bound::Excluded(start_after), Bound::Unbounded));
+        let mut range = self.dir.children_after(dir, Some(start_after));
         let mut entries = Vec::new();
         for (name, id) in range.by_ref().take(self.cfg.ls_limit.max(1)) {
-            if let Some(child) = self.dir.get(*id) {
-                entries.push(self.status_of(child, name.clone(), need_location));
+            if let Some(child) = self.dir.get(id) {
+                entries.push(self.status_of(child, name.to_vec(), need_location));
             }
         }
         let remaining = range.count() as u32;

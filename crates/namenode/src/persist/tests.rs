@@ -455,10 +455,7 @@ async fn writer_round(ns: &parking_lot::Mutex<Namespace>, d: &Durable, w: u64, i
         }
         if i > 0 {
             let prev = format!("w{w}-{}", i - 1).into_bytes();
-            let prev_id = ns
-                .dir()
-                .get(ROOT_INODE_ID)
-                .and_then(|r| r.as_dir().and_then(|d| d.children.get(&prev).copied()));
+            let prev_id = ns.dir().child(ROOT_INODE_ID, &prev);
             if let Some(prev_id) = prev_id {
                 if i.is_multiple_of(5) {
                     ns.log_and_apply(
