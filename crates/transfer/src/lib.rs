@@ -38,7 +38,9 @@ pub use config::TransferConfig;
 pub use error::{Result, TransferError};
 pub use md5crc::FileChecksum;
 pub use op::{Op, read_delimited, read_op, write_delimited, write_op};
-pub use packet::{Packet, PacketHeader, read_packet, read_packet_raw, write_packet};
+pub use packet::{
+    Packet, PacketHeader, read_packet, read_packet_into, read_packet_raw, write_packet,
+};
 pub use reader::{BlockReader, ReadBlockParams, read_block};
 pub use transfer::{transfer_replica, transfer_replica_to};
 pub use write_params::WriteBlockParams;

@@ -319,6 +319,17 @@ pub async fn read_packet_raw<R: AsyncRead + Unpin>(
     r: &mut R,
     max_packet_size: usize,
 ) -> Result<(Packet, Bytes)> {
+    read_packet_into(r, max_packet_size, &mut BytesMut::new()).await
+}
+
+/// [`read_packet_raw`] into `buf`'s memory: a receiver that keeps `buf` from packet to packet
+/// reads every frame into the same memory once the previous frame's bytes were dropped, with
+/// no allocation and no zeroing per packet.
+pub async fn read_packet_into<R: AsyncRead + Unpin>(
+    r: &mut R,
+    max_packet_size: usize,
+    buf: &mut BytesMut,
+) -> Result<(Packet, Bytes)> {
     let mut lens = [0u8; PKT_LENGTHS_LEN];
     r.read_exact(&mut lens).await?;
     let plen = i32::from_be_bytes([lens[0], lens[1], lens[2], lens[3]]);
@@ -336,11 +347,16 @@ pub async fn read_packet_raw<R: AsyncRead + Unpin>(
         )));
     }
     let total = PKT_LENGTHS_LEN + hlen + plen - 4;
-    let mut frame = BytesMut::with_capacity(total);
-    frame.put_slice(&lens);
-    frame.resize(total, 0);
-    r.read_exact(&mut frame[PKT_LENGTHS_LEN..]).await?;
-    let frame = frame.freeze();
+    buf.clear();
+    buf.reserve(total);
+    buf.put_slice(&lens);
+    while buf.len() < total {
+        let left = (total - buf.len()) as u64;
+        if (&mut *r).take(left).read_buf(buf).await? == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
+    }
+    let frame = buf.split().freeze();
     let header = PacketHeader::decode(&frame[PKT_LENGTHS_LEN..PKT_LENGTHS_LEN + hlen])?;
     let body_start = PKT_LENGTHS_LEN + hlen;
     let body_len = plen - 4;

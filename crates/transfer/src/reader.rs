@@ -16,7 +16,7 @@ use crate::config::{TransferConfig, with_timeout};
 use crate::error::{Result, TransferError};
 use crate::headers::client_header;
 use crate::op::{Op, encode_op};
-use crate::packet::read_packet;
+use crate::packet::read_packet_into;
 
 /// What to read.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +77,8 @@ pub struct BlockReader<S> {
     /// The last packet was read and the read status sent.
     done: bool,
     failed: bool,
+    /// Memory packets are read into, reused once the caller dropped the previous packet's bytes.
+    frame: BytesMut,
 }
 
 impl BlockReader<TcpStream> {
@@ -141,6 +143,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> BlockReader<S> {
             pos: chunk_offset,
             done: false,
             failed: false,
+            frame: BytesMut::new(),
         })
     }
 
@@ -183,10 +186,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> BlockReader<S> {
     }
 
     async fn next_packet_piece(&mut self) -> Result<Option<Bytes>> {
-        let packet = with_timeout(
+        let (packet, _) = with_timeout(
             self.cfg.socket_timeout,
             "READ_BLOCK packet",
-            read_packet(&mut self.stream, self.cfg.max_packet_size),
+            read_packet_into(&mut self.stream, self.cfg.max_packet_size, &mut self.frame),
         )
         .await?;
         let h = packet.header;

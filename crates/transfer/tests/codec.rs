@@ -247,6 +247,39 @@ async fn packet_limits_and_validation() {
     );
 }
 
+#[tokio::test]
+async fn packets_read_into_one_buffer() {
+    let cs = DataChecksum::default();
+    let a = Packet::with_data(&cs, 0, 0, Bytes::from(vec![3u8; 3000]), false, false).unwrap();
+    let b = Packet::with_data(&cs, 3000, 1, Bytes::from(vec![4u8; 2500]), true, false).unwrap();
+    let mut wire = a.to_bytes().to_vec();
+    wire.extend_from_slice(&b.to_bytes());
+    wire.extend_from_slice(&a.to_bytes()[..50]);
+    let mut r = wire.as_slice();
+    let mut buf = bytes::BytesMut::new();
+    let (back, raw) = packet::read_packet_into(&mut r, MAX_PACKET_SIZE, &mut buf)
+        .await
+        .unwrap();
+    assert_eq!(back, a);
+    let first = raw.as_ptr();
+    drop((back, raw));
+    let (back, raw) = packet::read_packet_into(&mut r, MAX_PACKET_SIZE, &mut buf)
+        .await
+        .unwrap();
+    assert_eq!(back, b, "the next packet only");
+    assert_eq!(raw.as_ptr(), first, "read into the same memory");
+    // Still held: the next frame goes elsewhere and this one stays intact.
+    let held = back;
+    assert!(
+        packet::read_packet_into(&mut r, MAX_PACKET_SIZE, &mut buf)
+            .await
+            .unwrap_err()
+            .is_eof(),
+        "a frame cut short"
+    );
+    assert_eq!(held, b);
+}
+
 #[derive(Clone, PartialEq, prost::Message)]
 struct Dummy {
     #[prost(string, tag = "1")]

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use bytes::BytesMut;
 use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
 use rhdfs_proto::hdfs::{BlockOpResponseProto, OpWriteBlockProto, PipelineAckProto, Status};
 use rhdfs_transfer::op::{DEFAULT_MAX_MESSAGE_LEN, read_delimited};
-use rhdfs_transfer::{read_packet_raw, write_delimited, write_op};
+use rhdfs_transfer::{read_packet_into, write_delimited, write_op};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -399,9 +400,14 @@ impl Receiver<'_> {
         closed: Option<ReplicaInfo>,
     ) -> Result<ReplicaInfo, XceiverError> {
         let cfg = &self.ctx.config;
+        // Every packet is read into this memory (each frame is dropped before the next read).
+        let mut frame = BytesMut::new();
         loop {
-            let (pkt, raw) =
-                timed(cfg.socket_timeout, read_packet_raw(rd, cfg.max_packet_size)).await?;
+            let (pkt, raw) = timed(
+                cfg.socket_timeout,
+                read_packet_into(rd, cfg.max_packet_size, &mut frame),
+            )
+            .await?;
             let delay = self.ctx.faults.packet_delay();
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
