@@ -45,6 +45,11 @@ impl BlocksMap {
         self.blocks.is_empty()
     }
 
+    /// Room for `additional` more blocks of sequential ids (a load).
+    pub fn reserve(&mut self, additional: usize) {
+        self.blocks.reserve(additional);
+    }
+
     /// A counter that grows with every replica added.
     pub fn seq(&self) -> u64 {
         self.seq

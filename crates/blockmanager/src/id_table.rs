@@ -42,6 +42,14 @@ impl<V> IdTable<V> {
         Self::default()
     }
 
+    /// Makes room for `additional` more sequential ids without moving the table (a load
+    /// that knows its count: one allocation, no copies, no freed smaller tables left in
+    /// the allocator). Untouched room costs address space only. Best effort: a size the
+    /// allocator refuses is ignored, the table then grows as it goes.
+    pub fn reserve(&mut self, additional: usize) {
+        let _ = self.slots.try_reserve_exact(additional);
+    }
+
     /// The slot index of `id` if it lies inside the dense part.
     fn slot(&self, id: u64) -> Option<usize> {
         let i = usize::try_from(id.checked_sub(self.base)?).ok()?;

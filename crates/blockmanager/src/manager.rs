@@ -604,6 +604,11 @@ impl BlockManager {
         self.datanodes.lock("liveness").is_alive(uuid, now)
     }
 
+    /// Room for `additional` more blocks in the blocks map, before that many `load_block`s.
+    pub fn reserve_blocks(&self, additional: usize) {
+        self.blocks.lock("reserve_blocks").map.reserve(additional);
+    }
+
     /// Adds a block loaded from the image or edit log (NameNode restart); its replicas
     /// come from the DataNodes' block reports.
     pub fn load_block(&self, block: Block, inode_id: u64, replication: u16, state: BlockUcState) {

@@ -18,3 +18,4 @@ pub mod url;
 pub use conn::Connection;
 pub use request::Request;
 pub use server::{Handler, ServeConfig, serve, serve_with};
+pub use trim::release_free_memory;

@@ -38,8 +38,8 @@ impl Bursts {
 }
 
 /// Returns the allocator's free pages to the kernel. Blocking (it walks every arena): call
-/// it off the async workers.
-pub(crate) fn release_free_memory() {
+/// it off the async workers, or once at start-up (the NameNode after loading its image).
+pub fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases memory malloc holds free; it has no preconditions.
     unsafe {

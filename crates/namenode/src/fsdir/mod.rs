@@ -344,6 +344,11 @@ impl FsDirectory {
         self.inodes.contains_key(id)
     }
 
+    /// Room for `additional` more inodes of sequential ids (an image load).
+    pub fn reserve(&mut self, additional: usize) {
+        self.inodes.reserve(additional);
+    }
+
     pub fn inode_count(&self) -> usize {
         self.inodes.len()
     }

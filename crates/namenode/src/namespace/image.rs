@@ -284,6 +284,13 @@ impl Namespace {
         total(count);
         let mut dir = FsDirectory::new(&self.cfg.superuser, &self.cfg.supergroup, 0);
         let mut block_owner = rhdfs_blockmanager::IdTable::new();
+        // Room for every inode (and as many blocks) at once, as many as the payload can
+        // hold: an inode is ten fields of at least a byte each.
+        let room = usize::try_from(count)
+            .unwrap_or(usize::MAX)
+            .min(body.len() / 10);
+        dir.reserve(room);
+        block_owner.reserve(room);
         let mut leases = crate::leases::LeaseManager::default();
         for i in 0..count {
             let inode = decode_inode(&mut r)?;
