@@ -323,6 +323,8 @@ impl FileReader {
         }
         loop {
             if self.pos >= self.len {
+                // The short-circuit buffers go back; a seek makes new ones if needed.
+                self.local_stream = None;
                 return Ok(None);
             }
             if self.cur.is_none() {
