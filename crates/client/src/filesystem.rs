@@ -174,6 +174,12 @@ impl FileSystem {
                 debug!(nameservice = %ns.id, %user, "connecting to an HA nameservice");
                 let settings = FailoverSettings::from_conf(&conf)?;
                 let sleep = crate::failover::tokio_sleep();
+                // A NameNode that stops answering is failed over from once the call times
+                // out (`ipc.client.rpc-timeout.ms`).
+                let ipc = ClientConfig {
+                    in_process: ipc.in_process,
+                    ..ClientConfig::from_conf(&conf)?
+                };
                 NameNodeProxy::for_nameservice(&ns, &user, ipc, settings, None, sleep)
             }
             None => {

@@ -29,6 +29,8 @@ Commands:
              [-list-corruptfileblocks] [-delete|-move]
   dfsadmin   -report [-live|-dead|-decommissioning] | -safemode get|enter|leave|wait |
              -saveNamespace | -metasave FILE | -refreshNodes | -triggerBlockReport ...
+  haadmin    -getServiceState NN | -getAllServiceState | -checkHealth NN |
+             -transitionToActive NN | -transitionToStandby NN  (HA nameservice NameNode ids)
   bench      dfsio -write|-read --files N --size SIZE [--replication R]
              delete-under-load [--blocks N] [--writers W] [--datanodes D]
              nn [-op OP|all] [-threads T] [-files N] [-datanodes D] (`rhdfs bench help`)
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
             "dfs" | "fs" => dfs::run(argv).await,
             "fsck" => admin::fsck(argv).await,
             "dfsadmin" => admin::dfsadmin(argv).await,
+            "haadmin" => rhdfs::haadmin::run(argv).await,
             "bench" => bench::run(argv).await,
             "version" | "--version" | "-version" => {
                 print!("{}", version_text());

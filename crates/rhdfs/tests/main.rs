@@ -11,6 +11,7 @@ mod daemon_logs;
 mod datanode_volume_failure;
 mod dfs_shell;
 mod fsshell_vs_java;
+mod ha_failover;
 mod http_connections;
 mod interop;
 mod namenode_crash_before_sync;
