@@ -113,7 +113,7 @@ impl BlockState {
                     })
                     .collect()
             } else {
-                expected
+                expected.into()
             };
             return;
         }
@@ -456,7 +456,7 @@ impl BlockState {
         info.block.gs = new.gs;
         info.block.num_bytes = new.num_bytes;
         if !expected.is_empty() {
-            info.expected = expected;
+            info.expected = expected.into();
         }
         let stale: Vec<Arc<str>> = info
             .replicas
