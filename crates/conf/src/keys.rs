@@ -163,11 +163,6 @@ pub mod ipc {
     pub const IPC_CLIENT_CONNECT_MAX_RETRIES_KEY: &str = "ipc.client.connect.max.retries";
     pub const IPC_CLIENT_CONNECT_MAX_RETRIES_DEFAULT: u64 = 10;
 
-    /// `ipc.client.connect.max.retries.on.timeouts`: Connect retries on timeouts.
-    pub const IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_KEY: &str =
-        "ipc.client.connect.max.retries.on.timeouts";
-    pub const IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_DEFAULT: u64 = 45;
-
     /// `ipc.client.connect.retry.interval`: Sleep between connect retries.
     pub const IPC_CLIENT_CONNECT_RETRY_INTERVAL_KEY: &str = "ipc.client.connect.retry.interval";
     pub const IPC_CLIENT_CONNECT_RETRY_INTERVAL_DEFAULT: Duration = Duration::from_millis(1000);
@@ -362,20 +357,6 @@ pub mod namenode {
     pub const RHDFS_NAMENODE_FAULT_CRASH_BEFORE_SYNC_DELAY_MS_UNIT: TimeUnit =
         TimeUnit::Milliseconds;
 
-    /// `dfs.namenode.max-lock-hold-to-release-lease-ms`: Lock budget per lease-monitor pass.
-    pub const DFS_NAMENODE_MAX_LOCK_HOLD_TO_RELEASE_LEASE_MS_KEY: &str =
-        "dfs.namenode.max-lock-hold-to-release-lease-ms";
-    pub const DFS_NAMENODE_MAX_LOCK_HOLD_TO_RELEASE_LEASE_MS_DEFAULT: Duration =
-        Duration::from_millis(25);
-    /// Unit of a bare number in `dfs.namenode.max-lock-hold-to-release-lease-ms`.
-    pub const DFS_NAMENODE_MAX_LOCK_HOLD_TO_RELEASE_LEASE_MS_UNIT: TimeUnit =
-        TimeUnit::Milliseconds;
-
-    /// `dfs.namenode.file.close.num-committed-allowed`: Committed-but-incomplete blocks allowed at close.
-    pub const DFS_NAMENODE_FILE_CLOSE_NUM_COMMITTED_ALLOWED_KEY: &str =
-        "dfs.namenode.file.close.num-committed-allowed";
-    pub const DFS_NAMENODE_FILE_CLOSE_NUM_COMMITTED_ALLOWED_DEFAULT: u64 = 0;
-
     /// `dfs.namenode.checkpoint.period`: Time between checkpoints.
     pub const DFS_NAMENODE_CHECKPOINT_PERIOD_KEY: &str = "dfs.namenode.checkpoint.period";
     pub const DFS_NAMENODE_CHECKPOINT_PERIOD_DEFAULT: Duration = Duration::from_secs(3600);
@@ -410,35 +391,6 @@ pub mod namenode {
         "dfs.namenode.num.checkpoints.retained";
     pub const DFS_NAMENODE_NUM_CHECKPOINTS_RETAINED_DEFAULT: u64 = 2;
 
-    /// `dfs.namenode.num.extra.edits.retained`: Extra transactions kept beyond the oldest image.
-    pub const DFS_NAMENODE_NUM_EXTRA_EDITS_RETAINED_KEY: &str =
-        "dfs.namenode.num.extra.edits.retained";
-    pub const DFS_NAMENODE_NUM_EXTRA_EDITS_RETAINED_DEFAULT: u64 = 1_000_000;
-
-    /// `dfs.namenode.edits.asynclogging.pending.queue.size`: Async edit-log queue length.
-    pub const DFS_NAMENODE_EDITS_ASYNCLOGGING_PENDING_QUEUE_SIZE_KEY: &str =
-        "dfs.namenode.edits.asynclogging.pending.queue.size";
-    pub const DFS_NAMENODE_EDITS_ASYNCLOGGING_PENDING_QUEUE_SIZE_DEFAULT: u64 = 4_096;
-
-    /// `dfs.namenode.edits.noeditlogchannelflush`: Skip fsync of the edit log (unsafe).
-    pub const DFS_NAMENODE_EDITS_NOEDITLOGCHANNELFLUSH_KEY: &str =
-        "dfs.namenode.edits.noeditlogchannelflush";
-    pub const DFS_NAMENODE_EDITS_NOEDITLOGCHANNELFLUSH_DEFAULT: bool = false;
-
-    /// `dfs.namenode.edit.log.autoroll.multiplier.threshold`: Roll edits at this × checkpoint.txns.
-    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_MULTIPLIER_THRESHOLD_KEY: &str =
-        "dfs.namenode.edit.log.autoroll.multiplier.threshold";
-    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_MULTIPLIER_THRESHOLD_DEFAULT: f64 = 0.5;
-
-    /// `dfs.namenode.edit.log.autoroll.check.interval.ms`: Edit-log roll check period.
-    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_CHECK_INTERVAL_MS_KEY: &str =
-        "dfs.namenode.edit.log.autoroll.check.interval.ms";
-    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_CHECK_INTERVAL_MS_DEFAULT: Duration =
-        Duration::from_millis(300000);
-    /// Unit of a bare number in `dfs.namenode.edit.log.autoroll.check.interval.ms`.
-    pub const DFS_NAMENODE_EDIT_LOG_AUTOROLL_CHECK_INTERVAL_MS_UNIT: TimeUnit =
-        TimeUnit::Milliseconds;
-
     /// `dfs.namenode.enable.retrycache`: Retry cache for non-idempotent RPCs.
     pub const DFS_NAMENODE_ENABLE_RETRYCACHE_KEY: &str = "dfs.namenode.enable.retrycache";
     pub const DFS_NAMENODE_ENABLE_RETRYCACHE_DEFAULT: bool = true;
@@ -469,34 +421,6 @@ pub mod namenode {
     pub const DFS_NAMENODE_SAFEMODE_EXTENSION_DEFAULT: Duration = Duration::from_millis(30000);
     /// Unit of a bare number in `dfs.namenode.safemode.extension`.
     pub const DFS_NAMENODE_SAFEMODE_EXTENSION_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
-    /// `dfs.namenode.safemode.recheck.interval`: Safe-mode monitor period.
-    pub const DFS_NAMENODE_SAFEMODE_RECHECK_INTERVAL_KEY: &str =
-        "dfs.namenode.safemode.recheck.interval";
-    pub const DFS_NAMENODE_SAFEMODE_RECHECK_INTERVAL_DEFAULT: Duration =
-        Duration::from_millis(1000);
-    /// Unit of a bare number in `dfs.namenode.safemode.recheck.interval`.
-    pub const DFS_NAMENODE_SAFEMODE_RECHECK_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
-    /// `dfs.namenode.safemode.replication.min`: Replicas counted as safe; unset = `dfs.namenode.replication.min`.
-    pub const DFS_NAMENODE_SAFEMODE_REPLICATION_MIN_KEY: &str =
-        "dfs.namenode.safemode.replication.min";
-
-    /// `dfs.namenode.replqueue.threshold-pct`: Fraction at which replication queues initialise; unset = safe-mode threshold.
-    pub const DFS_NAMENODE_REPL_QUEUE_THRESHOLD_PCT_KEY: &str =
-        "dfs.namenode.replqueue.threshold-pct";
-
-    /// `dfs.namenode.resource.check.interval`: NameNode disk-space check period.
-    pub const DFS_NAMENODE_RESOURCE_CHECK_INTERVAL_KEY: &str =
-        "dfs.namenode.resource.check.interval";
-    pub const DFS_NAMENODE_RESOURCE_CHECK_INTERVAL_DEFAULT: Duration = Duration::from_millis(5000);
-    /// Unit of a bare number in `dfs.namenode.resource.check.interval`.
-    pub const DFS_NAMENODE_RESOURCE_CHECK_INTERVAL_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
-    /// `dfs.namenode.resource.checked.volumes.minimum`: Redundant volumes that must be available.
-    pub const DFS_NAMENODE_RESOURCE_CHECKED_VOLUMES_MINIMUM_KEY: &str =
-        "dfs.namenode.resource.checked.volumes.minimum";
-    pub const DFS_NAMENODE_RESOURCE_CHECKED_VOLUMES_MINIMUM_DEFAULT: u64 = 1;
 
     /// `dfs.ha.nn.not-become-active-in-safemode`: HA: stay standby while in safe mode.
     pub const DFS_HA_NN_NOT_BECOME_ACTIVE_IN_SAFEMODE_KEY: &str =
@@ -544,24 +468,9 @@ pub mod namenode {
         "dfs.namenode.write.stale.datanode.ratio";
     pub const DFS_NAMENODE_USE_STALE_DATANODE_FOR_WRITE_RATIO_DEFAULT: f64 = 0.5;
 
-    /// `dfs.namenode.remove.dead.datanode.batchnum`: Dead DataNodes removed per scan.
-    pub const DFS_NAMENODE_REMOVE_DEAD_DATANODE_BATCHNUM_KEY: &str =
-        "dfs.namenode.remove.dead.datanode.batchnum";
-    pub const DFS_NAMENODE_REMOVE_DEAD_DATANODE_BATCHNUM_DEFAULT: u64 = 10;
-
-    /// `dfs.namenode.datanode.registration.ip-hostname-check`: Reject DataNodes whose address does not resolve.
-    pub const DFS_NAMENODE_DATANODE_REGISTRATION_IP_HOSTNAME_CHECK_KEY: &str =
-        "dfs.namenode.datanode.registration.ip-hostname-check";
-    pub const DFS_NAMENODE_DATANODE_REGISTRATION_IP_HOSTNAME_CHECK_DEFAULT: bool = true;
-
     /// `dfs.namenode.replication.min`: Minimal block replication (alias `dfs.replication.min`).
     pub const DFS_NAMENODE_REPLICATION_MIN_KEY: &str = "dfs.namenode.replication.min";
     pub const DFS_NAMENODE_REPLICATION_MIN_DEFAULT: u64 = 1;
-
-    /// `dfs.namenode.maintenance.replication.min`: Minimal live replicas for nodes in maintenance.
-    pub const DFS_NAMENODE_MAINTENANCE_REPLICATION_MIN_KEY: &str =
-        "dfs.namenode.maintenance.replication.min";
-    pub const DFS_NAMENODE_MAINTENANCE_REPLICATION_MIN_DEFAULT: u64 = 1;
 
     /// `dfs.namenode.redundancy.interval.seconds`: RedundancyMonitor period (aliases `dfs.replication.interval`, `dfs.namenode.replication.interval`).
     pub const DFS_NAMENODE_REDUNDANCY_INTERVAL_SECONDS_KEY: &str =
@@ -605,43 +514,10 @@ pub mod namenode {
         "dfs.namenode.reconstruction.pending.timeout-sec";
     pub const DFS_NAMENODE_RECONSTRUCTION_PENDING_TIMEOUT_SEC_DEFAULT: i64 = 300;
 
-    /// `dfs.namenode.redundancy.queue.restart.iterations`: Iterations before the redundancy queue iterator resets.
-    pub const DFS_NAMENODE_REDUNDANCY_QUEUE_RESTART_ITERATIONS_KEY: &str =
-        "dfs.namenode.redundancy.queue.restart.iterations";
-    pub const DFS_NAMENODE_REDUNDANCY_QUEUE_RESTART_ITERATIONS_DEFAULT: u64 = 2_400;
-
-    /// `dfs.namenode.excess.redundancy.timeout-sec`: Excess-redundancy deletion timeout.
-    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_SEC_KEY: &str =
-        "dfs.namenode.excess.redundancy.timeout-sec";
-    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_SEC_DEFAULT: Duration =
-        Duration::from_secs(3600);
-    /// Unit of a bare number in `dfs.namenode.excess.redundancy.timeout-sec`.
-    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_SEC_UNIT: TimeUnit = TimeUnit::Seconds;
-
-    /// `dfs.namenode.excess.redundancy.timeout.check.limit`: Excess-redundancy entries checked per pass.
-    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_CHECK_LIMIT_KEY: &str =
-        "dfs.namenode.excess.redundancy.timeout.check.limit";
-    pub const DFS_NAMENODE_EXCESS_REDUNDANCY_TIMEOUT_CHECK_LIMIT_DEFAULT: u64 = 1_000;
-
     /// `dfs.namenode.blocks.per.postponedblocks.rescan`: Postponed blocks rescanned per tick.
     pub const DFS_NAMENODE_BLOCKS_PER_POSTPONEDBLOCKS_RESCAN_KEY: &str =
         "dfs.namenode.blocks.per.postponedblocks.rescan";
     pub const DFS_NAMENODE_BLOCKS_PER_POSTPONEDBLOCKS_RESCAN_DEFAULT: u64 = 10_000;
-
-    /// `dfs.block.misreplication.processing.limit`: Replication-queue initialisation batch.
-    pub const DFS_BLOCK_MISREPLICATION_PROCESSING_LIMIT_KEY: &str =
-        "dfs.block.misreplication.processing.limit";
-    pub const DFS_BLOCK_MISREPLICATION_PROCESSING_LIMIT_DEFAULT: u64 = 10_000;
-
-    /// `dfs.namenode.corrupt.block.delete.immediately.enabled`: Delete corrupt replicas without waiting for full redundancy.
-    pub const DFS_NAMENODE_CORRUPT_BLOCK_DELETE_IMMEDIATELY_ENABLED_KEY: &str =
-        "dfs.namenode.corrupt.block.delete.immediately.enabled";
-    pub const DFS_NAMENODE_CORRUPT_BLOCK_DELETE_IMMEDIATELY_ENABLED_DEFAULT: bool = true;
-
-    /// `dfs.namenode.max-corrupt-file-blocks-returned`: listCorruptFileBlocks result cap.
-    pub const DFS_NAMENODE_MAX_CORRUPT_FILE_BLOCKS_RETURNED_KEY: &str =
-        "dfs.namenode.max-corrupt-file-blocks-returned";
-    pub const DFS_NAMENODE_MAX_CORRUPT_FILE_BLOCKS_RETURNED_DEFAULT: u64 = 100;
 
     /// `dfs.namenode.startup.delay.block.deletion.sec`: Delay block deletions after startup.
     pub const DFS_NAMENODE_STARTUP_DELAY_BLOCK_DELETION_SEC_KEY: &str =
@@ -663,38 +539,6 @@ pub mod namenode {
         Duration::from_millis(50);
     /// Unit of a bare number in `dfs.namenode.block.deletion.lock.threshold.ms`.
     pub const DFS_NAMENODE_BLOCK_DELETION_LOCK_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
-    /// `dfs.namenode.block.deletion.unlock.interval.ms`: Pause between asynchronous deletion batches.
-    pub const DFS_NAMENODE_BLOCK_DELETION_UNLOCK_INTERVAL_MS_KEY: &str =
-        "dfs.namenode.block.deletion.unlock.interval.ms";
-    pub const DFS_NAMENODE_BLOCK_DELETION_UNLOCK_INTERVAL_MS_DEFAULT: Duration =
-        Duration::from_millis(10);
-    /// Unit of a bare number in `dfs.namenode.block.deletion.unlock.interval.ms`.
-    pub const DFS_NAMENODE_BLOCK_DELETION_UNLOCK_INTERVAL_MS_UNIT: TimeUnit =
-        TimeUnit::Milliseconds;
-
-    /// `dfs.namenode.lock.model.provider.class`: Namesystem lock model.
-    pub const DFS_NAMENODE_LOCK_MODEL_PROVIDER_CLASS_KEY: &str =
-        "dfs.namenode.lock.model.provider.class";
-    pub const DFS_NAMENODE_LOCK_MODEL_PROVIDER_CLASS_DEFAULT: &str =
-        "org.apache.hadoop.hdfs.server.namenode.fgl.GlobalFSNamesystemLock";
-
-    /// `dfs.namenode.write-lock-reporting-threshold-ms`: Log write-lock holds longer than this.
-    pub const DFS_NAMENODE_WRITE_LOCK_REPORTING_THRESHOLD_MS_KEY: &str =
-        "dfs.namenode.write-lock-reporting-threshold-ms";
-    pub const DFS_NAMENODE_WRITE_LOCK_REPORTING_THRESHOLD_MS_DEFAULT: Duration =
-        Duration::from_millis(5000);
-    /// Unit of a bare number in `dfs.namenode.write-lock-reporting-threshold-ms`.
-    pub const DFS_NAMENODE_WRITE_LOCK_REPORTING_THRESHOLD_MS_UNIT: TimeUnit =
-        TimeUnit::Milliseconds;
-
-    /// `dfs.namenode.read-lock-reporting-threshold-ms`: Log read-lock holds longer than this.
-    pub const DFS_NAMENODE_READ_LOCK_REPORTING_THRESHOLD_MS_KEY: &str =
-        "dfs.namenode.read-lock-reporting-threshold-ms";
-    pub const DFS_NAMENODE_READ_LOCK_REPORTING_THRESHOLD_MS_DEFAULT: Duration =
-        Duration::from_millis(5000);
-    /// Unit of a bare number in `dfs.namenode.read-lock-reporting-threshold-ms`.
-    pub const DFS_NAMENODE_READ_LOCK_REPORTING_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
     /// `dfs.namenode.max.full.block.report.leases`: Concurrent full block report leases.
     pub const DFS_NAMENODE_MAX_FULL_BLOCK_REPORT_LEASES_KEY: &str =
@@ -737,16 +581,6 @@ pub mod namenode {
     pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_FACTOR_KEY: &str =
         "dfs.namenode.redundancy.considerLoad.factor";
     pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_FACTOR_DEFAULT: f64 = 2.0;
-
-    /// `dfs.namenode.redundancy.considerLoadByStorageType`: Compute load per storage type.
-    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_BY_STORAGETYPE_KEY: &str =
-        "dfs.namenode.redundancy.considerLoadByStorageType";
-    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_BY_STORAGETYPE_DEFAULT: bool = false;
-
-    /// `dfs.namenode.redundancy.considerLoadByVolume`: Compute load per volume.
-    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_BY_VOLUME_KEY: &str =
-        "dfs.namenode.redundancy.considerLoadByVolume";
-    pub const DFS_NAMENODE_REDUNDANCY_CONSIDERLOAD_BY_VOLUME_DEFAULT: bool = false;
 
     /// `dfs.namenode.read.considerLoad`: Sort read locations by load.
     pub const DFS_NAMENODE_READ_CONSIDERLOAD_KEY: &str = "dfs.namenode.read.considerLoad";
@@ -809,16 +643,6 @@ pub mod namenode {
     pub const DFS_NAMENODE_DECOMMISSION_INTERVAL_DEFAULT: Duration = Duration::from_secs(30);
     /// Unit of a bare number in `dfs.namenode.decommission.interval`.
     pub const DFS_NAMENODE_DECOMMISSION_INTERVAL_UNIT: TimeUnit = TimeUnit::Seconds;
-
-    /// `dfs.namenode.decommission.blocks.per.interval`: Blocks checked per decommission tick.
-    pub const DFS_NAMENODE_DECOMMISSION_BLOCKS_PER_INTERVAL_KEY: &str =
-        "dfs.namenode.decommission.blocks.per.interval";
-    pub const DFS_NAMENODE_DECOMMISSION_BLOCKS_PER_INTERVAL_DEFAULT: u64 = 500_000;
-
-    /// `dfs.namenode.decommission.max.concurrent.tracked.nodes`: Nodes decommissioning concurrently.
-    pub const DFS_NAMENODE_DECOMMISSION_MAX_CONCURRENT_TRACKED_NODES_KEY: &str =
-        "dfs.namenode.decommission.max.concurrent.tracked.nodes";
-    pub const DFS_NAMENODE_DECOMMISSION_MAX_CONCURRENT_TRACKED_NODES_DEFAULT: u64 = 100;
 }
 
 /// DataNode, storage, block report and data transfer keys.
@@ -873,14 +697,6 @@ pub mod datanode {
     /// Unit of a bare number in `dfs.datanode.socket.write.timeout`.
     pub const DFS_DATANODE_SOCKET_WRITE_TIMEOUT_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
-    /// `dfs.datanode.xceiver.stop.timeout.millis`: Wait for a writer to stop during recovery.
-    pub const DFS_DATANODE_XCEIVER_STOP_TIMEOUT_MILLIS_KEY: &str =
-        "dfs.datanode.xceiver.stop.timeout.millis";
-    pub const DFS_DATANODE_XCEIVER_STOP_TIMEOUT_MILLIS_DEFAULT: Duration =
-        Duration::from_millis(60000);
-    /// Unit of a bare number in `dfs.datanode.xceiver.stop.timeout.millis`.
-    pub const DFS_DATANODE_XCEIVER_STOP_TIMEOUT_MILLIS_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
     /// `dfs.datanode.du.reserved`: Bytes per volume reserved for non-DFS use.
     pub const DFS_DATANODE_DU_RESERVED_KEY: &str = "dfs.datanode.du.reserved";
     pub const DFS_DATANODE_DU_RESERVED_DEFAULT: u64 = 0;
@@ -919,10 +735,6 @@ pub mod datanode {
     /// Unit of a bare number in `dfs.datanode.processcommands.threshold`.
     pub const DFS_DATANODE_PROCESSCOMMANDS_THRESHOLD_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
-    /// `dfs.datanode.lifeline.interval.seconds`: Lifeline period; unset = 3 × heartbeat.
-    pub const DFS_DATANODE_LIFELINE_INTERVAL_SECONDS_KEY: &str =
-        "dfs.datanode.lifeline.interval.seconds";
-
     /// `dfs.blockreport.intervalMsec`: Full block report period (6 h).
     pub const DFS_BLOCKREPORT_INTERVAL_MSEC_KEY: &str = "dfs.blockreport.intervalMsec";
     pub const DFS_BLOCKREPORT_INTERVAL_MSEC_DEFAULT: Duration = Duration::from_millis(21600000);
@@ -947,10 +759,12 @@ pub mod datanode {
     /// Unit of a bare number in `dfs.blockreport.incremental.intervalMsec`.
     pub const DFS_BLOCKREPORT_INCREMENTAL_INTERVAL_MSEC_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
-    /// `dfs.datanode.directoryscan.throttle.limit.ms.per.sec`: Scanner ms per second; 1000 = unthrottled.
-    pub const DFS_DATANODE_DIRECTORYSCAN_THROTTLE_LIMIT_MS_PER_SEC_KEY: &str =
-        "dfs.datanode.directoryscan.throttle.limit.ms.per.sec";
-    pub const DFS_DATANODE_DIRECTORYSCAN_THROTTLE_LIMIT_MS_PER_SEC_DEFAULT: u64 = 1_000;
+    /// `dfs.datanode.scan.period.hours`: each FINALIZED replica is checked against its
+    /// checksums at least this often (negative: never; 0: the default).
+    pub const DFS_DATANODE_SCAN_PERIOD_HOURS_KEY: &str = "dfs.datanode.scan.period.hours";
+    pub const DFS_DATANODE_SCAN_PERIOD_HOURS_DEFAULT: Duration = Duration::from_secs(504 * 3600);
+    /// Unit of a bare number in `dfs.datanode.scan.period.hours`.
+    pub const DFS_DATANODE_SCAN_PERIOD_HOURS_UNIT: TimeUnit = TimeUnit::Hours;
 
     /// `dfs.block.scanner.volume.bytes.per.second`: Block scanner bandwidth per volume.
     pub const DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND_KEY: &str =
@@ -961,11 +775,6 @@ pub mod datanode {
     pub const DFS_DATANODE_BALANCE_BANDWIDTHPERSEC_KEY: &str =
         "dfs.datanode.balance.bandwidthPerSec";
     pub const DFS_DATANODE_BALANCE_BANDWIDTHPERSEC_DEFAULT: u64 = 104857600;
-
-    /// `dfs.datanode.balance.max.concurrent.moves`: Concurrent balancer moves.
-    pub const DFS_DATANODE_BALANCE_MAX_CONCURRENT_MOVES_KEY: &str =
-        "dfs.datanode.balance.max.concurrent.moves";
-    pub const DFS_DATANODE_BALANCE_MAX_CONCURRENT_MOVES_DEFAULT: u64 = 100;
 
     /// `dfs.datanode.transferTo.allowed`: Use zero-copy transfer for reads.
     pub const DFS_DATANODE_TRANSFERTO_ALLOWED_KEY: &str = "dfs.datanode.transferTo.allowed";
@@ -1075,14 +884,6 @@ pub mod datanode {
         "dfs.datanode.max.slowdisks.to.exclude";
     pub const DFS_DATANODE_MAX_SLOWDISKS_TO_EXCLUDE_DEFAULT: u64 = 0;
 
-    /// `dfs.datanode.slow.io.warning.threshold.ms`: Log DataNode I/O slower than this.
-    pub const DFS_DATANODE_SLOW_IO_WARNING_THRESHOLD_MS_KEY: &str =
-        "dfs.datanode.slow.io.warning.threshold.ms";
-    pub const DFS_DATANODE_SLOW_IO_WARNING_THRESHOLD_MS_DEFAULT: Duration =
-        Duration::from_millis(300);
-    /// Unit of a bare number in `dfs.datanode.slow.io.warning.threshold.ms`.
-    pub const DFS_DATANODE_SLOW_IO_WARNING_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
-
     /// `dfs.pipeline.slownode`: Set the SLOW bit in pipeline acks.
     pub const DFS_PIPELINE_SLOWNODE_KEY: &str = "dfs.pipeline.slownode";
     pub const DFS_PIPELINE_SLOWNODE_DEFAULT: bool = false;
@@ -1155,20 +956,6 @@ pub mod client {
         "dfs.client.pipeline.recovery.max-retries";
     pub const DFS_CLIENT_PIPELINE_RECOVERY_MAX_RETRIES_DEFAULT: u64 = 5;
 
-    /// `dfs.client.write.exclude.nodes.cache.expiry.interval.millis`: How long failed nodes stay excluded.
-    pub const DFS_CLIENT_WRITE_EXCLUDE_NODES_CACHE_EXPIRY_INTERVAL_KEY: &str =
-        "dfs.client.write.exclude.nodes.cache.expiry.interval.millis";
-    pub const DFS_CLIENT_WRITE_EXCLUDE_NODES_CACHE_EXPIRY_INTERVAL_DEFAULT: Duration =
-        Duration::from_millis(600000);
-    /// Unit of a bare number in `dfs.client.write.exclude.nodes.cache.expiry.interval.millis`.
-    pub const DFS_CLIENT_WRITE_EXCLUDE_NODES_CACHE_EXPIRY_INTERVAL_UNIT: TimeUnit =
-        TimeUnit::Milliseconds;
-
-    /// `dfs.client.write.recover.lease.on.close.exception`: Recover the lease when close fails.
-    pub const DFS_CLIENT_WRITE_RECOVER_LEASE_ON_CLOSE_EXCEPTION_KEY: &str =
-        "dfs.client.write.recover.lease.on.close.exception";
-    pub const DFS_CLIENT_WRITE_RECOVER_LEASE_ON_CLOSE_EXCEPTION_DEFAULT: bool = false;
-
     /// `dfs.client.socket-timeout`: Client data-socket read timeout.
     pub const DFS_CLIENT_SOCKET_TIMEOUT_KEY: &str = "dfs.client.socket-timeout";
     pub const DFS_CLIENT_SOCKET_TIMEOUT_DEFAULT: Duration = Duration::from_millis(60000);
@@ -1204,11 +991,6 @@ pub mod client {
     pub const DFS_CLIENT_FAILOVER_RANDOM_ORDER_KEY: &str = "dfs.client.failover.random.order";
     pub const DFS_CLIENT_FAILOVER_RANDOM_ORDER_DEFAULT: bool = true;
 
-    /// `dfs.client.deadnode.detection.enabled`: Shared dead-node detection.
-    pub const DFS_CLIENT_DEADNODE_DETECTION_ENABLED_KEY: &str =
-        "dfs.client.deadnode.detection.enabled";
-    pub const DFS_CLIENT_DEADNODE_DETECTION_ENABLED_DEFAULT: bool = false;
-
     /// `dfs.client.socketcache.capacity`: Idle DataNode connections kept for reuse.
     pub const DFS_CLIENT_SOCKET_CACHE_CAPACITY_KEY: &str = "dfs.client.socketcache.capacity";
     pub const DFS_CLIENT_SOCKET_CACHE_CAPACITY_DEFAULT: u64 = 16;
@@ -1236,14 +1018,6 @@ pub mod client {
     pub const DFS_CLIENT_MARK_SLOWNODE_AS_BADNODE_THRESHOLD_KEY: &str =
         "dfs.client.mark.slownode.as.badnode.threshold";
     pub const DFS_CLIENT_MARK_SLOWNODE_AS_BADNODE_THRESHOLD_DEFAULT: u64 = 10;
-
-    /// `dfs.client.slow.io.warning.threshold.ms`: Log client I/O slower than this.
-    pub const DFS_CLIENT_SLOW_IO_WARNING_THRESHOLD_MS_KEY: &str =
-        "dfs.client.slow.io.warning.threshold.ms";
-    pub const DFS_CLIENT_SLOW_IO_WARNING_THRESHOLD_MS_DEFAULT: Duration =
-        Duration::from_millis(30000);
-    /// Unit of a bare number in `dfs.client.slow.io.warning.threshold.ms`.
-    pub const DFS_CLIENT_SLOW_IO_WARNING_THRESHOLD_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
     /// `dfs.client.read.prefetch.size`: Bytes of block locations prefetched; unset = 10 × block size.
     pub const DFS_CLIENT_READ_PREFETCH_SIZE_KEY: &str = "dfs.client.read.prefetch.size";

@@ -50,6 +50,9 @@ pub struct DataNodeHandle {
     /// The periodic directory scan (`dfs.datanode.directoryscan.interval`), stopped with
     /// the handle.
     _directory_scanner: Option<AbortOnDrop>,
+    /// The block scanner (`dfs.block.scanner.volume.bytes.per.second`), stopped with the
+    /// handle.
+    block_scanner: Option<crate::block_scanner::ScannerTasks>,
 }
 
 /// Aborts a background task when dropped.
@@ -327,7 +330,7 @@ impl DataNode {
             connector,
             xceiver: Arc::new(ctx),
             identity: identity.clone(),
-            clock,
+            clock: clock.clone(),
             cfg: acfg,
             events,
             deleter,
@@ -349,6 +352,17 @@ impl DataNode {
         });
         let directory_scanner = directory_scan_interval(&conf)?
             .map(|every| start_directory_scanner(dataset.clone(), every));
+        let block_scanner = crate::block_scanner::ScannerConfig::from_conf(&conf)
+            .map_err(conf_err)?
+            .map(|cfg| {
+                crate::block_scanner::BlockScanner::new(
+                    dataset.clone(),
+                    clock.clone(),
+                    cfg,
+                    actor.bad_replica_sink(),
+                )
+                .start()
+            });
         tracing::info!(uuid = %identity.datanode_uuid, %xfer_addr, %ipc_addr, http = %SocketAddr::new(ip, info_port), "DataNode started");
         Ok(DataNodeHandle {
             identity,
@@ -367,6 +381,7 @@ impl DataNode {
             metrics,
             shutdown,
             _directory_scanner: directory_scanner,
+            block_scanner,
         })
     }
 }
@@ -464,6 +479,19 @@ impl DataNodeHandle {
     /// and are reported deleted, length mismatches are reported with the length found.
     pub async fn scan_directories(&self) -> Vec<crate::dataset::ScanSummary> {
         scan_all_pools(&self.dataset).await
+    }
+
+    /// Checks every FINALIZED replica not checked within `dfs.datanode.scan.period.hours`
+    /// against its checksums now, unthrottled (what the block scanner does in the
+    /// background); corrupt ones are reported to the NameNode. None when the scanner is off.
+    pub async fn scan_blocks(&self) -> Option<crate::block_scanner::ScanTotals> {
+        let scanner = Arc::clone(self.block_scanner.as_ref()?.scanner());
+        tokio::task::spawn_blocking(move || {
+            scanner.scan_now();
+            scanner.totals()
+        })
+        .await
+        .ok()
     }
 
     /// Stops the actor, the servers and the deleter threads.

@@ -2,6 +2,7 @@
 //! actor that registers with the NameNode, heartbeats and reports blocks.
 
 pub mod actor;
+pub mod block_scanner;
 pub mod checksum;
 pub mod datanode;
 pub mod dataset;

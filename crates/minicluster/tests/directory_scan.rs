@@ -2,7 +2,9 @@
 //! vanished from the disk is dropped from the DataNode's map and reported deleted, so the
 //! NameNode restores the block's redundancy instead of counting a replica nobody can read;
 //! a block file cut short is reported with its real length, so the NameNode marks that
-//! replica corrupt and replaces it.
+//! replica corrupt and replaces it. The block scanner: a replica whose bytes rotted (same
+//! length, one byte flipped) is found against its checksums and reported bad, and the
+//! NameNode replaces it.
 
 use crate::common;
 
@@ -129,6 +131,87 @@ async fn lost_and_truncated_replica_files_are_reported_and_replaced() -> anyhow:
     common::assert_same_bytes(
         "/scan/f",
         &common::native_read(&client, "/scan/f").await?,
+        &data,
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rotted_replica_found_by_the_block_scanner_and_replaced() -> anyhow::Result<()> {
+    let c = MiniCluster::builder()
+        .datanodes(4)
+        .conf("dfs.heartbeat.interval", "1")
+        .conf("dfs.namenode.redundancy.interval.seconds", "1")
+        .conf("dfs.blocksize", MIB.to_string())
+        .build()
+        .await?;
+    let client = common::native_client(&c.uri())?;
+    let data = common::random_bytes(MIB / 2 + 77, 12);
+    common::native_write(
+        &client,
+        "/scan/g",
+        &data,
+        WriteOptions::default(),
+        64 * 1024,
+    )
+    .await?;
+    let bm = c.namenode().block_manager().clone();
+    // Every replica on disk byte-identical to what was written, three of them, all counted.
+    let intact = |what: &'static str| {
+        let (c, bm, data) = (&c, bm.clone(), &data);
+        async move {
+            common::poll_until(what, Duration::from_secs(60), || {
+                let r = replicas_on_disk(c);
+                let s = bm.fs_stats();
+                let same: Vec<bool> = r
+                    .iter()
+                    .flat_map(|(id, v)| {
+                        v.iter()
+                            .map(|(dn, _)| {
+                                block_file_on(c, *dn, *id)
+                                    .ok()
+                                    .and_then(|f| std::fs::read(f).ok())
+                                    .is_some_and(|b| b == *data)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                let locs: Vec<usize> = r.keys().map(|id| bm.locations(*id).len()).collect();
+                async move {
+                    (same.len() == 3
+                        && same.iter().all(|ok| *ok)
+                        && locs == [3]
+                        && s.corrupt_blocks == 0
+                        && s.under_replicated == 0)
+                        .then_some(())
+                        .ok_or_else(|| format!("{same:?} {locs:?} {s:?}"))
+                }
+            })
+            .await
+        }
+    };
+    intact("3 intact replicas").await?;
+    let (id, holders) = replicas_on_disk(&c)
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("no block"))?;
+    let rot_on = holders[0].0;
+    let f = block_file_on(&c, rot_on, id)?;
+    let mut bytes = std::fs::read(&f)?;
+    bytes[1000] ^= 0x08;
+    std::fs::write(&f, &bytes)?;
+    let dn = c
+        .datanode(rot_on)
+        .ok_or_else(|| anyhow::anyhow!("DataNode {rot_on}"))?;
+    let t = dn
+        .scan_blocks()
+        .await
+        .ok_or_else(|| anyhow::anyhow!("the block scanner is off"))?;
+    anyhow::ensure!(t.corrupt_found == 1, "{t:?}");
+    intact("the rotted replica replaced").await?;
+    common::assert_same_bytes(
+        "/scan/g",
+        &common::native_read(&client, "/scan/g").await?,
         &data,
     );
     Ok(())

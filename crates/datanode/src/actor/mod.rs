@@ -109,6 +109,9 @@ struct Shared {
     cfg: ActorConfig,
     session: Mutex<Option<Session>>,
     pending: Mutex<Vec<BlockEvent>>,
+    /// Replicas the block scanner found corrupt, for the next reportBadBlocks:
+    /// (pool, storage id, replica).
+    bad: Mutex<Vec<(String, String, crate::replica::ReplicaInfo)>>,
     triggers: Arc<Triggers>,
     reregister: AtomicBool,
     registered: AtomicBool,
@@ -177,6 +180,11 @@ impl ActorView {
 }
 
 impl ActorHandle {
+    /// Where the block scanner reports corrupt replicas (sent as reportBadBlocks).
+    pub fn bad_replica_sink(&self) -> Arc<dyn crate::block_scanner::BadReplicaSink> {
+        Arc::new(ScannerSink(self.shared.clone()))
+    }
+
     /// The actor's state, for the web port.
     pub fn view(&self) -> ActorView {
         ActorView(self.shared.clone())
@@ -263,6 +271,7 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
         cfg,
         session: Mutex::new(None),
         pending: Mutex::new(Vec::new()),
+        bad: Mutex::new(Vec::new()),
         triggers,
         reregister: AtomicBool::new(false),
         registered: AtomicBool::new(false),
@@ -347,10 +356,66 @@ async fn ibr_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     }
 }
 
+/// The actor's end of the block scanner: a corrupt replica is queued and sent with the next
+/// incremental report, at once.
+struct ScannerSink(Arc<Shared>);
+
+impl crate::block_scanner::BadReplicaSink for ScannerSink {
+    fn bad_replica(&self, bpid: &str, storage_id: &str, r: &crate::replica::ReplicaInfo) {
+        self.0
+            .bad
+            .lock()
+            .push((bpid.to_string(), storage_id.to_string(), r.clone()));
+        self.0.triggers.ibr_force.store(true, Ordering::Relaxed);
+        self.0.triggers.ibr_now.notify_one();
+    }
+}
+
+/// Sends the queued bad replicas with reportBadBlocks; kept for the next try on failure.
+async fn send_bad_blocks(shared: &Shared, sess: &Session) {
+    let bad = std::mem::take(&mut *shared.bad.lock());
+    if bad.is_empty() {
+        return;
+    }
+    let (mine, other): (Vec<_>, Vec<_>) = bad.into_iter().partition(|(b, _, _)| *b == sess.bpid);
+    if !other.is_empty() {
+        tracing::warn!(
+            n = other.len(),
+            "bad replicas of an unknown block pool dropped"
+        );
+    }
+    let blocks = mine
+        .iter()
+        .map(|(bpid, storage, r)| rhdfs_proto::hdfs::LocatedBlockProto {
+            b: rhdfs_proto::hdfs::ExtendedBlockProto {
+                pool_id: bpid.clone(),
+                block_id: r.id,
+                generation_stamp: r.gs,
+                num_bytes: Some(r.num_bytes),
+            },
+            locs: vec![rhdfs_proto::hdfs::DatanodeInfoProto {
+                id: sess.reg.datanode_id.clone(),
+                ..Default::default()
+            }],
+            storage_i_ds: vec![storage.clone()],
+            ..Default::default()
+        })
+        .collect();
+    let req = rhdfs_proto::datanode::ReportBadBlocksRequestProto { blocks };
+    if let Err(e) = sess.nn.report_bad_blocks(req).await {
+        tracing::warn!(error = %e, "reportBadBlocks failed; will retry");
+        let mut q = shared.bad.lock();
+        let mut again = mine;
+        again.append(&mut q);
+        *q = again;
+    }
+}
+
 async fn send_ibrs(shared: &Shared) {
     let Some(sess) = shared.session.lock().clone() else {
         return;
     };
+    send_bad_blocks(shared, &sess).await;
     let events = std::mem::take(&mut *shared.pending.lock());
     if events.is_empty() {
         return;

@@ -10,7 +10,8 @@ use rhdfs_proto::datanode::{
     BlockReportRequestProto, BlockReportResponseProto, DatanodeRegistrationProto,
     ErrorReportRequestProto, ErrorReportResponseProto, HeartbeatRequestProto,
     HeartbeatResponseProto, NamespaceInfoProto, RegisterDatanodeRequestProto,
-    RegisterDatanodeResponseProto, VersionRequestProto, VersionResponseProto,
+    RegisterDatanodeResponseProto, ReportBadBlocksRequestProto, ReportBadBlocksResponseProto,
+    VersionRequestProto, VersionResponseProto,
 };
 use rhdfs_proto::protocols::DATANODE_PROTOCOL;
 
@@ -50,6 +51,8 @@ pub trait NamenodeProtocol: Send + Sync + 'static {
     async fn error_report(&self, _req: ErrorReportRequestProto) -> Result<(), ActorError> {
         Ok(())
     }
+    /// reportBadBlocks: replicas of this DataNode its block scanner found corrupt.
+    async fn report_bad_blocks(&self, req: ReportBadBlocksRequestProto) -> Result<(), ActorError>;
 }
 
 /// Opens a connection to a NameNode.
@@ -138,6 +141,11 @@ impl NamenodeProtocol for IpcNamenode {
 
     async fn error_report(&self, req: ErrorReportRequestProto) -> Result<(), ActorError> {
         let _: ErrorReportResponseProto = self.call("errorReport", &req).await?;
+        Ok(())
+    }
+
+    async fn report_bad_blocks(&self, req: ReportBadBlocksRequestProto) -> Result<(), ActorError> {
+        let _: ReportBadBlocksResponseProto = self.call("reportBadBlocks", &req).await?;
         Ok(())
     }
 }

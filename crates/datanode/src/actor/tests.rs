@@ -132,6 +132,13 @@ impl NamenodeProtocol for FakeNn {
         })
     }
 
+    async fn report_bad_blocks(
+        &self,
+        _req: rhdfs_proto::datanode::ReportBadBlocksRequestProto,
+    ) -> Result<(), ActorError> {
+        Ok(())
+    }
+
     async fn block_report(
         &self,
         req: BlockReportRequestProto,

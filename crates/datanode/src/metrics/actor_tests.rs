@@ -66,6 +66,13 @@ impl NamenodeProtocol for Nn {
         Ok(HeartbeatResponseProto::default())
     }
 
+    async fn report_bad_blocks(
+        &self,
+        _req: rhdfs_proto::datanode::ReportBadBlocksRequestProto,
+    ) -> Result<(), ActorError> {
+        Ok(())
+    }
+
     async fn block_report(
         &self,
         _req: BlockReportRequestProto,
