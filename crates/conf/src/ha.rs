@@ -284,6 +284,28 @@ pub fn own_namenode<'a>(
     }
 }
 
+/// For a NameNode of an HA nameservice: finds which NameNode it is ([`own_namenode`] with
+/// [`is_local_host`]) and sets the generic `dfs.namenode.rpc-address` and
+/// `dfs.namenode.http-address` from its `<ns>.<nn>`-suffixed ones, so the rest of the NameNode
+/// reads its own addresses as without HA. Returns `(nameservice, namenode id)`; `None`, and the
+/// configuration untouched, without an HA nameservice.
+pub fn apply_own_namenode(
+    conf: &mut Configuration,
+) -> Result<Option<(String, String)>, HaConfError> {
+    let Some(ns) = single_nameservice(conf)? else {
+        return Ok(None);
+    };
+    let own = own_namenode(conf, &ns, is_local_host)?.clone();
+    conf.set(keys::DFS_NAMENODE_RPC_ADDRESS_KEY, own.rpc_addr());
+    if let Some((host, port)) = &own.http {
+        conf.set(
+            keys::DFS_NAMENODE_HTTP_ADDRESS_KEY,
+            join_host_port(host, *port),
+        );
+    }
+    Ok(Some((ns.id, own.id)))
+}
+
 /// True when `host` resolves to an address of this machine: a wildcard or loopback address,
 /// or one a socket can be bound to here.
 pub fn is_local_host(host: &str) -> bool {
@@ -417,6 +439,19 @@ mod tests {
             own_namenode(&c, &ns, |_| true),
             Err(HaConfError::UnknownNameNodeId { .. })
         ));
+    }
+
+    #[test]
+    fn own_namenode_keys_become_the_generic_ones() {
+        let mut c = ha_conf();
+        c.set("dfs.ha.namenode.id", "nn1");
+        let own = apply_own_namenode(&mut c).unwrap();
+        assert_eq!(own, Some(("mycluster".to_string(), "nn1".to_string())));
+        assert_eq!(c.get("dfs.namenode.rpc-address"), Some("host1:8020"));
+        assert_eq!(c.get("dfs.namenode.http-address"), Some("host1:9870"));
+        let mut plain = Configuration::new();
+        assert_eq!(apply_own_namenode(&mut plain).unwrap(), None);
+        assert_eq!(plain.get("dfs.namenode.rpc-address"), None);
     }
 
     #[test]
