@@ -24,6 +24,7 @@ use rhdfs_conf::{ConfError, Configuration, keys};
 
 use crate::dataset::Dataset;
 use crate::error::StorageError;
+use crate::metrics::Activity;
 use crate::reader::ReplicaReader;
 use crate::replica::{ReplicaInfo, ReplicaState};
 
@@ -140,6 +141,8 @@ pub struct BlockScanner {
     clock: SharedClock,
     cfg: ScannerConfig,
     sink: Arc<dyn BadReplicaSink>,
+    /// Where BlocksVerified and BlockVerificationFailures are counted for /jmx and /metrics.
+    activity: Arc<Activity>,
     /// (pool, block id, generation stamp) → when it was last checked (clock ms).
     checked: Mutex<HashMap<(String, u64, u64), u64>>,
     totals: Mutex<ScanTotals>,
@@ -162,12 +165,14 @@ impl BlockScanner {
         clock: SharedClock,
         cfg: ScannerConfig,
         sink: Arc<dyn BadReplicaSink>,
+        activity: Arc<Activity>,
     ) -> Arc<Self> {
         Arc::new(BlockScanner {
             ds,
             clock,
             cfg,
             sink,
+            activity,
             checked: Mutex::new(HashMap::new()),
             totals: Mutex::new(ScanTotals::default()),
             stopped: AtomicBool::new(false),
@@ -224,6 +229,7 @@ impl BlockScanner {
             self.checked
                 .lock()
                 .insert((bpid.clone(), r.id, r.gs), self.clock.now_millis());
+            Activity::add(&self.activity.blocks_verified, 1);
             let mut t = self.totals.lock();
             t.replicas_checked += 1;
             match verdict {
@@ -265,6 +271,7 @@ impl BlockScanner {
             return;
         };
         self.totals.lock().corrupt_found += 1;
+        Activity::add(&self.activity.block_verification_failures, 1);
         tracing::warn!(
             bpid,
             block = seen.id,
@@ -434,7 +441,14 @@ mod tests {
             bytes_per_second: 1 << 20,
             period: Duration::from_secs(3600),
         };
-        let s = BlockScanner::new(ds.clone(), clock.clone(), cfg, sink.clone());
+        let activity = Arc::new(Activity::default());
+        let s = BlockScanner::new(
+            ds.clone(),
+            clock.clone(),
+            cfg,
+            sink.clone(),
+            activity.clone(),
+        );
         assert_eq!(s.scan_now(), 3);
         let storage = ds.volumes()[0].storage_id.clone();
         assert_eq!(*sink.0.lock(), vec![(BP.to_string(), storage, 2)]);
@@ -447,6 +461,8 @@ mod tests {
             }
         );
         // Nothing is due again within the period; everything is after it.
+        assert_eq!(Activity::get(&activity.blocks_verified), 3);
+        assert_eq!(Activity::get(&activity.block_verification_failures), 1);
         assert_eq!(s.scan_now(), 0);
         clock.advance(Duration::from_secs(3600));
         assert_eq!(s.scan_now(), 3);

@@ -326,6 +326,7 @@ impl DataNode {
             ctx.activity.clone(),
             ctx.active.clone(),
         );
+        let scan_activity = ctx.activity.clone();
         let actor = actor::start(ActorDeps {
             connector,
             xceiver: Arc::new(ctx),
@@ -360,6 +361,7 @@ impl DataNode {
                     clock.clone(),
                     cfg,
                     actor.bad_replica_sink(),
+                    scan_activity,
                 )
                 .start()
             });

@@ -208,6 +208,18 @@ async fn rotted_replica_found_by_the_block_scanner_and_replaced() -> anyhow::Res
         .await
         .ok_or_else(|| anyhow::anyhow!("the block scanner is off"))?;
     anyhow::ensure!(t.corrupt_found == 1, "{t:?}");
+    // The DataNode's /jmx counts it as Hadoop's DataNodeActivity does.
+    let web = dn.http_addr().to_string();
+    let (code, jmx) = rhdfs_namenode::http::client::get(
+        &web,
+        "/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*",
+        Duration::from_secs(20),
+    )
+    .await?;
+    anyhow::ensure!(
+        code == 200 && jmx.contains("\"BlockVerificationFailures\" : 1"),
+        "{jmx}"
+    );
     intact("the rotted replica replaced").await?;
     common::assert_same_bytes(
         "/scan/g",

@@ -110,6 +110,11 @@ pub(crate) fn beans(st: &Status) -> Vec<Bean> {
         .with("BlocksWritten", g(&a.blocks_written))
         .with("BlocksRead", g(&a.blocks_read))
         .with("BlocksReplicated", g(&a.blocks_replicated))
+        .with("BlocksVerified", g(&a.blocks_verified))
+        .with(
+            "BlockVerificationFailures",
+            g(&a.block_verification_failures),
+        )
         .with("VolumeFailures", g(&a.volume_failures))
         .with("DatanodeNetworkErrors", g(&a.network_errors));
     for (key, h) in [
@@ -221,6 +226,16 @@ pub(crate) fn prometheus(st: &Status) -> String {
         "rhdfs_datanode_blocks_replicated_total",
         "Replicas copied to other DataNodes for the NameNode.",
         g(&a.blocks_replicated),
+    );
+    e.counter(
+        "rhdfs_datanode_blocks_verified_total",
+        "Replicas the block scanner checked against their checksums.",
+        g(&a.blocks_verified),
+    );
+    e.counter(
+        "rhdfs_datanode_block_verification_failures_total",
+        "Replicas the block scanner found not matching their checksums.",
+        g(&a.block_verification_failures),
     );
     e.counter(
         "rhdfs_datanode_network_errors_total",

@@ -23,6 +23,10 @@ pub struct Activity {
     pub network_errors: AtomicU64,
     /// Volumes that failed while running (Hadoop's VolumeFailures counter).
     pub volume_failures: AtomicU64,
+    /// Replicas the block scanner checked against their checksums (BlocksVerified).
+    pub blocks_verified: AtomicU64,
+    /// Replicas the block scanner found corrupt (BlockVerificationFailures).
+    pub block_verification_failures: AtomicU64,
     pub read_block_op: Histogram,
     pub write_block_op: Histogram,
     pub block_checksum_op: Histogram,
