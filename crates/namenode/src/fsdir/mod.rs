@@ -6,6 +6,7 @@
 
 pub mod acl;
 pub mod children;
+pub mod name;
 pub mod path;
 pub mod permission;
 pub mod summary;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use rhdfs_blockmanager::IdTable;
 
 pub use children::Children;
+pub use name::Name;
 pub use path::FsPath;
 
 /// Inode id of `/`, as in HDFS.
@@ -162,7 +164,8 @@ pub enum InodeKind {
 pub struct Inode {
     pub id: u64,
     pub parent: u64,
-    pub name: Vec<u8>,
+    /// Short names inline ([`Name`]).
+    pub name: Name,
     pub perm: PermissionStatus,
     pub mtime: u64,
     pub atime: u64,
@@ -285,7 +288,7 @@ impl FsDirectory {
         let root = Inode {
             id: ROOT_INODE_ID,
             parent: ROOT_INODE_ID,
-            name: Vec::new(),
+            name: Name::default(),
             perm: PermissionStatus {
                 owner: owner.into(),
                 group: group.into(),
@@ -490,7 +493,7 @@ impl FsDirectory {
     /// Re-links a detached inode under `parent` as `name`.
     pub fn reattach(&mut self, mut inode: Inode, parent: u64, name: Vec<u8>) -> bool {
         inode.parent = parent;
-        inode.name = name;
+        inode.name = name.into();
         self.attach(inode)
     }
 

@@ -201,7 +201,7 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
     Ok(Inode {
         id,
         parent,
-        name,
+        name: name.into(),
         perm: PermissionStatus {
             owner: owner.into(),
             group: group.into(),

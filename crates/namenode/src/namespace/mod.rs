@@ -388,7 +388,7 @@ impl Namespace {
                 let inode = Inode {
                     id: *id,
                     parent: *parent,
-                    name: name.clone(),
+                    name: name.as_slice().into(),
                     perm: perm.clone(),
                     mtime: *mtime,
                     atime: *mtime,
@@ -421,7 +421,7 @@ impl Namespace {
                 let inode = Inode {
                     id: *id,
                     parent: *parent,
-                    name: name.clone(),
+                    name: name.as_slice().into(),
                     perm: perm.clone(),
                     mtime: *mtime,
                     atime: *mtime,

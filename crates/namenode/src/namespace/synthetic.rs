@@ -77,7 +77,7 @@ impl SyntheticSpec {
         Inode {
             id,
             parent,
-            name: name.into_bytes(),
+            name: name.into_bytes().into(),
             perm: PermissionStatus {
                 owner: self.owner.as_str().into(),
                 group: self.group.as_str().into(),
