@@ -27,6 +27,8 @@ use rhdfs_editlog::RecoveryMode;
 pub enum NameNodeError {
     #[error("configuration: {0}")]
     Conf(#[from] rhdfs_conf::ConfError),
+    #[error("HA configuration: {0}")]
+    HaConf(#[from] rhdfs_conf::ha::HaConfError),
     #[error("name directory: {0}")]
     Storage(String),
     #[error("name directory: {0}")]
@@ -209,6 +211,11 @@ impl NameNode {
         clock: SharedClock,
         mode: RecoveryMode,
     ) -> Result<NameNodeHandle, NameNodeError> {
+        let mut conf = conf;
+        // In an HA nameservice this NameNode's own addresses become the generic keys.
+        if let Some((ns, nn)) = rhdfs_conf::ha::apply_own_namenode(&mut conf)? {
+            tracing::info!(nameservice = %ns, namenode = %nn, "NameNode of an HA nameservice");
+        }
         let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
         storage::name_dirs(&conf)?;
         let user = tokio::task::spawn_blocking(rhdfs_conf::user::current_user)

@@ -171,6 +171,9 @@ pub enum MethodKind {
 /// dispatch, so a method's kind or audit cannot drift from its handler.
 macro_rules! client_protocol {
     ($($name:literal => $kind:ident $handler:ident $([$audit:ident])?,)*) => {
+        /// Every ClientProtocol method rhdfs serves, in table order.
+        pub const SERVED_METHODS: &[&str] = &[$($name,)*];
+
         /// The kind of a ClientProtocol method; None for one rhdfs does not serve.
         pub fn method_kind(method: &str) -> Option<MethodKind> {
             match method {
@@ -237,7 +240,7 @@ client_protocol! {
     "fsync" => Mutate fsync,
     "reportBadBlocks" => Mutate report_bad_blocks,
     "updateBlockForPipeline" => Mutate update_block_for_pipeline,
-    "updatePipeline" => Mutate update_pipeline,
+    "updatePipeline" => AtMostOnce update_pipeline,
     "getAdditionalDatanode" => Mutate get_additional_datanode,
     "setReplication" => Mutate set_replication [SET_REPLICATION],
     "setPermission" => Mutate set_permission [SET_PERMISSION],
@@ -247,8 +250,8 @@ client_protocol! {
     "recoverLease" => Mutate recover_lease,
     "refreshNodes" => Mutate refresh_nodes [REFRESH_NODES],
     "setSafeMode" => Mutate set_safe_mode [SET_SAFE_MODE],
-    "saveNamespace" => Mutate save_namespace [SAVE_NAMESPACE],
-    "rollEdits" => Mutate roll_edits [ROLL_EDITS],
+    "saveNamespace" => AtMostOnce save_namespace [SAVE_NAMESPACE],
+    "rollEdits" => AtMostOnce roll_edits [ROLL_EDITS],
     "releaseOrphans" => Mutate release_orphans [RELEASE_ORPHANS],
     "setQuota" => Mutate set_quota [SET_QUOTA],
     "modifyAclEntries" => Mutate modify_acl_entries [MODIFY_ACL_ENTRIES],

@@ -1059,3 +1059,24 @@ async fn groups_are_cached_for_hadoop_security_groups_cache_secs() {
     fs.caller("alice", "h").await;
     assert_eq!(count(), 2, "looked up again once the cache time has passed");
 }
+
+/// The method table agrees with ClientProtocol's retry declarations, which a failing-over
+/// client trusts: a method declared at-most-once is answered from the retry cache here (and
+/// only such methods are), and no read is declared at-most-once.
+#[test]
+fn method_kinds_match_the_declared_retry_classes() {
+    use super::{MethodKind, SERVED_METHODS, method_kind};
+    use rhdfs_proto::client_methods::{Retry, retry_class};
+    for &m in SERVED_METHODS {
+        let kind = method_kind(m);
+        let declared = retry_class(m);
+        assert_eq!(
+            kind == Some(MethodKind::AtMostOnce),
+            declared == Some(Retry::AtMostOnce),
+            "{m}: kind {kind:?}, declared {declared:?}"
+        );
+        if kind == Some(MethodKind::Read) {
+            assert_ne!(declared, Some(Retry::AtMostOnce), "{m}");
+        }
+    }
+}
