@@ -199,3 +199,71 @@ impl NameNodeProxy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rhdfs_conf::ha::NameNodeAddrs;
+
+    fn dead() -> (String, u16) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        ("127.0.0.1".to_string(), port)
+    }
+
+    /// Every NameNode unreachable: each round tries them all without sleeping, rounds are
+    /// separated by the doubling, capped sleep, and the call gives up after max_attempts
+    /// failovers with the last connection error.
+    #[tokio::test]
+    async fn rounds_back_off_and_give_up() {
+        let ns = Nameservice {
+            id: "ns".into(),
+            namenodes: (1..=2)
+                .map(|i| NameNodeAddrs {
+                    id: format!("nn{i}"),
+                    rpc: dead(),
+                    http: None,
+                })
+                .collect(),
+        };
+        let settings = FailoverSettings {
+            max_attempts: 5,
+            sleep_base: Duration::from_millis(100),
+            sleep_max: Duration::from_millis(250),
+            random_order: false,
+        };
+        let slept = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sleep: SleepFn = {
+            let slept = slept.clone();
+            Arc::new(move |d| {
+                slept.lock().unwrap_or_else(|e| e.into_inner()).push(d);
+                Box::pin(async {})
+            })
+        };
+        let proxy = NameNodeProxy::for_nameservice(
+            &ns,
+            "u",
+            ClientConfig::default(),
+            settings,
+            None,
+            sleep,
+        );
+        let err = proxy.call_raw("getFileInfo", &[]).await.unwrap_err();
+        assert!(matches!(err, IpcError::Io(_)), "{err:?}");
+        // 6 attempts (5 failovers) over 2 NameNodes: sleeps after rounds 1 and 2 (and 3 is
+        // cut short by the attempt limit).
+        let ms: Vec<u128> = slept
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(Duration::as_millis)
+            .collect();
+        assert_eq!(ms, [100, 200]);
+        assert_eq!(proxy.current_namenode(), "nn2");
+        proxy.close().await;
+        assert!(matches!(
+            proxy.call_raw("getFileInfo", &[]).await,
+            Err(IpcError::Closed)
+        ));
+    }
+}
