@@ -278,6 +278,10 @@ async fn read_ahead_across_pieces_and_blocks() -> anyhow::Result<()> {
         let rest = r.read_to_end().await?;
         assert_eq!(&rest[..], &d[s + first.len()..], "rest after seek({start})");
     }
+    // A positioned read longer than a piece, across a block boundary: piece by piece.
+    let (off, len) = (50_001u64, BLOCK + 300_000);
+    let got = r.read_range(off, len).await?;
+    assert_eq!(&got[..], &d[off as usize..(off + len) as usize]);
     assert_eq!(fs.datanode_connections_opened(), tcp_before, "no TCP read");
     assert_eq!(
         fs.short_circuit_stats().0,

@@ -13,10 +13,12 @@ use tracing::{debug, warn};
 
 use super::FileReader;
 use crate::datanode::{block_name, xfer_addr};
-use crate::short_circuit::{LocalReadError, LocalReplica, NoReplica, PieceBuf, piece, spawn_read};
+use crate::short_circuit::{LocalReadError, LocalReplica, NoReplica, piece, spawn_read};
 
 impl FileReader {
-    /// `[off, off + n)` of block `i` from a local replica, or `None` (read through TCP).
+    /// The start of `[off, off + n)` of block `i` from a local replica, at most
+    /// `dfs.client.read.shortcircuit.buffer.size` bytes (read into the reader's positioned-read
+    /// buffer, reused once the caller copied the bytes out), or `None` (read through TCP).
     pub(super) async fn read_local(&mut self, i: usize, off: u64, n: u64) -> Option<Bytes> {
         if n == 0 {
             return None;
@@ -24,15 +26,13 @@ impl FileReader {
         loop {
             let (dn, replica) = self.local_replica(i).await?;
             let sc = &self.fs.inner.short_circuit;
-            let task = spawn_read(
-                replica,
-                off,
-                n,
-                sc.skip_checksum(),
-                PieceBuf::default(),
-                false,
-            );
-            match piece(task).await.1 {
+            let n = n.min(sc.buffer_size());
+            let buf = std::mem::take(&mut self.pread_buf);
+            let task = spawn_read(replica, off, n, sc.skip_checksum(), buf, false);
+            let (buf, got) = piece(task).await;
+            self.pread_buf = buf;
+            let sc = &self.fs.inner.short_circuit;
+            match got {
                 Ok(b) => {
                     sc.count_read(b.len());
                     return Some(b);

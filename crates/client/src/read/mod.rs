@@ -49,6 +49,8 @@ pub struct FileReader {
     no_local: HashSet<(u64, String)>,
     /// The sequential short-circuit read in progress, with its piece read ahead.
     local_stream: Option<ahead::LocalStream>,
+    /// Where positioned short-circuit reads are read into, piece by piece.
+    pread_buf: crate::short_circuit::PieceBuf,
     failures: u32,
 }
 
@@ -78,6 +80,7 @@ impl FileSystem {
             reported: HashSet::new(),
             no_local: HashSet::new(),
             local_stream: None,
+            pread_buf: Default::default(),
             failures: 0,
         };
         r.fetch_locations().await?;
