@@ -62,9 +62,17 @@ impl FileSystem {
     /// Checkpoints `.Trash/Current` and deletes checkpoints older than the interval.
     pub async fn expunge(&self) -> Result<()> {
         let interval = self.trash_interval().await?;
-        let root = self.trash_root();
         let now = self.inner.clock.now_millis();
-        let entries = match self.list_status(&root).await {
+        self.expunge_trash_root(&self.trash_root(), interval, now)
+            .await
+    }
+
+    /// What [`FileSystem::expunge`] does to any trash root (the NameNode's trash emptier
+    /// runs it on every user's): checkpoints older than `interval_minutes` at `now_ms` are
+    /// deleted (every one when the interval is 0), then `Current` becomes the checkpoint
+    /// named for `now_ms`.
+    pub async fn expunge_trash_root(&self, root: &str, interval: f64, now: u64) -> Result<()> {
+        let entries = match self.list_status(root).await {
             Ok(e) => e,
             Err(e) if e.is_file_not_found() => return Ok(()),
             Err(e) => return Err(e),

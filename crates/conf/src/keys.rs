@@ -62,6 +62,11 @@ pub mod common {
     pub const FS_TRASH_INTERVAL_KEY: &str = "fs.trash.interval";
     pub const FS_TRASH_INTERVAL_DEFAULT: f64 = 0.0;
 
+    /// `fs.trash.checkpoint.interval`: minutes between the NameNode trash emptier's passes
+    /// (0, or more than `fs.trash.interval`: `fs.trash.interval`).
+    pub const FS_TRASH_CHECKPOINT_INTERVAL_KEY: &str = "fs.trash.checkpoint.interval";
+    pub const FS_TRASH_CHECKPOINT_INTERVAL_DEFAULT: f64 = 0.0;
+
     /// `fs.df.interval`: Disk usage statistics refresh interval.
     pub const FS_DF_INTERVAL_KEY: &str = "fs.df.interval";
     pub const FS_DF_INTERVAL_DEFAULT: Duration = Duration::from_millis(60000);

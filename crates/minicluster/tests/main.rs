@@ -33,6 +33,7 @@ mod restart_delete_delay;
 mod safe_mode_work;
 mod slow_node;
 mod startup_progress;
+mod trash_emptier;
 mod truncate_concat;
 mod volume_failure;
 mod web_ui;

@@ -28,6 +28,7 @@ pub mod safemode;
 pub mod server;
 pub mod startup;
 pub mod storage;
+pub mod trash_emptier;
 
 pub use error::{FsError, FsResult};
 pub use server::{NameNode, NameNodeError, NameNodeHandle, format};

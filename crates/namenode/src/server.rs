@@ -184,6 +184,8 @@ pub struct NameNodeHandle {
     lease_monitor: JoinHandle<()>,
     checkpointer: JoinHandle<()>,
     safe_mode: JoinHandle<()>,
+    /// The trash emptier, when `fs.trash.interval` is above 0.
+    trash_emptier: Option<JoinHandle<()>>,
     durable: Arc<crate::persist::Durable>,
     http: Option<crate::http::HttpServer>,
 }
@@ -321,7 +323,7 @@ impl NameNode {
         let checkpointer = crate::persist::spawn_checkpointer(
             durable.clone(),
             checkpoint_policy,
-            clock,
+            clock.clone(),
             stop.clone(),
         );
 
@@ -377,6 +379,13 @@ impl NameNode {
             h.set_rpc_connector(rpc.local_connector());
             h.set_rpc(rpc.local_addr(), rpc.metrics());
         }
+        let trash_emptier = crate::trash_emptier::EmptierConfig::from_conf(&conf)?.map(|cfg| {
+            let mut own = rpc.local_addr();
+            if own.ip().is_unspecified() {
+                own.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+            }
+            crate::trash_emptier::start(own, conf.clone(), cfg, clock.clone(), user.to_string())
+        });
         tracing::info!(
             rpc = %rpc.local_addr(),
             pool = %ns_info.block_pool_id,
@@ -392,6 +401,7 @@ impl NameNode {
             lease_monitor,
             checkpointer,
             safe_mode,
+            trash_emptier,
             durable,
             http,
         })
@@ -423,6 +433,9 @@ impl NameNodeHandle {
         self.lease_monitor.abort();
         self.checkpointer.abort();
         self.safe_mode.abort();
+        if let Some(t) = &self.trash_emptier {
+            t.abort();
+        }
         self.rpc.shutdown().await;
         self.bm.stop();
         let durable = self.durable.clone();
@@ -438,6 +451,9 @@ impl NameNodeHandle {
         self.lease_monitor.abort();
         self.checkpointer.abort();
         self.safe_mode.abort();
+        if let Some(t) = &self.trash_emptier {
+            t.abort();
+        }
         self.rpc.shutdown().await;
         self.bm.stop();
         self.durable.abandon();
