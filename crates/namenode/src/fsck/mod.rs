@@ -103,7 +103,7 @@ fn resolve(fs: &Namesystem, caller: &Caller, path: &str) -> Result<Target, Strin
                         length: f.length(),
                         replication: f.replication,
                         mode: inode.perm.mode,
-                        blocks: f.blocks.clone(),
+                        blocks: f.blocks.to_vec(),
                         open: f.uc.is_some(),
                         denied: checker.check(&r, read).err().map(|e| e.to_string()),
                     })

@@ -119,7 +119,7 @@ impl Walker<'_> {
                                 length: f.length(),
                                 replication: f.replication,
                                 mode: inode.perm.mode,
-                                blocks: f.blocks.clone(),
+                                blocks: f.blocks.to_vec(),
                                 open: f.uc.is_some(),
                                 denied: checker
                                     .check(&child_resolved(&r, cid), read)

@@ -6,6 +6,7 @@
 
 pub mod acl;
 pub mod children;
+pub mod file_blocks;
 pub mod name;
 pub mod path;
 pub mod permission;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use rhdfs_blockmanager::IdTable;
 
 pub use children::Children;
+pub use file_blocks::FileBlocks;
 pub use name::Name;
 pub use path::FsPath;
 
@@ -74,7 +76,8 @@ pub struct UnderConstruction {
 pub struct FileInode {
     pub replication: u16,
     pub block_size: u64,
-    pub blocks: Vec<FileBlock>,
+    /// One block inline ([`FileBlocks`]).
+    pub blocks: FileBlocks,
     /// Boxed: most files are closed, and an inline `UnderConstruction` (two strings) would
     /// make every inode in the tree 56 bytes larger.
     pub uc: Option<Box<UnderConstruction>>,

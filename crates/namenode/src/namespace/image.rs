@@ -187,7 +187,7 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
             InodeKind::File(FileInode {
                 replication,
                 block_size,
-                blocks,
+                blocks: blocks.into(),
                 uc: uc.map(Box::new),
             })
         }

@@ -428,7 +428,7 @@ impl Namespace {
                     kind: InodeKind::File(FileInode {
                         replication: *replication,
                         block_size: *block_size,
-                        blocks: Vec::new(),
+                        blocks: Default::default(),
                         uc: Some(Box::new(UnderConstruction {
                             client_name: client_name.clone(),
                             client_machine: client_machine.clone(),

@@ -14,7 +14,8 @@ use super::image::encode_inode;
 use super::{FIRST_BLOCK_ID, FIRST_GENERATION_STAMP, Namespace, NamespaceConfig, Now};
 use crate::codec::W;
 use crate::fsdir::{
-    DirInode, FileBlock, FileInode, Inode, InodeKind, PermissionStatus, QUOTA_UNSET, ROOT_INODE_ID,
+    DirInode, FileBlock, FileBlocks, FileInode, Inode, InodeKind, PermissionStatus, QUOTA_UNSET,
+    ROOT_INODE_ID,
 };
 
 /// The directory every synthetic file is under.
@@ -140,7 +141,7 @@ impl SyntheticSpec {
                 let file = InodeKind::File(FileInode {
                     replication: self.replication,
                     block_size: self.block_size,
-                    blocks: vec![self.block(k)],
+                    blocks: FileBlocks::One(self.block(k)),
                     uc: None,
                 });
                 encode_inode(

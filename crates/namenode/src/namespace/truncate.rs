@@ -146,7 +146,7 @@ impl Namespace {
             ))
         })?;
         let (keep, last_to) = cut(&f.blocks, new_length);
-        let gone: Vec<u64> = f.blocks.drain(keep..).map(|b| b.id).collect();
+        let gone: Vec<u64> = f.blocks.split_off(keep).iter().map(|b| b.id).collect();
         if let Some(len) = last_to {
             let (client_name, client_machine) = client;
             f.uc = Some(Box::new(UnderConstruction {

@@ -477,7 +477,7 @@ impl Namespace {
         f.uc.as_ref().map(|uc| OpenFile {
             file: id,
             holder: uc.client_name.clone(),
-            blocks: f.blocks.clone(),
+            blocks: f.blocks.to_vec(),
             truncate_last_to: uc.truncate_last_to,
         })
     }
