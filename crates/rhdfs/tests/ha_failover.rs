@@ -335,3 +335,57 @@ async fn a_namenode_serves_its_own_address_in_the_nameservice() -> anyhow::Resul
     round_trip(&fs, "/ha/own-address", 5000).await?;
     Ok(())
 }
+
+/// `rhdfs dfsadmin` and `rhdfs fsck` through `hdfs://ns` whose first NameNode is dead: both
+/// find the NameNode that answers (its RPC address, and for fsck its web address from
+/// `dfs.namenode.http-address.ns.nn2`), as Hadoop's DFSAdmin and DFSck find the active one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dfsadmin_and_fsck_find_the_answering_namenode() -> anyhow::Result<()> {
+    let c = cluster(1).await?;
+    let live = c.namenode().rpc_addr().to_string();
+    let live_http = c
+        .namenode()
+        .http_addr()
+        .ok_or_else(|| anyhow::anyhow!("no NameNode web port"))?
+        .to_string();
+    let dead = dead_addr()?;
+    let mut pairs = ha_conf(&dead, &live);
+    pairs.push(("dfs.namenode.http-address.ns.nn1".into(), dead_addr()?));
+    pairs.push(("dfs.namenode.http-address.ns.nn2".into(), live_http));
+    let run = |args: &[&str]| {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"));
+        cmd.args(args);
+        for (k, v) in &pairs {
+            cmd.arg("-D").arg(format!("{k}={v}"));
+        }
+        cmd.env("RUST_LOG", "warn").output()
+    };
+    let out = run(&["dfsadmin", "-report"]).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("Live datanodes (1):"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["fsck", "/"]).await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("is HEALTHY"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // With no NameNode answering, the error names them.
+    let (d1, d2) = (dead_addr()?, dead_addr()?);
+    let mut none = tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"));
+    none.args(["dfsadmin", "-report"]);
+    for (k, v) in ha_conf(&d1, &d2) {
+        none.arg("-D").arg(format!("{k}={v}"));
+    }
+    let out = none.env("RUST_LOG", "warn").output().await?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("no NameNode of nameservice ns answered"),
+        "{stderr}"
+    );
+    Ok(())
+}

@@ -11,6 +11,7 @@ use rhdfs_namenode::http::client::{encode_component, get};
 
 use crate::args::CommonArgs;
 
+mod active;
 mod help;
 mod quota;
 mod refresh_nodes;
@@ -62,10 +63,10 @@ fn user() -> String {
     rhdfs_conf::user::current_user()
 }
 
-/// The NameNode's RPC `host:port` from the configuration.
-fn nn_addr(conf: &rhdfs_conf::Configuration) -> Result<String> {
-    let (host, port) = rhdfs_conf::addr::namenode_rpc_address(conf)?;
-    Ok(format!("{host}:{port}"))
+/// The RPC `host:port` of the NameNode to administer (for a nameservice, the first of its
+/// NameNodes that answers: `active`).
+async fn nn_addr(conf: &rhdfs_conf::Configuration) -> Result<String> {
+    active::rpc_address(conf, &user()).await
 }
 
 /// `rhdfs fsck`: prints the NameNode's report; 0 when HEALTHY (or the path does not
@@ -132,15 +133,21 @@ pub async fn fsck(args: Vec<String>) -> Result<i32> {
     let dir = dir.unwrap_or_else(|| "/".to_string());
     let path = strip_scheme(&dir);
     let conf = common.configuration()?;
-    let (host, port) = rhdfs_conf::addr::namenode_http_address(&conf)?;
-    let host = if host == "0.0.0.0" {
-        rhdfs_conf::addr::namenode_rpc_address(&conf)
-            .map(|(h, _)| h)
-            .unwrap_or_else(|_| "127.0.0.1".to_string())
-    } else {
-        host
+    let target = active::namenode(&conf, &user).await?;
+    let addr = match target.http {
+        Some(http) => http,
+        None => {
+            let (host, port) = rhdfs_conf::addr::namenode_http_address(&conf)?;
+            let host = if host == "0.0.0.0" {
+                rhdfs_conf::addr::namenode_rpc_address(&conf)
+                    .map(|(h, _)| h)
+                    .unwrap_or_else(|_| "127.0.0.1".to_string())
+            } else {
+                host
+            };
+            format!("{host}:{port}")
+        }
     };
-    let addr = format!("{host}:{port}");
     // URLEncoder-style, as DFSck sends it ("/" as %2F).
     query.push_str(&format!(
         "&path={}",
@@ -307,7 +314,7 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                     }
                 }
             }
-            let text = dfsadmin::report(&nn_addr(&conf)?, &user, filter)
+            let text = dfsadmin::report(&nn_addr(&conf).await?, &user, filter)
                 .await
                 .context("report")?;
             print!("{text}");
@@ -336,10 +343,14 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                     }
                 }
             }
-            let text =
-                rhdfs_namenode::rpc::open_files::list(&nn_addr(&conf)?, &user, blocking, &path)
-                    .await
-                    .context("listOpenFiles")?;
+            let text = rhdfs_namenode::rpc::open_files::list(
+                &nn_addr(&conf).await?,
+                &user,
+                blocking,
+                &path,
+            )
+            .await
+            .context("listOpenFiles")?;
             print!("{text}");
             Ok(0)
         }
@@ -348,7 +359,7 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                 eprintln!("Usage: rhdfs dfsadmin [-printTopology]");
                 return Ok(FAILED);
             }
-            let text = dfsadmin::print_topology(&nn_addr(&conf)?, &user)
+            let text = dfsadmin::print_topology(&nn_addr(&conf).await?, &user)
                 .await
                 .context("printTopology")?;
             print!("{text}");
@@ -362,7 +373,7 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                 eprintln!("Usage: rhdfs dfsadmin [-releaseOrphans]");
                 return Ok(FAILED);
             }
-            let addr = nn_addr(&conf)?;
+            let addr = nn_addr(&conf).await?;
             match rhdfs_namenode::rpc::orphans::release_orphans(&addr, &user).await {
                 Ok(n) => {
                     println!("Released {n} held orphan replica(s) for deletion");
@@ -379,7 +390,7 @@ pub async fn dfsadmin(args: Vec<String>) -> Result<i32> {
                 eprintln!("Usage: rhdfs dfsadmin [-metasave filename]");
                 return Ok(FAILED);
             };
-            let addr = nn_addr(&conf)?;
+            let addr = nn_addr(&conf).await?;
             dfsadmin::meta_save(&addr, &user, file)
                 .await
                 .context("metasave")?;

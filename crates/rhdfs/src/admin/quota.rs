@@ -45,7 +45,7 @@ pub async fn run(conf: &Configuration, user: &str, cmd: &str, args: &[String]) -
             return Ok(FAILED);
         }
     };
-    let addr = super::nn_addr(conf)?;
+    let addr = super::nn_addr(conf).await?;
     let mut code = 0;
     for dir in &req.dirs {
         let path = absolute(dir, user);

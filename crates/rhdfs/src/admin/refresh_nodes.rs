@@ -7,7 +7,7 @@ use rhdfs_conf::Configuration;
 /// Calls refreshNodes on the NameNode of `conf` as `user`; prints Hadoop's
 /// "Refresh nodes successful" and returns the exit code.
 pub async fn refresh_nodes(conf: &Configuration, user: &str) -> Result<i32> {
-    match rhdfs_namenode::rpc::refresh_nodes::call(&super::nn_addr(conf)?, user).await {
+    match rhdfs_namenode::rpc::refresh_nodes::call(&super::nn_addr(conf).await?, user).await {
         Ok(()) => {
             println!("Refresh nodes successful");
             Ok(0)

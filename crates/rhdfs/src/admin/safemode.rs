@@ -28,7 +28,7 @@ pub async fn safemode(conf: &Configuration, user: &str, rest: &[String]) -> Resu
         eprintln!("{USAGE}");
         return Ok(-1);
     };
-    let addr = nn_addr(conf)?;
+    let addr = nn_addr(conf).await?;
     let (action, wait) = match action.to_ascii_lowercase().as_str() {
         "get" => (SafeModeAction::Get, false),
         "enter" => (SafeModeAction::Enter, false),
@@ -95,7 +95,7 @@ pub async fn save_namespace(conf: &Configuration, user: &str, rest: &[String]) -
             return Ok(-1);
         }
     };
-    let addr = nn_addr(conf)?;
+    let addr = nn_addr(conf).await?;
     match save(&addr, user, window, gap).await {
         Ok(true) => {
             println!("Save namespace successful");
@@ -118,7 +118,7 @@ pub async fn roll_edits(conf: &Configuration, user: &str, rest: &[String]) -> Re
         eprintln!("Usage: rhdfs dfsadmin [-rollEdits]");
         return Ok(-1);
     }
-    let addr = nn_addr(conf)?;
+    let addr = nn_addr(conf).await?;
     match roll(&addr, user).await {
         Ok(txid) => {
             println!("Successfully rolled edit logs.");
