@@ -5,9 +5,10 @@
 //! until a reader trips over it.
 //!
 //! Each replica is checked twice: once from a snapshot of the map with no lock held (a stat
-//! per file), and, for the few that look wrong, again under the dataset lock, where it is
-//! acted on only if it is still the same FINALIZED replica (same generation stamp, volume)
-//! and its files still say the same. A replica moved or deleted meanwhile is left to the
+//! per file), and, for the few that look wrong, again holding the replica's guard (so no
+//! state change is renaming its files) and the dataset lock, where it is acted on only if it
+//! is still the same FINALIZED replica (same epoch, generation stamp, volume) and its files
+//! still say the same. A replica moved or deleted meanwhile is left to the
 //! next scan. Effects: a replica with a missing file leaves the map and is reported DELETED
 //! (the NameNode then re-replicates the block); a length mismatch updates the map to the
 //! file's length and is reported RECEIVED, so the NameNode marks the replica corrupt
@@ -102,9 +103,19 @@ impl Dataset {
         summary
     }
 
-    /// Re-checks one suspicious replica under the lock and acts on what its files say.
+    /// Re-checks one suspicious replica under its guard and the lock and acts on what its
+    /// files say. The guard matters: a state change (append, recovery, a generation stamp
+    /// bump) renames the files under the replica's guard before it updates the map, so
+    /// without it the scan could see the map's old names already gone.
     fn reconcile(&self, bpid: &str, seen: &ReplicaInfo, summary: &mut ScanSummary) {
         let (block, meta) = (self.block_path(bpid, seen), self.meta_path(bpid, seen));
+        let Ok((now, guard)) = self.guard_for(bpid, seen.id) else {
+            return;
+        };
+        if now.writer_epoch != seen.writer_epoch {
+            return;
+        }
+        let _held = guard.lock();
         let (status, info) = {
             let mut inner = self.inner.lock();
             let Some(m) = inner.pools.get_mut(bpid) else {
@@ -112,6 +123,7 @@ impl Dataset {
             };
             let same = m.get(&seen.id).is_some_and(|cur| {
                 cur.state == ReplicaState::Finalized
+                    && cur.writer_epoch == seen.writer_epoch
                     && cur.gs == seen.gs
                     && cur.volume == seen.volume
                     && cur.num_bytes == seen.num_bytes
