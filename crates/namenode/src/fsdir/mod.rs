@@ -10,10 +10,10 @@ pub mod file_blocks;
 pub mod name;
 pub mod path;
 pub mod permission;
+pub mod perms;
 pub mod summary;
 pub mod xattr;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use rhdfs_blockmanager::IdTable;
@@ -22,35 +22,20 @@ pub use children::Children;
 pub use file_blocks::FileBlocks;
 pub use name::Name;
 pub use path::FsPath;
+pub use perms::Perm;
 
 /// Inode id of `/`, as in HDFS.
 pub const ROOT_INODE_ID: u64 = 16385;
 /// "Not set" for quotas.
 pub const QUOTA_UNSET: i64 = -1;
 
-/// Owner, group and mode (including the sticky bit 0o1000). The names are shared: the
-/// inode tree keeps one allocation per distinct name ([`FsDirectory::attach`] interns them),
-/// so millions of inodes of a few owners cost two pointers each, not two strings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Owner, group and mode (including the sticky bit 0o1000). An inode holds it interned, as
+/// a [`Perm`] (one pointer to the record it shares with every inode of the same triple).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PermissionStatus {
     pub owner: Arc<str>,
     pub group: Arc<str>,
     pub mode: u16,
-}
-
-/// Owner and group names, one allocation per distinct name. Never shrinks: a namespace
-/// has few distinct owners and groups.
-#[derive(Debug, Clone, Default)]
-struct Names(HashSet<Arc<str>>);
-
-impl Names {
-    fn intern(&mut self, name: &Arc<str>) -> Arc<str> {
-        if let Some(have) = self.0.get(&**name) {
-            return Arc::clone(have);
-        }
-        self.0.insert(Arc::clone(name));
-        Arc::clone(name)
-    }
 }
 
 /// A block of a file as the namespace knows it (id, generation stamp, length). Not the
@@ -169,7 +154,8 @@ pub struct Inode {
     pub parent: u64,
     /// Short names inline ([`Name`]).
     pub name: Name,
-    pub perm: PermissionStatus,
+    /// Interned ([`Perm`]): reads as a `PermissionStatus`.
+    pub perm: Perm,
     pub mtime: u64,
     pub atime: u64,
     pub kind: InodeKind,
@@ -282,7 +268,6 @@ pub struct FsDirectory {
     /// Inodes by id: ids are handed out in sequence, so a dense table (one slot per id,
     /// no hash buckets) rather than a hash map.
     inodes: IdTable<Inode>,
-    names: Names,
 }
 
 impl FsDirectory {
@@ -292,11 +277,11 @@ impl FsDirectory {
             id: ROOT_INODE_ID,
             parent: ROOT_INODE_ID,
             name: Name::default(),
-            perm: PermissionStatus {
+            perm: Perm::intern(PermissionStatus {
                 owner: owner.into(),
                 group: group.into(),
                 mode: 0o755,
-            },
+            }),
             mtime: now,
             atime: now,
             kind: InodeKind::Dir(DirInode {
@@ -308,33 +293,17 @@ impl FsDirectory {
             ext: None,
         };
         let mut inodes = IdTable::new();
-        let mut names = Names::default();
-        let root = Inode {
-            perm: PermissionStatus {
-                owner: names.intern(&root.perm.owner),
-                group: names.intern(&root.perm.group),
-                mode: root.perm.mode,
-            },
-            ..root
-        };
         inodes.insert(ROOT_INODE_ID, root);
-        FsDirectory { inodes, names }
+        FsDirectory { inodes }
     }
 
-    /// Changes the owner and/or group of `id` (names interned); false if there is no such
-    /// inode.
+    /// Changes the owner and/or group of `id` (the record interned); false if there is no
+    /// such inode.
     pub fn set_owner(&mut self, id: u64, owner: Option<&str>, group: Option<&str>) -> bool {
-        let owner = owner.map(|o| self.names.intern(&Arc::from(o)));
-        let group = group.map(|g| self.names.intern(&Arc::from(g)));
         let Some(inode) = self.inodes.get_mut(id) else {
             return false;
         };
-        if let Some(o) = owner {
-            inode.perm.owner = o;
-        }
-        if let Some(g) = group {
-            inode.perm.group = g;
-        }
+        inode.perm = inode.perm.with_owner_group(owner, group);
         true
     }
 
@@ -458,9 +427,7 @@ impl FsDirectory {
 
     /// Adds `inode` under its `parent` (which must be a directory). Returns false if
     /// the parent is missing, not a directory, or already has a child of that name.
-    pub fn attach(&mut self, mut inode: Inode) -> bool {
-        inode.perm.owner = self.names.intern(&inode.perm.owner);
-        inode.perm.group = self.names.intern(&inode.perm.group);
+    pub fn attach(&mut self, inode: Inode) -> bool {
         let parent = inode.parent;
         let id = inode.id;
         let Some(dir) = self.inodes.get(parent).and_then(Inode::as_dir) else {

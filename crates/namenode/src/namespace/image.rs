@@ -17,8 +17,8 @@ use crate::codec::{CodecError, R, W};
 use crate::edit::EditOp;
 use crate::error::FsResult;
 use crate::fsdir::{
-    DirInode, FileBlock, FileInode, FsDirectory, Inode, InodeKind, PermissionStatus, QUOTA_UNSET,
-    ROOT_INODE_ID, UnderConstruction,
+    DirInode, FileBlock, FileInode, FsDirectory, Inode, InodeKind, Perm, PermissionStatus,
+    QUOTA_UNSET, ROOT_INODE_ID, UnderConstruction,
 };
 
 /// First bytes of an image payload.
@@ -202,11 +202,11 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
         id,
         parent,
         name: name.into(),
-        perm: PermissionStatus {
+        perm: Perm::intern(PermissionStatus {
             owner: owner.into(),
             group: group.into(),
             mode,
-        },
+        }),
         mtime,
         atime,
         kind,

@@ -50,7 +50,7 @@ use crate::edit::{EditOp, Journal, NoJournal};
 use crate::error::{FsError, FsResult};
 use crate::fsdir::permission::{Caller, PermissionChecker};
 use crate::fsdir::{
-    DirInode, FileInode, FsDirectory, FsPath, Inode, InodeKind, QUOTA_UNSET, ROOT_INODE_ID,
+    DirInode, FileInode, FsDirectory, FsPath, Inode, InodeKind, Perm, QUOTA_UNSET, ROOT_INODE_ID,
     Removed, Resolved, UnderConstruction,
 };
 use crate::leases::LeaseManager;
@@ -389,7 +389,7 @@ impl Namespace {
                     id: *id,
                     parent: *parent,
                     name: name.as_slice().into(),
-                    perm: perm.clone(),
+                    perm: Perm::intern(perm.clone()),
                     mtime: *mtime,
                     atime: *mtime,
                     kind: InodeKind::Dir(DirInode {
@@ -422,7 +422,7 @@ impl Namespace {
                     id: *id,
                     parent: *parent,
                     name: name.as_slice().into(),
-                    perm: perm.clone(),
+                    perm: Perm::intern(perm.clone()),
                     mtime: *mtime,
                     atime: *mtime,
                     kind: InodeKind::File(FileInode {
@@ -541,11 +541,8 @@ impl Namespace {
                 self.file_mut(*id)?.replication = *replication;
             }
             EditOp::SetPermission { id, mode } => {
-                self.dir
-                    .get_mut(*id)
-                    .ok_or_else(|| inconsistent(op))?
-                    .perm
-                    .mode = *mode;
+                let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;
+                inode.perm = inode.perm.with_mode(*mode);
             }
             EditOp::SetOwner { id, owner, group } => {
                 if !self.dir.set_owner(*id, owner.as_deref(), group.as_deref()) {
@@ -590,7 +587,7 @@ impl Namespace {
             }
             EditOp::SetAcl { id, mode, entries } => {
                 let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;
-                inode.perm.mode = *mode;
+                inode.perm = inode.perm.with_mode(*mode);
                 inode.update_ext(|e| e.acl = entries.clone());
             }
             EditOp::SetXAttr { id, xattr } => {
@@ -638,7 +635,7 @@ impl Namespace {
         if let Some((mode, entries)) =
             crate::fsdir::acl::inherit(parent.acl(), inode.perm.mode, inode.is_dir())
         {
-            inode.perm.mode = mode;
+            inode.perm = inode.perm.with_mode(mode);
             inode.update_ext(|e| e.acl = entries);
         }
         inode

@@ -54,7 +54,7 @@ impl Namespace {
             name,
             is_dir,
             length,
-            perm: inode.perm.clone(),
+            perm: inode.perm.status().clone(),
             mtime: inode.mtime,
             atime: inode.atime,
             replication,

@@ -14,8 +14,8 @@ use super::image::encode_inode;
 use super::{FIRST_BLOCK_ID, FIRST_GENERATION_STAMP, Namespace, NamespaceConfig, Now};
 use crate::codec::W;
 use crate::fsdir::{
-    DirInode, FileBlock, FileBlocks, FileInode, Inode, InodeKind, PermissionStatus, QUOTA_UNSET,
-    ROOT_INODE_ID,
+    DirInode, FileBlock, FileBlocks, FileInode, Inode, InodeKind, Perm, PermissionStatus,
+    QUOTA_UNSET, ROOT_INODE_ID,
 };
 
 /// The directory every synthetic file is under.
@@ -79,11 +79,11 @@ impl SyntheticSpec {
             id,
             parent,
             name: name.into_bytes().into(),
-            perm: PermissionStatus {
+            perm: Perm::intern(PermissionStatus {
                 owner: self.owner.as_str().into(),
                 group: self.group.as_str().into(),
                 mode,
-            },
+            }),
             mtime: self.time_ms,
             atime: self.time_ms,
             kind,
