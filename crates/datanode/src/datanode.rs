@@ -49,64 +49,10 @@ pub struct DataNodeHandle {
     shutdown: Arc<watch::Sender<Option<bool>>>,
     /// The periodic directory scan (`dfs.datanode.directoryscan.interval`), stopped with
     /// the handle.
-    _directory_scanner: Option<AbortOnDrop>,
+    _directory_scanner: Option<crate::scanners::AbortOnDrop>,
     /// The block scanner (`dfs.block.scanner.volume.bytes.per.second`), stopped with the
     /// handle.
     block_scanner: Option<crate::block_scanner::ScannerTasks>,
-}
-
-/// Aborts a background task when dropped.
-#[derive(Debug)]
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// `dfs.datanode.directoryscan.interval` (seconds unless suffixed); None when negative
-/// (Hadoop's way to turn the scanner off) or zero.
-fn directory_scan_interval(conf: &Configuration) -> Result<Option<Duration>, DataNodeError> {
-    let key = keys::DFS_DATANODE_DIRECTORYSCAN_INTERVAL_KEY;
-    if conf.get_trimmed(key).is_some_and(|v| v.starts_with('-')) {
-        return Ok(None);
-    }
-    let every = conf
-        .get_duration(
-            key,
-            keys::DFS_DATANODE_DIRECTORYSCAN_INTERVAL_DEFAULT,
-            keys::DFS_DATANODE_DIRECTORYSCAN_INTERVAL_UNIT,
-        )
-        .map_err(conf_err)?;
-    Ok((!every.is_zero()).then_some(every))
-}
-
-/// Scans every block pool of `ds` now, one after another, on a blocking thread.
-async fn scan_all_pools(ds: &Arc<Dataset>) -> Vec<crate::dataset::ScanSummary> {
-    let ds = Arc::clone(ds);
-    tokio::task::spawn_blocking(move || {
-        ds.pools()
-            .iter()
-            .map(|bpid| ds.scan_directories(bpid))
-            .collect()
-    })
-    .await
-    .unwrap_or_default()
-}
-
-/// Runs the directory scan every `every`, the first time at a random point within the
-/// first interval (as Hadoop does, so DataNodes started together do not scan together).
-fn start_directory_scanner(ds: Arc<Dataset>, every: Duration) -> AbortOnDrop {
-    use rand::Rng;
-    let first = rhdfs_conf::rng::seeded_rng(None).random_range(Duration::ZERO..every);
-    AbortOnDrop(tokio::spawn(async move {
-        tokio::time::sleep(first).await;
-        loop {
-            scan_all_pools(&ds).await;
-            tokio::time::sleep(every).await;
-        }
-    }))
 }
 
 fn conf_err(e: impl std::fmt::Display) -> DataNodeError {
@@ -351,8 +297,9 @@ impl DataNode {
             started_ms,
             slow: metrics.clone(),
         });
-        let directory_scanner = directory_scan_interval(&conf)?
-            .map(|every| start_directory_scanner(dataset.clone(), every));
+        let directory_scanner = crate::scanners::directory_scan_interval(&conf)
+            .map_err(conf_err)?
+            .map(|every| crate::scanners::start_directory_scanner(dataset.clone(), every));
         let block_scanner = crate::block_scanner::ScannerConfig::from_conf(&conf)
             .map_err(conf_err)?
             .map(|cfg| {
@@ -480,7 +427,7 @@ impl DataNodeHandle {
     /// `dfs.datanode.directoryscan.interval`): replicas whose files are gone leave the map
     /// and are reported deleted, length mismatches are reported with the length found.
     pub async fn scan_directories(&self) -> Vec<crate::dataset::ScanSummary> {
-        scan_all_pools(&self.dataset).await
+        crate::scanners::scan_all_pools(&self.dataset).await
     }
 
     /// Checks every FINALIZED replica not checked within `dfs.datanode.scan.period.hours`

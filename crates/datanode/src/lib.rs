@@ -17,6 +17,7 @@ pub mod reader;
 pub mod recovery;
 pub mod replica;
 pub mod scan;
+pub mod scanners;
 pub mod volume;
 pub mod volume_check;
 pub mod writer;

@@ -5,6 +5,7 @@
 //! NameNode grants in a heartbeat response, and reconnect + re-register when the NameNode
 //! goes away.
 
+mod bad_blocks;
 mod commands;
 pub mod deleter;
 pub mod report;
@@ -182,7 +183,7 @@ impl ActorView {
 impl ActorHandle {
     /// Where the block scanner reports corrupt replicas (sent as reportBadBlocks).
     pub fn bad_replica_sink(&self) -> Arc<dyn crate::block_scanner::BadReplicaSink> {
-        Arc::new(ScannerSink(self.shared.clone()))
+        Arc::new(bad_blocks::ScannerSink(self.shared.clone()))
     }
 
     /// The actor's state, for the web port.
@@ -356,66 +357,11 @@ async fn ibr_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     }
 }
 
-/// The actor's end of the block scanner: a corrupt replica is queued and sent with the next
-/// incremental report, at once.
-struct ScannerSink(Arc<Shared>);
-
-impl crate::block_scanner::BadReplicaSink for ScannerSink {
-    fn bad_replica(&self, bpid: &str, storage_id: &str, r: &crate::replica::ReplicaInfo) {
-        self.0
-            .bad
-            .lock()
-            .push((bpid.to_string(), storage_id.to_string(), r.clone()));
-        self.0.triggers.ibr_force.store(true, Ordering::Relaxed);
-        self.0.triggers.ibr_now.notify_one();
-    }
-}
-
-/// Sends the queued bad replicas with reportBadBlocks; kept for the next try on failure.
-async fn send_bad_blocks(shared: &Shared, sess: &Session) {
-    let bad = std::mem::take(&mut *shared.bad.lock());
-    if bad.is_empty() {
-        return;
-    }
-    let (mine, other): (Vec<_>, Vec<_>) = bad.into_iter().partition(|(b, _, _)| *b == sess.bpid);
-    if !other.is_empty() {
-        tracing::warn!(
-            n = other.len(),
-            "bad replicas of an unknown block pool dropped"
-        );
-    }
-    let blocks = mine
-        .iter()
-        .map(|(bpid, storage, r)| rhdfs_proto::hdfs::LocatedBlockProto {
-            b: rhdfs_proto::hdfs::ExtendedBlockProto {
-                pool_id: bpid.clone(),
-                block_id: r.id,
-                generation_stamp: r.gs,
-                num_bytes: Some(r.num_bytes),
-            },
-            locs: vec![rhdfs_proto::hdfs::DatanodeInfoProto {
-                id: sess.reg.datanode_id.clone(),
-                ..Default::default()
-            }],
-            storage_i_ds: vec![storage.clone()],
-            ..Default::default()
-        })
-        .collect();
-    let req = rhdfs_proto::datanode::ReportBadBlocksRequestProto { blocks };
-    if let Err(e) = sess.nn.report_bad_blocks(req).await {
-        tracing::warn!(error = %e, "reportBadBlocks failed; will retry");
-        let mut q = shared.bad.lock();
-        let mut again = mine;
-        again.append(&mut q);
-        *q = again;
-    }
-}
-
 async fn send_ibrs(shared: &Shared) {
     let Some(sess) = shared.session.lock().clone() else {
         return;
     };
-    send_bad_blocks(shared, &sess).await;
+    bad_blocks::send(shared, &sess).await;
     let events = std::mem::take(&mut *shared.pending.lock());
     if events.is_empty() {
         return;
