@@ -112,12 +112,10 @@ pub fn verify_replica(
         std::os::unix::fs::FileExt::read_exact_at(reader.block_file(), &mut data, start)?;
         sums.resize(n.div_ceil(bpc as usize) * size, 0);
         reader.read_stored_sums(start, &mut sums)?;
-        for (i, (chunk, stored)) in data.chunks(bpc as usize).zip(sums.chunks(size)).enumerate() {
-            if spec.crc(chunk).to_be_bytes()[..] != stored[..] {
-                return Ok(Verdict::Corrupt {
-                    offset: start + i as u64 * bpc,
-                });
-            }
+        if let Err(chunk) = spec.verify(&data, &sums) {
+            return Ok(Verdict::Corrupt {
+                offset: start + chunk as u64 * bpc,
+            });
         }
         if !pace(end - start) {
             return Ok(Verdict::Stopped);
@@ -258,12 +256,10 @@ impl BlockScanner {
     }
 
     fn report(&self, bpid: &str, seen: &ReplicaInfo, offset: u64) {
-        let still = self.ds.get(bpid, seen.id).is_some_and(|cur| {
-            cur.state == ReplicaState::Finalized
-                && cur.gs == seen.gs
-                && cur.num_bytes == seen.num_bytes
-                && cur.volume == seen.volume
-        });
+        let still = self
+            .ds
+            .get(bpid, seen.id)
+            .is_some_and(|cur| cur.is_same_finalized(seen));
         if !still {
             return;
         }

@@ -67,6 +67,18 @@ pub struct ReplicaInfo {
 }
 
 impl ReplicaInfo {
+    /// Whether this is still the FINALIZED replica `seen` was: same epoch (no state change
+    /// since), generation stamp, volume and length. The disk checks act on a replica only
+    /// when it is.
+    pub fn is_same_finalized(&self, seen: &ReplicaInfo) -> bool {
+        self.state == ReplicaState::Finalized
+            && self.id == seen.id
+            && self.writer_epoch == seen.writer_epoch
+            && self.gs == seen.gs
+            && self.volume == seen.volume
+            && self.num_bytes == seen.num_bytes
+    }
+
     /// The state before a block recovery took the replica over (its own state otherwise).
     /// This is what block reports and initReplicaRecovery tell about it, as Hadoop does.
     pub fn original_state(&self) -> ReplicaState {

@@ -121,13 +121,9 @@ impl Dataset {
             let Some(m) = inner.pools.get_mut(bpid) else {
                 return;
             };
-            let same = m.get(&seen.id).is_some_and(|cur| {
-                cur.state == ReplicaState::Finalized
-                    && cur.writer_epoch == seen.writer_epoch
-                    && cur.gs == seen.gs
-                    && cur.volume == seen.volume
-                    && cur.num_bytes == seen.num_bytes
-            });
+            let same = m
+                .get(&seen.id)
+                .is_some_and(|cur| cur.is_same_finalized(seen));
             if !same {
                 return;
             }
