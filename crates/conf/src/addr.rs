@@ -137,6 +137,27 @@ fn nameservice_address(conf: &Configuration, ns: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// `host:port`, with brackets around an IPv6 host.
+pub fn join_host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// The NameNode web address a client connects to: `dfs.namenode.http-address`, with a
+/// wildcard host (`0.0.0.0`, `::`, none) replaced by `nn_host`, the host the client reaches
+/// the NameNode's RPC port on.
+pub fn namenode_http_address_for(conf: &Configuration, nn_host: &str) -> Result<String, ConfError> {
+    let (host, port) = namenode_http_address(conf)?;
+    let host = match host.as_str() {
+        "" | "0.0.0.0" | "::" => nn_host,
+        h => h,
+    };
+    Ok(join_host_port(host, port))
+}
+
 /// The NameNode HTTP address (`dfs.namenode.http-address`, default `0.0.0.0:9870`).
 pub fn namenode_http_address(conf: &Configuration) -> Result<(String, u16), ConfError> {
     address_from_conf(
@@ -203,6 +224,18 @@ mod tests {
         c.set("dfs.namenode.rpc-address", "rpc-host:x");
         let e = namenode_rpc_address(&c).expect_err("bad port");
         assert!(e.to_string().contains("dfs.namenode.rpc-address"), "{e}");
+    }
+
+    #[test]
+    fn web_address_a_client_connects_to() -> Result<(), ConfError> {
+        let mut conf = Configuration::new();
+        assert_eq!(namenode_http_address_for(&conf, "nn")?, "nn:9870");
+        assert_eq!(namenode_http_address_for(&conf, "::1")?, "[::1]:9870");
+        conf.set(keys::DFS_NAMENODE_HTTP_ADDRESS_KEY, "[::]:50070");
+        assert_eq!(namenode_http_address_for(&conf, "nn")?, "nn:50070");
+        conf.set(keys::DFS_NAMENODE_HTTP_ADDRESS_KEY, "web:9871");
+        assert_eq!(namenode_http_address_for(&conf, "nn")?, "web:9871");
+        Ok(())
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use std::net::{IpAddr, ToSocketAddrs, UdpSocket};
 
+pub use crate::addr::join_host_port;
 use crate::addr::{DEFAULT_NAMENODE_RPC_PORT, parse_host_port};
 use crate::configuration::Configuration;
 use crate::keys;
@@ -93,15 +94,6 @@ impl NameNodeAddrs {
     /// The rpc address as `host:port` (`[v6]:port` for an IPv6 host), ready to connect to.
     pub fn rpc_addr(&self) -> String {
         join_host_port(&self.rpc.0, self.rpc.1)
-    }
-}
-
-/// `host:port`, with brackets around an IPv6 host.
-pub fn join_host_port(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
     }
 }
 

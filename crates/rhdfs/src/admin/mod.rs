@@ -137,15 +137,10 @@ pub async fn fsck(args: Vec<String>) -> Result<i32> {
     let addr = match target.http {
         Some(http) => http,
         None => {
-            let (host, port) = rhdfs_conf::addr::namenode_http_address(&conf)?;
-            let host = if host == "0.0.0.0" {
-                rhdfs_conf::addr::namenode_rpc_address(&conf)
-                    .map(|(h, _)| h)
-                    .unwrap_or_else(|_| "127.0.0.1".to_string())
-            } else {
-                host
-            };
-            format!("{host}:{port}")
+            let rpc_host = rhdfs_conf::addr::namenode_rpc_address(&conf)
+                .map(|(h, _)| h)
+                .unwrap_or_else(|_| "127.0.0.1".to_string());
+            rhdfs_conf::addr::namenode_http_address_for(&conf, &rpc_host)?
         }
     };
     // URLEncoder-style, as DFSck sends it ("/" as %2F).

@@ -63,7 +63,7 @@ impl WebClients {
     }
 }
 
-/// The NameNode web address for a run against `-fs uri`: `-http` when given, else
+/// The NameNode web address for a run against `-fs uri`: `--nn-http` when given, else
 /// `dfs.namenode.http-address` with a wildcard host replaced by the host of `uri`.
 pub fn http_address(
     explicit: Option<&str>,
@@ -73,34 +73,10 @@ pub fn http_address(
     if let Some(a) = explicit {
         return Ok(a.to_string());
     }
-    let (host, port) = rhdfs_conf::addr::namenode_http_address(conf)?;
-    if host.is_empty() || host == "0.0.0.0" || host == "::" {
-        let authority = uri
-            .split_once("://")
-            .map_or(uri, |(_, rest)| rest)
-            .split('/')
-            .next()
-            .unwrap_or("");
-        let fs_host = authority
-            .rsplit_once(':')
-            .map_or(authority, |(h, _)| h)
-            .trim_start_matches('[')
-            .trim_end_matches(']');
-        ensure!(
-            !fs_host.is_empty(),
-            "cannot tell the NameNode web address from {uri:?}; give --nn-http host:port"
-        );
-        return Ok(format_host_port(fs_host, port));
-    }
-    Ok(format_host_port(&host, port))
-}
-
-fn format_host_port(host: &str, port: u16) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
+    let (fs_host, _) = rhdfs_conf::addr::parse_host_port(uri, 0).with_context(|| {
+        format!("cannot tell the NameNode web address from {uri:?}; give --nn-http host:port")
+    })?;
+    Ok(rhdfs_conf::addr::namenode_http_address_for(conf, &fs_host)?)
 }
 
 #[cfg(test)]
