@@ -98,6 +98,16 @@ impl ClientConfig {
     }
 }
 
+/// Decodes `body`, the answer to `method`, as `Resp` (what [`RpcClient::call`] and callers
+/// of [`RpcClient::call_raw`] that want a message do).
+pub fn decode_response<Resp: Message + Default>(
+    method: &str,
+    body: Bytes,
+) -> Result<Resp, IpcError> {
+    Resp::decode(body)
+        .map_err(|e| IpcError::Protocol(format!("cannot decode the {method} response: {e}")))
+}
+
 /// A Hadoop RPC client for one protocol on one server. Cheap to clone; clones share the
 /// connection, call-id counter and client id. `call` takes `&self` and may run concurrently.
 #[derive(Clone, Debug)]
@@ -183,9 +193,7 @@ impl RpcClient {
         method: &str,
         req: &Req,
     ) -> Result<Resp, IpcError> {
-        let body = self.call_raw(method, &req.encode_to_vec()).await?;
-        Resp::decode(body)
-            .map_err(|e| IpcError::Protocol(format!("cannot decode the {method} response: {e}")))
+        decode_response(method, self.call_raw(method, &req.encode_to_vec()).await?)
     }
 
     /// Calls `method` with an already encoded request; returns the encoded response message.

@@ -130,9 +130,7 @@ impl NameNodeProxy {
         method: &str,
         req: &Req,
     ) -> Result<Resp, IpcError> {
-        let body = self.call_raw(method, &req.encode_to_vec()).await?;
-        Resp::decode(body)
-            .map_err(|e| IpcError::Protocol(format!("cannot decode the {method} response: {e}")))
+        rhdfs_ipc::decode_response(method, self.call_raw(method, &req.encode_to_vec()).await?)
     }
 
     /// Calls `method` with an encoded request, failing over between NameNodes.
