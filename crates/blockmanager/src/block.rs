@@ -100,15 +100,20 @@ impl CorruptReason {
     }
 }
 
-/// One replica of a block on one storage of one DataNode.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A storage in the block manager's storage table (`blocks_map`): the index of its slot.
+/// A replica names its storage by this, 4 bytes, instead of two shared strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StorageIdx(pub u32);
+
+/// One replica of a block on one storage (whose DataNode the storage table knows).
+/// 24 bytes, `Copy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Replica {
-    pub dn_uuid: Arc<str>,
-    pub storage_id: Arc<str>,
-    pub state: ReplicaState,
     /// Generation stamp and length as last reported.
     pub gs: u64,
     pub num_bytes: u64,
+    pub storage: StorageIdx,
+    pub state: ReplicaState,
     pub corrupt: Option<CorruptReason>,
 }
 
@@ -116,6 +121,113 @@ impl Replica {
     /// A finalized, non-corrupt replica: what counts towards minimum replication.
     pub fn is_good_finalized(&self) -> bool {
         self.state == ReplicaState::Finalized && self.corrupt.is_none()
+    }
+}
+
+/// A block's replicas: one boxed slice (16 bytes inline), sized on the first replica for
+/// the block's expected replication and grown one slot at a time beyond it, so a block of
+/// three replicas allocates once, 72 bytes, and never holds slots it does not expect (a
+/// `Vec` grown by pushes held four; a slice reallocated per replica left a trail of freed
+/// small chunks in the allocator). Slots past the replicas hold `VACANT`. Reads as a slice
+/// of the replicas; order is the order they were added.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Replicas(Box<[Replica]>);
+
+/// Marks an unused slot of `Replicas` (no storage table hands out this index).
+pub const VACANT: StorageIdx = StorageIdx(u32::MAX);
+
+/// The most slots reserved ahead of replicas (a block of replication 512 grows as it goes).
+const MAX_RESERVED: usize = 8;
+
+const EMPTY_SLOT: Replica = Replica {
+    gs: 0,
+    num_bytes: 0,
+    storage: VACANT,
+    state: ReplicaState::Finalized,
+    corrupt: None,
+};
+
+impl Replicas {
+    /// How many replicas (slots before the first vacant one).
+    fn count(&self) -> usize {
+        self.0
+            .iter()
+            .position(|r| r.storage == VACANT)
+            .unwrap_or(self.0.len())
+    }
+
+    /// Adds a replica; with no free slot, the slice is remade with room for `expected`
+    /// replicas in all (at most `MAX_RESERVED`), or for just this one more.
+    pub fn push_expecting(&mut self, r: Replica, expected: usize) {
+        let n = self.count();
+        if n < self.0.len() {
+            self.0[n] = r;
+            return;
+        }
+        let room = (n + 1).max(expected.min(MAX_RESERVED));
+        let mut v = Vec::with_capacity(room);
+        v.extend_from_slice(&self.0);
+        v.push(r);
+        v.resize(room, EMPTY_SLOT);
+        self.0 = v.into_boxed_slice();
+    }
+
+    pub fn push(&mut self, r: Replica) {
+        self.push_expecting(r, 0);
+    }
+
+    /// Removes and returns the replica at `pos` (panics if out of range, as `Vec::remove`).
+    /// The slot is kept for the replica that comes to replace it; the last one going frees
+    /// the slice.
+    pub fn remove(&mut self, pos: usize) -> Replica {
+        let n = self.count();
+        let r = self[pos];
+        if n == 1 {
+            self.0 = Box::default();
+            return r;
+        }
+        self.0.copy_within(pos + 1..n, pos);
+        self.0[n - 1] = EMPTY_SLOT;
+        r
+    }
+
+    pub fn position(&self, storage: StorageIdx) -> Option<usize> {
+        self.iter().position(|r| r.storage == storage)
+    }
+
+    /// Slots allocated (replicas plus vacant ones).
+    pub fn slots(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl std::ops::Deref for Replicas {
+    type Target = [Replica];
+    fn deref(&self) -> &[Replica] {
+        &self.0[..self.count()]
+    }
+}
+
+impl std::ops::DerefMut for Replicas {
+    fn deref_mut(&mut self) -> &mut [Replica] {
+        let n = self.count();
+        &mut self.0[..n]
+    }
+}
+
+impl<'a> IntoIterator for &'a Replicas {
+    type Item = &'a Replica;
+    type IntoIter = std::slice::Iter<'a, Replica>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Replicas {
+    type Item = &'a mut Replica;
+    type IntoIter = std::slice::IterMut<'a, Replica>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
     }
 }
 
@@ -188,7 +300,8 @@ pub struct BlockInfo {
     pub state: BlockUcState,
     pub replication: u16,
     pub inode_id: u64,
-    pub replicas: Vec<Replica>,
+    /// Its replicas, each naming its storage by index (`BlocksMap::storage`).
+    pub replicas: Replicas,
     /// The pipeline while the block is not COMPLETE.
     pub expected: Pipeline,
     /// Set while the block is UNDER_RECOVERY (and kept until it is committed, so a later
@@ -210,7 +323,7 @@ impl BlockInfo {
             state: BlockUcState::UnderConstruction,
             replication,
             inode_id,
-            replicas: Vec::new(),
+            replicas: Replicas::default(),
             expected: expected.into(),
             recovery: None,
         }
@@ -220,18 +333,12 @@ impl BlockInfo {
         self.state == BlockUcState::Complete
     }
 
-    pub fn replica_on(&self, storage_id: &str) -> Option<&Replica> {
-        self.replicas.iter().find(|r| &*r.storage_id == storage_id)
+    pub fn replica_on(&self, storage: StorageIdx) -> Option<&Replica> {
+        self.replicas.iter().find(|r| r.storage == storage)
     }
 
-    pub fn replica_on_mut(&mut self, storage_id: &str) -> Option<&mut Replica> {
-        self.replicas
-            .iter_mut()
-            .find(|r| &*r.storage_id == storage_id)
-    }
-
-    pub fn has_replica_on_node(&self, dn_uuid: &str) -> bool {
-        self.replicas.iter().any(|r| &*r.dn_uuid == dn_uuid)
+    pub fn replica_on_mut(&mut self, storage: StorageIdx) -> Option<&mut Replica> {
+        self.replicas.iter_mut().find(|r| r.storage == storage)
     }
 
     /// Finalized, non-corrupt replicas whose generation stamp matches the block's.

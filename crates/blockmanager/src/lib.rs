@@ -33,6 +33,7 @@
 //! `datanodes`; code that needs both takes them one after the other.
 
 pub mod block;
+pub mod block_set;
 pub mod blocks_map;
 pub mod config;
 pub mod datanode_id;
@@ -64,7 +65,10 @@ pub mod topology;
 pub mod views;
 pub mod volume_failures;
 
-pub use block::{Block, BlockInfo, BlockRecovery, BlockUcState, CorruptReason, ReplicaState};
+pub use block::{
+    Block, BlockInfo, BlockRecovery, BlockUcState, CorruptReason, Replica, ReplicaState, Replicas,
+    StorageIdx,
+};
 pub use config::BlockManagerConfig;
 pub use datanode_info::{DatanodeInfo, ReportKind};
 pub use datanodes::{DatanodeId, Liveness, LivenessCounters, StorageReport};

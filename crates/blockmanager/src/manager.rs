@@ -442,7 +442,7 @@ impl BlockManager {
                         .filter(|r| {
                             r.corrupt.is_none() && (r.is_good_finalized() || !info.is_complete())
                         })
-                        .map(|r| (r.dn_uuid.clone(), r.storage_id.clone())),
+                        .map(|r| (st.map.dn_of(r).clone(), st.map.storage_id_of(r).clone())),
                 );
                 if picks.is_empty() && info.corrupt_replicas() > 0 {
                     corrupt = true;
@@ -450,7 +450,7 @@ impl BlockManager {
                         info.replicas
                             .iter()
                             .filter(|r| r.corrupt.is_some())
-                            .map(|r| (r.dn_uuid.clone(), r.storage_id.clone())),
+                            .map(|r| (st.map.dn_of(r).clone(), st.map.storage_id_of(r).clone())),
                     );
                 }
             }

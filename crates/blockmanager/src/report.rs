@@ -3,7 +3,7 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 
-use crate::block::{Block, BlockInfo, BlockUcState, CorruptReason, ReplicaState};
+use crate::block::{Block, BlockInfo, BlockUcState, CorruptReason, ReplicaState, StorageIdx};
 use crate::error::BlockManagerError;
 
 /// One replica as a DataNode reports it.
@@ -266,11 +266,12 @@ pub fn is_under_construction(reported: ReplicaState, stored: &BlockInfo) -> bool
     }
 }
 
-/// Classifies one reported replica from DataNode `dn_uuid`.
+/// Classifies one reported replica from a DataNode; `on_node` tells whether a storage is
+/// one of that node's (`BlocksMap::on_node`).
 pub fn classify(
     reported: &ReportedReplica,
     stored: Option<&BlockInfo>,
-    dn_uuid: &str,
+    on_node: &dyn Fn(StorageIdx) -> bool,
     scheduled_for_deletion: bool,
 ) -> ReportAction {
     let Some(stored) = stored else {
@@ -287,7 +288,7 @@ pub fn classify(
     }
     if reported.state == ReplicaState::Finalized {
         let known_good = stored.replicas.iter().any(|r| {
-            &*r.dn_uuid == dn_uuid && r.corrupt.is_none() && r.state == ReplicaState::Finalized
+            r.corrupt.is_none() && r.state == ReplicaState::Finalized && on_node(r.storage)
         });
         if !known_good {
             return ReportAction::Add;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::block::{
     Block, BlockInfo, BlockRecovery, BlockUcState, CorruptReason, ExpectedLocation, ReplicaState,
+    StorageIdx,
 };
 use crate::blocks_map::BlocksMap;
 use crate::error::BlockManagerError;
@@ -92,7 +93,22 @@ impl BlockState {
         replication: u16,
         expected: Vec<ExpectedLocation>,
     ) {
-        if let Some(info) = self.map.get_mut(block.id) {
+        let map = &mut self.map;
+        let mut located: Vec<ExpectedLocation> = Vec::new();
+        if expected.is_empty()
+            && let Some(info) = map.get(block.id)
+        {
+            located = info
+                .replicas
+                .iter()
+                .filter(|r| r.corrupt.is_none())
+                .map(|r| ExpectedLocation {
+                    dn_uuid: map.dn_of(r).clone(),
+                    storage_id: map.storage_id_of(r).clone(),
+                })
+                .collect();
+        }
+        if let Some(info) = map.get_mut(block.id) {
             info.block = block;
             info.state = BlockUcState::UnderConstruction;
             info.recovery = None;
@@ -104,14 +120,7 @@ impl BlockState {
                 }
             }
             info.expected = if expected.is_empty() {
-                info.replicas
-                    .iter()
-                    .filter(|r| r.corrupt.is_none())
-                    .map(|r| ExpectedLocation {
-                        dn_uuid: r.dn_uuid.clone(),
-                        storage_id: r.storage_id.clone(),
-                    })
-                    .collect()
+                located.into()
             } else {
                 expected.into()
             };
@@ -240,27 +249,30 @@ impl BlockState {
     /// COMMITTED -> COMPLETE when at least minReplication good finalized replicas exist.
     pub fn try_complete(&mut self, id: u64) -> bool {
         let min = self.min_replication;
-        let Some(info) = self.map.get_mut(id) else {
+        let map = &self.map;
+        let Some(info) = map.get(id) else {
             return false;
         };
         match info.state {
             BlockUcState::Complete => true,
             BlockUcState::Committed if info.good_finalized() >= min => {
-                info.state = BlockUcState::Complete;
                 // Pipeline nodes that have not reported yet are counted as replicas on
                 // their way (Hadoop's addExpectedReplicasToPending).
                 let gs = info.block.gs;
-                let coming: Vec<Arc<str>> =
-                    info.expected
-                        .iter()
-                        .filter(|e| {
-                            !info.replicas.iter().any(|r| {
-                                r.dn_uuid == e.dn_uuid && r.is_good_finalized() && r.gs == gs
-                            })
+                let coming: Vec<Arc<str>> = info
+                    .expected
+                    .iter()
+                    .filter(|e| {
+                        !info.replicas.iter().any(|r| {
+                            *map.dn_of(r) == e.dn_uuid && r.is_good_finalized() && r.gs == gs
                         })
-                        .map(|e| e.dn_uuid.clone())
-                        .collect();
-                info.expected.clear();
+                    })
+                    .map(|e| e.dn_uuid.clone())
+                    .collect();
+                if let Some(info) = self.map.get_mut(id) {
+                    info.state = BlockUcState::Complete;
+                    info.expected.clear();
+                }
                 self.recon.add_pending(id, coming);
                 self.check_redundancy(id);
                 true
@@ -277,7 +289,7 @@ impl BlockState {
             if r.corrupt.is_some() {
                 n.corrupt += 1;
             } else if r.is_good_finalized() && r.gs == info.block.gs {
-                match self.admin.state(&r.dn_uuid) {
+                match self.admin.state(self.map.dn_of(r)) {
                     AdminState::Normal => n.live += 1,
                     AdminState::DecommissionInProgress => n.decommissioning += 1,
                     AdminState::Decommissioned => n.decommissioned += 1,
@@ -313,7 +325,6 @@ impl BlockState {
             .storages_of_node(dn)
             .iter()
             .flat_map(|s| self.map.storage_blocks(s))
-            .map(|(id, _)| id)
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -332,7 +343,7 @@ impl BlockState {
             .filter(|r| {
                 r.corrupt.is_none()
                     && r.gs == info.block.gs
-                    && !self.admin.state(&r.dn_uuid).is_out_of_service()
+                    && !self.admin.state(self.map.dn_of(r)).is_out_of_service()
             })
             .count();
         is_sufficient(info, n, in_service, self.min_replication)
@@ -357,8 +368,8 @@ impl BlockState {
             .filter(|r| r.corrupt.is_some())
             .map(|r| {
                 (
-                    r.dn_uuid.clone(),
-                    r.storage_id.clone(),
+                    self.map.dn_of(r).clone(),
+                    self.map.storage_id_of(r).clone(),
                     Block::new(id, r.gs, r.num_bytes),
                 )
             })
@@ -403,12 +414,12 @@ impl BlockState {
             .filter(|r| {
                 r.is_good_finalized()
                     && r.gs == info.block.gs
-                    && !self.admin.state(&r.dn_uuid).is_out_of_service()
+                    && !self.admin.state(self.map.dn_of(r)).is_out_of_service()
             })
             .map(|r| {
                 (
-                    r.dn_uuid.clone(),
-                    r.storage_id.clone(),
+                    self.map.dn_of(r).clone(),
+                    self.map.storage_id_of(r).clone(),
                     Block::new(info.block.id, r.gs, r.num_bytes),
                 )
             })
@@ -458,11 +469,15 @@ impl BlockState {
         if !expected.is_empty() {
             info.expected = expected.into();
         }
-        let stale: Vec<Arc<str>> = info
+        let stale: Vec<StorageIdx> = info
             .replicas
             .iter()
             .filter(|r| r.gs != new.gs)
-            .map(|r| r.storage_id.clone())
+            .map(|r| r.storage)
+            .collect();
+        let stale: Vec<Arc<str>> = stale
+            .into_iter()
+            .filter_map(|i| self.map.storage(i).map(|s| s.storage_id.clone()))
             .collect();
         for s in stale {
             self.map.remove_replica(new.id, &s);
@@ -480,13 +495,16 @@ impl BlockState {
         for r in &info.replicas {
             if self
                 .invalidate
-                .add(&r.dn_uuid, Block::new(id, r.gs, NO_ACK))
+                .add(self.map.dn_of(r), Block::new(id, r.gs, NO_ACK))
             {
                 n += 1;
             }
         }
         for e in &info.expected {
-            if !info.replicas.iter().any(|r| r.dn_uuid == e.dn_uuid)
+            if !info
+                .replicas
+                .iter()
+                .any(|r| *self.map.dn_of(r) == e.dn_uuid)
                 && self
                     .invalidate
                     .add(&e.dn_uuid, Block::new(id, info.block.gs, NO_ACK))
@@ -520,7 +538,7 @@ impl BlockState {
     ) -> ReplicaOutcome {
         let id = reported.block.id;
         let scheduled = self.invalidate.contains(dn, id);
-        let action = classify(reported, self.map.get(id), dn, scheduled);
+        let action = classify(reported, self.map.get(id), &self.map.on_node(dn), scheduled);
         let mut out = ReplicaOutcome::default();
         match action {
             ReportAction::Keep => {}
@@ -637,11 +655,12 @@ impl BlockState {
             return false;
         }
         self.map.add_replica(dn, storage, reported, state);
+        let idx = self.map.storage_idx(storage);
         let min = self.min_replication;
         let Some(info) = self.map.get_mut(id) else {
             return false;
         };
-        if let Some(r) = info.replica_on_mut(storage) {
+        if let Some(r) = idx.and_then(|i| info.replica_on_mut(i)) {
             r.corrupt = Some(reason);
         }
         let live = info.good_finalized();

@@ -38,7 +38,7 @@ fn known_good_replica_is_kept() {
     let info = st.map.get(1).cloned();
     let r = rep(1, 1001, 100, ReplicaState::Finalized);
     assert_eq!(
-        classify(&r, info.as_ref(), "dn1", false),
+        classify(&r, info.as_ref(), &st.map.on_node("dn1"), false),
         ReportAction::Keep
     );
     let o = st.process_replica(&a("dn1"), &a("DS-1"), &r);
@@ -63,7 +63,7 @@ fn unknown_block_is_invalidated() {
 fn smaller_generation_stamp_is_corrupt() {
     let mut st = complete_block(3);
     let r = rep(1, 1000, 100, ReplicaState::Finalized);
-    match classify(&r, st.map.get(1), "dn4", false) {
+    match classify(&r, st.map.get(1), &st.map.on_node("dn4"), false) {
         ReportAction::Corrupt(CorruptReason::GenstampMismatch, msg) => assert_eq!(
             msg,
             "block is COMPLETE and reported genstamp 1000 does not match genstamp in block map 1001"
@@ -82,7 +82,7 @@ fn wrong_length_is_corrupt_and_kept_when_it_is_needed() {
     let mut st = complete_block(1);
     let r = rep(1, 1001, 99, ReplicaState::Finalized);
     assert!(matches!(
-        classify(&r, st.map.get(1), "dn2", false),
+        classify(&r, st.map.get(1), &st.map.on_node("dn2"), false),
         ReportAction::Corrupt(CorruptReason::SizeMismatch, _)
     ));
     // one good replica of three expected: the corrupt one stays recorded (not served), not deleted
@@ -108,7 +108,7 @@ fn rbw_of_under_construction_block() {
     st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
     let r = rep(5, 1001, 10, ReplicaState::Rbw);
     assert_eq!(
-        classify(&r, st.map.get(5), "dn1", false),
+        classify(&r, st.map.get(5), &st.map.on_node("dn1"), false),
         ReportAction::UnderConstruction
     );
     let o = st.process_replica(&a("dn1"), &a("DS-1"), &r);
@@ -129,7 +129,7 @@ fn finalized_of_under_construction_block_then_commit_completes() {
     st.add_under_construction(Block::new(5, 1001, 0), 10, 3, exp);
     let r = rep(5, 1001, 10, ReplicaState::Finalized);
     assert_eq!(
-        classify(&r, st.map.get(5), "dn1", false),
+        classify(&r, st.map.get(5), &st.map.on_node("dn1"), false),
         ReportAction::UnderConstruction
     );
     assert!(
@@ -165,7 +165,7 @@ fn finalized_with_older_gs_of_under_construction_block_is_corrupt() {
     st.add_under_construction(Block::new(5, 1002, 0), 10, 3, vec![]);
     let r = rep(5, 1001, 10, ReplicaState::Finalized);
     assert!(matches!(
-        classify(&r, st.map.get(5), "dn1", false),
+        classify(&r, st.map.get(5), &st.map.on_node("dn1"), false),
         ReportAction::Corrupt(CorruptReason::GenstampMismatch, _)
     ));
 }
@@ -175,17 +175,17 @@ fn late_rbw_of_complete_block_is_ignored_but_rwr_is_corrupt() {
     let st = complete_block(1);
     let rbw = rep(1, 1001, 50, ReplicaState::Rbw);
     assert_eq!(
-        classify(&rbw, st.map.get(1), "dn2", false),
+        classify(&rbw, st.map.get(1), &st.map.on_node("dn2"), false),
         ReportAction::Keep
     );
     let rwr = rep(1, 1001, 50, ReplicaState::Rwr);
     assert!(matches!(
-        classify(&rwr, st.map.get(1), "dn2", false),
+        classify(&rwr, st.map.get(1), &st.map.on_node("dn2"), false),
         ReportAction::Corrupt(CorruptReason::InvalidState, _)
     ));
     let old_rbw = rep(1, 999, 50, ReplicaState::Rbw);
     assert!(matches!(
-        classify(&old_rbw, st.map.get(1), "dn2", false),
+        classify(&old_rbw, st.map.get(1), &st.map.on_node("dn2"), false),
         ReportAction::Corrupt(CorruptReason::GenstampMismatch, _)
     ));
 }
@@ -194,7 +194,10 @@ fn late_rbw_of_complete_block_is_ignored_but_rwr_is_corrupt() {
 fn replica_scheduled_for_deletion_is_left_alone() {
     let st = complete_block(1);
     let r = rep(1, 1000, 1, ReplicaState::Finalized);
-    assert_eq!(classify(&r, st.map.get(1), "dn2", true), ReportAction::Keep);
+    assert_eq!(
+        classify(&r, st.map.get(1), &st.map.on_node("dn2"), true),
+        ReportAction::Keep
+    );
 }
 
 #[test]
@@ -225,7 +228,7 @@ fn pipeline_update_drops_stale_replicas() {
     let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.block.gs, 1002);
     assert_eq!(info.replicas.len(), 1);
-    assert_eq!(&*info.replicas[0].dn_uuid, "dn2");
+    assert_eq!(&**st.map.dn_of(&info.replicas[0]), "dn2");
     assert_eq!(st.map.storage_block_count("DS-1"), 0);
 }
 

@@ -163,7 +163,7 @@ impl BlockManager {
                     let mut reps = Vec::new();
                     if !info.is_complete() && !info.expected.is_empty() {
                         for e in &info.expected {
-                            let r = info.replicas.iter().find(|r| r.dn_uuid == e.dn_uuid);
+                            let r = info.replicas.iter().find(|r| *st.map.dn_of(r) == e.dn_uuid);
                             let state = r.map_or(ReplicaState::Rbw, |r| r.state);
                             let gs = r.map_or(info.block.gs, |r| r.gs);
                             let corrupt = r.and_then(|r| r.corrupt);
@@ -178,10 +178,11 @@ impl BlockManager {
                         }
                     } else {
                         for r in &info.replicas {
-                            let excess = st.invalidate.contains(&r.dn_uuid, *id);
+                            let dn = st.map.dn_of(r);
+                            let excess = st.invalidate.contains(dn, *id);
                             reps.push((
-                                r.dn_uuid.clone(),
-                                r.storage_id.clone(),
+                                dn.clone(),
+                                st.map.storage_id_of(r).clone(),
                                 r.state,
                                 r.gs,
                                 r.corrupt,

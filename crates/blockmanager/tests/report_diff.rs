@@ -5,11 +5,10 @@
 
 use crate::common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use rhdfs_blockmanager::block::Replica;
+use rhdfs_blockmanager::block::{Replica, StorageIdx};
 use rhdfs_blockmanager::report::{ReportAction, classify};
 use rhdfs_blockmanager::{
     Block, BlockInfo, BlockManagerConfig, BlockUcState, CorruptReason, ReplicaState,
@@ -17,6 +16,16 @@ use rhdfs_blockmanager::{
 };
 
 const GS: u64 = 1005;
+/// dn1's storage; dn2 has none with a replica.
+const S1: StorageIdx = StorageIdx(0);
+
+fn dn1(s: StorageIdx) -> bool {
+    s == S1
+}
+
+fn dn2(_: StorageIdx) -> bool {
+    false
+}
 const LEN: u64 = 4096;
 
 fn stored(state: BlockUcState, replica_on_dn1: Option<ReplicaState>) -> BlockInfo {
@@ -24,8 +33,7 @@ fn stored(state: BlockUcState, replica_on_dn1: Option<ReplicaState>) -> BlockInf
     b.state = state;
     if let Some(rs) = replica_on_dn1 {
         b.replicas.push(Replica {
-            dn_uuid: Arc::from("dn1"),
-            storage_id: Arc::from("s1"),
+            storage: S1,
             state: rs,
             gs: GS,
             num_bytes: LEN,
@@ -56,7 +64,7 @@ use ReplicaState::{Finalized, Rbw, Rur, Rwr, Temporary};
 fn unknown_block_goes_to_invalidate() {
     for s in [Finalized, Rbw, Rwr, Rur, Temporary] {
         assert_eq!(
-            classify(&rep(GS, LEN, s), None, "dn1", false),
+            classify(&rep(GS, LEN, s), None, &dn1, false),
             ReportAction::Invalidate
         );
     }
@@ -66,7 +74,7 @@ fn unknown_block_goes_to_invalidate() {
 fn replica_already_scheduled_for_deletion_is_left_alone() {
     let b = stored(Complete, Some(Finalized));
     assert_eq!(
-        classify(&rep(GS - 1, 1, Finalized), Some(&b), "dn1", true),
+        classify(&rep(GS - 1, 1, Finalized), Some(&b), &dn1, true),
         ReportAction::Keep
     );
 }
@@ -90,7 +98,7 @@ fn finalized_replica_rows() {
     ];
     for &(state, gs, len, want) in rows {
         let b = stored(state, None);
-        let got = classify(&rep(gs, len, Finalized), Some(&b), "dn1", false);
+        let got = classify(&rep(gs, len, Finalized), Some(&b), &dn1, false);
         let ok = match want {
             "add" => got == ReportAction::Add,
             "uc" => got == ReportAction::UnderConstruction,
@@ -106,11 +114,11 @@ fn finalized_replica_rows() {
     // Known good: a finalized replica already recorded on that node is kept as it is.
     let b = stored(Complete, Some(Finalized));
     assert_eq!(
-        classify(&rep(GS, LEN, Finalized), Some(&b), "dn1", false),
+        classify(&rep(GS, LEN, Finalized), Some(&b), &dn1, false),
         ReportAction::Keep
     );
     assert_eq!(
-        classify(&rep(GS, LEN, Finalized), Some(&b), "dn2", false),
+        classify(&rep(GS, LEN, Finalized), Some(&b), &dn2, false),
         ReportAction::Add
     );
 }
@@ -121,7 +129,7 @@ fn rbw_and_rwr_rows() {
         let b = stored(state, None);
         for s in [Rbw, Rwr] {
             assert_eq!(
-                classify(&rep(GS, 0, s), Some(&b), "dn1", false),
+                classify(&rep(GS, 0, s), Some(&b), &dn1, false),
                 ReportAction::UnderConstruction,
                 "{s} of a {state} block"
             );
@@ -130,16 +138,16 @@ fn rbw_and_rwr_rows() {
     let b = stored(Complete, None);
     // A late RBW of a just-completed block (same gs) is ignored; a FINALIZED report follows.
     assert_eq!(
-        classify(&rep(GS, 0, Rbw), Some(&b), "dn1", false),
+        classify(&rep(GS, 0, Rbw), Some(&b), &dn1, false),
         ReportAction::Keep
     );
     // Different gs: corrupt. RWR of a COMPLETE block: invalid state.
     assert_eq!(
-        corrupt_reason(&classify(&rep(GS - 1, 0, Rbw), Some(&b), "dn1", false)),
+        corrupt_reason(&classify(&rep(GS - 1, 0, Rbw), Some(&b), &dn1, false)),
         Some(CorruptReason::GenstampMismatch)
     );
     assert_eq!(
-        corrupt_reason(&classify(&rep(GS, LEN, Rwr), Some(&b), "dn1", false)),
+        corrupt_reason(&classify(&rep(GS, LEN, Rwr), Some(&b), &dn1, false)),
         Some(CorruptReason::InvalidState)
     );
 }
@@ -150,7 +158,7 @@ fn rur_and_temporary_are_never_reported() {
         let b = stored(state, None);
         for s in [Rur, Temporary] {
             assert_eq!(
-                corrupt_reason(&classify(&rep(GS, LEN, s), Some(&b), "dn1", false)),
+                corrupt_reason(&classify(&rep(GS, LEN, s), Some(&b), &dn1, false)),
                 Some(CorruptReason::InvalidState),
                 "{s} of a {state} block"
             );

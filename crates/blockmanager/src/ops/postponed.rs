@@ -7,10 +7,10 @@ use crate::state::BlockState;
 
 impl BlockState {
     /// The first storage holding the block whose contents are stale, if any.
-    pub(crate) fn stale_storage_of<'a>(&self, info: &'a BlockInfo) -> Option<&'a str> {
+    pub(crate) fn stale_storage_of<'a>(&'a self, info: &'a BlockInfo) -> Option<&'a str> {
         info.replicas
             .iter()
-            .map(|r| &*r.storage_id)
+            .map(|r| &**self.map.storage_id_of(r))
             .find(|s| self.recon.freshness.is_stale(s))
     }
 

@@ -10,11 +10,12 @@ use std::sync::Arc;
 impl BlockState {
     /// Nodes whose replica of the block counts for rack spread: not corrupt, on nodes in
     /// service (Hadoop leaves out decommissioning, decommissioned and corrupt replicas).
-    pub(crate) fn placement_holders<'a>(&self, info: &'a BlockInfo) -> Vec<&'a str> {
+    pub(crate) fn placement_holders<'a>(&'a self, info: &'a BlockInfo) -> Vec<&'a str> {
         info.replicas
             .iter()
-            .filter(|r| r.corrupt.is_none() && !self.admin.state(&r.dn_uuid).is_out_of_service())
-            .map(|r| &*r.dn_uuid)
+            .map(|r| (r, &**self.map.dn_of(r)))
+            .filter(|(r, dn)| r.corrupt.is_none() && !self.admin.state(dn).is_out_of_service())
+            .map(|(_, dn)| dn)
             .collect()
     }
 

@@ -252,8 +252,9 @@ impl BlockManager {
         // Hadoop's first-report rule: a storage's first report since the NameNode started
         // (or since its node came back) deletes no replica of an unknown block (`orphans`).
         let (start_seq, first_report) = {
-            let st = self.blocks.lock("full_report");
-            (st.map.seq(), st.recon.freshness.is_stale(storage_id))
+            let mut st = self.blocks.lock("full_report");
+            let stale = st.recon.freshness.is_stale(storage_id);
+            (st.map.begin_full_report(&storage, &dn), stale)
         };
         let now = self.now_mono();
         let mut seen: HashSet<u64> = HashSet::with_capacity(replicas.len());
@@ -283,10 +284,9 @@ impl BlockManager {
             .blocks
             .lock("full_report")
             .map
-            .storage_blocks(storage_id)
+            .finish_full_report(storage_id, start_seq)
             .into_iter()
-            .filter(|(id, seq)| *seq <= start_seq && !seen.contains(id))
-            .map(|(id, _)| id)
+            .filter(|id| !seen.contains(id))
             .collect();
         for chunk in unreported.chunks(REPORT_CHUNK) {
             let mut st = self.blocks.lock("full_report");
@@ -334,8 +334,11 @@ impl BlockManager {
         let found = info
             .replicas
             .iter()
-            .find(|r| &*r.dn_uuid == dn_uuid && storage_id.is_none_or(|s| &*r.storage_id == s))
-            .map(|r| (r.storage_id.clone(), r.state, r.gs, r.num_bytes));
+            .find(|r| {
+                &**st.map.dn_of(r) == dn_uuid
+                    && storage_id.is_none_or(|s| &**st.map.storage_id_of(r) == s)
+            })
+            .map(|r| (st.map.storage_id_of(r).clone(), r.state, r.gs, r.num_bytes));
         let (storage, state, gs, len) = match found {
             Some(f) => f,
             None => match storage_id {
@@ -380,14 +383,7 @@ impl BlockManager {
 
     /// Removes every replica on one storage from the blocks map, in chunks.
     pub(crate) fn forget_storage(&self, storage: &str) {
-        let ids: Vec<u64> = self
-            .blocks
-            .lock("remove_node")
-            .map
-            .storage_blocks(storage)
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect();
+        let ids: Vec<u64> = self.blocks.lock("remove_node").map.storage_blocks(storage);
         for chunk in ids.chunks(self.cfg.deletion_increment) {
             let mut st = self.blocks.lock("remove_node");
             for id in chunk {

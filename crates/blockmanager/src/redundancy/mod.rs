@@ -131,7 +131,7 @@ impl BlockManager {
                     .replicas
                     .iter()
                     .filter(|r| r.is_good_finalized() && r.gs == gs)
-                    .map(|r| (r.dn_uuid.clone(), st.admin.state(&r.dn_uuid)))
+                    .map(|r| (st.map.dn_of(r).clone(), st.admin.state(st.map.dn_of(r))))
                     .collect();
                 let want = usize::from(info.replication);
                 let live = st.count_replicas(info).live;
@@ -174,7 +174,7 @@ impl BlockManager {
                 let mut holders: Vec<String> = info
                     .replicas
                     .iter()
-                    .map(|r| r.dn_uuid.to_string())
+                    .map(|r| st.map.dn_of(r).to_string())
                     .collect();
                 holders.extend(st.recon.pending_targets(id).iter().map(|t| t.to_string()));
                 out.push(Candidate {
