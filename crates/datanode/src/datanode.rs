@@ -66,19 +66,30 @@ fn socket_buffer(conf: &Configuration, key: &str, default: u64) -> Result<u32, D
 }
 
 impl DataNode {
-    /// Starts a DataNode for the NameNode at dfs.namenode.rpc-address / fs.defaultFS.
+    /// Starts a DataNode for the NameNodes of the HA nameservice in `dfs.nameservices`
+    /// (an actor for each), or for the one NameNode at dfs.namenode.rpc-address /
+    /// fs.defaultFS.
     pub async fn start(
         conf: Configuration,
         clock: SharedClock,
     ) -> Result<DataNodeHandle, DataNodeError> {
-        let (host, port) = addr::namenode_rpc_address(&conf).map_err(conf_err)?;
-        let connector = Arc::new(IpcConnector {
-            addr: format!("{host}:{port}"),
-            user: rhdfs_conf::user::current_user(),
-        });
-        let (nn, user) = (connector.addr.clone(), connector.user.clone());
-        let handle = Self::start_with(conf, clock, connector).await?;
-        crate::recovery::set_namenode(handle.uuid(), &nn, &user);
+        let user = rhdfs_conf::user::current_user();
+        let addrs = namenode_rpc_addresses(&conf)?;
+        let connectors: Vec<Arc<dyn NamenodeConnector>> = addrs
+            .iter()
+            .map(|a| {
+                Arc::new(IpcConnector {
+                    addr: a.clone(),
+                    user: user.clone(),
+                }) as Arc<dyn NamenodeConnector>
+            })
+            .collect();
+        let handle = Self::start_with_all(conf, clock, connectors).await?;
+        // Block recovery's commitBlockSynchronization goes to the first NameNode listed
+        // (rhdfs: not yet to the one taken as active).
+        if let Some(nn) = addrs.first() {
+            crate::recovery::set_namenode(handle.uuid(), nn, &user);
+        }
         Ok(handle)
     }
 
@@ -88,6 +99,20 @@ impl DataNode {
         clock: SharedClock,
         connector: Arc<dyn NamenodeConnector>,
     ) -> Result<DataNodeHandle, DataNodeError> {
+        Self::start_with_all(conf, clock, vec![connector]).await
+    }
+
+    /// Starts a DataNode serving one block pool through an actor per NameNode, one
+    /// connector each (the NameNodes of an HA nameservice).
+    pub async fn start_with_all(
+        conf: Configuration,
+        clock: SharedClock,
+        connectors: Vec<Arc<dyn NamenodeConnector>>,
+    ) -> Result<DataNodeHandle, DataNodeError> {
+        if connectors.is_empty() {
+            return Err(DataNodeError::Config("no NameNode to serve".into()));
+        }
+        let nn_names: Vec<String> = connectors.iter().map(|c| c.describe()).collect();
         let started_ms = clock.now_millis();
         let data_dirs = data_dirs(&conf);
         let reserved = conf
@@ -274,7 +299,7 @@ impl DataNode {
         );
         let scan_activity = ctx.activity.clone();
         let actor = actor::start(ActorDeps {
-            connector,
+            connectors,
             xceiver: Arc::new(ctx),
             identity: identity.clone(),
             clock: clock.clone(),
@@ -291,9 +316,9 @@ impl DataNode {
             xceivers: status_base.2,
             rpc: ipc.metrics(),
             actor: actor.view(),
-            namenode: addr::namenode_rpc_address(&conf)
-                .map(|(h, p)| format!("{h}:{p}"))
-                .unwrap_or_else(|_| "unknown".into()),
+            namenode: namenode_rpc_addresses(&conf)
+                .map(|a| a.join(","))
+                .unwrap_or_else(|_| nn_names.join(",")),
             started_ms,
             slow: metrics.clone(),
         });
@@ -376,6 +401,12 @@ impl DataNodeHandle {
 
     pub fn dataset(&self) -> &Arc<Dataset> {
         &self.dataset
+    }
+
+    /// The block pool's HA view: which NameNode is taken as active, commands ignored from
+    /// the others.
+    pub fn ha(&self) -> &Arc<crate::actor::PoolHa> {
+        self.actor.ha()
     }
 
     /// Identity as registered (ip, host name, ports).
@@ -496,6 +527,18 @@ fn volume_checker(
     Ok(crate::volume_check::VolumeChecker::new(
         min_gap, timeout, clock,
     ))
+}
+
+/// The rpc addresses of the NameNodes this DataNode serves: each NameNode of the HA
+/// nameservice `dfs.nameservices` names (`dfs.ha.namenodes.<ns>`,
+/// `dfs.namenode.rpc-address.<ns>.<nn>`), else the one NameNode of dfs.namenode.rpc-address
+/// or fs.defaultFS.
+pub fn namenode_rpc_addresses(conf: &Configuration) -> Result<Vec<String>, DataNodeError> {
+    if let Some(ns) = rhdfs_conf::ha::single_nameservice(conf).map_err(conf_err)? {
+        return Ok(ns.namenodes.iter().map(|n| n.rpc_addr()).collect());
+    }
+    let (host, port) = addr::namenode_rpc_address(conf).map_err(conf_err)?;
+    Ok(vec![format!("{host}:{port}")])
 }
 
 fn actor_config(conf: &Configuration) -> Result<ActorConfig, DataNodeError> {

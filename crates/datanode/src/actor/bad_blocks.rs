@@ -6,18 +6,19 @@ use std::sync::atomic::Ordering;
 
 use super::{Session, Shared};
 
-/// The actor's end of the block scanner: a corrupt replica is queued and sent with the next
-/// incremental report, at once.
-pub(super) struct ScannerSink(pub(super) Arc<Shared>);
+/// The actors' end of the block scanner: a corrupt replica is queued for every NameNode and
+/// sent with the next incremental report, at once.
+pub(super) struct ScannerSink(pub(super) Vec<Arc<Shared>>);
 
 impl crate::block_scanner::BadReplicaSink for ScannerSink {
     fn bad_replica(&self, bpid: &str, storage_id: &str, r: &crate::replica::ReplicaInfo) {
-        self.0
-            .bad
-            .lock()
-            .push((bpid.to_string(), storage_id.to_string(), r.clone()));
-        self.0.triggers.ibr_force.store(true, Ordering::Relaxed);
-        self.0.triggers.ibr_now.notify_one();
+        for a in &self.0 {
+            a.bad
+                .lock()
+                .push((bpid.to_string(), storage_id.to_string(), r.clone()));
+            a.kicks.ibr_force.store(true, Ordering::Relaxed);
+            a.kicks.ibr_now.notify_one();
+        }
     }
 }
 

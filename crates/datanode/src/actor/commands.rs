@@ -83,7 +83,7 @@ fn run_command(
         CmdType::RegisterCommand => {
             tracing::info!(%bpid, "NameNode asked us to re-register");
             shared.reregister.store(true, Ordering::Relaxed);
-            shared.triggers.wake.notify_one();
+            shared.kicks.wake.notify_one();
         }
         CmdType::NullDatanodeCommand
         | CmdType::KeyUpdateCommand

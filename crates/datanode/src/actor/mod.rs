@@ -1,13 +1,24 @@
-//! The actor that serves one NameNode: handshake (versionRequest, registerDatanode),
-//! heartbeats on schedule, incremental block reports on their own task (RECEIVED at once,
-//! RECEIVING/DELETED with the next heartbeat), commands handed to a worker, full reports
-//! (the first right after registration, then periodic) each sent under a report lease the
-//! NameNode grants in a heartbeat response, and reconnect + re-register when the NameNode
-//! goes away.
+//! The actors that serve the block pool's NameNodes, one per NameNode (each NameNode of
+//! the HA nameservice in `dfs.nameservices`, or the one NameNode): handshake
+//! (versionRequest, registerDatanode), heartbeats on schedule, incremental block reports on
+//! their own task (RECEIVED at once, RECEIVING/DELETED with the next heartbeat; every block
+//! event goes to every NameNode), commands handed to a worker, full reports (the first right
+//! after registration, then periodic) each sent under a report lease the NameNode grants in
+//! a heartbeat response, and reconnect + re-register when the NameNode goes away.
+//!
+//! HA, as Hadoop's BPOfferService: each heartbeat answer's `NNHAStatusHeartbeat` (state +
+//! txid) updates which NameNode the pool takes as active (`pool`; the rules in `ha_state`:
+//! an ACTIVE claim needs a txid above the last acknowledged claim, an active one that reports
+//! STANDBY stops being active), and commands run only from that one; from any other only
+//! DNA_REGISTER and key updates are taken, the rest logged ("Got a command from standby NN -
+//! ignoring command") and counted (`PoolHa::ignored_commands`).
 
 mod bad_blocks;
 mod commands;
 pub mod deleter;
+pub mod ha_state;
+mod handle;
+pub mod pool;
 pub mod report;
 pub mod rpc;
 mod volumes;
@@ -23,13 +34,14 @@ use rhdfs_proto::datanode::{
     DatanodeRegistrationProto, HeartbeatRequestProto,
 };
 use tokio::sync::{Notify, mpsc, watch};
-use tokio::task::JoinHandle;
 
 use crate::dataset::Dataset;
 use crate::faults::FaultHooks;
 use crate::notify::{BlockEvent, BlockStatus};
 use crate::xceiver::XceiverContext;
 pub use deleter::{AsyncDeleter, DeleteTask, NO_ACK};
+pub use handle::{ActorHandle, ActorView};
+pub use pool::PoolHa;
 pub use report::Identity;
 pub use rpc::{ActorError, IpcConnector, NamenodeConnector, NamenodeProtocol};
 
@@ -69,9 +81,31 @@ impl Default for ActorConfig {
     }
 }
 
-/// Ways to make the actor report now (triggerBlockReport, tests).
+/// Ways to make the actor report now (triggerBlockReport, tests): to every NameNode's actor.
 #[derive(Debug, Default)]
 pub struct Triggers {
+    actors: Mutex<Vec<Arc<Kicks>>>,
+}
+
+impl Triggers {
+    /// Sends the pending incremental report now.
+    pub fn incremental_report(&self) {
+        for k in self.actors.lock().iter() {
+            k.incremental_report();
+        }
+    }
+
+    /// Sends a full block report now (without waiting for the next heartbeat).
+    pub fn full_report(&self) {
+        for k in self.actors.lock().iter() {
+            k.full_report();
+        }
+    }
+}
+
+/// One NameNode actor's wake-ups.
+#[derive(Debug, Default)]
+pub(crate) struct Kicks {
     full_report: AtomicBool,
     ibr_now: Notify,
     /// The next incremental report goes without waiting for the batching interval.
@@ -79,15 +113,13 @@ pub struct Triggers {
     wake: Notify,
 }
 
-impl Triggers {
-    /// Sends the pending incremental report now.
-    pub fn incremental_report(&self) {
+impl Kicks {
+    fn incremental_report(&self) {
         self.ibr_force.store(true, Ordering::Relaxed);
         self.ibr_now.notify_one();
     }
 
-    /// Sends a full block report now (without waiting for the next heartbeat).
-    pub fn full_report(&self) {
+    fn full_report(&self) {
         self.full_report.store(true, Ordering::Relaxed);
         self.wake.notify_one();
     }
@@ -113,13 +145,17 @@ struct Shared {
     /// Replicas the block scanner found corrupt, for the next reportBadBlocks:
     /// (pool, storage id, replica).
     bad: Mutex<Vec<(String, String, crate::replica::ReplicaInfo)>>,
-    triggers: Arc<Triggers>,
+    kicks: Arc<Kicks>,
+    /// This NameNode's index among the block pool's NameNodes (`pool`).
+    nn: usize,
+    /// The block pool's HA view, shared by the actors of all its NameNodes.
+    pool: Arc<PoolHa>,
     reregister: AtomicBool,
     registered: AtomicBool,
     /// Set when the NameNode refused a registered DataNode for good; the actor stops.
     refused: watch::Sender<Option<String>>,
-    /// Set when more volumes failed than tolerated; the actor stops (`volumes`).
-    volumes_failed: watch::Sender<Option<String>>,
+    /// Set when more volumes failed than tolerated; every actor stops (`volumes`). Shared.
+    volumes_failed: Arc<watch::Sender<Option<String>>>,
     cmd_tx: mpsc::UnboundedSender<(String, DatanodeCommandProto)>,
     /// Slow peer / slow disk statistics reported in heartbeats.
     metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
@@ -128,115 +164,16 @@ struct Shared {
     xmits: Arc<std::sync::atomic::AtomicU32>,
 }
 
-/// A running actor.
-pub struct ActorHandle {
-    shared: Arc<Shared>,
-    stop: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<()>>,
-    deleter: Arc<AsyncDeleter>,
-}
-
-impl std::fmt::Debug for ActorHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ActorHandle")
-            .field("registered", &self.is_registered())
-            .finish()
-    }
-}
-
-/// A cloneable view of the actor's state for the web port.
-#[derive(Clone)]
-pub struct ActorView(Arc<Shared>);
-
-impl std::fmt::Debug for ActorView {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ActorView").finish_non_exhaustive()
-    }
-}
-
-impl ActorView {
-    /// True while registered with the NameNode.
-    pub fn is_registered(&self) -> bool {
-        self.0.registered.load(Ordering::Relaxed)
-    }
-
-    /// Block pool ID learnt from the NameNode.
-    pub fn block_pool_id(&self) -> Option<String> {
-        self.0.session.lock().as_ref().map(|s| s.bpid.clone())
-    }
-
-    /// The cluster ID of the NameNode this node registered with.
-    pub fn cluster_id(&self) -> Option<String> {
-        self.0
-            .session
-            .lock()
-            .as_ref()
-            .map(|s| s.reg.storage_info.cluster_id.clone())
-    }
-
-    /// Replica copies (DNA_TRANSFER) being sent now, the heartbeat's xmitsInProgress.
-    pub fn xmits_in_progress(&self) -> u32 {
-        self.0.xmits.load(Ordering::Relaxed)
-    }
-}
-
-impl ActorHandle {
-    /// Where the block scanner reports corrupt replicas (sent as reportBadBlocks).
-    pub fn bad_replica_sink(&self) -> Arc<dyn crate::block_scanner::BadReplicaSink> {
-        Arc::new(bad_blocks::ScannerSink(self.shared.clone()))
-    }
-
-    /// The actor's state, for the web port.
-    pub fn view(&self) -> ActorView {
-        ActorView(self.shared.clone())
-    }
-
-    /// True once registered with the NameNode (false again while reconnecting).
-    pub fn is_registered(&self) -> bool {
-        self.shared.registered.load(Ordering::Relaxed)
-    }
-
-    /// Resolves with the NameNode's reason when it refused this DataNode for good (a
-    /// DisallowedDatanodeException or IncorrectVersionException in answer to a heartbeat,
-    /// as when `dfsadmin -refreshNodes` dropped it from the include list); the actor has
-    /// stopped serving the NameNode by then, and the DataNode process exits, as Hadoop's
-    /// does. A refused registration is retried instead.
-    pub async fn refused(&self) -> String {
-        first_set(&self.shared.refused).await
-    }
-
-    /// Block pool ID learnt from the NameNode.
-    pub fn block_pool_id(&self) -> Option<String> {
-        self.shared.session.lock().as_ref().map(|s| s.bpid.clone())
-    }
-
-    /// Resolves with the failed volumes once more failed than tolerated: the actor has
-    /// stopped serving the NameNode and the daemon should exit, as Hadoop's DataNode does.
-    pub async fn volumes_failed(&self) -> String {
-        first_set(&self.shared.volumes_failed).await
-    }
-
-    /// Stops all tasks and the deleter threads.
-    pub async fn shutdown(mut self) {
-        let _ = self.stop.send(true);
-        for t in self.tasks.drain(..) {
-            t.abort();
-            let _ = t.await;
-        }
-        let d = self.deleter.clone();
-        let _ = tokio::task::spawn_blocking(move || d.shutdown()).await;
-    }
-}
-
-/// What the actor is started with.
+/// What the actors are started with.
 pub struct ActorDeps {
-    pub connector: Arc<dyn NamenodeConnector>,
+    /// One per NameNode of the block pool (one without HA; each of the nameservice's with).
+    pub connectors: Vec<Arc<dyn NamenodeConnector>>,
     /// Dataset, faults and config of the transfer server (also used for DNA_TRANSFER).
     pub xceiver: Arc<XceiverContext>,
     pub identity: Identity,
     pub clock: SharedClock,
     pub cfg: ActorConfig,
-    /// Block events of the transfer server and the deleter.
+    /// Block events of the transfer server and the deleter (reported to every NameNode).
     pub events: mpsc::UnboundedReceiver<BlockEvent>,
     /// Removes invalidated replicas.
     pub deleter: AsyncDeleter,
@@ -245,10 +182,10 @@ pub struct ActorDeps {
     pub volume_checker: Arc<crate::volume_check::VolumeChecker>,
 }
 
-/// Starts the actor's tasks.
+/// Starts an actor per NameNode, a shared block event feed and the volume monitor.
 pub fn start(deps: ActorDeps) -> ActorHandle {
     let ActorDeps {
-        connector,
+        connectors,
         xceiver,
         identity,
         clock,
@@ -259,68 +196,76 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
         volume_checker,
     } = deps;
     let (stop, stop_rx) = watch::channel(false);
-    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let shared = Arc::new(Shared {
-        ds: xceiver.dataset.clone(),
-        activity: xceiver.activity.clone(),
-        active: xceiver.active.clone(),
-        faults: xceiver.faults.clone(),
-        metrics: xceiver.config.metrics.clone(),
-        xmits: Arc::default(),
-        identity,
-        clock,
-        cfg,
-        session: Mutex::new(None),
-        pending: Mutex::new(Vec::new()),
-        bad: Mutex::new(Vec::new()),
-        triggers,
-        reregister: AtomicBool::new(false),
-        registered: AtomicBool::new(false),
-        refused: watch::Sender::new(None),
-        volumes_failed: watch::Sender::new(None),
-        cmd_tx,
-    });
+    let pool = Arc::new(PoolHa::new(
+        connectors.iter().map(|c| c.describe()).collect(),
+    ));
+    let xmits: Arc<std::sync::atomic::AtomicU32> = Arc::default();
+    let volumes_failed = Arc::new(watch::Sender::new(None));
     let deleter = Arc::new(deleter);
-    let tasks = vec![
-        tokio::spawn(tracing::Instrument::in_current_span(collect_events(
-            shared.clone(),
-            events,
-        ))),
-        tokio::spawn(tracing::Instrument::in_current_span(ibr_loop(
-            shared.clone(),
-            stop_rx.clone(),
-        ))),
-        tokio::spawn(tracing::Instrument::in_current_span(main_loop(
-            shared.clone(),
-            connector,
-            stop_rx.clone(),
-        ))),
-        tokio::spawn(tracing::Instrument::in_current_span(commands::worker(
-            shared.clone(),
-            xceiver,
-            deleter.clone(),
-            cmd_rx,
-        ))),
-        tokio::spawn(tracing::Instrument::in_current_span(volumes::monitor(
-            shared.clone(),
-            volume_checker,
-            stop_rx.clone(),
-        ))),
-    ];
+    let mut actors = Vec::new();
+    let mut tasks = Vec::new();
+    for (nn, connector) in connectors.into_iter().enumerate() {
+        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+        let kicks = Arc::new(Kicks::default());
+        triggers.actors.lock().push(kicks.clone());
+        let shared = Arc::new(Shared {
+            ds: xceiver.dataset.clone(),
+            activity: xceiver.activity.clone(),
+            active: xceiver.active.clone(),
+            faults: xceiver.faults.clone(),
+            metrics: xceiver.config.metrics.clone(),
+            xmits: xmits.clone(),
+            identity: identity.clone(),
+            clock: clock.clone(),
+            cfg: cfg.clone(),
+            session: Mutex::new(None),
+            pending: Mutex::new(Vec::new()),
+            bad: Mutex::new(Vec::new()),
+            kicks,
+            nn,
+            pool: pool.clone(),
+            reregister: AtomicBool::new(false),
+            registered: AtomicBool::new(false),
+            refused: watch::Sender::new(None),
+            volumes_failed: volumes_failed.clone(),
+            cmd_tx,
+        });
+        tasks.push(tokio::spawn(tracing::Instrument::in_current_span(
+            ibr_loop(shared.clone(), stop_rx.clone()),
+        )));
+        tasks.push(tokio::spawn(tracing::Instrument::in_current_span(
+            main_loop(shared.clone(), connector, stop_rx.clone()),
+        )));
+        tasks.push(tokio::spawn(tracing::Instrument::in_current_span(
+            commands::worker(shared.clone(), xceiver.clone(), deleter.clone(), cmd_rx),
+        )));
+        actors.push(shared);
+    }
+    tasks.push(tokio::spawn(tracing::Instrument::in_current_span(
+        collect_events(actors.clone(), events),
+    )));
+    tasks.push(tokio::spawn(tracing::Instrument::in_current_span(
+        volumes::monitor(actors.clone(), volume_checker, stop_rx.clone()),
+    )));
     ActorHandle {
-        shared,
+        actors,
+        pool,
         stop,
         tasks,
         deleter,
     }
 }
 
-async fn collect_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<BlockEvent>) {
+/// Every block event goes to every NameNode's next incremental report (Hadoop's
+/// BPOfferService.notifyNamenode*Block).
+async fn collect_events(actors: Vec<Arc<Shared>>, mut events: mpsc::UnboundedReceiver<BlockEvent>) {
     while let Some(ev) = events.recv().await {
         let now = ev.status == BlockStatus::Received;
-        shared.pending.lock().push(ev);
-        if now {
-            shared.triggers.ibr_now.notify_one();
+        for shared in &actors {
+            shared.pending.lock().push(ev.clone());
+            if now {
+                shared.kicks.ibr_now.notify_one();
+            }
         }
     }
 }
@@ -331,11 +276,11 @@ async fn ibr_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     loop {
         tokio::select! {
             _ = stop.changed() => return,
-            _ = shared.triggers.ibr_now.notified() => {}
+            _ = shared.kicks.ibr_now.notified() => {}
         }
         // Batching: a received block waits until `interval` after the previous report,
         // unless a heartbeat or a trigger forces the report out.
-        while !interval.is_zero() && !shared.triggers.ibr_force.swap(false, Ordering::Relaxed) {
+        while !interval.is_zero() && !shared.kicks.ibr_force.swap(false, Ordering::Relaxed) {
             let Some(due) = last_sent.map(|t| t + interval) else {
                 break;
             };
@@ -345,7 +290,7 @@ async fn ibr_loop(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
             tokio::select! {
                 _ = stop.changed() => return,
                 _ = tokio::time::sleep_until(due) => break,
-                _ = shared.triggers.ibr_now.notified() => {}
+                _ = shared.kicks.ibr_now.notified() => {}
             }
         }
         let delay = shared.faults.ibr_delay();
@@ -426,6 +371,7 @@ async fn main_loop(
                 );
                 // No more incremental reports to a NameNode that refused us.
                 *shared.session.lock() = None;
+                shared.pool.forget(shared.nn);
                 shared.refused.send_replace(Some(e.to_string()));
                 return;
             }
@@ -474,6 +420,7 @@ async fn run_session(
 ) -> Result<(), ActorError> {
     let nn = connector.connect().await?;
     let ns = nn.version_request().await?;
+    shared.pool.on_handshake(shared.nn, ns.state);
     let bpid = ns.block_pool_id.clone();
     let ds = shared.ds.clone();
     let (b, cid) = (bpid.clone(), ns.storage_info.cluster_id.clone());
@@ -502,19 +449,19 @@ async fn run_session(
     let mut next_report = shared.clock.monotonic() + random_delay(cfg.initial_delay);
     let mut lease: u64 = 0;
     // Anything that happened while disconnected goes now.
-    shared.triggers.ibr_now.notify_one();
+    shared.kicks.ibr_now.notify_one();
     let mut next_hb = tokio::time::Instant::now();
     loop {
         tokio::select! {
             _ = tokio::time::sleep_until(next_hb) => {}
-            _ = shared.triggers.wake.notified() => {}
+            _ = shared.kicks.wake.notified() => {}
         }
         if shared.reregister.swap(false, Ordering::Relaxed) {
             return Err(ActorError::Other(
                 "the NameNode asked for re-registration".into(),
             ));
         }
-        if shared.triggers.full_report.swap(false, Ordering::Relaxed) {
+        if shared.kicks.full_report.swap(false, Ordering::Relaxed) {
             // A forced report (triggerBlockReport) does not wait: it uses the lease held,
             // if any, else none (id 0), as Hadoop's DataNode does.
             full_report(shared, &sess, std::mem::take(&mut lease)).await?;
@@ -534,12 +481,16 @@ async fn run_session(
         if let Some(m) = shared.metrics.as_ref() {
             m.set_slow_node(resp.is_slownode.unwrap_or(false));
         }
-        for cmd in resp.cmds {
+        // The HA status first: commands run only from the NameNode taken as active.
+        for cmd in shared
+            .pool
+            .on_heartbeat(shared.nn, &resp.ha_status, resp.cmds)
+        {
             let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
         }
         // Pending incremental reports go with every heartbeat, batched or not.
-        shared.triggers.ibr_force.store(true, Ordering::Relaxed);
-        shared.triggers.ibr_now.notify_one();
+        shared.kicks.ibr_force.store(true, Ordering::Relaxed);
+        shared.kicks.ibr_now.notify_one();
         let granted = resp.full_block_report_lease_id.unwrap_or(0);
         if granted != 0 {
             if lease != 0 && lease != granted {
@@ -636,7 +587,10 @@ async fn full_report(shared: &Shared, sess: &Session, lease: u64) -> Result<(), 
         shared.activity.block_reports.observe(sent.elapsed());
         let now_ms = shared.clock.now_millis();
         crate::metrics::Activity::set(&shared.activity.last_block_report_ms, now_ms);
-        if let Some(cmd) = resp.cmd {
+        for cmd in shared
+            .pool
+            .on_commands(shared.nn, resp.cmd.into_iter().collect())
+        {
             let _ = shared.cmd_tx.send((sess.bpid.clone(), cmd));
         }
     }
@@ -651,5 +605,7 @@ fn random_delay(max: Duration) -> Duration {
     Duration::from_millis(rand::random_range(0..max.as_millis().max(1) as u64))
 }
 
+#[cfg(test)]
+mod ha_tests;
 #[cfg(test)]
 mod tests;

@@ -59,6 +59,10 @@ pub trait NamenodeProtocol: Send + Sync + 'static {
 #[async_trait]
 pub trait NamenodeConnector: Send + Sync + 'static {
     async fn connect(&self) -> Result<Arc<dyn NamenodeProtocol>, ActorError>;
+    /// The NameNode's name in logs (its address).
+    fn describe(&self) -> String {
+        "NameNode".to_string()
+    }
 }
 
 /// Hadoop IPC to `addr` ("host:port") as `user`.
@@ -73,6 +77,10 @@ impl NamenodeConnector for IpcConnector {
     async fn connect(&self) -> Result<Arc<dyn NamenodeProtocol>, ActorError> {
         let client = RpcClient::connect(&self.addr, DATANODE_PROTOCOL, &self.user).await?;
         Ok(Arc::new(IpcNamenode { client }))
+    }
+
+    fn describe(&self) -> String {
+        self.addr.clone()
     }
 }
 

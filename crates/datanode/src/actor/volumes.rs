@@ -19,10 +19,13 @@ use super::Shared;
 use crate::volume_check::VolumeChecker;
 
 pub(super) async fn monitor(
-    shared: Arc<Shared>,
+    actors: Vec<Arc<Shared>>,
     checker: Arc<VolumeChecker>,
     mut stop: watch::Receiver<bool>,
 ) {
+    let Some(shared) = actors.first().cloned() else {
+        return;
+    };
     let period = checker.min_gap().max(Duration::from_secs(1));
     let mut next_all = tokio::time::Instant::now();
     loop {
@@ -42,7 +45,7 @@ pub(super) async fn monitor(
                 checker.check_all(&shared.ds).await.unwrap_or_default()
             }
         };
-        if !failed.is_empty() && handle_failures(&shared, failed).await {
+        if !failed.is_empty() && handle_failures(&actors, failed).await {
             return;
         }
     }
@@ -50,7 +53,10 @@ pub(super) async fn monitor(
 
 /// Takes the failed volumes out of service and tells the NameNode; true when the DataNode
 /// must stop.
-async fn handle_failures(shared: &Shared, failed: Vec<(usize, String)>) -> bool {
+async fn handle_failures(actors: &[Arc<Shared>], failed: Vec<(usize, String)>) -> bool {
+    let Some(shared) = actors.first() else {
+        return false;
+    };
     for (i, reason) in &failed {
         if let Some(v) = shared.ds.volume(*i) {
             tracing::warn!(
@@ -85,27 +91,33 @@ async fn handle_failures(shared: &Shared, failed: Vec<(usize, String)>) -> bool 
     } else {
         ErrorCode::FatalDiskError
     };
-    let sess = shared.session.lock().clone();
-    if let Some(sess) = sess {
-        let req = ErrorReportRequestProto {
-            registartion: sess.reg.clone(),
-            error_code: code as u32,
-            msg: desc.clone(),
-        };
-        if let Err(e) = sess.nn.error_report(req).await {
-            tracing::warn!(error = %e, "errorReport to the NameNode failed");
+    // Every NameNode hears of it (Hadoop's BPOfferService.trySendErrorReport).
+    for a in actors {
+        let sess = a.session.lock().clone();
+        if let Some(sess) = sess {
+            let req = ErrorReportRequestProto {
+                registartion: sess.reg.clone(),
+                error_code: code as u32,
+                msg: desc.clone(),
+            };
+            if let Err(e) = sess.nn.error_report(req).await {
+                tracing::warn!(error = %e, "errorReport to the NameNode failed");
+            }
         }
     }
     if enough {
-        shared.triggers.full_report();
+        for a in actors {
+            a.kicks.full_report();
+        }
         return false;
     }
     tracing::warn!("DataNode is shutting down due to failed volumes: [{desc}]");
-    // No more reports to the NameNode; the main loop stops on the signal below.
-    shared
-        .registered
-        .store(false, std::sync::atomic::Ordering::Relaxed);
-    *shared.session.lock() = None;
+    // No more reports to the NameNodes; the main loops stop on the signal below.
+    for a in actors {
+        a.registered
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        *a.session.lock() = None;
+    }
     shared.volumes_failed.send_replace(Some(desc));
     true
 }

@@ -2,6 +2,7 @@
 //! RpcService interface over a block manager on a manual clock.
 
 mod calls;
+mod ha_status;
 mod report_leases;
 mod slow_nodes;
 mod support;
