@@ -85,11 +85,9 @@ impl DataNode {
             })
             .collect();
         let handle = Self::start_with_all(conf, clock, connectors).await?;
-        // Block recovery's commitBlockSynchronization goes to the first NameNode listed
-        // (rhdfs: not yet to the one taken as active).
-        if let Some(nn) = addrs.first() {
-            crate::recovery::set_namenode(handle.uuid(), nn, &user);
-        }
+        // Block recovery's commitBlockSynchronization goes to the NameNode that sent the
+        // command (with HA the active one: only its commands run).
+        crate::recovery::set_namenodes(handle.uuid(), &addrs, &user);
         Ok(handle)
     }
 

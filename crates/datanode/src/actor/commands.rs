@@ -78,7 +78,7 @@ fn run_command(
             None => tracing::warn!("BlockCommand without blkCmd"),
         },
         CmdType::BlockRecoveryCommand => {
-            crate::recovery::on_recovery_command(&shared.ds, cmd.recovery_cmd);
+            crate::recovery::on_recovery_command(&shared.ds, shared.nn, cmd.recovery_cmd);
         }
         CmdType::RegisterCommand => {
             tracing::info!(%bpid, "NameNode asked us to re-register");

@@ -15,7 +15,7 @@ pub mod router;
 pub mod service;
 pub mod sync;
 
-pub use command::{on_recovery_command, set_namenode};
+pub use command::{on_recovery_command, set_namenode, set_namenodes};
 pub use primary::recover_block;
 pub use router::DatanodeIpcRouter;
 pub use service::InterDatanodeService;
