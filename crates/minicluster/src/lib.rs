@@ -420,9 +420,10 @@ impl MiniCluster {
         create_dir(dir)?;
         let mut core = Configuration::new();
         core.set("fs.defaultFS", self.uri.clone());
-        if let Some(http) = self.namenode().http_addr() {
-            core.set("dfs.namenode.http-address", http.to_string());
-        }
+        core.set(
+            "dfs.namenode.http-address",
+            self.namenode().http_addr().to_string(),
+        );
         let path = dir.join("core-site.xml");
         core.write_xml(&path).map_err(|e| ClusterError::Io {
             path: path.clone(),

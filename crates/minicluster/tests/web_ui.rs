@@ -130,7 +130,7 @@ async fn every_page_in_headless_chromium() -> anyhow::Result<()> {
     let profile = tempfile::tempdir()?;
 
     let cluster = MiniCluster::builder().datanodes(2).build().await?;
-    let http = cluster.namenode().http_addr().context("no web port")?;
+    let http = cluster.namenode().http_addr();
     let base = format!("http://{http}");
     let user = common::current_user();
     let fs = FileSystem::connect_as(&cluster.uri(), cluster.conf().clone(), &user).await?;

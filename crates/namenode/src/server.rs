@@ -40,6 +40,11 @@ pub enum NameNodeError {
         addr: String,
         source: std::io::Error,
     },
+    /// The web port (`dfs.namenode.http-address`) could not be served. As in Hadoop, whose
+    /// NameNode fails to start with "Port in use", the NameNode does not run without it:
+    /// health checks, fsck, WebHDFS and the JMX beans all live there.
+    #[error("{0}")]
+    Http(#[from] crate::http::HttpError),
 }
 
 /// The namespace settings from the configuration; the superuser is `user`.
@@ -187,7 +192,7 @@ pub struct NameNodeHandle {
     /// The trash emptier, when `fs.trash.interval` is above 0.
     trash_emptier: Option<JoinHandle<()>>,
     durable: Arc<crate::persist::Durable>,
-    http: Option<crate::http::HttpServer>,
+    http: crate::http::HttpServer,
 }
 
 impl std::fmt::Debug for NameNodeHandle {
@@ -327,7 +332,19 @@ impl NameNode {
             stop.clone(),
         );
 
-        let http = crate::http::HttpServer::start_or_warn(&conf, fs.clone()).await;
+        let starting = Starting {
+            stop: &stop,
+            tasks: [&lease_monitor, &checkpointer, &safe_mode],
+            bm: &bm,
+            durable: &durable,
+        };
+        let http = match crate::http::HttpServer::start(&conf, fs.clone()).await {
+            Ok(h) => h,
+            Err(e) => {
+                starting.abandon().await;
+                return Err(e.into());
+            }
+        };
         // Clients and DataNodes share the port; calls are routed by their protocol name
         // (an unknown one is RpcNoSuchProtocolException, as in Hadoop).
         let router = ProtocolRouter::new()
@@ -363,22 +380,15 @@ impl NameNode {
             match RpcServer::bind(addr, Arc::new(router), ServerConfig::from_conf(&conf)?).await {
                 Ok(rpc) => rpc,
                 Err(source) => {
-                    stop.store(true, Ordering::Relaxed);
-                    lease_monitor.abort();
-                    checkpointer.abort();
-                    safe_mode.abort();
-                    bm.stop();
-                    let _ = tokio::task::spawn_blocking(move || durable.close()).await;
+                    starting.abandon().await;
                     return Err(NameNodeError::Bind {
                         addr: addr.to_string(),
                         source,
                     });
                 }
             };
-        if let Some(h) = &http {
-            h.set_rpc_connector(rpc.local_connector());
-            h.set_rpc(rpc.local_addr(), rpc.metrics());
-        }
+        http.set_rpc_connector(rpc.local_connector());
+        http.set_rpc(rpc.local_addr(), rpc.metrics());
         let trash_emptier = crate::trash_emptier::EmptierConfig::from_conf(&conf)?.map(|cfg| {
             let mut own = rpc.local_addr();
             if own.ip().is_unspecified() {
@@ -408,15 +418,37 @@ impl NameNode {
     }
 }
 
+/// What a start has set running before its servers bind; [`Starting::abandon`] stops it
+/// when a bind fails, so a failed start leaves no task behind and releases the name
+/// directories (a caller may retry in the same process).
+struct Starting<'a> {
+    stop: &'a AtomicBool,
+    tasks: [&'a JoinHandle<()>; 3],
+    bm: &'a BlockManager,
+    durable: &'a Arc<crate::persist::Durable>,
+}
+
+impl Starting<'_> {
+    async fn abandon(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.tasks {
+            t.abort();
+        }
+        self.bm.stop();
+        let durable = self.durable.clone();
+        let _ = tokio::task::spawn_blocking(move || durable.close()).await;
+    }
+}
+
 impl NameNodeHandle {
     /// The address the RPC server listens on.
     pub fn rpc_addr(&self) -> SocketAddr {
         self.rpc.local_addr()
     }
 
-    /// The HTTP address (`/fsck`, `/jmx`, `/metrics`); None if it could not bind.
-    pub fn http_addr(&self) -> Option<SocketAddr> {
-        self.http.as_ref().map(|h| h.local_addr())
+    /// The HTTP address (`/fsck`, `/jmx`, `/metrics`, WebHDFS, the web UI).
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http.local_addr()
     }
 
     pub fn block_manager(&self) -> Arc<BlockManager> {

@@ -19,6 +19,7 @@ use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 fn conf(dir: &std::path::Path) -> Configuration {
     let mut c = Configuration::new();
     c.set("dfs.namenode.rpc-address", "127.0.0.1:0");
+    c.set("dfs.namenode.http-address", "127.0.0.1:0");
     c.set("dfs.namenode.name.dir", dir.to_string_lossy().to_string());
     c.set("dfs.namenode.safemode.extension", "0");
     c

@@ -13,6 +13,7 @@ use rhdfs_proto::protocols::{CLIENT_DATANODE_PROTOCOL, CLIENT_PROTOCOL};
 fn conf(dir: &std::path::Path) -> Configuration {
     let mut c = Configuration::new();
     c.set("dfs.namenode.rpc-address", "127.0.0.1:0");
+    c.set("dfs.namenode.http-address", "127.0.0.1:0");
     c.set("dfs.namenode.name.dir", dir.to_string_lossy().to_string());
     c
 }
@@ -95,5 +96,30 @@ async fn serves_client_protocol_and_keeps_its_identity() {
         .await
         .unwrap();
     assert_eq!(nn.block_manager().block_pool_id(), pool);
+    nn.shutdown().await;
+}
+
+/// A web port already in use stops the start, as Hadoop's NameNode fails with "Port in use":
+/// no NameNode runs without its health, fsck, JMX and WebHDFS endpoints. The failed start
+/// leaves nothing behind: a second start on the same name directory succeeds.
+#[tokio::test]
+async fn a_web_port_in_use_fails_the_start_and_releases_the_name_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut c = conf(t.path());
+    c.set(
+        "dfs.namenode.http-address",
+        taken.local_addr().unwrap().to_string(),
+    );
+    let err = NameNode::start(c, system_clock()).await.unwrap_err();
+    assert!(
+        matches!(err, rhdfs_namenode::NameNodeError::Http(_)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("Address already in use"), "{err}");
+    let nn = NameNode::start(conf(t.path()), system_clock())
+        .await
+        .unwrap();
+    assert_ne!(nn.http_addr(), taken.local_addr().unwrap());
     nn.shutdown().await;
 }

@@ -64,13 +64,12 @@ pub async fn run(args: Vec<String>) -> Result<()> {
         let mut out = std::io::stdout().lock();
         writeln!(out, "ready {uri}")?;
         writeln!(out, "  NameNode     {uri} ({datanodes} DataNodes)")?;
-        if let Some(http) = cluster.namenode().http_addr() {
-            writeln!(
-                out,
-                "  NameNode web http://{http}/ (overview, fsck, jmx, metrics, webhdfs/v1)"
-            )?;
-            writeln!(out, "  WebHDFS      webhdfs://{http}/")?;
-        }
+        let http = cluster.namenode().http_addr();
+        writeln!(
+            out,
+            "  NameNode web http://{http}/ (overview, fsck, jmx, metrics, webhdfs/v1)"
+        )?;
+        writeln!(out, "  WebHDFS      webhdfs://{http}/")?;
         writeln!(out, "  data         {}", dir.display())?;
         writeln!(out, "  client conf  {}", core_site.display())?;
         writeln!(

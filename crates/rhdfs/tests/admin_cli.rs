@@ -31,10 +31,7 @@ async fn fsck_and_dfsadmin_commands() -> anyhow::Result<()> {
     let cluster = MiniCluster::builder().datanodes(1).build().await?;
     let dir = tempfile::tempdir()?;
     cluster.write_client_conf(dir.path())?;
-    let http = cluster
-        .namenode()
-        .http_addr()
-        .context("no NameNode HTTP server")?;
+    let http = cluster.namenode().http_addr();
     let http_conf = format!("dfs.namenode.http-address={http}");
 
     let out = rhdfs(dir.path(), &["fsck", "/", "-files", "-D", &http_conf]).await?;

@@ -17,13 +17,12 @@ use rhdfs_ipc::{
 };
 use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 use rhdfs_testkit::cluster::{cluster, data, read_file};
+use rhdfs_testkit::ports::{self, ReservedPort};
 
-/// A port nothing listens on: bound, then closed (connection refused).
-fn dead_addr() -> anyhow::Result<String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let addr = l.local_addr()?;
-    drop(l);
-    Ok(addr.to_string())
+/// A port nothing listens on (connection refused) for as long as it is held: reserved below
+/// the ephemeral range, where no other test's daemon or connection can be handed it.
+fn dead_port() -> anyhow::Result<ReservedPort> {
+    Ok(ports::reserve()?)
 }
 
 /// `ns` with `nn1` and `nn2` at the given addresses, tried in that order.
@@ -67,7 +66,8 @@ async fn round_trip(fs: &FileSystem, path: &str, len: usize) -> anyhow::Result<(
 async fn fails_over_from_a_dead_namenode() -> anyhow::Result<()> {
     let c = cluster(1).await?;
     let live = c.namenode().rpc_addr().to_string();
-    let pairs = ha_conf(&dead_addr()?, &live);
+    let dead = dead_port()?;
+    let pairs = ha_conf(&dead.addr(), &live);
     let fs = FileSystem::connect_with(Some("hdfs://ns"), conf_of(&pairs)).await?;
     assert_eq!(fs.uri(), "hdfs://ns");
     round_trip(&fs, "/ha/dead-first", 300_000).await?;
@@ -232,7 +232,8 @@ async fn haadmin(conf: &Configuration, args: &[&str]) -> anyhow::Result<(i32, St
 async fn haadmin_against_a_namenode() -> anyhow::Result<()> {
     let c = cluster(1).await?;
     let live = c.namenode().rpc_addr().to_string();
-    let dead = dead_addr()?;
+    let dead_port = dead_port()?;
+    let dead = dead_port.addr();
     let conf = conf_of(&ha_conf(&live, &dead));
 
     let (code, out, err) = haadmin(&conf, &["-getServiceState", "nn1"]).await?;
@@ -282,7 +283,8 @@ async fn haadmin_against_a_namenode() -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn java_fsshell_fails_over_through_the_nameservice() -> anyhow::Result<()> {
     let c = cluster(1).await?;
-    let pairs = ha_conf(&dead_addr()?, &c.namenode().rpc_addr().to_string());
+    let dead = dead_port()?;
+    let pairs = ha_conf(&dead.addr(), &c.namenode().rpc_addr().to_string());
     let java_keys: Vec<(&str, &str)> = pairs
         .iter()
         .filter(|(k, _)| k != "dfs.blocksize")
@@ -319,8 +321,8 @@ async fn java_fsshell_fails_over_through_the_nameservice() -> anyhow::Result<()>
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_namenode_serves_its_own_address_in_the_nameservice() -> anyhow::Result<()> {
     // Both ports free: nn1 stays dead, the NameNode takes nn2's.
-    let (nn1, nn2) = (dead_addr()?, dead_addr()?);
-    let pairs = ha_conf(&nn1, &nn2);
+    let (nn1, nn2) = (dead_port()?, dead_port()?);
+    let pairs = ha_conf(&nn1.addr(), &nn2.addr());
     let mut b = rhdfs_minicluster::MiniCluster::builder()
         .datanodes(1)
         .conf("dfs.namenode.fs-limits.min-block-size", "0")
@@ -330,7 +332,7 @@ async fn a_namenode_serves_its_own_address_in_the_nameservice() -> anyhow::Resul
         b = b.conf(k, v.clone());
     }
     let c = b.build().await?;
-    assert_eq!(c.namenode().rpc_addr().to_string(), nn2);
+    assert_eq!(c.namenode().rpc_addr().to_string(), nn2.addr());
     let fs = FileSystem::connect_with(Some("hdfs://ns"), conf_of(&pairs)).await?;
     round_trip(&fs, "/ha/own-address", 5000).await?;
     Ok(())
@@ -343,14 +345,10 @@ async fn a_namenode_serves_its_own_address_in_the_nameservice() -> anyhow::Resul
 async fn dfsadmin_and_fsck_find_the_answering_namenode() -> anyhow::Result<()> {
     let c = cluster(1).await?;
     let live = c.namenode().rpc_addr().to_string();
-    let live_http = c
-        .namenode()
-        .http_addr()
-        .ok_or_else(|| anyhow::anyhow!("no NameNode web port"))?
-        .to_string();
-    let dead = dead_addr()?;
-    let mut pairs = ha_conf(&dead, &live);
-    pairs.push(("dfs.namenode.http-address.ns.nn1".into(), dead_addr()?));
+    let live_http = c.namenode().http_addr().to_string();
+    let (dead, dead_http) = (dead_port()?, dead_port()?);
+    let mut pairs = ha_conf(&dead.addr(), &live);
+    pairs.push(("dfs.namenode.http-address.ns.nn1".into(), dead_http.addr()));
     pairs.push(("dfs.namenode.http-address.ns.nn2".into(), live_http));
     let run = |args: &[&str]| {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"));
@@ -375,10 +373,10 @@ async fn dfsadmin_and_fsck_find_the_answering_namenode() -> anyhow::Result<()> {
         String::from_utf8_lossy(&out.stderr)
     );
     // With no NameNode answering, the error names them.
-    let (d1, d2) = (dead_addr()?, dead_addr()?);
+    let (d1, d2) = (dead_port()?, dead_port()?);
     let mut none = tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"));
     none.args(["dfsadmin", "-report"]);
-    for (k, v) in ha_conf(&d1, &d2) {
+    for (k, v) in ha_conf(&d1.addr(), &d2.addr()) {
         none.arg("-D").arg(format!("{k}={v}"));
     }
     let out = none.env("RUST_LOG", "warn").output().await?;

@@ -1,10 +1,11 @@
 //! What more than one crate's integration tests need, as a dev-dependency (never compiled
 //! into a daemon): [`java`] runs the stock Apache Hadoop FsShell, [`seqfile`] writes the
 //! inputs of `-text`, [`cluster`] starts a small minicluster and moves file contents through
-//! the rhdfs client.
+//! the rhdfs client, [`ports`] reserves ports a restarted daemon can have back.
 
 pub mod cluster;
 pub mod java;
+pub mod ports;
 pub mod seqfile;
 
 use std::path::{Path, PathBuf};

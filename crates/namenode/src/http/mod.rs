@@ -132,18 +132,6 @@ impl HttpServer {
         Ok(HttpServer { addr, task, shared })
     }
 
-    /// Starts the server, or logs why it could not and returns None (the NameNode runs
-    /// without its HTTP endpoints rather than not at all).
-    pub async fn start_or_warn(conf: &Configuration, fs: Arc<Namesystem>) -> Option<Self> {
-        match Self::start(conf, fs).await {
-            Ok(s) => Some(s),
-            Err(e) => {
-                tracing::warn!("NameNode HTTP server not started: {e}");
-                None
-            }
-        }
-    }
-
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }

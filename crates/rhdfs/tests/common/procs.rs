@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use rhdfs_client::{CreateOptions, FileSystem};
 use rhdfs_conf::Configuration;
+use rhdfs_testkit::ports::{self, ReservedPort};
 
 /// What to start, and the test's own keys.
 #[derive(Clone, Debug)]
@@ -50,8 +51,10 @@ impl Default for ClusterOptions {
 /// The processes; all are killed when dropped.
 pub struct Cluster {
     dir: PathBuf,
-    port: u16,
-    http_port: u16,
+    /// Reserved below the ephemeral range for the cluster's life: the NameNode is restarted
+    /// on them, and a port from bind(0) could be taken while it is down (see testkit::ports).
+    port: ReservedPort,
+    http_port: ReservedPort,
     opts: ClusterOptions,
     namenode: Option<Child>,
     datanodes: Vec<Option<Child>>,
@@ -69,12 +72,6 @@ impl Drop for Cluster {
             let _ = c.wait();
         }
     }
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
 }
 
 /// Sends `signal` (a name kill(1) knows: KILL, STOP, CONT, TERM) to process `pid`.
@@ -97,10 +94,13 @@ impl Cluster {
             self.dir.join("conf").to_string_lossy().into_owned(),
         ];
         for kv in [
-            format!("dfs.namenode.rpc-address=127.0.0.1:{}", self.port),
-            format!("fs.defaultFS=hdfs://127.0.0.1:{}", self.port),
+            format!("dfs.namenode.rpc-address=127.0.0.1:{}", self.port.port()),
+            format!("fs.defaultFS=hdfs://127.0.0.1:{}", self.port.port()),
             format!("dfs.namenode.name.dir={}", self.dir.join("name").display()),
-            format!("dfs.namenode.http-address=127.0.0.1:{}", self.http_port),
+            format!(
+                "dfs.namenode.http-address=127.0.0.1:{}",
+                self.http_port.port()
+            ),
             "dfs.heartbeat.interval=1".to_string(),
             "dfs.namenode.safemode.extension=0".to_string(),
             "dfs.namenode.heartbeat.recheck-interval=5000".to_string(),
@@ -141,8 +141,8 @@ impl Cluster {
         std::fs::create_dir_all(dir.join("conf"))?;
         let mut c = Cluster {
             dir: dir.to_path_buf(),
-            port: free_port()?,
-            http_port: free_port()?,
+            port: ports::reserve()?,
+            http_port: ports::reserve()?,
             opts,
             namenode: None,
             datanodes: Vec::new(),
@@ -284,12 +284,12 @@ impl Cluster {
 
     /// `hdfs://127.0.0.1:<rpc port>`.
     pub fn uri(&self) -> String {
-        format!("hdfs://127.0.0.1:{}", self.port)
+        format!("hdfs://127.0.0.1:{}", self.port.port())
     }
 
     /// The NameNode's web address, `127.0.0.1:<port>`.
     pub fn http_addr(&self) -> String {
-        format!("127.0.0.1:{}", self.http_port)
+        format!("127.0.0.1:{}", self.http_port.port())
     }
 
     /// A daemon's whole log (`nn.log`, `dn<i>.log`).
