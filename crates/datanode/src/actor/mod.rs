@@ -82,24 +82,50 @@ impl Default for ActorConfig {
 }
 
 /// Ways to make the actor report now (triggerBlockReport, tests): to every NameNode's actor.
+/// The DataNode's IPC port serves triggerBlockReport before the actors start; a trigger from
+/// then is kept and given to each actor as it starts, so it is never lost.
 #[derive(Debug, Default)]
 pub struct Triggers {
-    actors: Mutex<Vec<Arc<Kicks>>>,
+    inner: Mutex<TriggerList>,
+}
+
+#[derive(Debug, Default)]
+struct TriggerList {
+    actors: Vec<Arc<Kicks>>,
+    /// Triggers that came before any actor started.
+    early_full: bool,
+    early_incremental: bool,
 }
 
 impl Triggers {
     /// Sends the pending incremental report now.
     pub fn incremental_report(&self) {
-        for k in self.actors.lock().iter() {
+        let mut l = self.inner.lock();
+        l.early_incremental |= l.actors.is_empty();
+        for k in &l.actors {
             k.incremental_report();
         }
     }
 
     /// Sends a full block report now (without waiting for the next heartbeat).
     pub fn full_report(&self) {
-        for k in self.actors.lock().iter() {
+        let mut l = self.inner.lock();
+        l.early_full |= l.actors.is_empty();
+        for k in &l.actors {
             k.full_report();
         }
+    }
+
+    /// A starting actor's wake-ups, given what was triggered before any actor ran.
+    fn attach(&self, kicks: Arc<Kicks>) {
+        let mut l = self.inner.lock();
+        if l.early_full {
+            kicks.full_report();
+        }
+        if l.early_incremental {
+            kicks.incremental_report();
+        }
+        l.actors.push(kicks);
     }
 }
 
@@ -207,7 +233,7 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
     for (nn, connector) in connectors.into_iter().enumerate() {
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let kicks = Arc::new(Kicks::default());
-        triggers.actors.lock().push(kicks.clone());
+        triggers.attach(kicks.clone());
         let shared = Arc::new(Shared {
             ds: xceiver.dataset.clone(),
             activity: xceiver.activity.clone(),

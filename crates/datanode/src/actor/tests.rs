@@ -580,3 +580,26 @@ async fn failed_volumes_at_start_refuse_or_are_reported() {
     assert!(summary.last_volume_failure_date > 0);
     dn.shutdown().await;
 }
+
+/// triggerBlockReport can arrive on the IPC port before the actors start: each actor that
+/// starts afterwards is given it; one that starts before a trigger gets it once, at once.
+#[test]
+fn a_trigger_before_the_actors_start_is_kept_for_each() {
+    let t = super::Triggers::default();
+    t.full_report();
+    let (a, b) = (
+        Arc::new(super::Kicks::default()),
+        Arc::new(super::Kicks::default()),
+    );
+    t.attach(a.clone());
+    t.attach(b.clone());
+    for k in [&a, &b] {
+        assert!(k.full_report.swap(false, Ordering::Relaxed));
+        assert!(!k.ibr_force.load(Ordering::Relaxed));
+    }
+    t.incremental_report();
+    for k in [&a, &b] {
+        assert!(k.ibr_force.swap(false, Ordering::Relaxed));
+        assert!(!k.full_report.load(Ordering::Relaxed));
+    }
+}
