@@ -105,131 +105,9 @@ impl CorruptReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StorageIdx(pub u32);
 
-/// One replica of a block on one storage (whose DataNode the storage table knows).
-/// 24 bytes, `Copy`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Replica {
-    /// Generation stamp and length as last reported.
-    pub gs: u64,
-    pub num_bytes: u64,
-    pub storage: StorageIdx,
-    pub state: ReplicaState,
-    pub corrupt: Option<CorruptReason>,
-}
+mod replicas;
 
-impl Replica {
-    /// A finalized, non-corrupt replica: what counts towards minimum replication.
-    pub fn is_good_finalized(&self) -> bool {
-        self.state == ReplicaState::Finalized && self.corrupt.is_none()
-    }
-}
-
-/// A block's replicas: one boxed slice (16 bytes inline), sized on the first replica for
-/// the block's expected replication and grown one slot at a time beyond it, so a block of
-/// three replicas allocates once, 72 bytes, and never holds slots it does not expect (a
-/// `Vec` grown by pushes held four; a slice reallocated per replica left a trail of freed
-/// small chunks in the allocator). Slots past the replicas hold `VACANT`. Reads as a slice
-/// of the replicas; order is the order they were added.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Replicas(Box<[Replica]>);
-
-/// Marks an unused slot of `Replicas` (no storage table hands out this index).
-pub const VACANT: StorageIdx = StorageIdx(u32::MAX);
-
-/// The most slots reserved ahead of replicas (a block of replication 512 grows as it goes).
-const MAX_RESERVED: usize = 8;
-
-const EMPTY_SLOT: Replica = Replica {
-    gs: 0,
-    num_bytes: 0,
-    storage: VACANT,
-    state: ReplicaState::Finalized,
-    corrupt: None,
-};
-
-impl Replicas {
-    /// How many replicas (slots before the first vacant one).
-    fn count(&self) -> usize {
-        self.0
-            .iter()
-            .position(|r| r.storage == VACANT)
-            .unwrap_or(self.0.len())
-    }
-
-    /// Adds a replica; with no free slot, the slice is remade with room for `expected`
-    /// replicas in all (at most `MAX_RESERVED`), or for just this one more.
-    pub fn push_expecting(&mut self, r: Replica, expected: usize) {
-        let n = self.count();
-        if n < self.0.len() {
-            self.0[n] = r;
-            return;
-        }
-        let room = (n + 1).max(expected.min(MAX_RESERVED));
-        let mut v = Vec::with_capacity(room);
-        v.extend_from_slice(&self.0);
-        v.push(r);
-        v.resize(room, EMPTY_SLOT);
-        self.0 = v.into_boxed_slice();
-    }
-
-    pub fn push(&mut self, r: Replica) {
-        self.push_expecting(r, 0);
-    }
-
-    /// Removes and returns the replica at `pos` (panics if out of range, as `Vec::remove`).
-    /// The slot is kept for the replica that comes to replace it; the last one going frees
-    /// the slice.
-    pub fn remove(&mut self, pos: usize) -> Replica {
-        let n = self.count();
-        let r = self[pos];
-        if n == 1 {
-            self.0 = Box::default();
-            return r;
-        }
-        self.0.copy_within(pos + 1..n, pos);
-        self.0[n - 1] = EMPTY_SLOT;
-        r
-    }
-
-    pub fn position(&self, storage: StorageIdx) -> Option<usize> {
-        self.iter().position(|r| r.storage == storage)
-    }
-
-    /// Slots allocated (replicas plus vacant ones).
-    pub fn slots(&self) -> usize {
-        self.0.len()
-    }
-}
-
-impl std::ops::Deref for Replicas {
-    type Target = [Replica];
-    fn deref(&self) -> &[Replica] {
-        &self.0[..self.count()]
-    }
-}
-
-impl std::ops::DerefMut for Replicas {
-    fn deref_mut(&mut self) -> &mut [Replica] {
-        let n = self.count();
-        &mut self.0[..n]
-    }
-}
-
-impl<'a> IntoIterator for &'a Replicas {
-    type Item = &'a Replica;
-    type IntoIter = std::slice::Iter<'a, Replica>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl<'a> IntoIterator for &'a mut Replicas {
-    type Item = &'a mut Replica;
-    type IntoIter = std::slice::IterMut<'a, Replica>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter_mut()
-    }
-}
+pub use replicas::{INLINE, Replica, Replicas, VACANT};
 
 /// Where a block under construction is expected to be written (the pipeline).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -296,11 +174,14 @@ pub struct BlockRecovery {
 /// Everything the block manager knows about one block.
 #[derive(Clone, Debug)]
 pub struct BlockInfo {
+    /// Changed only through `set_block` once replicas may be present (their generation
+    /// stamp and length are the block's unless they hold their own).
     pub block: Block,
     pub state: BlockUcState,
     pub replication: u16,
     pub inode_id: u64,
-    /// Its replicas, each naming its storage by index (`BlocksMap::storage`).
+    /// Its replicas, each naming its storage by index (`BlocksMap::storage`); three
+    /// inline, 24 bytes.
     pub replicas: Replicas,
     /// The pipeline while the block is not COMPLETE.
     pub expected: Pipeline,
@@ -345,8 +226,43 @@ impl BlockInfo {
     pub fn good_finalized(&self) -> usize {
         self.replicas
             .iter()
-            .filter(|r| r.is_good_finalized() && r.gs == self.block.gs)
+            .filter(|r| r.is_good_finalized() && self.replica_gs(r) == self.block.gs)
             .count()
+    }
+
+    /// The block as replica `r` was last reported: its generation stamp and length are
+    /// the block's unless it holds its own (`Replicas::own`).
+    pub fn replica_block(&self, r: &Replica) -> Block {
+        let (gs, num_bytes) = self
+            .replicas
+            .own(r.storage)
+            .unwrap_or((self.block.gs, self.block.num_bytes));
+        Block::new(self.block.id, gs, num_bytes)
+    }
+
+    /// The generation stamp replica `r` was last reported with.
+    pub fn replica_gs(&self, r: &Replica) -> u64 {
+        self.replicas.own(r.storage).map_or(self.block.gs, |o| o.0)
+    }
+
+    /// Records the generation stamp and length reported for the replica on `storage`
+    /// (which must be present).
+    pub fn set_replica_values(&mut self, storage: StorageIdx, gs: u64, num_bytes: u64) {
+        let own =
+            ((gs, num_bytes) != (self.block.gs, self.block.num_bytes)).then_some((gs, num_bytes));
+        self.replicas.set_own(storage, own);
+    }
+
+    /// Changes the block's generation stamp and length (same id); each replica keeps the
+    /// values it was reported with. Every change of `block` after the record is made
+    /// goes through here, else a replica would take the block's new values as its own.
+    pub fn set_block(&mut self, new: Block) {
+        debug_assert_eq!(new.id, self.block.id);
+        self.replicas.rebase(
+            (self.block.gs, self.block.num_bytes),
+            (new.gs, new.num_bytes),
+        );
+        self.block = new;
     }
 
     pub fn corrupt_replicas(&self) -> usize {

@@ -210,9 +210,8 @@ impl BlocksMap {
         };
         let result = if let Some(r) = info.replica_on_mut(idx) {
             r.state = state;
-            r.gs = reported.gs;
-            r.num_bytes = reported.num_bytes;
             r.corrupt = None;
+            info.set_replica_values(idx, reported.gs, reported.num_bytes);
             AddResult::Replaced
         } else {
             // One replica per DataNode: a replica that moved between storages of the same
@@ -230,15 +229,10 @@ impl BlocksMap {
                     s.blocks.remove(reported.id);
                 }
             }
-            let replica = Replica {
-                gs: reported.gs,
-                num_bytes: reported.num_bytes,
-                storage: idx,
-                state,
-                corrupt: None,
-            };
             let expected = usize::from(info.replication);
-            info.replicas.push_expecting(replica, expected);
+            info.replicas
+                .push_expecting(Replica::new(idx, state), expected);
+            info.set_replica_values(idx, reported.gs, reported.num_bytes);
             AddResult::Added
         };
         self.seq += 1;

@@ -144,7 +144,7 @@ fn a_full_report_keeps_what_was_added_while_it_ran() {
 }
 
 #[test]
-fn three_replicas_take_one_allocation_of_three_slots() {
+fn three_replicas_take_the_three_inline_slots() {
     let mut m = BlocksMap::new();
     m.insert(BlockInfo::new_under_construction(
         Block::new(1, 1, 1),
@@ -157,7 +157,8 @@ fn three_replicas_take_one_allocation_of_three_slots() {
         m.add_replica(&dn, &s, Block::new(1, 1, 1), ReplicaState::Finalized);
         assert_eq!(m.get(1).map(|i| i.replicas.slots()), Some(3));
     }
-    assert_eq!(std::mem::size_of::<Replica>(), 24);
+    assert_eq!(std::mem::size_of::<Replica>(), 8);
+    assert!(!m.get(1).is_some_and(|i| i.replicas.is_spilled()));
     assert!(m.remove_replica(1, "DS-1").is_some());
     let info = m.get(1).cloned().unwrap_or_else(|| panic!("block 1"));
     assert_eq!((info.replicas.len(), info.replicas.slots()), (2, 3));

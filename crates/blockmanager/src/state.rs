@@ -109,7 +109,7 @@ impl BlockState {
                 .collect();
         }
         if let Some(info) = map.get_mut(block.id) {
-            info.block = block;
+            info.set_block(block);
             info.state = BlockUcState::UnderConstruction;
             info.recovery = None;
             info.inode_id = inode_id;
@@ -172,16 +172,24 @@ impl BlockState {
                         info.block, commit
                     )));
                 }
-                info.block.num_bytes = commit.num_bytes;
+                info.set_block(commit);
                 info.state = BlockUcState::Committed;
                 info.recovery = None;
                 // Finalized replicas of another length cannot serve the committed block.
-                for r in &mut info.replicas {
-                    if r.state == ReplicaState::Finalized
-                        && r.gs == commit.gs
-                        && r.num_bytes != commit.num_bytes
-                        && r.corrupt.is_none()
-                    {
+                let short: Vec<StorageIdx> = info
+                    .replicas
+                    .iter()
+                    .filter(|r| {
+                        let b = info.replica_block(r);
+                        r.state == ReplicaState::Finalized
+                            && b.gs == commit.gs
+                            && b.num_bytes != commit.num_bytes
+                            && r.corrupt.is_none()
+                    })
+                    .map(|r| r.storage)
+                    .collect();
+                for st in short {
+                    if let Some(r) = info.replica_on_mut(st) {
                         r.corrupt = Some(CorruptReason::SizeMismatch);
                     }
                 }
@@ -264,7 +272,9 @@ impl BlockState {
                     .iter()
                     .filter(|e| {
                         !info.replicas.iter().any(|r| {
-                            *map.dn_of(r) == e.dn_uuid && r.is_good_finalized() && r.gs == gs
+                            *map.dn_of(r) == e.dn_uuid
+                                && r.is_good_finalized()
+                                && info.replica_gs(r) == gs
                         })
                     })
                     .map(|e| e.dn_uuid.clone())
@@ -288,7 +298,7 @@ impl BlockState {
         for r in &info.replicas {
             if r.corrupt.is_some() {
                 n.corrupt += 1;
-            } else if r.is_good_finalized() && r.gs == info.block.gs {
+            } else if r.is_good_finalized() && info.replica_gs(r) == info.block.gs {
                 match self.admin.state(self.map.dn_of(r)) {
                     AdminState::Normal => n.live += 1,
                     AdminState::DecommissionInProgress => n.decommissioning += 1,
@@ -342,7 +352,7 @@ impl BlockState {
             .iter()
             .filter(|r| {
                 r.corrupt.is_none()
-                    && r.gs == info.block.gs
+                    && info.replica_gs(r) == info.block.gs
                     && !self.admin.state(self.map.dn_of(r)).is_out_of_service()
             })
             .count();
@@ -370,7 +380,7 @@ impl BlockState {
                 (
                     self.map.dn_of(r).clone(),
                     self.map.storage_id_of(r).clone(),
-                    Block::new(id, r.gs, r.num_bytes),
+                    info.replica_block(r),
                 )
             })
             .collect();
@@ -413,14 +423,14 @@ impl BlockState {
             .iter()
             .filter(|r| {
                 r.is_good_finalized()
-                    && r.gs == info.block.gs
+                    && info.replica_gs(r) == info.block.gs
                     && !self.admin.state(self.map.dn_of(r)).is_out_of_service()
             })
             .map(|r| {
                 (
                     self.map.dn_of(r).clone(),
                     self.map.storage_id_of(r).clone(),
-                    Block::new(info.block.id, r.gs, r.num_bytes),
+                    info.replica_block(r),
                 )
             })
             .collect()
@@ -464,15 +474,14 @@ impl BlockState {
         let Some(info) = self.map.get_mut(new.id) else {
             return;
         };
-        info.block.gs = new.gs;
-        info.block.num_bytes = new.num_bytes;
+        info.set_block(new);
         if !expected.is_empty() {
             info.expected = expected.into();
         }
         let stale: Vec<StorageIdx> = info
             .replicas
             .iter()
-            .filter(|r| r.gs != new.gs)
+            .filter(|r| info.replica_gs(r) != new.gs)
             .map(|r| r.storage)
             .collect();
         let stale: Vec<Arc<str>> = stale
@@ -493,10 +502,10 @@ impl BlockState {
         };
         let mut n = 0;
         for r in &info.replicas {
-            if self
-                .invalidate
-                .add(self.map.dn_of(r), Block::new(id, r.gs, NO_ACK))
-            {
+            if self.invalidate.add(
+                self.map.dn_of(r),
+                Block::new(id, info.replica_gs(r), NO_ACK),
+            ) {
                 n += 1;
             }
         }

@@ -165,7 +165,7 @@ impl BlockManager {
                         for e in &info.expected {
                             let r = info.replicas.iter().find(|r| *st.map.dn_of(r) == e.dn_uuid);
                             let state = r.map_or(ReplicaState::Rbw, |r| r.state);
-                            let gs = r.map_or(info.block.gs, |r| r.gs);
+                            let gs = r.map_or(info.block.gs, |r| info.replica_gs(r));
                             let corrupt = r.and_then(|r| r.corrupt);
                             reps.push((
                                 e.dn_uuid.clone(),
@@ -184,7 +184,7 @@ impl BlockManager {
                                 dn.clone(),
                                 st.map.storage_id_of(r).clone(),
                                 r.state,
-                                r.gs,
+                                info.replica_gs(r),
                                 r.corrupt,
                                 excess,
                             ));

@@ -32,13 +32,7 @@ fn stored(state: BlockUcState, replica_on_dn1: Option<ReplicaState>) -> BlockInf
     let mut b = BlockInfo::new_under_construction(Block::new(1, GS, LEN), 10, 3, Vec::new());
     b.state = state;
     if let Some(rs) = replica_on_dn1 {
-        b.replicas.push(Replica {
-            storage: S1,
-            state: rs,
-            gs: GS,
-            num_bytes: LEN,
-            corrupt: None,
-        });
+        b.replicas.push(Replica::new(S1, rs));
     }
     b
 }

@@ -338,7 +338,10 @@ impl BlockManager {
                 &**st.map.dn_of(r) == dn_uuid
                     && storage_id.is_none_or(|s| &**st.map.storage_id_of(r) == s)
             })
-            .map(|r| (st.map.storage_id_of(r).clone(), r.state, r.gs, r.num_bytes));
+            .map(|r| {
+                let b = info.replica_block(r);
+                (st.map.storage_id_of(r).clone(), r.state, b.gs, b.num_bytes)
+            });
         let (storage, state, gs, len) = match found {
             Some(f) => f,
             None => match storage_id {

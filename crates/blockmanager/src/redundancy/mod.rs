@@ -130,7 +130,7 @@ impl BlockManager {
                 let sources: Vec<(Arc<str>, AdminState)> = info
                     .replicas
                     .iter()
-                    .filter(|r| r.is_good_finalized() && r.gs == gs)
+                    .filter(|r| r.is_good_finalized() && info.replica_gs(r) == gs)
                     .map(|r| (st.map.dn_of(r).clone(), st.admin.state(st.map.dn_of(r))))
                     .collect();
                 let want = usize::from(info.replication);

@@ -1,0 +1,291 @@
+//! A block's replicas: up to three held in the block record itself, 8 bytes each, with no
+//! allocation; more, or any replica whose generation stamp or length differs from its
+//! block's, in one boxed spill record.
+//!
+//! A replica's generation stamp and length are its block's unless the spill record holds
+//! its own (`own`): the block's values change in one place (`BlockInfo::set_block`, which
+//! first gives the replicas that had the old values those as their own), and a replica's
+//! in another (`BlockInfo::set_replica_values`). Almost every replica of a COMPLETE block
+//! was last reported with the block's values, so almost every block holds its replicas
+//! inline. (A 24-byte replica with its own gs and length, three in a boxed slice, took 16
+//! bytes in the record plus an 80-byte malloc chunk per block.)
+
+use super::{CorruptReason, ReplicaState, StorageIdx};
+
+/// One replica of a block on one storage (whose DataNode the storage table knows).
+/// 8 bytes, `Copy`. Its generation stamp and length: `BlockInfo::replica_block`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replica {
+    pub storage: StorageIdx,
+    pub state: ReplicaState,
+    pub corrupt: Option<CorruptReason>,
+}
+
+impl Replica {
+    pub fn new(storage: StorageIdx, state: ReplicaState) -> Self {
+        Replica {
+            storage,
+            state,
+            corrupt: None,
+        }
+    }
+
+    /// A finalized, non-corrupt replica: what counts towards minimum replication.
+    pub fn is_good_finalized(&self) -> bool {
+        self.state == ReplicaState::Finalized && self.corrupt.is_none()
+    }
+}
+
+/// Marks an unused inline slot of `Replicas` (no storage table hands out this index).
+pub const VACANT: StorageIdx = StorageIdx(u32::MAX);
+
+/// Replicas held inline.
+pub const INLINE: usize = 3;
+
+/// The most slots reserved ahead of replicas once spilled (a block of replication 512
+/// grows as it goes).
+const MAX_RESERVED: usize = 8;
+
+const EMPTY_SLOT: Replica = Replica {
+    storage: VACANT,
+    state: ReplicaState::Finalized,
+    corrupt: None,
+};
+
+/// A replica's generation stamp and length where they differ from its block's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Own {
+    storage: StorageIdx,
+    gs: u64,
+    num_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Spilled {
+    replicas: Vec<Replica>,
+    /// At most one per replica, only for replicas present.
+    own: Vec<Own>,
+}
+
+/// 24 bytes: the spill box takes the niche of the inline slots' states.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Repr {
+    /// Replicas first, `VACANT` slots after.
+    Inline([Replica; INLINE]),
+    Spilled(Box<Spilled>),
+}
+
+/// A block's replicas. Reads as a slice of them; order is the order they were added.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replicas(Repr);
+
+impl Default for Replicas {
+    fn default() -> Self {
+        Replicas(Repr::Inline([EMPTY_SLOT; INLINE]))
+    }
+}
+
+impl Replicas {
+    /// How many replicas.
+    fn count(&self) -> usize {
+        match &self.0 {
+            Repr::Inline(a) => a.iter().position(|r| r.storage == VACANT).unwrap_or(INLINE),
+            Repr::Spilled(s) => s.replicas.len(),
+        }
+    }
+
+    /// The spill record, made from the inline replicas if there is none yet.
+    fn spill(&mut self, room: usize) -> &mut Spilled {
+        if let Repr::Inline(a) = &self.0 {
+            let n = self.count();
+            let mut replicas = Vec::with_capacity(room.max(n));
+            replicas.extend_from_slice(&a[..n]);
+            self.0 = Repr::Spilled(Box::new(Spilled {
+                replicas,
+                own: Vec::new(),
+            }));
+        }
+        match &mut self.0 {
+            Repr::Spilled(s) => s,
+            Repr::Inline(_) => unreachable!("spilled above"),
+        }
+    }
+
+    /// Back inline when the spill record is no longer needed.
+    fn unspill_if_small(&mut self) {
+        if let Repr::Spilled(s) = &self.0
+            && s.own.is_empty()
+            && s.replicas.len() <= INLINE
+        {
+            let mut a = [EMPTY_SLOT; INLINE];
+            a[..s.replicas.len()].copy_from_slice(&s.replicas);
+            self.0 = Repr::Inline(a);
+        }
+    }
+
+    /// Whether the replicas live in a spill record (more than `INLINE`, or some with
+    /// their own generation stamp or length).
+    pub fn is_spilled(&self) -> bool {
+        matches!(self.0, Repr::Spilled(_))
+    }
+
+    /// Adds a replica (with its block's generation stamp and length until
+    /// `set_own`). Past the inline slots, the spill record is made with room for
+    /// `expected` replicas in all (at most `MAX_RESERVED`), or for just this one more.
+    pub fn push_expecting(&mut self, r: Replica, expected: usize) {
+        let n = self.count();
+        if let Repr::Inline(a) = &mut self.0
+            && n < INLINE
+        {
+            a[n] = r;
+            return;
+        }
+        let room = (n + 1).max(expected.min(MAX_RESERVED));
+        let s = self.spill(room);
+        if s.replicas.len() == s.replicas.capacity() {
+            s.replicas.reserve_exact(room - s.replicas.len());
+        }
+        s.replicas.push(r);
+    }
+
+    pub fn push(&mut self, r: Replica) {
+        self.push_expecting(r, 0);
+    }
+
+    /// Removes and returns the replica at `pos` (panics if out of range, as `Vec::remove`),
+    /// with its own generation stamp and length if it had them.
+    pub fn remove(&mut self, pos: usize) -> Replica {
+        let n = self.count();
+        let r = self[pos];
+        match &mut self.0 {
+            Repr::Inline(a) => {
+                a.copy_within(pos + 1..n, pos);
+                a[n - 1] = EMPTY_SLOT;
+            }
+            Repr::Spilled(s) => {
+                s.replicas.remove(pos);
+                s.own.retain(|o| o.storage != r.storage);
+                self.unspill_if_small();
+            }
+        }
+        r
+    }
+
+    pub fn position(&self, storage: StorageIdx) -> Option<usize> {
+        self.iter().position(|r| r.storage == storage)
+    }
+
+    /// Slots allocated (inline slots, or the spill record's capacity).
+    pub fn slots(&self) -> usize {
+        match &self.0 {
+            Repr::Inline(_) => INLINE,
+            Repr::Spilled(s) => s.replicas.capacity(),
+        }
+    }
+
+    /// The generation stamp and length of the replica on `storage` where they differ from
+    /// its block's.
+    pub fn own(&self, storage: StorageIdx) -> Option<(u64, u64)> {
+        match &self.0 {
+            Repr::Inline(_) => None,
+            Repr::Spilled(s) => s
+                .own
+                .iter()
+                .find(|o| o.storage == storage)
+                .map(|o| (o.gs, o.num_bytes)),
+        }
+    }
+
+    /// Sets (or with None drops) the own generation stamp and length of the replica on
+    /// `storage`, which must be present.
+    pub fn set_own(&mut self, storage: StorageIdx, values: Option<(u64, u64)>) {
+        debug_assert!(self.position(storage).is_some());
+        match values {
+            None => {
+                if let Repr::Spilled(s) = &mut self.0 {
+                    s.own.retain(|o| o.storage != storage);
+                    self.unspill_if_small();
+                }
+            }
+            Some((gs, num_bytes)) => {
+                let n = self.count();
+                let s = self.spill(n);
+                match s.own.iter_mut().find(|o| o.storage == storage) {
+                    Some(o) => (o.gs, o.num_bytes) = (gs, num_bytes),
+                    None => s.own.push(Own {
+                        storage,
+                        gs,
+                        num_bytes,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// The block's generation stamp and length change from `old` to `new`: the replicas
+    /// that had the block's values keep `old` as their own, and those whose own values
+    /// are `new` have the block's again.
+    pub fn rebase(&mut self, old: (u64, u64), new: (u64, u64)) {
+        if old == new {
+            return;
+        }
+        let plain: Vec<StorageIdx> = self
+            .iter()
+            .map(|r| r.storage)
+            .filter(|&st| self.own(st).is_none())
+            .collect();
+        if !plain.is_empty() {
+            let n = self.count();
+            let s = self.spill(n);
+            s.own.extend(plain.into_iter().map(|storage| Own {
+                storage,
+                gs: old.0,
+                num_bytes: old.1,
+            }));
+        }
+        if let Repr::Spilled(s) = &mut self.0 {
+            s.own.retain(|o| (o.gs, o.num_bytes) != new);
+        }
+        self.unspill_if_small();
+    }
+}
+
+impl std::ops::Deref for Replicas {
+    type Target = [Replica];
+    fn deref(&self) -> &[Replica] {
+        match &self.0 {
+            Repr::Inline(a) => &a[..self.count()],
+            Repr::Spilled(s) => &s.replicas,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Replicas {
+    fn deref_mut(&mut self) -> &mut [Replica] {
+        let n = self.count();
+        match &mut self.0 {
+            Repr::Inline(a) => &mut a[..n],
+            Repr::Spilled(s) => &mut s.replicas,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Replicas {
+    type Item = &'a Replica;
+    type IntoIter = std::slice::Iter<'a, Replica>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Replicas {
+    type Item = &'a mut Replica;
+    type IntoIter = std::slice::IterMut<'a, Replica>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+#[cfg(test)]
+#[path = "replicas_tests.rs"]
+mod tests;

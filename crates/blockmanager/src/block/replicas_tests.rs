@@ -1,0 +1,118 @@
+//! A block's replicas against a model that gives each replica its own generation stamp
+//! and length: every replica reads back the values it was last given, whatever the
+//! block's values did in between; the order is the order of adding; the spill record
+//! exists only when needed.
+
+use proptest::prelude::*;
+
+use crate::block::{Block, BlockInfo, INLINE, Replica, ReplicaState, StorageIdx};
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// Adds a replica on storage `.0` (or gives it new values if present).
+    Report(u32, u64, u64),
+    Remove(u32),
+    /// The block's generation stamp and length change.
+    SetBlock(u64, u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    // Few distinct values, so replicas often match the block and often do not.
+    prop_oneof![
+        4 => (0u32..6, 1u64..4, 0u64..3).prop_map(|(s, g, l)| Op::Report(s, g, l)),
+        2 => (0u32..6).prop_map(Op::Remove),
+        2 => (1u64..4, 0u64..3).prop_map(|(g, l)| Op::SetBlock(g, l)),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn replicas_keep_their_reported_values(ops in proptest::collection::vec(op(), 0..120)) {
+        let mut info = BlockInfo::new_under_construction(Block::new(9, 1, 0), 7, 3, vec![]);
+        // (storage, gs, len) in order of adding
+        let mut model: Vec<(u32, u64, u64)> = Vec::new();
+        for o in &ops {
+            match *o {
+                Op::Report(s, gs, len) => {
+                    let st = StorageIdx(s);
+                    if info.replica_on(st).is_none() {
+                        info.replicas.push_expecting(Replica::new(st, ReplicaState::Rbw), 3);
+                    }
+                    info.set_replica_values(st, gs, len);
+                    match model.iter_mut().find(|m| m.0 == s) {
+                        Some(m) => (m.1, m.2) = (gs, len),
+                        None => model.push((s, gs, len)),
+                    }
+                }
+                Op::Remove(s) => {
+                    let pos = info.replicas.position(StorageIdx(s));
+                    prop_assert_eq!(pos, model.iter().position(|m| m.0 == s));
+                    if let Some(pos) = pos {
+                        let r = info.replicas.remove(pos);
+                        prop_assert_eq!(r.storage, StorageIdx(s));
+                        model.remove(pos);
+                    }
+                }
+                Op::SetBlock(gs, len) => info.set_block(Block::new(9, gs, len)),
+            }
+            let got: Vec<(u32, u64, u64)> = info
+                .replicas
+                .iter()
+                .map(|r| {
+                    let b = info.replica_block(r);
+                    prop_assert_eq!(b.id, 9);
+                    prop_assert_eq!(info.replica_gs(r), b.gs);
+                    Ok((r.storage.0, b.gs, b.num_bytes))
+                })
+                .collect::<Result<_, TestCaseError>>()?;
+            prop_assert_eq!(&got, &model);
+            let own_needed = model
+                .iter()
+                .any(|m| (m.1, m.2) != (info.block.gs, info.block.num_bytes));
+            prop_assert_eq!(info.replicas.is_spilled(), own_needed || model.len() > INLINE);
+        }
+    }
+}
+
+#[test]
+fn three_replicas_fit_in_the_record() {
+    assert_eq!(std::mem::size_of::<Replica>(), 8);
+    assert_eq!(std::mem::size_of::<super::Replicas>(), 24);
+    assert_eq!(std::mem::size_of::<BlockInfo>(), 80);
+}
+
+#[test]
+fn a_fourth_replica_spills_and_going_back_to_three_returns_inline() {
+    let mut info = BlockInfo::new_under_construction(Block::new(1, 5, 10), 7, 4, vec![]);
+    for s in 0..4 {
+        info.replicas
+            .push_expecting(Replica::new(StorageIdx(s), ReplicaState::Finalized), 4);
+    }
+    assert!(info.replicas.is_spilled());
+    assert_eq!(info.replicas.slots(), 4);
+    info.replicas.remove(0);
+    assert!(!info.replicas.is_spilled());
+    let ids: Vec<u32> = info.replicas.iter().map(|r| r.storage.0).collect();
+    assert_eq!(ids, [1, 2, 3]);
+}
+
+#[test]
+fn commit_length_leaves_earlier_reports_their_own() {
+    // a replica finalized at 10 before the block is committed at 10 (block length 0 until then)
+    let mut info = BlockInfo::new_under_construction(Block::new(1, 5, 0), 7, 3, vec![]);
+    info.replicas
+        .push(Replica::new(StorageIdx(0), ReplicaState::Finalized));
+    info.set_replica_values(StorageIdx(0), 5, 10);
+    info.replicas
+        .push(Replica::new(StorageIdx(1), ReplicaState::Rbw));
+    assert!(info.replicas.is_spilled());
+    info.set_block(Block::new(1, 5, 10));
+    let r: Vec<Block> = info
+        .replicas
+        .iter()
+        .map(|r| info.replica_block(r))
+        .collect();
+    assert_eq!(r, [Block::new(1, 5, 10), Block::new(1, 5, 0)]);
+    info.set_replica_values(StorageIdx(1), 5, 10);
+    assert!(!info.replicas.is_spilled());
+}
