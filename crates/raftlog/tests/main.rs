@@ -1,0 +1,7 @@
+//! Integration tests of rhdfs-raftlog, one binary.
+
+mod cluster;
+mod common;
+mod conformance;
+mod crash;
+mod state_machine;
