@@ -122,10 +122,6 @@ where
     }
 }
 
-fn read_err(e: RaftLogError) -> StorageError<u64> {
-    e.into_storage(ErrorSubject::Logs, ErrorVerb::Read)
-}
-
 fn write_err(e: RaftLogError) -> StorageError<u64> {
     e.into_storage(ErrorSubject::Logs, ErrorVerb::Write)
 }
@@ -276,7 +272,7 @@ where
             if added.is_empty() {
                 batch.first = index;
             } else if index != batch.first + added.len() as u64 {
-                return Err(read_err(RaftLogError::Decode {
+                return Err(write_err(RaftLogError::Decode {
                     what: "append",
                     reason: format!("entries not contiguous at index {index}"),
                 }));

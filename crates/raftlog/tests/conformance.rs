@@ -24,8 +24,13 @@ impl StoreBuilder<KvConfig, RaftLogStore<KvConfig>, Sm, TempDir> for Builder {
             .await
             .expect("open store");
         let sm = if self.persist_snapshots {
-            AppStateMachine::open(KvApp::default(), &dir.path().join("sm"), Arc::new(LocalFs))
-                .expect("open state machine")
+            let sm_dir = dir.path().join("sm");
+            tokio::task::spawn_blocking(move || {
+                AppStateMachine::open(KvApp::default(), &sm_dir, Arc::new(LocalFs))
+            })
+            .await
+            .expect("open task")
+            .expect("open state machine")
         } else {
             AppStateMachine::new(KvApp::default())
         };
