@@ -40,7 +40,7 @@ impl Namespace {
             if let Some(f) = inode.as_file() {
                 for b in &f.blocks {
                     blocks_seen += 1;
-                    if self.block_owner.get(b.id) != Some(&id) {
+                    if self.block_owner.get(b.id) != Some(id) {
                         bad.push(format!("block {} of file {id} is not owned by it", b.id));
                     }
                     if b.id > self.last_block_id || b.gs > self.last_gs {

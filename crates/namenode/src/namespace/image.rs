@@ -283,7 +283,7 @@ impl Namespace {
         let count = r.u()?;
         total(count);
         let mut dir = FsDirectory::new(&self.cfg.superuser, &self.cfg.supergroup, 0);
-        let mut block_owner = rhdfs_blockmanager::IdTable::new();
+        let mut block_owner = super::block_owners::BlockOwners::default();
         // Room for every inode (and as many blocks) at once, as many as the payload can
         // hold: an inode is ten fields of at least a byte each.
         let room = usize::try_from(count)

@@ -7,6 +7,7 @@
 
 mod acl;
 mod attrs;
+mod block_owners;
 mod check;
 mod concat;
 mod create;
@@ -32,8 +33,6 @@ mod tests;
 mod truncate_tests;
 
 use std::time::Duration;
-
-use rhdfs_blockmanager::IdTable;
 
 pub use acl::{AclChange, AclStatus};
 pub use concat::Concatenated;
@@ -135,7 +134,7 @@ pub struct Namespace {
     dir: FsDirectory,
     leases: LeaseManager,
     /// The file of each block (block id -> inode id), dense by block id.
-    block_owner: IdTable<u64>,
+    block_owner: block_owners::BlockOwners,
     last_inode_id: u64,
     last_block_id: u64,
     last_gs: u64,
@@ -159,7 +158,7 @@ impl Namespace {
         Namespace {
             dir,
             leases: LeaseManager::default(),
-            block_owner: IdTable::new(),
+            block_owner: Default::default(),
             last_inode_id: ROOT_INODE_ID,
             last_block_id: FIRST_BLOCK_ID - 1,
             last_gs: FIRST_GENERATION_STAMP - 1,
@@ -213,7 +212,7 @@ impl Namespace {
 
     /// The file inode a block belongs to.
     pub fn block_owner(&self, block_id: u64) -> Option<u64> {
-        self.block_owner.get(block_id).copied()
+        self.block_owner.get(block_id)
     }
 
     /// The generation stamp above which unknown replicas are held, once replicas from the
