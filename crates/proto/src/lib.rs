@@ -6,6 +6,7 @@
 //!   ClientDatanodeProtocol, ACLs, xattrs, HdfsServer types, InterDatanodeProtocol)
 //! - [`datanode`]: package `hadoop.hdfs.datanode` (DatanodeProtocol), which also re-exports
 //!   the HdfsServer and InterDatanodeProtocol messages that live in `hadoop.hdfs`
+//! - [`raft`]: package `rhdfs.raft`, rhdfs's own Raft protocol between HA NameNodes
 //!
 //! prost conventions worth knowing:
 //! - type names are UpperCamelCase-normalised: `DatanodeIDProto` is `DatanodeIdProto`,
@@ -56,6 +57,13 @@ pub mod hdfs {
 
 pub use hdfs::datanode;
 
+/// Package `rhdfs.raft`: rhdfs's own Raft protocol between the NameNodes of an HA
+/// nameservice (`protocols::RAFT_PROTOCOL`), not a Hadoop one.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod raft {
+    include!(concat!(env!("OUT_DIR"), "/rhdfs.raft.rs"));
+}
+
 pub mod client_methods;
 
 /// Protocol names used as `declaringClassProtocolName` in `RequestHeaderProto` and as
@@ -73,6 +81,9 @@ pub mod protocols {
         "org.apache.hadoop.hdfs.server.protocol.InterDatanodeProtocol";
     /// HA administration (haadmin, ZKFC) to a NameNode, on its RPC port.
     pub const HA_SERVICE_PROTOCOL: &str = "org.apache.hadoop.ha.HAServiceProtocol";
+    /// Raft between the NameNodes of an HA nameservice (rhdfs's own, messages in [`crate::raft`]),
+    /// on their RPC ports.
+    pub const RAFT_PROTOCOL: &str = "org.apache.rhdfs.raft.RaftProtocol";
 }
 
 /// A `StorageTypeProto` value's name as Hadoop prints it (`DISK`, `SSD`, `ARCHIVE`,

@@ -5,7 +5,9 @@
 //! (preallocated segments, fdatasync per group commit, torn-tail rules). [`AppStateMachine`]
 //! is openraft's `RaftStateMachine` over an application ([`StateMachineApp`]) that applies
 //! committed entries and builds and restores snapshots; the NameNode will be one, [`kv`]
-//! is a small one for tests.
+//! is a small one for tests. [`net`] carries openraft's RPCs over rhdfs's IPC as the
+//! protocol `org.apache.rhdfs.raft.RaftProtocol`, on the same port as a NameNode's other
+//! protocols.
 //!
 //! Durability: an append is reported to openraft (its `LogFlushed` callback) only after the
 //! writer thread's fdatasync of the group it joined; a vote, a purge point and a truncation
@@ -15,6 +17,7 @@
 mod codec;
 mod error;
 pub mod kv;
+pub mod net;
 mod segments;
 mod snapshot_file;
 mod state_machine;
