@@ -5,3 +5,4 @@ mod common;
 mod conformance;
 mod crash;
 mod state_machine;
+mod tcp_cluster;
