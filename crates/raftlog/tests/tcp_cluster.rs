@@ -5,7 +5,8 @@
 //! temporary directory. Writes through the leader reach every member; a stopped leader is
 //! replaced and, restarted on its port, catches up (by snapshot over the wire); a leader cut
 //! off by the fault hook acknowledges nothing while the others elect a leader and commit,
-//! and converges with them once healed.
+//! and converges with them once healed. The Raft port answers malformed calls with an
+//! IOException and serves nothing without an attached `Raft`.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -379,4 +380,62 @@ async fn partitioned_leader_acknowledges_nothing_and_converges_when_healed() {
     for m in members.into_values() {
         stop(m).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raft_port_refuses_malformed_and_unattached_calls() {
+    use prost::Message;
+    use rhdfs_proto::raft::{AppendEntriesRequestProto, RaftEntryProto, RaftLogIdProto};
+
+    let tmp = TempDir::new().expect("tempdir");
+    let any: SocketAddr = "127.0.0.1:0".parse().expect("address");
+    let m = start(tmp.path(), 1, any, 1000).await;
+    let client = RpcClient::connect(&m.addr.to_string(), RAFT_PROTOCOL, "raft")
+        .await
+        .expect("connect");
+    let class = |r: Result<Bytes, rhdfs_ipc::IpcError>| {
+        r.expect_err("refused")
+            .remote_class()
+            .map(str::to_owned)
+            .expect("a remote exception")
+    };
+    // Bytes that are no message, entries that do not follow the previous log id, an entry
+    // payload cut short: each an IOException, and the member serves on.
+    let garbage = client.call_raw("appendEntries", &[0xff; 7]).await;
+    assert_eq!(class(garbage), "java.io.IOException");
+    let entry = |index: u64, payload: &'static [u8]| RaftEntryProto {
+        index,
+        payload: Bytes::from_static(payload),
+    };
+    let mut req = AppendEntriesRequestProto {
+        prev_log_id: Some(RaftLogIdProto {
+            term: 1,
+            node_id: 2,
+            index: 4,
+        }),
+        entries: vec![entry(6, &[0; 17])],
+        ..Default::default()
+    };
+    req.vote.node_id = 2;
+    let gap = client.call_raw("appendEntries", &req.encode_to_vec()).await;
+    assert_eq!(class(gap), "java.io.IOException");
+    req.entries = vec![entry(5, &[0; 9])];
+    let short = client.call_raw("appendEntries", &req.encode_to_vec()).await;
+    assert_eq!(class(short), "java.io.IOException");
+    let unknown = client.call_raw("transferLeader", &[]).await;
+    assert_eq!(class(unknown), rhdfs_ipc::exceptions::NO_SUCH_METHOD);
+    // A well-formed request is answered.
+    let vote = client
+        .call_raw("requestVote", &VoteRequestProto::default().encode_to_vec())
+        .await
+        .expect("answered");
+    rhdfs_proto::raft::VoteResponseProto::decode(vote).expect("decodes");
+    // Detached (the member stopping), it serves nothing.
+    m.service.detach();
+    let detached = client
+        .call_raw("requestVote", &VoteRequestProto::default().encode_to_vec())
+        .await;
+    assert_eq!(class(detached), NOT_SERVING);
+    m.raft.shutdown().await.expect("shutdown");
+    m.server.shutdown().await;
 }
