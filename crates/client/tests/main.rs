@@ -12,3 +12,4 @@ mod lease_recovery;
 mod read_paths;
 mod safe_mode;
 mod short_circuit;
+mod short_circuit_shm;

@@ -195,6 +195,10 @@ impl DataNode {
                 keys::DFS_DATANODE_TRANSFER_SOCKET_RECV_BUFFER_SIZE_KEY,
                 keys::DFS_DATANODE_TRANSFER_SOCKET_RECV_BUFFER_SIZE_DEFAULT,
             )?,
+            shm_paths: crate::short_circuit_registry::shared_paths(
+                conf.get(crate::short_circuit_registry::SHARED_FILE_DESCRIPTOR_PATHS_KEY)
+                    .unwrap_or(crate::short_circuit_registry::SHARED_FILE_DESCRIPTOR_PATHS_DEFAULT),
+            ),
             ..XceiverConfig::default()
         };
         let ctx = XceiverContext {

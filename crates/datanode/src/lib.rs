@@ -18,6 +18,7 @@ pub mod recovery;
 pub mod replica;
 pub mod scan;
 pub mod scanners;
+pub mod short_circuit_registry;
 pub mod volume;
 pub mod volume_check;
 pub mod writer;

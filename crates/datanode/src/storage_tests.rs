@@ -181,3 +181,49 @@ fn slow_volumes_are_avoided_but_never_leave_none() {
     assert_eq!(used.len(), 2);
     ds.set_slow_volumes(Vec::new());
 }
+
+/// A replica's short-circuit slots lose VALID when the replica is reopened for append, taken
+/// into recovery, dropped with its failed volume or deleted; a replica that only moves from rbw
+/// to finalized keeps none to lose.
+#[test]
+fn short_circuit_slots_follow_the_replica() {
+    use rhdfs_transfer::shm::VALID;
+    let d = tempfile::tempdir().unwrap();
+    let shm = tempfile::tempdir().unwrap();
+    let ds = Dataset::open(&[d.path().join("a"), d.path().join("b")], 0).unwrap();
+    let data = vec![5u8; 1000];
+    for id in 1..=4u64 {
+        let mut w = ds.create_rbw(BP, id, 1001, spec(), 0).unwrap();
+        w.write_at(0, &data).unwrap();
+        w.finalize().unwrap();
+    }
+    let reg = ds.short_circuit_registry().clone();
+    let (shm_id, seg) = reg
+        .create_segment("t", &[shm.path().to_path_buf()])
+        .unwrap();
+    for id in 1..=4u64 {
+        seg.set(id as usize, VALID);
+        reg.register_slot(shm_id, id as usize, BP, id).unwrap();
+    }
+    let valid = |id: u64| seg.is_valid(id as usize);
+
+    let w = ds.append(BP, 1, 1001, 1002, 1000).unwrap();
+    assert!(!valid(1), "reopened for append");
+    assert!(valid(2) && valid(3) && valid(4));
+    drop(w);
+
+    ds.init_replica_recovery(BP, 2, 1001, 1003).unwrap();
+    assert!(!valid(2), "under recovery");
+
+    let on = ds.get(BP, 3).unwrap().volume;
+    ds.fail_volumes(&[on], 0);
+    assert!(!valid(3), "its volume failed");
+    let other = ds.get(BP, 4);
+    if other.is_some_and(|r| r.volume != on) {
+        assert!(valid(4), "a replica on the other volume is untouched");
+        ds.remove_for_delete(BP, 4, u64::MAX).unwrap();
+    }
+    assert!(!valid(4), "deleted (or on the failed volume)");
+    // Invalidated slots stay registered until released.
+    assert_eq!(reg.counts(), (1, 4));
+}

@@ -25,6 +25,7 @@ pub mod md5crc;
 pub mod op;
 pub mod packet;
 pub mod reader;
+pub mod shm;
 pub mod short_circuit;
 pub mod transfer;
 pub mod write_params;

@@ -5,8 +5,9 @@
 //! `ShortCircuitFdResponse`: whether the client must send a receipt byte back).
 //!
 //! Both sides use this module: the DataNode sends with [`send_fds`], the client asks with
-//! [`request_fds`]. No shared-memory slot is sent (a request without `slotId` is valid in
-//! Hadoop) and receipt verification is not requested.
+//! [`request_fds`] (with a shared-memory slot when the client has one, `crate::shm`), asks for a
+//! segment with [`request_shm`] and gives a slot back with [`release_slot`]. Receipt
+//! verification is not requested.
 
 use std::fs::File;
 use std::io;
@@ -16,6 +17,8 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use rhdfs_proto::common::TokenProto;
 use rhdfs_proto::hdfs::{
     BlockOpResponseProto, ExtendedBlockProto, OpRequestShortCircuitAccessProto,
+    ReleaseShortCircuitAccessRequestProto, ReleaseShortCircuitAccessResponseProto,
+    ShortCircuitShmRequestProto, ShortCircuitShmResponseProto, ShortCircuitShmSlotProto, Status,
 };
 use rustix::net::{
     RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
@@ -107,22 +110,24 @@ pub enum FdsAnswer {
     },
 }
 
-/// REQUEST_SHORT_CIRCUIT_FDS on a connected domain socket: no slot, no receipt verification.
+/// REQUEST_SHORT_CIRCUIT_FDS on a connected domain socket, with the client's shared-memory
+/// slot for the replica if it has one; no receipt verification.
 pub async fn request_fds(
     sock: &mut UnixStream,
     block: &ExtendedBlockProto,
     token: Option<&TokenProto>,
+    slot: Option<ShortCircuitShmSlotProto>,
 ) -> Result<FdsAnswer> {
     let req = OpRequestShortCircuitAccessProto {
         header: base_header(block, token),
         max_version: CURRENT_BLOCK_FORMAT_VERSION,
-        slot_id: None,
+        slot_id: slot,
         supports_receipt_verification: Some(false),
     };
     write_op(sock, Op::RequestShortCircuitFds, &req).await?;
     // Unbuffered: the descriptors ride on the byte right after this message.
     let resp: BlockOpResponseProto = read_delimited(sock, DEFAULT_MAX_MESSAGE_LEN).await?;
-    if resp.status != rhdfs_proto::hdfs::Status::Success as i32 {
+    if resp.status != Status::Success as i32 {
         return Ok(FdsAnswer::Refused {
             status: resp.status,
             message: resp.message.unwrap_or_default(),
@@ -139,6 +144,83 @@ pub async fn request_fds(
         _ => Err(TransferError::protocol(
             "REQUEST_SHORT_CIRCUIT_FDS succeeded without two file descriptors",
         )),
+    }
+}
+
+/// What a DataNode answered to REQUEST_SHORT_CIRCUIT_SHM.
+#[derive(Debug)]
+pub enum ShmAnswer {
+    /// SUCCESS: the segment's id and its descriptor (to be mapped with `shm::Segment::map`).
+    Granted { id: crate::shm::ShmId, fd: OwnedFd },
+    /// Any other status (ERROR_UNSUPPORTED: the DataNode has no shared memory; read without
+    /// slots), with the DataNode's message.
+    Refused { status: i32, message: String },
+}
+
+/// REQUEST_SHORT_CIRCUIT_SHM on a connected domain socket. After a grant the connection belongs
+/// to the segment: the DataNode frees the segment's slots when it closes, so the caller keeps
+/// it open (and sends nothing more on it) for as long as it uses the segment.
+pub async fn request_shm(sock: &mut UnixStream, client_name: &str) -> Result<ShmAnswer> {
+    let req = ShortCircuitShmRequestProto {
+        client_name: client_name.to_string(),
+        trace_info: None,
+    };
+    write_op(sock, Op::RequestShortCircuitShm, &req).await?;
+    let resp: ShortCircuitShmResponseProto = read_delimited(sock, DEFAULT_MAX_MESSAGE_LEN).await?;
+    if resp.status != Status::Success as i32 {
+        return Ok(ShmAnswer::Refused {
+            status: resp.status,
+            message: resp.error.unwrap_or_default(),
+        });
+    }
+    let id = resp.id.ok_or_else(|| {
+        TransferError::protocol("REQUEST_SHORT_CIRCUIT_SHM succeeded without a segment id")
+    })?;
+    let (_, fds) = recv_fds(sock, 1).await?;
+    let fd = fds.into_iter().next().ok_or_else(|| {
+        TransferError::protocol("REQUEST_SHORT_CIRCUIT_SHM succeeded without a file descriptor")
+    })?;
+    Ok(ShmAnswer::Granted {
+        id: crate::shm::ShmId {
+            hi: id.hi,
+            lo: id.lo,
+        },
+        fd,
+    })
+}
+
+/// The wire form of slot `idx` of segment `id`.
+pub fn slot_proto(id: crate::shm::ShmId, idx: usize) -> ShortCircuitShmSlotProto {
+    ShortCircuitShmSlotProto {
+        shm_id: rhdfs_proto::hdfs::ShortCircuitShmIdProto {
+            hi: id.hi,
+            lo: id.lo,
+        },
+        slot_idx: i32::try_from(idx).unwrap_or(i32::MAX),
+    }
+}
+
+/// RELEASE_SHORT_CIRCUIT_FDS: gives `slot` back to the DataNode. Ok(Err(message)) when the
+/// DataNode refused.
+pub async fn release_slot(
+    sock: &mut UnixStream,
+    slot: ShortCircuitShmSlotProto,
+) -> Result<std::result::Result<(), String>> {
+    let req = ReleaseShortCircuitAccessRequestProto {
+        slot_id: slot,
+        trace_info: None,
+    };
+    write_op(sock, Op::ReleaseShortCircuitFds, &req).await?;
+    let resp: ReleaseShortCircuitAccessResponseProto =
+        read_delimited(sock, DEFAULT_MAX_MESSAGE_LEN).await?;
+    if resp.status == Status::Success as i32 {
+        Ok(Ok(()))
+    } else {
+        Ok(Err(format!(
+            "status {}: {}",
+            resp.status,
+            resp.error.unwrap_or_default()
+        )))
     }
 }
 

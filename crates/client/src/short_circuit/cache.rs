@@ -1,5 +1,5 @@
-//! Open short-circuit replicas kept for reuse, as Hadoop's ShortCircuitCache without shared
-//! memory: at most `dfs.client.read.shortcircuit.streams.cache.size` replicas, each closed
+//! Open short-circuit replicas kept for reuse, as Hadoop's ShortCircuitCache (a replica whose
+//! shared-memory slot the DataNode invalidated is dropped by the caller, `super::replica`): at most `dfs.client.read.shortcircuit.streams.cache.size` replicas, each closed
 //! once unused for `dfs.client.read.shortcircuit.streams.cache.expiry.ms`, least recently used
 //! first out. Keyed by DataNode transfer port, block pool, block id and generation stamp (a new
 //! generation stamp is a new key).

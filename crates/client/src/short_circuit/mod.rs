@@ -1,8 +1,11 @@
 //! Short-circuit local reads (Hadoop's BlockReaderFactory + DomainSocketFactory +
-//! ShortCircuitCache, without shared-memory slots): with `dfs.client.read.shortcircuit` and
+//! ShortCircuitCache + DfsClientShmManager): with `dfs.client.read.shortcircuit` and
 //! `dfs.domain.socket.path`, a replica on a DataNode whose address is this machine's is read
 //! straight from its block file, the descriptors asked for over the DataNode's domain socket
-//! (REQUEST_SHORT_CIRCUIT_FDS) and kept open for reuse (`cache`).
+//! (REQUEST_SHORT_CIRCUIT_FDS) and kept open for reuse (`cache`). Each opened replica has a
+//! shared-memory slot (`shm`) when the DataNode gives segments: once the DataNode invalidates
+//! the replica (deleted, moved, reopened), its slot says so and the open files are no longer
+//! read — the replica is dropped from the cache and the read goes back to the DataNode.
 //!
 //! A domain socket that cannot be reached, or a DataNode that refuses short-circuit access
 //! altogether, is not tried again for ten minutes (Hadoop's DomainSocketFactory); a refusal for
@@ -11,6 +14,7 @@
 
 mod cache;
 mod replica;
+mod shm;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -108,6 +112,7 @@ pub(crate) struct ShortCircuit {
     /// Socket paths not to try until the given monotonic time.
     disabled: Mutex<HashMap<PathBuf, Duration>>,
     replicas: cache::ReplicaCache<LocalReplica>,
+    shm: shm::ShmManager,
     fds_received: AtomicU64,
     bytes_read: AtomicU64,
 }
@@ -125,6 +130,7 @@ impl ShortCircuit {
             socket_timeout,
             local: Mutex::new(HashMap::new()),
             disabled: Mutex::new(HashMap::new()),
+            shm: shm::ShmManager::new(format!("DFSClient_rhdfs_{}", std::process::id())),
             fds_received: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
         }
@@ -189,7 +195,11 @@ impl ShortCircuit {
         let key = Self::key(dn, lb);
         let now = self.clock.monotonic();
         if let Some(r) = self.replicas.get(&key, now) {
-            return Ok(r);
+            if !r.is_stale() {
+                return Ok(r);
+            }
+            // The DataNode invalidated the replica: its files are not read again.
+            self.replicas.remove(&key);
         }
         let path = PathBuf::from(effective_path(&self.conf.socket_path, key.0));
         {
@@ -207,9 +217,11 @@ impl ShortCircuit {
                 None => {}
             }
         }
+        let slot = self.shm.allocate(&path, now, self.socket_timeout).await;
+        let slot_id = slot.as_ref().map(shm::Slot::proto);
         let answer = tokio::time::timeout(self.socket_timeout, async {
             let mut sock = UnixStream::connect(&path).await?;
-            request_fds(&mut sock, &lb.b, Some(&lb.block_token))
+            request_fds(&mut sock, &lb.b, Some(&lb.block_token), slot_id)
                 .await
                 .map_err(|e| std::io::Error::other(e.to_string()))
         })
@@ -250,9 +262,10 @@ impl ShortCircuit {
         };
         self.fds_received.fetch_add(1, Ordering::Relaxed);
         let len = lb.b.num_bytes.unwrap_or(0);
-        let opened = tokio::task::spawn_blocking(move || LocalReplica::open(block, meta, len))
-            .await
-            .map_err(|e| NoReplica::Block(format!("blocking task failed: {e}")))?;
+        let opened =
+            tokio::task::spawn_blocking(move || LocalReplica::open(block, meta, len, slot))
+                .await
+                .map_err(|e| NoReplica::Block(format!("blocking task failed: {e}")))?;
         let r = Arc::new(opened.map_err(|e| NoReplica::Block(e.to_string()))?);
         self.replicas.put(key, r.clone(), now);
         Ok(r)

@@ -29,11 +29,19 @@ pub(crate) struct LocalReplica {
     checksum: DataChecksum,
     /// The block's length as the NameNode gave it.
     len: u64,
+    /// The replica's shared-memory slot, when the DataNode gives them: not VALID once the
+    /// DataNode invalidated the replica. Released when the replica is dropped.
+    slot: Option<super::shm::Slot>,
 }
 
 impl LocalReplica {
     /// Checks the meta header and that both files hold `len` bytes of block data.
-    pub(crate) fn open(block: File, meta: File, len: u64) -> Result<Self, LocalReadError> {
+    pub(crate) fn open(
+        block: File,
+        meta: File,
+        len: u64,
+        slot: Option<super::shm::Slot>,
+    ) -> Result<Self, LocalReadError> {
         let unusable = |m: String| LocalReadError::Unusable(m);
         let mut head = [0u8; META_HEADER_LEN];
         meta.read_exact_at(&mut head, 0)
@@ -65,7 +73,13 @@ impl LocalReplica {
             meta,
             checksum,
             len,
+            slot,
         })
+    }
+
+    /// The DataNode invalidated this replica (its slot is no longer VALID): do not read it.
+    pub(crate) fn is_stale(&self) -> bool {
+        self.slot.as_ref().is_some_and(|s| !s.is_valid())
     }
 
     /// Tells the kernel the block file is read sequentially from here on
@@ -85,6 +99,11 @@ impl LocalReplica {
         skip_checksum: bool,
         buf: &mut PieceBuf,
     ) -> Result<Bytes, LocalReadError> {
+        if self.is_stale() {
+            return Err(LocalReadError::Unusable(
+                "the DataNode invalidated the replica".into(),
+            ));
+        }
         let end = off.saturating_add(n).min(self.len);
         if off >= end {
             return Ok(Bytes::new());
@@ -202,7 +221,7 @@ mod tests {
         m: &tempfile::NamedTempFile,
         len: u64,
     ) -> Result<LocalReplica, LocalReadError> {
-        LocalReplica::open(b.reopen().expect("b"), m.reopen().expect("m"), len)
+        LocalReplica::open(b.reopen().expect("b"), m.reopen().expect("m"), len, None)
     }
 
     #[test]

@@ -136,6 +136,7 @@ impl Dataset {
                         return;
                     };
                     inner.guards.remove(&info.writer_epoch);
+                    self.invalidate_slots(bpid, seen.id);
                     if found == Files::NoBlock {
                         summary.missing_block_files += 1;
                     } else {

@@ -117,12 +117,13 @@ impl Dataset {
                 let mut inner = self.inner.lock();
                 let inner = &mut *inner;
                 let mut removed = 0usize;
-                for m in inner.pools.values_mut() {
+                for (bpid, m) in inner.pools.iter_mut() {
                     let gone: Vec<u64> =
                         m.values().filter(|r| r.volume == i).map(|r| r.id).collect();
                     for id in gone {
                         if let Some(r) = m.remove(&id) {
                             inner.guards.remove(&r.writer_epoch);
+                            self.invalidate_slots(bpid, id);
                             removed += 1;
                         }
                     }

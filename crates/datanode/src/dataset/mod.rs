@@ -31,6 +31,7 @@ use crate::meta;
 use crate::notify::{BlockEvent, BlockNotifier, BlockStatus};
 use crate::replica::{ReplicaInfo, ReplicaState};
 use crate::scan;
+use crate::short_circuit_registry::ShortCircuitRegistry;
 use crate::volume::{Volume, VolumeSpace};
 use failures::VolumeFailure;
 
@@ -79,6 +80,9 @@ pub struct Dataset {
     slow_excluded: Mutex<Vec<String>>,
     /// The profiler of metadata operations (`profiling`), when file I/O profiling is on.
     file_io: OnceLock<Arc<dyn FileIoEvents>>,
+    /// Short-circuit shared-memory segments and the slots registered for replicas: a replica
+    /// leaving the map or its finalized state invalidates its slots.
+    short_circuit: Arc<ShortCircuitRegistry>,
 }
 
 /// Files removed from the map by `remove_for_delete`, to be deleted by the async deleter.
@@ -158,6 +162,7 @@ impl Dataset {
             suspect_notify: tokio::sync::Notify::new(),
             slow_excluded: Mutex::new(Vec::new()),
             file_io: OnceLock::new(),
+            short_circuit: Arc::default(),
         };
         let mut pools = Vec::new();
         for v in &ds.volumes {
@@ -169,6 +174,16 @@ impl Dataset {
             ds.add_block_pool(&p)?;
         }
         Ok(Arc::new(ds))
+    }
+
+    /// The short-circuit segments and slots of this DataNode's replicas.
+    pub fn short_circuit_registry(&self) -> &Arc<ShortCircuitRegistry> {
+        &self.short_circuit
+    }
+
+    /// A replica left the map or its finalized state: its short-circuit slots become invalid.
+    pub(crate) fn invalidate_slots(&self, bpid: &str, id: u64) {
+        self.short_circuit.invalidate(bpid, id);
     }
 
     pub fn datanode_uuid(&self) -> &str {
@@ -529,6 +544,11 @@ impl Dataset {
             inner.next_epoch += 1;
             new.writer_epoch = inner.next_epoch;
             *slot = new.clone();
+            if cur.state == ReplicaState::Finalized
+                && (new.state != ReplicaState::Finalized || new.gs != cur.gs)
+            {
+                self.invalidate_slots(bpid, id);
+            }
             return Ok((value, Some(new)));
         }
         Err(bad(
@@ -551,6 +571,7 @@ impl Dataset {
             inner.guards.remove(&info.writer_epoch);
             info
         };
+        self.invalidate_slots(bpid, id);
         Some(DeletedReplica {
             bpid: bpid.to_string(),
             block_file: self.block_path(bpid, &info),

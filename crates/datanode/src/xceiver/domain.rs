@@ -4,11 +4,12 @@
 //! at the path is replaced; the file is removed at shutdown. A path in a directory other users
 //! could write to stops the DataNode from starting (`domain_path`), as in Hadoop.
 //!
-//! Ops served on it: REQUEST_SHORT_CIRCUIT_FDS (`short_circuit_fds`). The shared-memory slot
-//! protocol is not implemented: REQUEST_SHORT_CIRCUIT_SHM is answered ERROR_UNSUPPORTED
-//! ("…not been configured to support short-circuit shared memory segments", what Hadoop's
-//! client takes as "no shared memory, read without slots") and RELEASE_SHORT_CIRCUIT_FDS
-//! ERROR_UNSUPPORTED. Data traffic over the domain socket (Hadoop's
+//! Ops served on it: REQUEST_SHORT_CIRCUIT_FDS (`short_circuit_fds`), REQUEST_SHORT_CIRCUIT_SHM
+//! and RELEASE_SHORT_CIRCUIT_FDS (`short_circuit_shm`: shared-memory segments whose slots tell
+//! clients when a replica they hold descriptors of was invalidated; with
+//! `dfs.datanode.shared.file.descriptor.paths` empty, REQUEST_SHORT_CIRCUIT_SHM is answered
+//! ERROR_UNSUPPORTED, which Hadoop's client takes as "read without slots"). Data traffic over
+//! the domain socket (Hadoop's
 //! `dfs.client.domain.socket.data.traffic`) is not served: other ops get ERROR_UNSUPPORTED
 //! and the connection closes.
 
@@ -18,8 +19,7 @@ use std::sync::Arc;
 use rhdfs_conf::{Configuration, keys};
 use rhdfs_proto::hdfs::{
     BlockOpResponseProto, OpRequestShortCircuitAccessProto, ReleaseShortCircuitAccessRequestProto,
-    ReleaseShortCircuitAccessResponseProto, ShortCircuitShmRequestProto,
-    ShortCircuitShmResponseProto, Status,
+    ShortCircuitShmRequestProto, Status,
 };
 use rhdfs_transfer::op::{DEFAULT_MAX_MESSAGE_LEN, read_delimited};
 use rhdfs_transfer::short_circuit::effective_path;
@@ -27,7 +27,9 @@ use rhdfs_transfer::{Op, read_op, write_delimited};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 
-use super::{Next, XceiverContext, XceiverError, domain_path, short_circuit_fds, timed};
+use super::{
+    Next, XceiverContext, XceiverError, domain_path, short_circuit_fds, short_circuit_shm, timed,
+};
 
 /// The domain socket path this DataNode listens on: `None` when short-circuit reads are off or
 /// `dfs.domain.socket.path` is empty (then, as Hadoop, a warning when they were asked for).
@@ -152,28 +154,13 @@ async fn dispatch(
             short_circuit_fds::request_short_circuit_fds(ctx, sock, req).await
         }
         Op::RequestShortCircuitShm => {
-            let _: ShortCircuitShmRequestProto = timed(t, read_delimited(sock, max)).await?;
-            let resp = ShortCircuitShmResponseProto {
-                status: Status::ErrorUnsupported as i32,
-                error: Some(
-                    "This datanode has not been configured to support short-circuit shared \
-                     memory segments."
-                        .into(),
-                ),
-                id: None,
-            };
-            write_delimited(sock, &resp).await?;
-            Ok(Next::Continue)
+            let req: ShortCircuitShmRequestProto = timed(t, read_delimited(sock, max)).await?;
+            short_circuit_shm::request_shm(ctx, sock, req).await
         }
         Op::ReleaseShortCircuitFds => {
-            let _: ReleaseShortCircuitAccessRequestProto =
+            let req: ReleaseShortCircuitAccessRequestProto =
                 timed(t, read_delimited(sock, max)).await?;
-            let resp = ReleaseShortCircuitAccessResponseProto {
-                status: Status::ErrorUnsupported as i32,
-                error: Some("unsupported operation".into()),
-            };
-            write_delimited(sock, &resp).await?;
-            Ok(Next::Continue)
+            short_circuit_shm::release(ctx, sock, req).await
         }
         other => {
             let resp = BlockOpResponseProto {
@@ -240,7 +227,7 @@ mod tests {
         let mut s = UnixStream::connect(&path).await.unwrap();
         // Finalized: both files, and several requests on one connection.
         for _ in 0..2 {
-            match request_fds(&mut s, &block(1, 1001, LEN as u64), None)
+            match request_fds(&mut s, &block(1, 1001, LEN as u64), None, None)
                 .await
                 .unwrap()
             {
@@ -254,7 +241,7 @@ mod tests {
             }
         }
         // Being written: refused for this block (with the version).
-        match request_fds(&mut s, &block(2, 1001, LEN as u64), None)
+        match request_fds(&mut s, &block(2, 1001, LEN as u64), None, None)
             .await
             .unwrap()
         {
@@ -269,7 +256,10 @@ mod tests {
             other => panic!("expected a refusal, got {other:?}"),
         }
         // Unknown: ERROR naming the replica.
-        match request_fds(&mut s, &block(3, 1001, 1), None).await.unwrap() {
+        match request_fds(&mut s, &block(3, 1001, 1), None, None)
+            .await
+            .unwrap()
+        {
             FdsAnswer::Refused {
                 status,
                 message,
@@ -298,7 +288,7 @@ mod tests {
                 .unwrap_or_default()
                 .starts_with("Your client is too old")
         );
-        // No shared memory segments.
+        // No shared memory segments (dfs.datanode.shared.file.descriptor.paths empty).
         let shm = ShortCircuitShmRequestProto {
             client_name: "DFSClient_t".into(),
             trace_info: None,
@@ -306,19 +296,142 @@ mod tests {
         write_op(&mut s, Op::RequestShortCircuitShm, &shm)
             .await
             .unwrap();
-        let r: ShortCircuitShmResponseProto = read_delimited(&mut s, 1 << 20).await.unwrap();
+        let r: rhdfs_proto::hdfs::ShortCircuitShmResponseProto =
+            read_delimited(&mut s, 1 << 20).await.unwrap();
         assert_eq!(r.status, Status::ErrorUnsupported as i32);
         drop(rbw);
         server.shutdown().await;
         assert!(!path.exists(), "the socket file is removed");
     }
 
+    /// A segment's slots: registered with REQUEST_SHORT_CIRCUIT_FDS, invalidated when the
+    /// replica is deleted, released with RELEASE_SHORT_CIRCUIT_FDS, and all freed when the
+    /// segment's connection closes.
+    #[tokio::test]
+    async fn shared_memory_slots() {
+        use rhdfs_transfer::shm::{SEGMENT_SIZE, Segment, VALID};
+        use rhdfs_transfer::short_circuit::{ShmAnswer, release_slot, request_shm, slot_proto};
+
+        let dir = tempfile::tempdir().unwrap();
+        let ds = Dataset::open(&[dir.path().join("data")], 0).unwrap();
+        let spec = ChecksumSpec::new(ChecksumType::Crc32c, 512);
+        for id in [1, 2] {
+            let mut w = ds.create_rbw(BP, id, 1001, spec, 0).unwrap();
+            w.write_at(0, &data(LEN)).unwrap();
+            w.finalize().unwrap();
+        }
+        let shm_dir = dir.path().join("shm");
+        std::fs::create_dir(&shm_dir).unwrap();
+        let path = dir.path().join("dn.sock");
+        let server = DomainServer::bind(path.clone(), ctx_with_shm(&ds, vec![shm_dir.clone()]))
+            .await
+            .unwrap();
+        let registry = ds.short_circuit_registry().clone();
+
+        let mut shm_conn = UnixStream::connect(&path).await.unwrap();
+        let (id, fd) = match request_shm(&mut shm_conn, "DFSClient_test").await.unwrap() {
+            ShmAnswer::Granted { id, fd } => (id, fd),
+            other => panic!("expected a segment, got {other:?}"),
+        };
+        assert_eq!(std::fs::read_dir(&shm_dir).unwrap().count(), 0, "unlinked");
+        let seg = Segment::map(fd, SEGMENT_SIZE).unwrap();
+        assert_eq!(registry.counts(), (1, 0));
+
+        let mut s = UnixStream::connect(&path).await.unwrap();
+        // A slot the client did not mark valid is refused.
+        match request_fds(
+            &mut s,
+            &block(1, 1001, LEN as u64),
+            None,
+            Some(slot_proto(id, 0)),
+        )
+        .await
+        .unwrap()
+        {
+            FdsAnswer::Refused {
+                status, message, ..
+            } => {
+                assert_eq!(status, Status::Error as i32);
+                assert!(message.contains("not marked as valid"), "{message}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        seg.set(0, VALID);
+        seg.set(1, VALID);
+        for (idx, blk) in [(0, 1), (1, 2)] {
+            let a = request_fds(
+                &mut s,
+                &block(blk, 1001, LEN as u64),
+                None,
+                Some(slot_proto(id, idx)),
+            )
+            .await
+            .unwrap();
+            assert!(matches!(a, FdsAnswer::Granted { .. }), "{a:?}");
+        }
+        assert_eq!(registry.counts(), (1, 2));
+        // Deleting replica 1 invalidates its slot only.
+        let gone = ds.remove_for_delete(BP, 1, u64::MAX).unwrap();
+        assert!(!seg.is_valid(0));
+        assert!(seg.is_valid(1));
+        // A slot for a replica that is gone is not registered.
+        seg.set(2, VALID);
+        let a = request_fds(
+            &mut s,
+            &block(1, 1001, LEN as u64),
+            None,
+            Some(slot_proto(id, 2)),
+        )
+        .await
+        .unwrap();
+        assert!(matches!(a, FdsAnswer::Refused { .. }), "{a:?}");
+        assert_eq!(registry.counts(), (1, 2));
+        // Release frees the slot; a second release is an error.
+        assert_eq!(
+            release_slot(&mut s, slot_proto(id, 0)).await.unwrap(),
+            Ok(())
+        );
+        assert!(
+            release_slot(&mut s, slot_proto(id, 0))
+                .await
+                .unwrap()
+                .is_err()
+        );
+        assert_eq!(registry.counts(), (1, 1));
+        // Closing the segment's connection frees its slots.
+        drop(shm_conn);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while registry.counts() != (0, 0) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{:?}",
+                registry.counts()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert!(
+            release_slot(&mut s, slot_proto(id, 1))
+                .await
+                .unwrap()
+                .is_err()
+        );
+        drop(gone);
+        server.shutdown().await;
+    }
+
     fn ctx_again(ds: &Arc<Dataset>) -> XceiverContext {
+        ctx_with_shm(ds, Vec::new())
+    }
+
+    fn ctx_with_shm(ds: &Arc<Dataset>, shm_paths: Vec<PathBuf>) -> XceiverContext {
         XceiverContext {
             dataset: ds.clone(),
             notifier: Arc::new(crate::notify::NoopNotifier),
             faults: Arc::new(FaultHooks::default()),
-            config: Default::default(),
+            config: super::super::XceiverConfig {
+                shm_paths,
+                ..Default::default()
+            },
             active: Default::default(),
             activity: Default::default(),
         }

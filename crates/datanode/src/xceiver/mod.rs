@@ -10,6 +10,7 @@ mod domain_path;
 mod read_block;
 mod send;
 mod short_circuit_fds;
+mod short_circuit_shm;
 mod sock_io;
 mod write_block;
 
@@ -59,6 +60,9 @@ pub struct XceiverConfig {
     /// SO_RCVBUF of accepted data-transfer sockets
     /// (dfs.datanode.transfer.socket.recv.buffer.size; 0: the OS tunes it).
     pub recv_buffer_size: u32,
+    /// Where short-circuit shared memory segments are created
+    /// (dfs.datanode.shared.file.descriptor.paths; empty: REQUEST_SHORT_CIRCUIT_SHM unsupported).
+    pub shm_paths: Vec<std::path::PathBuf>,
 }
 
 impl Default for XceiverConfig {
@@ -72,6 +76,9 @@ impl Default for XceiverConfig {
             transfer_to: true,
             send_buffer_size: 0,
             recv_buffer_size: 0,
+            shm_paths: crate::short_circuit_registry::shared_paths(
+                crate::short_circuit_registry::SHARED_FILE_DESCRIPTOR_PATHS_DEFAULT,
+            ),
         }
     }
 }

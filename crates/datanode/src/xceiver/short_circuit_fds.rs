@@ -7,9 +7,12 @@
 //! ERROR_UNSUPPORTED with the version ("Your client is too old…"); a replica not finalized
 //! (still being written or recovered) ERROR_UNSUPPORTED with the version, so the client stops
 //! asking for this block only; a replica not found or whose files cannot be opened ERROR with
-//! the reason. A shared-memory slot in the request is ignored (this DataNode hands out no
-//! slots, see `domain`), and so is receipt verification: the descriptors' byte says
-//! DO_NOT_USE_RECEIPT_VERIFICATION.
+//! the reason. A shared-memory slot in the request (`short_circuit_shm`) is registered for the
+//! replica, so invalidating the replica clears the slot's VALID bit; a slot that cannot be
+//! registered (unknown segment, in use, not marked valid) is ERROR, as in Hadoop. The replica is
+//! looked at again after the slot is registered: one removed or changed in between has its slot
+//! released and the request answered as for a replica not found. Receipt verification is not
+//! used: the descriptors' byte says DO_NOT_USE_RECEIPT_VERIFICATION.
 
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -78,6 +81,38 @@ pub(crate) async fn request_short_circuit_fds(
             return Ok(Next::Continue);
         }
     };
+    if let Some(slot) = &req.slot_id {
+        let registry = ctx.dataset.short_circuit_registry();
+        let registered = match super::short_circuit_shm::slot_of(slot) {
+            Some((shm, idx)) => registry
+                .register_slot(shm, idx, &block.pool_id, id)
+                .map(|()| (shm, idx)),
+            None => Err(format!("bad slot index {}", slot.slot_idx)),
+        };
+        let (shm, idx) = match registered {
+            Ok(r) => r,
+            Err(msg) => {
+                tracing::info!(id, %msg, "REQUEST_SHORT_CIRCUIT_FDS: slot refused");
+                write_delimited(sock, &refused(Status::Error, msg, false)).await?;
+                return Ok(Next::Continue);
+            }
+        };
+        // An invalidation before the registration found no slot to clear: look again.
+        let info = reader.info();
+        let still = ctx
+            .dataset
+            .get(&block.pool_id, id)
+            .is_some_and(|r| r.state == ReplicaState::Finalized && r.gs == info.gs);
+        if !still {
+            let _ = registry.unregister_slot(shm, idx);
+            let msg = format!(
+                "Replica not found for {}:blk_{id}_{}",
+                block.pool_id, block.generation_stamp
+            );
+            write_delimited(sock, &refused(Status::Error, msg, false)).await?;
+            return Ok(Next::Continue);
+        }
+    }
     let (block_file, meta_file) = reader.into_files();
     let ok = BlockOpResponseProto {
         status: Status::Success as i32,
