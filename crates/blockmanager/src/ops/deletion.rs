@@ -49,17 +49,19 @@ impl BlockManager {
     }
 
     /// Removes blocks from the front of `chunk` under one hold of the blocks lock, until the
-    /// chunk is done or the hold has lasted `deletion_lock_threshold` (at least one block);
-    /// returns how many were removed.
+    /// chunk is done or the hold has lasted `deletion_lock_threshold` on the manager's clock
+    /// (at least one block); returns how many were removed.
     fn remove_batch(&self, chunk: &[u64]) -> usize {
         let mut done = 0;
         {
             let mut st = self.blocks.lock("remove_blocks");
-            let started = std::time::Instant::now();
+            // On the injected clock, so a test's batches are cut by the increment alone
+            // (a busy machine's preemption mid-hold does not change the count).
+            let started = self.now_mono();
             for id in chunk {
                 st.remove_block(*id);
                 done += 1;
-                if started.elapsed() >= self.cfg.deletion_lock_threshold {
+                if self.now_mono().saturating_sub(started) >= self.cfg.deletion_lock_threshold {
                     break;
                 }
             }
