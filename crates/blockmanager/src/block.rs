@@ -105,8 +105,10 @@ impl CorruptReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StorageIdx(pub u32);
 
+mod construction;
 mod replicas;
 
+pub use construction::Construction;
 pub use replicas::{INLINE, Replica, Replicas, VACANT};
 
 /// Where a block under construction is expected to be written (the pipeline).
@@ -114,50 +116,6 @@ pub use replicas::{INLINE, Replica, Replicas, VACANT};
 pub struct ExpectedLocation {
     pub dn_uuid: Arc<str>,
     pub storage_id: Arc<str>,
-}
-
-/// A block's pipeline locations: empty (one word, no allocation) for every block that is
-/// not being written — almost all of them — so a COMPLETE block in the map pays 8 bytes
-/// for it, not a 24-byte `Vec`. Reads as a slice.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[allow(clippy::box_collection)] // the box is the point: one word when empty
-pub struct Pipeline(Option<Box<Vec<ExpectedLocation>>>);
-
-impl Pipeline {
-    pub fn push(&mut self, e: ExpectedLocation) {
-        self.0.get_or_insert_with(Default::default).push(e);
-    }
-
-    pub fn clear(&mut self) {
-        self.0 = None;
-    }
-}
-
-impl std::ops::Deref for Pipeline {
-    type Target = [ExpectedLocation];
-    fn deref(&self) -> &[ExpectedLocation] {
-        self.0.as_deref().map_or(&[], |v| v.as_slice())
-    }
-}
-
-impl From<Vec<ExpectedLocation>> for Pipeline {
-    fn from(v: Vec<ExpectedLocation>) -> Self {
-        Pipeline((!v.is_empty()).then(|| Box::new(v)))
-    }
-}
-
-impl FromIterator<ExpectedLocation> for Pipeline {
-    fn from_iter<I: IntoIterator<Item = ExpectedLocation>>(it: I) -> Self {
-        it.into_iter().collect::<Vec<_>>().into()
-    }
-}
-
-impl<'a> IntoIterator for &'a Pipeline {
-    type Item = &'a ExpectedLocation;
-    type IntoIter = std::slice::Iter<'a, ExpectedLocation>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
 }
 
 /// The recovery of a block whose writer is gone (the recovery part of Hadoop's
@@ -183,13 +141,10 @@ pub struct BlockInfo {
     /// Its replicas, each naming its storage by index (`BlocksMap::storage`); three
     /// inline, 24 bytes.
     pub replicas: Replicas,
-    /// The pipeline while the block is not COMPLETE.
-    pub expected: Pipeline,
-    /// Set while the block is UNDER_RECOVERY (and kept until it is committed, so a later
-    /// attempt knows which primaries were tried).
-    /// Boxed: almost every block is never recovered, and inline it would add 40 bytes to
-    /// every block in the map.
-    pub recovery: Option<Box<BlockRecovery>>,
+    /// The pipeline while the block is not COMPLETE, and the recovery, set while the
+    /// block is UNDER_RECOVERY (and kept until it is committed, so a later attempt knows
+    /// which primaries were tried). One word, boxed: almost every block has neither.
+    pub uc: Construction,
 }
 
 impl BlockInfo {
@@ -199,15 +154,16 @@ impl BlockInfo {
         replication: u16,
         expected: Vec<ExpectedLocation>,
     ) -> Self {
-        BlockInfo {
+        let mut info = BlockInfo {
             block,
             state: BlockUcState::UnderConstruction,
             replication,
             inode_id,
             replicas: Replicas::default(),
-            expected: expected.into(),
-            recovery: None,
-        }
+            uc: Construction::default(),
+        };
+        info.uc.set_expected(expected);
+        info
     }
 
     pub fn is_complete(&self) -> bool {

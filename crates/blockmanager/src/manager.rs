@@ -429,9 +429,10 @@ impl BlockManager {
             let info = st.map.get(id)?;
             let mut picks: Vec<(Arc<str>, Arc<str>)> = Vec::new();
             let mut corrupt = false;
-            if !info.is_complete() && !info.expected.is_empty() {
+            if !info.is_complete() && !info.uc.expected().is_empty() {
                 picks.extend(
-                    info.expected
+                    info.uc
+                        .expected()
                         .iter()
                         .map(|e| (e.dn_uuid.clone(), e.storage_id.clone())),
                 );
@@ -540,7 +541,8 @@ impl BlockManager {
         let expected: Vec<(Arc<str>, Arc<str>)> = {
             let st = self.blocks.lock("recovery");
             let info = st.map.get(id).ok_or(BlockManagerError::UnknownBlock(id))?;
-            info.expected
+            info.uc
+                .expected()
                 .iter()
                 .map(|e| (e.dn_uuid.clone(), e.storage_id.clone()))
                 .collect()
@@ -595,7 +597,7 @@ impl BlockManager {
         if info.state != BlockUcState::UnderRecovery {
             return None;
         }
-        info.recovery.as_deref().cloned()
+        info.uc.recovery().cloned()
     }
 
     /// True when `uuid` is a registered DataNode not declared dead.

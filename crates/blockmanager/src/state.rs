@@ -111,7 +111,7 @@ impl BlockState {
         if let Some(info) = map.get_mut(block.id) {
             info.set_block(block);
             info.state = BlockUcState::UnderConstruction;
-            info.recovery = None;
+            info.uc.set_recovery(None);
             info.inode_id = inode_id;
             info.replication = replication;
             for r in &mut info.replicas {
@@ -119,11 +119,11 @@ impl BlockState {
                     r.state = ReplicaState::Rbw;
                 }
             }
-            info.expected = if expected.is_empty() {
-                located.into()
+            info.uc.set_expected(if expected.is_empty() {
+                located
             } else {
-                expected.into()
-            };
+                expected
+            });
             return;
         }
         self.map.insert(BlockInfo::new_under_construction(
@@ -174,7 +174,7 @@ impl BlockState {
                 }
                 info.set_block(commit);
                 info.state = BlockUcState::Committed;
-                info.recovery = None;
+                info.uc.set_recovery(None);
                 // Finalized replicas of another length cannot serve the committed block.
                 let short: Vec<StorageIdx> = info
                     .replicas
@@ -223,10 +223,11 @@ impl BlockState {
                 info.block, info.state
             )));
         }
-        let mut tried = info.recovery.take().map(|r| r.tried).unwrap_or_default();
+        let mut tried = info.uc.take_recovery().map(|r| r.tried).unwrap_or_default();
         info.state = BlockUcState::UnderRecovery;
         let live: Vec<(Arc<str>, Duration)> = info
-            .expected
+            .uc
+            .expected()
             .iter()
             .filter_map(|e| alive(&e.dn_uuid).map(|t| (e.dn_uuid.clone(), t)))
             .collect();
@@ -246,7 +247,7 @@ impl BlockState {
         if let Some(p) = &primary {
             tried.push(p.clone());
         }
-        info.recovery = Some(Box::new(BlockRecovery {
+        info.uc.set_recovery(Some(BlockRecovery {
             recovery_id,
             primary: primary.clone(),
             tried,
@@ -268,7 +269,8 @@ impl BlockState {
                 // their way (Hadoop's addExpectedReplicasToPending).
                 let gs = info.block.gs;
                 let coming: Vec<Arc<str>> = info
-                    .expected
+                    .uc
+                    .expected()
                     .iter()
                     .filter(|e| {
                         !info.replicas.iter().any(|r| {
@@ -281,7 +283,7 @@ impl BlockState {
                     .collect();
                 if let Some(info) = self.map.get_mut(id) {
                     info.state = BlockUcState::Complete;
-                    info.expected.clear();
+                    info.uc.clear_expected();
                 }
                 self.recon.add_pending(id, coming);
                 self.check_redundancy(id);
@@ -476,7 +478,7 @@ impl BlockState {
         };
         info.set_block(new);
         if !expected.is_empty() {
-            info.expected = expected.into();
+            info.uc.set_expected(expected);
         }
         let stale: Vec<StorageIdx> = info
             .replicas
@@ -509,7 +511,7 @@ impl BlockState {
                 n += 1;
             }
         }
-        for e in &info.expected {
+        for e in info.uc.expected() {
             if !info
                 .replicas
                 .iter()
@@ -584,9 +586,9 @@ impl BlockState {
                 self.map
                     .add_replica(dn, storage, reported.block, reported.state);
                 if let Some(info) = self.map.get_mut(id)
-                    && !info.expected.iter().any(|e| e.dn_uuid == *dn)
+                    && !info.uc.expected().iter().any(|e| e.dn_uuid == *dn)
                 {
-                    info.expected.push(ExpectedLocation {
+                    info.uc.push_expected(ExpectedLocation {
                         dn_uuid: dn.clone(),
                         storage_id: storage.clone(),
                     });

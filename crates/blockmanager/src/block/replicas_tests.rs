@@ -78,7 +78,7 @@ proptest! {
 fn three_replicas_fit_in_the_record() {
     assert_eq!(std::mem::size_of::<Replica>(), 8);
     assert_eq!(std::mem::size_of::<super::Replicas>(), 24);
-    assert_eq!(std::mem::size_of::<BlockInfo>(), 80);
+    assert_eq!(std::mem::size_of::<BlockInfo>(), 72);
 }
 
 #[test]
