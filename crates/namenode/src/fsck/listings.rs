@@ -136,7 +136,7 @@ pub(super) fn block_id_check(fs: &Namesystem, blk: &str, out: &mut String) {
             let repl = dir
                 .get(v.inode_id)
                 .and_then(|i| i.as_file())
-                .map_or(v.replication, |f| f.replication);
+                .map_or(v.replication, |f| f.replication());
             Some((dir.path_of(v.inode_id), repl))
         })
     });

@@ -101,7 +101,7 @@ fn resolve(fs: &Namesystem, caller: &Caller, path: &str) -> Result<Target, Strin
                     Target::File(Entry::File {
                         name: Vec::new(),
                         length: f.length(),
-                        replication: f.replication,
+                        replication: f.replication(),
                         mode: inode.perm.mode,
                         blocks: f.blocks.to_vec(),
                         open: f.uc.is_some(),

@@ -117,7 +117,7 @@ impl Walker<'_> {
                             Entry::File {
                                 name: name.to_vec(),
                                 length: f.length(),
-                                replication: f.replication,
+                                replication: f.replication(),
                                 mode: inode.perm.mode,
                                 blocks: f.blocks.to_vec(),
                                 open: f.uc.is_some(),

@@ -2,8 +2,11 @@
 //! in the inodes themselves (as Hadoop's INodeDirectory keeps a sorted list of its
 //! children and compares through them).
 //!
-//! Memory: eight bytes per child in one vector. A `BTreeMap<Vec<u8>, u64>` paid a node
-//! share of about 50 bytes per entry plus a second copy of every name.
+//! Memory: eight bytes per child in one vector, behind one word in the inode (`None`, no
+//! allocation, for an empty directory). The vector's own 24 bytes sit in the box rather
+//! than in every inode: a file's inode is as large as a directory's, and directories are
+//! few. A `BTreeMap<Vec<u8>, u64>` paid a node share of about 50 bytes per entry plus a
+//! second copy of every name.
 //!
 //! The tree ([`super::FsDirectory`]) does the searching, as only it can read a child's name
 //! from its id; here are the positions.
@@ -12,25 +15,30 @@ use std::cmp::Ordering;
 
 /// Child inode ids in byte order of their names (HDFS's listing order).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Children(Vec<u64>);
+#[allow(clippy::box_collection)] // the box is the point: one word in the inode
+pub struct Children(Option<Box<Vec<u64>>>);
 
 impl Children {
+    fn ids(&self) -> &[u64] {
+        self.0.as_deref().map_or(&[], |v| v.as_slice())
+    }
+
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.ids().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.ids().is_empty()
     }
 
     /// The children's ids in name order.
     pub fn values(&self) -> std::slice::Iter<'_, u64> {
-        self.0.iter()
+        self.ids().iter()
     }
 
     /// The ids from position `at` on (empty past the end).
     pub(super) fn from(&self, at: usize) -> &[u64] {
-        self.0.get(at..).unwrap_or(&[])
+        self.ids().get(at..).unwrap_or(&[])
     }
 
     /// `Ok(position)` of the child called `name`, or `Err(position)` where it would go;
@@ -40,16 +48,22 @@ impl Children {
         name: &[u8],
         name_of: impl Fn(u64) -> &'a [u8],
     ) -> Result<usize, usize> {
-        self.0
+        self.ids()
             .binary_search_by(|&id| -> Ordering { name_of(id).cmp(name) })
     }
 
     pub(super) fn insert_at(&mut self, at: usize, id: u64) {
-        self.0.insert(at.min(self.0.len()), id);
+        let v = self.0.get_or_insert_with(Default::default);
+        v.insert(at.min(v.len()), id);
     }
 
     pub(super) fn remove_at(&mut self, at: usize) -> Option<u64> {
-        (at < self.0.len()).then(|| self.0.remove(at))
+        let v = self.0.as_mut()?;
+        let id = (at < v.len()).then(|| v.remove(at));
+        if v.is_empty() {
+            self.0 = None;
+        }
+        id
     }
 }
 
@@ -117,5 +131,16 @@ mod tests {
         c.insert_at(5, 9);
         assert_eq!(c.values().copied().collect::<Vec<_>>(), vec![9]);
         assert!(c.from(4).is_empty());
+        assert_eq!(c.remove_at(0), Some(9));
+        assert_eq!(
+            c,
+            Children::default(),
+            "an emptied list holds no allocation"
+        );
+    }
+
+    #[test]
+    fn one_word() {
+        assert_eq!(std::mem::size_of::<Children>(), 8);
     }
 }

@@ -1,31 +1,49 @@
 //! A file's blocks: one block (most files) held in the inode itself, any other count in a
 //! vector. Reads as a slice; the few changes a file's block list sees are methods here.
+//! The file's replication rides along in the spare bytes of the list's tag word.
 //!
 //! Memory: 32 bytes in the inode and nothing else for a file of one block, where a
-//! `Vec<FileBlock>` took 24 bytes plus a 32-byte malloc chunk.
+//! `Vec<FileBlock>` took 24 bytes plus a 32-byte malloc chunk; the replication, a `u16`
+//! field of the inode, took 8 more with its padding.
 
 use std::ops::{Deref, DerefMut};
 
 use super::FileBlock;
 
+/// A file's replication and its blocks.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FileBlocks {
-    One(FileBlock),
+pub struct FileBlocks(Repr);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Repr {
+    One(u16, FileBlock),
     /// No block, or two and more.
-    Many(Vec<FileBlock>),
+    Many(u16, Vec<FileBlock>),
 }
 
-impl Default for FileBlocks {
-    fn default() -> Self {
-        FileBlocks::Many(Vec::new())
+impl FileBlocks {
+    /// The list of `blocks` of a file of `replication`.
+    pub fn new(replication: u16, mut blocks: Vec<FileBlock>) -> Self {
+        FileBlocks(match blocks.len() {
+            1 => Repr::One(replication, blocks.remove(0)),
+            _ => Repr::Many(replication, blocks),
+        })
     }
-}
 
-impl From<Vec<FileBlock>> for FileBlocks {
-    fn from(mut v: Vec<FileBlock>) -> Self {
-        match v.len() {
-            1 => FileBlocks::One(v.remove(0)),
-            _ => FileBlocks::Many(v),
+    /// A file of one block.
+    pub fn one(replication: u16, block: FileBlock) -> Self {
+        FileBlocks(Repr::One(replication, block))
+    }
+
+    pub fn replication(&self) -> u16 {
+        match self.0 {
+            Repr::One(r, _) | Repr::Many(r, _) => r,
+        }
+    }
+
+    pub fn set_replication(&mut self, replication: u16) {
+        match &mut self.0 {
+            Repr::One(r, _) | Repr::Many(r, _) => *r = replication,
         }
     }
 }
@@ -33,18 +51,18 @@ impl From<Vec<FileBlock>> for FileBlocks {
 impl Deref for FileBlocks {
     type Target = [FileBlock];
     fn deref(&self) -> &[FileBlock] {
-        match self {
-            FileBlocks::One(b) => std::slice::from_ref(b),
-            FileBlocks::Many(v) => v,
+        match &self.0 {
+            Repr::One(_, b) => std::slice::from_ref(b),
+            Repr::Many(_, v) => v,
         }
     }
 }
 
 impl DerefMut for FileBlocks {
     fn deref_mut(&mut self) -> &mut [FileBlock] {
-        match self {
-            FileBlocks::One(b) => std::slice::from_mut(b),
-            FileBlocks::Many(v) => v,
+        match &mut self.0 {
+            Repr::One(_, b) => std::slice::from_mut(b),
+            Repr::Many(_, v) => v,
         }
     }
 }
@@ -64,18 +82,19 @@ impl FileBlocks {
 
     /// Changes the list as a vector, then stores it compactly again.
     fn edit<T>(&mut self, f: impl FnOnce(&mut Vec<FileBlock>) -> T) -> T {
-        let mut v = match std::mem::take(self) {
-            FileBlocks::One(b) => vec![b],
-            FileBlocks::Many(v) => v,
+        let replication = self.replication();
+        let mut v = match std::mem::replace(&mut self.0, Repr::Many(replication, Vec::new())) {
+            Repr::One(_, b) => vec![b],
+            Repr::Many(_, v) => v,
         };
         let out = f(&mut v);
-        *self = v.into();
+        *self = FileBlocks::new(replication, v);
         out
     }
 
     pub fn push(&mut self, b: FileBlock) {
-        match self {
-            FileBlocks::Many(v) if !v.is_empty() => v.push(b),
+        match &mut self.0 {
+            Repr::Many(_, v) if !v.is_empty() => v.push(b),
             _ => self.edit(|v| v.push(b)),
         }
     }
@@ -131,11 +150,21 @@ mod tests {
         ]
     }
 
+    #[test]
+    fn replication_in_the_tag_word() {
+        assert_eq!(std::mem::size_of::<FileBlocks>(), 32);
+        let mut f = FileBlocks::one(3, b(1));
+        f.set_replication(u16::MAX);
+        f.push(b(2));
+        assert_eq!(f.replication(), u16::MAX);
+        assert_eq!(f.as_slice(), &[b(1), b(2)]);
+    }
+
     proptest! {
         /// The list behaves as a vector, and holds exactly one block inline.
         #[test]
         fn behaves_as_a_vec(ops in proptest::collection::vec(op(), 0..60)) {
-            let mut f = FileBlocks::default();
+            let mut f = FileBlocks::new(7, Vec::new());
             let mut v: Vec<FileBlock> = Vec::new();
             for o in ops {
                 match o {
@@ -152,7 +181,8 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(f.as_slice(), v.as_slice());
-                prop_assert_eq!(matches!(f, FileBlocks::One(_)), v.len() == 1);
+                prop_assert_eq!(matches!(f.0, Repr::One(..)), v.len() == 1);
+                prop_assert_eq!(f.replication(), 7);
             }
         }
     }

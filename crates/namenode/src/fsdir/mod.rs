@@ -59,9 +59,9 @@ pub struct UnderConstruction {
 
 #[derive(Debug, Clone)]
 pub struct FileInode {
-    pub replication: u16,
     pub block_size: u64,
-    /// One block inline ([`FileBlocks`]).
+    /// One block inline ([`FileBlocks`]), and the file's replication
+    /// ([`FileInode::replication`]) in the spare bytes of its tag word.
     pub blocks: FileBlocks,
     /// Boxed: most files are closed, and an inline `UnderConstruction` (two strings) would
     /// make every inode in the tree 56 bytes larger.
@@ -69,6 +69,27 @@ pub struct FileInode {
 }
 
 impl FileInode {
+    pub fn new(
+        replication: u16,
+        block_size: u64,
+        blocks: Vec<FileBlock>,
+        uc: Option<Box<UnderConstruction>>,
+    ) -> Self {
+        FileInode {
+            block_size,
+            blocks: FileBlocks::new(replication, blocks),
+            uc,
+        }
+    }
+
+    pub fn replication(&self) -> u16 {
+        self.blocks.replication()
+    }
+
+    pub fn set_replication(&mut self, replication: u16) {
+        self.blocks.set_replication(replication);
+    }
+
     /// Sum of the block lengths (for an open file this includes the fsync'd length of
     /// the last block).
     pub fn length(&self) -> u64 {
@@ -512,5 +533,21 @@ impl FsDirectory {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::size_of;
+
+    /// A file's inode is 120 bytes: the replication rides in the block list's tag word,
+    /// a directory's children are one word, so a directory fits around that tag.
+    #[test]
+    fn inode_sizes() {
+        assert_eq!(size_of::<super::FileInode>(), 48);
+        assert_eq!(size_of::<super::DirInode>(), 32);
+        assert_eq!(size_of::<super::InodeKind>(), 48);
+        assert_eq!(size_of::<super::Inode>(), 120);
+        assert_eq!(size_of::<Option<super::Inode>>(), 120);
     }
 }

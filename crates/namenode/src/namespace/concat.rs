@@ -50,7 +50,7 @@ impl Namespace {
             )));
         }
         let tparent = self.dir.get(tid).map(|i| i.parent);
-        let (tblock_size, treplication) = (tfile.block_size, tfile.replication);
+        let (tblock_size, treplication) = (tfile.block_size, tfile.replication());
         let mut ids: Vec<u64> = Vec::with_capacity(srcs.len());
         for src in srcs {
             let spath = FsPath::parse(src)?;
@@ -166,12 +166,12 @@ impl Namespace {
             .dir
             .get(target)
             .and_then(|i| i.as_file())
-            .map_or(1, |f| f.replication);
+            .map_or(1, |f| f.replication());
         let mut d = super::Usage::default();
         for &src in srcs {
             if let Some(f) = self.dir.get(src).and_then(|i| i.as_file()) {
                 let mut g = f.clone();
-                g.replication = repl;
+                g.set_replication(repl);
                 d.ns -= 1;
                 d.ds += super::file_space(&g) as i64 - super::file_space(f) as i64;
             }

@@ -100,7 +100,7 @@ pub(super) fn encode_inode(w: &mut W, inode: &Inode) {
         }
         InodeKind::File(f) => {
             w.0.push(KIND_FILE);
-            w.u(u64::from(f.replication));
+            w.u(u64::from(f.replication()));
             w.u(f.block_size);
             w.u(f.blocks.len() as u64);
             for b in &f.blocks {
@@ -184,12 +184,12 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
                     });
                 }
             };
-            InodeKind::File(FileInode {
+            InodeKind::File(FileInode::new(
                 replication,
                 block_size,
-                blocks: blocks.into(),
-                uc: uc.map(Box::new),
-            })
+                blocks,
+                uc.map(Box::new),
+            ))
         }
         _ => {
             return Err(ImageDecodeError::Bad {
@@ -399,7 +399,7 @@ impl Namespace {
                 out.push(LoadedBlock {
                     block: *b,
                     inode: id,
-                    replication: f.replication,
+                    replication: f.replication(),
                     under_construction: f.uc.is_some() && i + 1 == n,
                 });
             }

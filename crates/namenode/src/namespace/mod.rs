@@ -424,16 +424,16 @@ impl Namespace {
                     perm: Perm::intern(perm.clone()),
                     mtime: *mtime,
                     atime: *mtime,
-                    kind: InodeKind::File(FileInode {
-                        replication: *replication,
-                        block_size: *block_size,
-                        blocks: Default::default(),
-                        uc: Some(Box::new(UnderConstruction {
+                    kind: InodeKind::File(FileInode::new(
+                        *replication,
+                        *block_size,
+                        Vec::new(),
+                        Some(Box::new(UnderConstruction {
                             client_name: client_name.clone(),
                             client_machine: client_machine.clone(),
                             truncate_last_to: None,
                         })),
-                    }),
+                    )),
                     ext: None,
                 };
                 let inode = self.inherit_default_acl(inode);
@@ -537,7 +537,7 @@ impl Namespace {
                 }
             }
             EditOp::SetReplication { id, replication } => {
-                self.file_mut(*id)?.replication = *replication;
+                self.file_mut(*id)?.set_replication(*replication);
             }
             EditOp::SetPermission { id, mode } => {
                 let inode = self.dir.get_mut(*id).ok_or_else(|| inconsistent(op))?;

@@ -67,7 +67,7 @@ pub fn file_space(f: &FileInode) -> u64 {
             }
         })
         .sum();
-    len * u64::from(f.replication)
+    len * u64::from(f.replication())
 }
 
 fn inode_usage(inode: &Inode) -> Usage {
@@ -221,7 +221,7 @@ impl Namespace {
             EditOp::SetReplication { id, replication } => {
                 out = file_change(*id, &|f| {
                     let mut f = f.clone();
-                    f.replication = *replication;
+                    f.set_replication(*replication);
                     f
                 })
             }

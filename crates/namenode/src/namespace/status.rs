@@ -47,7 +47,7 @@ impl Namespace {
     pub(crate) fn status_of(&self, inode: &Inode, name: Vec<u8>, with_blocks: bool) -> FileStatus {
         let (is_dir, length, replication, block_size, children_num) = match &inode.kind {
             InodeKind::Dir(d) => (true, 0, 0, 0, d.children.len() as u32),
-            InodeKind::File(f) => (false, f.length(), f.replication, f.block_size, 0),
+            InodeKind::File(f) => (false, f.length(), f.replication(), f.block_size, 0),
         };
         FileStatus {
             id: inode.id,
@@ -85,7 +85,7 @@ impl Namespace {
             file_id: id,
             blocks,
             under_construction: f.uc.is_some(),
-            replication: f.replication,
+            replication: f.replication(),
         })
     }
 

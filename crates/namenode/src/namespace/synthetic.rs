@@ -139,9 +139,8 @@ impl SyntheticSpec {
             let first = d * self.per_dir();
             for k in first..self.files.min(first + self.per_dir()) {
                 let file = InodeKind::File(FileInode {
-                    replication: self.replication,
                     block_size: self.block_size,
-                    blocks: FileBlocks::One(self.block(k)),
+                    blocks: FileBlocks::one(self.replication, self.block(k)),
                     uc: None,
                 });
                 encode_inode(

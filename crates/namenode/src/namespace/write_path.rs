@@ -115,7 +115,7 @@ impl Namespace {
         Ok(FileRef {
             id,
             path: self.dir.path_of(id),
-            replication: f.replication,
+            replication: f.replication(),
             block_size: f.block_size,
             client_machine: uc.client_machine.clone(),
         })

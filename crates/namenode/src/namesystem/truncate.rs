@@ -59,7 +59,7 @@ impl Namesystem {
                 ns.dir()
                     .get(of.file)
                     .and_then(|i| i.as_file())
-                    .map_or(1, |f| f.replication)
+                    .map_or(1, |f| f.replication())
             });
             let locations = self.locations(last.id);
             self.bm
