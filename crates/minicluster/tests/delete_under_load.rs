@@ -87,6 +87,9 @@ async fn delete_of_20000_files_under_writers() -> anyhow::Result<()> {
             "dfs.namenode.block.deletion.increment",
             INCREMENT.to_string(),
         )
+        // Batches cut by the increment alone: a hold descheduled past the default 50 ms on
+        // a loaded machine would otherwise end its batch early and add a hold to the count.
+        .conf("dfs.namenode.block.deletion.lock.threshold.ms", "600000")
         .conf("dfs.block.invalidate.limit", "1000")
         .conf("dfs.blockreport.intervalMsec", "3600000")
         .conf("dfs.namenode.startup.delay.block.deletion.sec", "0")
