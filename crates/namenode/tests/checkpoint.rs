@@ -6,21 +6,13 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use rhdfs_conf::Configuration;
 use rhdfs_conf::clock::system_clock;
 use rhdfs_ipc::RpcClient;
 use rhdfs_namenode::NameNode;
 use rhdfs_proto::hdfs::*;
 use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 
-fn conf(dir: &std::path::Path) -> Configuration {
-    let mut c = Configuration::new();
-    c.set("dfs.namenode.rpc-address", "127.0.0.1:0");
-    c.set("dfs.namenode.http-address", "127.0.0.1:0");
-    c.set("dfs.namenode.name.dir", dir.to_string_lossy().to_string());
-    c.set("dfs.namenode.safemode.extension", "0");
-    c
-}
+use crate::common::conf;
 
 async fn client(addr: &str) -> RpcClient {
     RpcClient::connect(addr, CLIENT_PROTOCOL, &rhdfs_conf::user::current_user())

@@ -3,6 +3,7 @@
 //! Run one file's tests with `cargo test -p <crate> --test integration <file>::`.
 
 mod checkpoint;
+mod common;
 mod datanode_protocol;
 mod durability;
 mod start;

@@ -2,7 +2,6 @@
 //! (Hadoop's getLastAppliedOrWrittenTxId), the figure DataNodes order ACTIVE claims by: it
 //! grows with each edit and is the log's, not zero, after a restart.
 
-use rhdfs_conf::Configuration;
 use rhdfs_conf::clock::system_clock;
 use rhdfs_ipc::RpcClient;
 use rhdfs_namenode::rpc::datanode::DatanodeProtocolService;
@@ -14,14 +13,7 @@ use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 
 use super::support::{call, registration};
 
-fn conf(dir: &std::path::Path) -> Configuration {
-    let mut c = Configuration::new();
-    c.set("dfs.namenode.rpc-address", "127.0.0.1:0");
-    c.set("dfs.namenode.http-address", "127.0.0.1:0");
-    c.set("dfs.namenode.name.dir", dir.to_string_lossy().to_string());
-    c.set("dfs.namenode.safemode.extension", "0");
-    c
-}
+use crate::common::conf;
 
 async fn mkdirs(nn: &NameNodeHandle, paths: &[&str]) {
     let c = RpcClient::connect(
