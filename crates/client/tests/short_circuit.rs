@@ -267,6 +267,41 @@ async fn read_ahead_across_pieces_and_blocks() -> anyhow::Result<()> {
     }
     assert_eq!(got, d, "read with a small buffer");
 
+    // Pieces the page cache holds are read on the reader's thread, the others on blocking
+    // threads: with every other stretch of the block files dropped from the cache (where the
+    // kernel lets go of them), the bytes are the same.
+    let blocks: Vec<u64> = fs
+        .block_locations("/f")
+        .await?
+        .iter()
+        .map(|l| l.block_id)
+        .collect();
+    let host = c
+        .running_datanodes()
+        .next()
+        .expect("a DataNode")
+        .1
+        .xfer_addr()
+        .to_string();
+    for (round, b) in blocks.iter().enumerate() {
+        let f = std::fs::File::open(block_file(&c, &host, *b).expect("replica on disk"))?;
+        f.sync_all()?;
+        let len = f.metadata()?.len();
+        let stretch = 37_000 + 20_000 * round as u64;
+        let mut at = stretch / 3;
+        while at < len {
+            let n = std::num::NonZeroU64::new(stretch);
+            let _ = rustix::fs::fadvise(&f, at, n, rustix::fs::Advice::DontNeed);
+            at += 2 * stretch;
+        }
+    }
+    let mut r = fs.open("/f").await?;
+    let mut got = Vec::new();
+    while let Some(b) = r.read_chunk().await? {
+        got.extend_from_slice(&b);
+    }
+    assert_eq!(got, d, "read_chunk, partly cached");
+
     // Moving the position drops what was read ahead; positioned reads leave it alone.
     for start in [BLOCK - 1, 50_000, BLOCK + 199_999, 2 * BLOCK + 250_000, 3] {
         r.seek(start);

@@ -18,7 +18,8 @@ use crate::short_circuit::{LocalReadError, LocalReplica, NoReplica, piece, spawn
 impl FileReader {
     /// The start of `[off, off + n)` of block `i` from a local replica, at most
     /// `dfs.client.read.shortcircuit.buffer.size` bytes (read into the reader's positioned-read
-    /// buffer, reused once the caller copied the bytes out), or `None` (read through TCP).
+    /// buffer, reused once the caller copied the bytes out; cached bytes read here, others on a
+    /// blocking thread), or `None` (read through TCP).
     pub(super) async fn read_local(&mut self, i: usize, off: u64, n: u64) -> Option<Bytes> {
         if n == 0 {
             return None;
@@ -27,10 +28,18 @@ impl FileReader {
             let (dn, replica) = self.local_replica(i).await?;
             let sc = &self.fs.inner.short_circuit;
             let n = n.min(sc.buffer_size());
-            let buf = std::mem::take(&mut self.pread_buf);
-            let task = spawn_read(replica, off, n, sc.skip_checksum(), buf, false);
-            let (buf, got) = piece(task).await;
-            self.pread_buf = buf;
+            let skip = sc.skip_checksum();
+            // From the page cache right here when it holds the range, else on a blocking thread.
+            let got = match replica.read_cached(off, n, skip, &mut self.pread_buf) {
+                Ok(Some(b)) => Ok(b),
+                Ok(None) => {
+                    let buf = std::mem::take(&mut self.pread_buf);
+                    let (buf, got) = piece(spawn_read(replica, off, n, skip, buf)).await;
+                    self.pread_buf = buf;
+                    got
+                }
+                Err(e) => Err(e),
+            };
             let sc = &self.fs.inner.short_circuit;
             match got {
                 Ok(b) => {

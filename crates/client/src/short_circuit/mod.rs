@@ -273,20 +273,15 @@ impl ShortCircuit {
 }
 
 /// A short-circuit read of `[off, off + n)` into `buf` on a blocking thread; `buf` comes back
-/// with the answer for the next read. `sequential_from_here`: the first piece of a sequential
-/// read (the kernel is told to read the block file ahead generously).
+/// with the answer for the next read.
 pub(crate) fn spawn_read(
     r: Arc<LocalReplica>,
     off: u64,
     n: u64,
     skip_checksum: bool,
     mut buf: PieceBuf,
-    sequential_from_here: bool,
 ) -> tokio::task::JoinHandle<(PieceBuf, std::result::Result<Bytes, LocalReadError>)> {
     tokio::task::spawn_blocking(move || {
-        if sequential_from_here {
-            r.advise_sequential();
-        }
         let got = r.read(off, n, skip_checksum, &mut buf);
         (buf, got)
     })

@@ -3,7 +3,9 @@
 //! (Hadoop's BlockReaderLocal). Blocking I/O: call from a blocking thread.
 
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::{Bytes, BytesMut};
 use rhdfs_transfer::checksum::{META_HEADER_LEN, MetaHeader};
@@ -32,6 +34,9 @@ pub(crate) struct LocalReplica {
     /// The replica's shared-memory slot, when the DataNode gives them: not VALID once the
     /// DataNode invalidated the replica. Released when the replica is dropped.
     slot: Option<super::shm::Slot>,
+    /// The kernel would not read these files with `RWF_NOWAIT`: no reads from the page cache on
+    /// async threads.
+    no_nowait: AtomicBool,
 }
 
 impl LocalReplica {
@@ -74,6 +79,7 @@ impl LocalReplica {
             checksum,
             len,
             slot,
+            no_nowait: AtomicBool::new(false),
         })
     }
 
@@ -99,6 +105,37 @@ impl LocalReplica {
         skip_checksum: bool,
         buf: &mut PieceBuf,
     ) -> Result<Bytes, LocalReadError> {
+        Ok(self
+            .read_steps(off, n, skip_checksum, buf, Wait::ForDisk)?
+            .unwrap_or_default())
+    }
+
+    /// As [`read`](Self::read), but only from the page cache and without ever waiting for the
+    /// disk (`preadv2` with `RWF_NOWAIT`), so that it may run on an async thread: `None` when
+    /// the first step's bytes or their checksums are not all cached (read them on a blocking
+    /// thread); fewer bytes than asked when a later step's are not. A read the kernel cannot do
+    /// this way (a file system without `RWF_NOWAIT`) is `None` too, and not tried again.
+    pub(crate) fn read_cached(
+        &self,
+        off: u64,
+        n: u64,
+        skip_checksum: bool,
+        buf: &mut PieceBuf,
+    ) -> Result<Option<Bytes>, LocalReadError> {
+        if self.no_nowait.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        self.read_steps(off, n, skip_checksum, buf, Wait::Never)
+    }
+
+    fn read_steps(
+        &self,
+        off: u64,
+        n: u64,
+        skip_checksum: bool,
+        buf: &mut PieceBuf,
+        wait: Wait,
+    ) -> Result<Option<Bytes>, LocalReadError> {
         if self.is_stale() {
             return Err(LocalReadError::Unusable(
                 "the DataNode invalidated the replica".into(),
@@ -106,7 +143,7 @@ impl LocalReplica {
         }
         let end = off.saturating_add(n).min(self.len);
         if off >= end {
-            return Ok(Bytes::new());
+            return Ok(Some(Bytes::new()));
         }
         let verify = !skip_checksum && self.checksum.kind != rhdfs_transfer::ChecksumKind::Null;
         let bpc = u64::from(self.checksum.bytes_per_checksum.max(1));
@@ -125,13 +162,34 @@ impl LocalReplica {
         data.clear();
         data.reserve(len);
         let sum_size = self.checksum.checksum_size();
+        let not_cached = |e: std::io::Error| {
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS)
+            ) {
+                // A read the kernel will not do without waiting (a file system or kernel
+                // without RWF_NOWAIT): blocking threads from now on.
+                self.no_nowait.store(true, Ordering::Relaxed);
+            }
+        };
         if verify {
             sums.clear();
-            sums.resize(self.checksum.checksum_len(len), 0);
+            let count = self.checksum.checksum_len(len);
+            sums.reserve(count);
             let at = META_HEADER_LEN as u64 + (start / bpc) * sum_size as u64;
-            self.meta
-                .read_exact_at(sums, at)
-                .map_err(|e| LocalReadError::Unusable(format!("meta file read failed: {e}")))?;
+            match read_spare(&self.meta, sums, count, at, wait) {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(e) if wait == Wait::Never => {
+                    not_cached(e);
+                    return Ok(None);
+                }
+                Err(e) => {
+                    return Err(LocalReadError::Unusable(format!(
+                        "meta file read failed: {e}"
+                    )));
+                }
+            }
         }
         // A whole number of chunks per step (bpc is at most a u32).
         let step = (STEP / bpc).max(1) * bpc;
@@ -139,8 +197,24 @@ impl LocalReplica {
         while done < len {
             let k = (len - done).min(step as usize);
             let at = start + done as u64;
-            pread_append(&self.block, data, k, at)
-                .map_err(|e| LocalReadError::Unusable(format!("block file read failed: {e}")))?;
+            match read_spare(&self.block, data, k, at, wait) {
+                Ok(true) => {}
+                Ok(false) => {
+                    // Not all cached: the steps before this one are the answer.
+                    data.truncate(done);
+                    break;
+                }
+                Err(e) if wait == Wait::Never => {
+                    not_cached(e);
+                    data.truncate(done);
+                    break;
+                }
+                Err(e) => {
+                    return Err(LocalReadError::Unusable(format!(
+                        "block file read failed: {e}"
+                    )));
+                }
+            }
             if verify {
                 let first = done / bpc as usize * sum_size;
                 let count = self.checksum.checksum_len(k);
@@ -153,10 +227,25 @@ impl LocalReplica {
             }
             done += k;
         }
+        if done == 0 {
+            return Ok(None);
+        }
+        // Steps start at chunk boundaries and are at least a chunk long, so the first one
+        // covers `off`.
+        let got_end = (start + done as u64).min(end);
         let from = (off - start) as usize;
-        let to = from + (end - off) as usize;
-        Ok(data.split().freeze().slice(from..to))
+        let to = from + (got_end - off) as usize;
+        Ok(Some(data.split().freeze().slice(from..to)))
     }
+}
+
+/// Whether a read may wait for the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// A blocking thread's read.
+    ForDisk,
+    /// Only what is in the page cache now (`RWF_NOWAIT`).
+    Never,
 }
 
 /// Bytes read (and verified) from the block file at a time: a small multiple of the chunk size
@@ -172,19 +261,101 @@ pub(crate) struct PieceBuf {
     sums: Vec<u8>,
 }
 
+impl PieceBuf {
+    /// Whether the memory of the last read can be reused for one of `n` bytes (its bytes were
+    /// dropped by whoever held them) without allocating.
+    pub(crate) fn reusable(&mut self, n: usize) -> bool {
+        self.data.clear();
+        self.data.try_reclaim(n)
+    }
+}
+
+/// Something bytes are read into, behind its length: the block bytes or the checksums.
+trait Spare {
+    fn reserve_more(&mut self, n: usize);
+    fn filled(&self) -> usize;
+    /// The first `n` bytes of the spare capacity (at least `n` were reserved).
+    fn spare_ptr(&mut self, n: usize) -> *mut u8;
+    /// # Safety
+    /// The first `k` bytes of the spare capacity were written.
+    unsafe fn grow(&mut self, k: usize);
+}
+
+impl Spare for BytesMut {
+    fn reserve_more(&mut self, n: usize) {
+        self.reserve(n);
+    }
+    fn filled(&self) -> usize {
+        self.len()
+    }
+    fn spare_ptr(&mut self, n: usize) -> *mut u8 {
+        self.spare_capacity_mut()[..n].as_mut_ptr().cast()
+    }
+    unsafe fn grow(&mut self, k: usize) {
+        // SAFETY: the caller wrote the first `k` bytes of the spare capacity.
+        unsafe { self.set_len(self.len() + k) }
+    }
+}
+
+impl Spare for Vec<u8> {
+    fn reserve_more(&mut self, n: usize) {
+        self.reserve(n);
+    }
+    fn filled(&self) -> usize {
+        self.len()
+    }
+    fn spare_ptr(&mut self, n: usize) -> *mut u8 {
+        self.spare_capacity_mut()[..n].as_mut_ptr().cast()
+    }
+    unsafe fn grow(&mut self, k: usize) {
+        // SAFETY: the caller wrote the first `k` bytes of the spare capacity.
+        unsafe { self.set_len(self.len() + k) }
+    }
+}
+
 /// Appends `n` bytes of `file` at `off` to `buf`, reading into its spare capacity without
-/// zeroing it first (the memory is written over by the read).
-fn pread_append(file: &File, buf: &mut BytesMut, n: usize, off: u64) -> std::io::Result<()> {
-    buf.reserve(n);
-    let want = buf.len() + n;
-    while buf.len() < want {
-        let left = want - buf.len();
+/// zeroing it first (the memory is written over by the read). With [`Wait::Never`] the reads
+/// take only what the page cache holds now: `Ok(false)` when that is not all `n` bytes (what
+/// was read stays appended), an error other than a miss (`WouldBlock`) when the kernel cannot
+/// read so.
+fn read_spare(
+    file: &File,
+    buf: &mut impl Spare,
+    n: usize,
+    off: u64,
+    wait: Wait,
+) -> std::io::Result<bool> {
+    buf.reserve_more(n);
+    let want = buf.filled() + n;
+    while buf.filled() < want {
+        let left = want - buf.filled();
         let at = off + (n - left) as u64;
-        let spare = &mut buf.spare_capacity_mut()[..left];
-        let k = match rustix::io::pread(file, spare, at) {
-            Ok((got, _)) => got.len(),
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(e.into()),
+        let ptr = buf.spare_ptr(left);
+        let pos = libc::off_t::try_from(at)
+            .map_err(|_| std::io::Error::other(format!("offset {at} too large")))?;
+        let flags = match wait {
+            Wait::ForDisk => 0,
+            Wait::Never => libc::RWF_NOWAIT,
+        };
+        let iov = libc::iovec {
+            iov_base: ptr.cast(),
+            iov_len: left,
+        };
+        // SAFETY: `iov` names `left` bytes of `buf`'s reserved spare capacity, which the
+        // kernel only writes; `file` is an open descriptor for the whole call.
+        let k = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, pos, flags) };
+        let k = match usize::try_from(k) {
+            Ok(k) => k,
+            Err(_) => {
+                let e = std::io::Error::last_os_error();
+                match e.kind() {
+                    std::io::ErrorKind::Interrupted => continue,
+                    std::io::ErrorKind::WouldBlock if wait == Wait::Never => {
+                        return Ok(false);
+                    }
+                    _ => return Err(e),
+                }
+            }
         };
         if k == 0 {
             return Err(std::io::Error::new(
@@ -192,10 +363,14 @@ fn pread_append(file: &File, buf: &mut BytesMut, n: usize, off: u64) -> std::io:
                 format!("the file ends at {at}"),
             ));
         }
-        // SAFETY: `pread` wrote the first `k` bytes of the spare capacity.
-        unsafe { buf.set_len(buf.len() + k) };
+        // SAFETY: `preadv2` wrote the first `k` bytes of the spare capacity.
+        unsafe { buf.grow(k) };
+        if wait == Wait::Never && k < left {
+            // The rest is not in the page cache (a short read with RWF_NOWAIT).
+            return Ok(false);
+        }
     }
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -276,6 +451,75 @@ mod tests {
             open(&b, &m, 300),
             Err(LocalReadError::Unusable(_))
         ));
+    }
+
+    /// Drops `[off, off + len)` of `f` from the page cache where the kernel allows it (it may
+    /// keep pages: callers accept either outcome).
+    fn evict(f: &tempfile::NamedTempFile, off: u64, len: Option<u64>) {
+        let file = f.reopen().expect("reopen");
+        file.sync_all().expect("sync");
+        let len = len.and_then(std::num::NonZeroU64::new);
+        let _ = rustix::fs::fadvise(&file, off, len, rustix::fs::Advice::DontNeed);
+    }
+
+    #[test]
+    fn cached_reads_same_bytes_fewer_when_not_cached() {
+        let bpc = 512;
+        let len = 3 * STEP as usize + 777;
+        let mut data: Vec<u8> = (0..len as u32).map(|i| (i * 13 + i / 5) as u8).collect();
+        let (b, m) = files(&data, bpc);
+        let r = open(&b, &m, len as u64).expect("open");
+        let mut buf = PieceBuf::default();
+        let whole = || {
+            r.read(0, len as u64, false, &mut PieceBuf::default())
+                .expect("read")
+        };
+        assert_eq!(&whole()[..], &data[..], "cached by the read");
+        for (off, n) in [
+            (0u64, len as u64),
+            (1, 10),
+            (STEP - 3, STEP + 9),
+            (len as u64, 4),
+        ] {
+            let got = r
+                .read_cached(off, n, false, &mut buf)
+                .expect("read")
+                .expect("cached");
+            let end = (off + n).min(len as u64) as usize;
+            assert_eq!(&got[..], &data[off as usize..end], "[{off}, +{n})");
+        }
+        // The bytes after the first step dropped from the cache: whole steps, at least the
+        // first (more when the kernel kept pages or its read-ahead, started by the miss, was
+        // quick); the blocking read still gives everything.
+        evict(&b, STEP, None);
+        match r.read_cached(0, len as u64, false, &mut buf).expect("read") {
+            Some(got) => {
+                let steps = got.len() % STEP as usize == 0 && got.len() >= STEP as usize;
+                assert!(steps || got.len() == len, "{}", got.len());
+                assert_eq!(&got[..], &data[..got.len()]);
+            }
+            None => panic!("the first step is cached"),
+        }
+        evict(&b, 0, None);
+        if let Some(got) = r.read_cached(10, 100, false, &mut buf).expect("read") {
+            assert_eq!(&got[..], &data[10..110]);
+        }
+        assert_eq!(&whole()[..], &data[..]);
+
+        // A corrupt chunk read from the cache is corruption, not a miss.
+        data[STEP as usize + 3] ^= 0x04;
+        std::fs::write(b.path(), &data).expect("corrupt");
+        let r = open(&b, &m, len as u64).expect("open");
+        assert!(
+            r.read(0, len as u64, false, &mut buf).is_err(),
+            "cached now"
+        );
+        match r.read_cached(0, len as u64, false, &mut buf) {
+            Err(LocalReadError::Corrupt(TransferError::Checksum { offset, .. })) => {
+                assert_eq!(offset, STEP)
+            }
+            other => panic!("expected a checksum error, got {other:?}"),
+        }
     }
 
     #[test]
