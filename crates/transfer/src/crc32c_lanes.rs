@@ -6,6 +6,12 @@
 //! Four chunks interleaved keep the unit busy, making bulk verification of a block's data about
 //! three times faster. Other targets, and CPUs without SSE 4.2, use the `crc32c` crate chunk by
 //! chunk.
+//!
+//! Faster still, where the CPU has AVX-512 with VPCLMULQDQ and chunks are a multiple of 64
+//! bytes (Hadoop's 512 included): a chunk is folded 64 bytes at a time by carry-less
+//! multiplication, four 128-bit lanes per instruction, and only its last 16 bytes go through the
+//! `crc32` instruction (about 1.5 times the four-lane `crc32` rate on the machine it was
+//! measured on, as the vector unit is not limited to one 8-byte step per cycle).
 
 /// Chunks computed together.
 const LANES: usize = 4;
@@ -21,6 +27,23 @@ pub(crate) fn crc32c_chunks(
     let bpc = bpc.max(1);
     let mut i = 0;
     let mut rest = data;
+    #[cfg(target_arch = "x86_64")]
+    if bpc.is_multiple_of(64) && fold::available() {
+        while rest.len() >= bpc {
+            let n = if rest.len() >= LANES * bpc { LANES } else { 1 };
+            let (group, tail) = rest.split_at(n * bpc);
+            let mut crcs = [0u32; LANES];
+            // SAFETY: `fold::available` found AVX-512F, VPCLMULQDQ, PCLMULQDQ and SSE 4.2.
+            unsafe { fold::chunks(group, bpc, &mut crcs[..n]) };
+            for c in &crcs[..n] {
+                if !each(i, *c) {
+                    return Some(i);
+                }
+                i += 1;
+            }
+            rest = tail;
+        }
+    }
     if lanes_available() {
         while rest.len() >= LANES * bpc {
             let (group, tail) = rest.split_at(LANES * bpc);
@@ -104,6 +127,108 @@ mod x86 {
     }
 }
 
+/// CRC32C by folding: a chunk's 64-byte blocks are carried forward over the next block with
+/// carry-less multiplications by `x^k mod P` (four 128-bit lanes in one 512-bit register), the
+/// four lanes then folded into one and its 16 bytes finished with the `crc32` instruction.
+#[cfg(target_arch = "x86_64")]
+mod fold {
+    use std::arch::x86_64::{
+        __m128i, _mm_clmulepi64_si128, _mm_crc32_u64, _mm_cvtsi128_si64, _mm_extract_epi64,
+        _mm_set_epi64x, _mm_xor_si128, _mm512_castsi512_si128, _mm512_clmulepi64_epi128,
+        _mm512_extracti32x4_epi32, _mm512_loadu_si512, _mm512_set_epi64, _mm512_ternarylogic_epi64,
+        _mm512_xor_si512,
+    };
+
+    /// CRC32C's polynomial, x^32 included, most significant bit first.
+    const POLY: u64 = 0x1_1EDC_6F41;
+
+    /// `x^e mod POLY`, bit-reflected as the `crc32` instruction and the folds read it.
+    const fn x_pow_mod(e: u32) -> u64 {
+        let mut r: u64 = 1;
+        let mut i = 0;
+        while i < e {
+            r <<= 1;
+            if r & (1 << 32) != 0 {
+                r ^= POLY;
+            }
+            i += 1;
+        }
+        (r as u32).reverse_bits() as u64
+    }
+
+    /// The multipliers carrying a 128-bit lane `bits` forward: for its low and its high 64 bits.
+    const fn over(bits: u32) -> (i64, i64) {
+        (x_pow_mod(bits + 31) as i64, x_pow_mod(bits - 33) as i64)
+    }
+
+    const K512: (i64, i64) = over(512);
+    const K384: (i64, i64) = over(384);
+    const K256: (i64, i64) = over(256);
+    const K128: (i64, i64) = over(128);
+
+    pub(super) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("vpclmulqdq")
+            && std::arch::is_x86_feature_detected!("pclmulqdq")
+            && std::arch::is_x86_feature_detected!("sse4.2")
+    }
+
+    /// The CRCs of the `out.len()` (at most four) `bpc`-byte chunks of `group`; `bpc` is a
+    /// multiple of 64 and `group` holds `out.len() * bpc` bytes.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F, VPCLMULQDQ, PCLMULQDQ and SSE 4.2 ([`available`]).
+    #[target_feature(enable = "avx512f,vpclmulqdq,pclmulqdq,sse4.2")]
+    pub(super) unsafe fn chunks(group: &[u8], bpc: usize, out: &mut [u32]) {
+        const MAX: usize = super::LANES;
+        let n = out.len().min(MAX);
+        assert!(bpc >= 64 && bpc.is_multiple_of(64) && group.len() >= n * bpc);
+        let blocks = bpc / 64;
+        let k512 = _mm512_set_epi64(
+            K512.1, K512.0, K512.1, K512.0, K512.1, K512.0, K512.1, K512.0,
+        );
+        // The CRC's initial all-ones state enters as the first four bytes flipped.
+        let init = _mm512_set_epi64(0, 0, 0, 0, 0, 0, 0, 0xFFFF_FFFF);
+        let load = |at: usize| {
+            let block = &group[at..at + 64];
+            // SAFETY: `block` is 64 readable bytes; the load is unaligned.
+            unsafe { _mm512_loadu_si512(block.as_ptr().cast()) }
+        };
+        let mut acc = [init; MAX];
+        for (l, a) in acc.iter_mut().enumerate().take(n) {
+            *a = _mm512_xor_si512(load(l * bpc), init);
+        }
+        for b in 1..blocks {
+            for (l, a) in acc.iter_mut().enumerate().take(n) {
+                let lo = _mm512_clmulepi64_epi128(*a, k512, 0x00);
+                let hi = _mm512_clmulepi64_epi128(*a, k512, 0x11);
+                // lo ^ hi ^ next block
+                *a = _mm512_ternarylogic_epi64(lo, hi, load(l * bpc + b * 64), 0x96);
+            }
+        }
+        let carry = |v: __m128i, k: (i64, i64)| {
+            let k = _mm_set_epi64x(k.1, k.0);
+            _mm_xor_si128(
+                _mm_clmulepi64_si128(v, k, 0x00),
+                _mm_clmulepi64_si128(v, k, 0x11),
+            )
+        };
+        for (o, a) in out.iter_mut().zip(acc) {
+            let l0 = _mm512_castsi512_si128(a);
+            let l1 = _mm512_extracti32x4_epi32(a, 1);
+            let l2 = _mm512_extracti32x4_epi32(a, 2);
+            let l3 = _mm512_extracti32x4_epi32(a, 3);
+            let x = _mm_xor_si128(
+                _mm_xor_si128(carry(l0, K384), carry(l1, K256)),
+                _mm_xor_si128(carry(l2, K128), l3),
+            );
+            let lo = _mm_cvtsi128_si64(x) as u64;
+            let hi = _mm_extract_epi64(x, 1) as u64;
+            *o = !(_mm_crc32_u64(_mm_crc32_u64(0, lo), hi) as u32);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +253,55 @@ mod tests {
                 );
                 assert_eq!(got, want, "bpc {bpc}, len {len}");
             }
+        }
+    }
+
+    #[test]
+    fn folded_chunks_match_the_crc32c_crate() {
+        // Lengths around the four-chunk groups and the single-chunk rest, for chunk sizes the
+        // fold takes (multiples of 64) and some it leaves to the crc32 lanes.
+        let data: Vec<u8> = (0..70_000u32)
+            .map(|i| (i.wrapping_mul(2_246_822_519) >> 11) as u8)
+            .collect();
+        for bpc in [64, 128, 512, 576, 1024, 4096, 65_536, 520] {
+            for chunks in [0usize, 1, 2, 3, 4, 5, 7, 8, 9] {
+                for extra in [0usize, 1, 63, 64, 100] {
+                    let len = (chunks * bpc + extra.min(bpc - 1)).min(data.len());
+                    let d = &data[..len];
+                    let want: Vec<u32> = d.chunks(bpc).map(crc32c::crc32c).collect();
+                    let mut got = Vec::new();
+                    crc32c_chunks(d, bpc, |_, c| {
+                        got.push(c);
+                        true
+                    });
+                    assert_eq!(got, want, "bpc {bpc}, {chunks} chunks + {extra}");
+                }
+            }
+        }
+        // The fold itself, where this CPU has it (the dispatcher above may have used it too).
+        #[cfg(target_arch = "x86_64")]
+        if fold::available() {
+            for n in 1..=LANES {
+                let d = &data[..n * 512];
+                let mut got = [0u32; LANES];
+                // SAFETY: `fold::available` said the CPU has what it needs.
+                unsafe { fold::chunks(d, 512, &mut got[..n]) };
+                let want: Vec<u32> = d.chunks(512).map(crc32c::crc32c).collect();
+                assert_eq!(&got[..n], &want[..], "{n} chunks");
+            }
+        }
+        // Every bit of a chunk matters, in each of the four lanes.
+        let mut d = vec![0u8; 4 * 512 + 512];
+        for bit in (0..d.len() * 8).step_by(61) {
+            d[bit / 8] ^= 1 << (bit % 8);
+            let want: Vec<u32> = d.chunks(512).map(crc32c::crc32c).collect();
+            let mut got = Vec::new();
+            crc32c_chunks(&d, 512, |_, c| {
+                got.push(c);
+                true
+            });
+            assert_eq!(got, want, "bit {bit}");
+            d[bit / 8] ^= 1 << (bit % 8);
         }
     }
 
