@@ -175,6 +175,40 @@ async fn moved_or_deleted_replica_falls_back() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Flips bits (`(offset, mask)`) in the replica of `loc`'s block that a reader reads first and
+/// checks that a reader gives the right bytes, all short-circuit, and finds it corrupt; returns
+/// its host. With several replicas on this host a reader prefers one for each block, always
+/// the same, so each is tried in turn (put back when the reader did not start on it).
+async fn corrupt_the_replica_read(
+    c: &MiniCluster,
+    path: &str,
+    extra: &[(&str, &str)],
+    loc: &rhdfs_client::BlockLocation,
+    d: &[u8],
+    flips: &[(usize, u8)],
+) -> anyhow::Result<String> {
+    for bad in &loc.hosts {
+        let block = block_file(c, bad, loc.block_id).expect("replica on disk");
+        let good = std::fs::read(&block)?;
+        let mut bytes = good.clone();
+        for (at, mask) in flips {
+            bytes[*at] ^= mask;
+        }
+        std::fs::write(&block, bytes)?;
+        let fs = sc_client(c, path, extra).await?;
+        let mut r = fs.open("/c").await?;
+        assert_eq!(&r.read_to_end().await?[..], d);
+        assert_eq!(fs.short_circuit_stats().1, d.len() as u64);
+        assert_eq!(fs.datanode_connections_opened(), 0, "no TCP read");
+        if !r.dead_nodes().is_empty() {
+            assert_eq!(r.dead_nodes(), vec![bad.clone()]);
+            return Ok(bad.clone());
+        }
+        std::fs::write(&block, good)?;
+    }
+    panic!("no reader started on a corrupt replica of {:?}", loc.hosts);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn corrupt_replica_found_short_circuit_is_reported() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
@@ -184,28 +218,8 @@ async fn corrupt_replica_found_short_circuit_is_reported() -> anyhow::Result<()>
     let d = data(200_000, 11);
     write_file(&fs, "/c", &d).await?;
     let loc = wait_hosts(&fs, "/c", 2).await?.remove(0);
-    let bad = loc.hosts[0].clone();
-    let block = block_file(&c, &bad, loc.block_id).expect("replica on disk");
-    let mut bytes = std::fs::read(&block)?;
-    bytes[1000] ^= 0xff;
-    bytes[70_000] ^= 0x55;
-    std::fs::write(&block, bytes)?;
-    // Replicas at the same distance come in a shuffled order: read until a reader starts on
-    // the corrupt one. Every read gives the right bytes, all of them short-circuit.
-    let mut hit = false;
-    for _ in 0..40 {
-        let fs = sc_client(&c, &path, &[]).await?;
-        let mut r = fs.open("/c").await?;
-        assert_eq!(&r.read_to_end().await?[..], &d[..]);
-        assert_eq!(fs.short_circuit_stats().1, d.len() as u64);
-        assert_eq!(fs.datanode_connections_opened(), 0, "no TCP read");
-        if !r.dead_nodes().is_empty() {
-            assert_eq!(r.dead_nodes(), vec![bad.clone()]);
-            hit = true;
-            break;
-        }
-    }
-    assert!(hit, "no reader started on the corrupt replica on {bad}");
+    let bad =
+        corrupt_the_replica_read(&c, &path, &[], &loc, &d, &[(1000, 0xff), (70_000, 0x55)]).await?;
     // reportBadBlocks reached the NameNode: the replica leaves the locations.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -337,27 +351,9 @@ async fn corrupt_chunk_in_a_later_piece_is_found() -> anyhow::Result<()> {
     let d = data(BLOCK as usize, 13);
     write_file(&fs, "/c", &d).await?;
     let loc = wait_hosts(&fs, "/c", 2).await?.remove(0);
-    let bad = loc.hosts[0].clone();
-    let block = block_file(&c, &bad, loc.block_id).expect("replica on disk");
-    let mut bytes = std::fs::read(&block)?;
     // In the second piece, and in the fourth.
-    bytes[150_000] ^= 0x01;
-    bytes[300_123] ^= 0x80;
-    std::fs::write(&block, bytes)?;
-    let mut hit = false;
-    for _ in 0..40 {
-        let fs = sc_client(&c, &path, &extra).await?;
-        let mut r = fs.open("/c").await?;
-        assert_eq!(&r.read_to_end().await?[..], &d[..]);
-        assert_eq!(fs.short_circuit_stats().1, d.len() as u64);
-        assert_eq!(fs.datanode_connections_opened(), 0, "no TCP read");
-        if !r.dead_nodes().is_empty() {
-            assert_eq!(r.dead_nodes(), vec![bad.clone()]);
-            hit = true;
-            break;
-        }
-    }
-    assert!(hit, "no reader started on the corrupt replica on {bad}");
+    let flips = [(150_000, 0x01), (300_123, 0x80)];
+    let bad = corrupt_the_replica_read(&c, &path, &extra, &loc, &d, &flips).await?;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     while fs
         .block_locations("/c")

@@ -51,8 +51,9 @@ impl FileReader {
         }
     }
 
-    /// The first local replica of block `i` this reader may read short-circuit, opened (or
-    /// taken from the cache); `None` when there is none (read through TCP).
+    /// A local replica of block `i` this reader may read short-circuit (of several on this
+    /// host, the block's preferred one first: [`affinity`]), opened (or taken from the cache);
+    /// `None` when there is none (read through TCP).
     pub(super) async fn local_replica(
         &mut self,
         i: usize,
@@ -62,15 +63,25 @@ impl FileReader {
         }
         let use_host = self.fs.inner.conf.use_datanode_hostname;
         let lb = self.blocks[i].clone();
-        for dn in &lb.locs {
-            let addr = xfer_addr(dn, use_host);
+        let sc = &self.fs.inner.short_circuit;
+        let mut local: Vec<(&DatanodeInfoProto, String)> = lb
+            .locs
+            .iter()
+            .map(|dn| (dn, xfer_addr(dn, use_host)))
+            .filter(|(dn, addr)| {
+                !self.dead.contains(addr)
+                    && !self.no_local.contains(&(lb.b.block_id, addr.clone()))
+                    && sc.is_local(dn)
+            })
+            .collect();
+        // Several DataNodes on this host (the NameNode picks among them at random): the same
+        // replica of a block every time, so that reads find the one already in the page cache,
+        // blocks spread over the DataNodes.
+        local.sort_by_key(|(dn, _)| {
+            std::cmp::Reverse(affinity(lb.b.block_id, &dn.id.datanode_uuid))
+        });
+        for (dn, addr) in local {
             let sc = &self.fs.inner.short_circuit;
-            if self.dead.contains(&addr)
-                || self.no_local.contains(&(lb.b.block_id, addr.clone()))
-                || !sc.is_local(dn)
-            {
-                continue;
-            }
             match sc.replica(dn, &lb).await {
                 Ok(r) => return Some((dn.clone(), r)),
                 Err(NoReplica::Block(why) | NoReplica::Node(why)) => {
@@ -106,5 +117,47 @@ impl FileReader {
                 self.no_local.insert((lb.b.block_id, addr));
             }
         }
+    }
+}
+
+/// How much block `block_id` prefers the DataNode `uuid` among those on this host (rendezvous
+/// hashing: stable for a block, different blocks preferring different nodes).
+fn affinity(block_id: u64, uuid: &str) -> u64 {
+    // FNV-1a over the id, then SplitMix64's finalizer with the block id mixed in.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in uuid.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut z = h ^ block_id.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::affinity;
+
+    #[test]
+    fn affinity_is_stable_and_spreads_blocks() {
+        let nodes = ["dn-a", "dn-b", "dn-c"];
+        let mut chosen = [0usize; 3];
+        for block in 1_073_741_825u64..1_073_741_825 + 300 {
+            let pick = |order: &[&str]| {
+                order
+                    .iter()
+                    .max_by_key(|n| affinity(block, n))
+                    .map(|n| n.to_string())
+            };
+            let first = pick(&nodes);
+            assert_eq!(
+                first,
+                pick(&["dn-c", "dn-a", "dn-b"]),
+                "any order, same node"
+            );
+            let i = nodes.iter().position(|n| Some(n.to_string()) == first);
+            chosen[i.expect("one of them")] += 1;
+        }
+        assert!(chosen.iter().all(|&c| c > 50), "{chosen:?}");
     }
 }
