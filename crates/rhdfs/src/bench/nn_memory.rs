@@ -12,7 +12,10 @@
 //! 4. Reports: `-datanodes` simulated DataNodes register and send one full report each
 //!    (file k's block is on nodes k, k+1, ... k+replication-1 modulo their number); time
 //!    from spawn to leaving start-up safe mode (`dfs.namenode.safemode.extension` is 0
-//!    unless given with -D), and the RSS then (per replica location: minus step 3).
+//!    unless given with -D), and the RSS then (per replica location: minus step 3); the
+//!    time from the DataNodes' registration to the last report's answer and its replicas
+//!    per second, how long safe mode lasted after that answer, and the NameNode's CPU time
+//!    from serving to leaving safe mode (steadier than wall time on a shared machine).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -105,6 +108,27 @@ fn rss(pid: u32) -> anyhow::Result<u64> {
         .and_then(|v| v.parse::<u64>().ok())
         .map(|kb| kb * 1024)
         .context("no VmRSS")
+}
+
+/// CPU time (user + system) process `pid` has used, from `/proc/<pid>/stat`.
+fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .with_context(|| format!("reading /proc/{pid}/stat"))?;
+    // Fields after the command name (which may hold spaces) start at its closing ')'.
+    let rest = s
+        .rsplit_once(')')
+        .map(|(_, r)| r)
+        .context("no ')' in stat")?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime: fields 14 and 15 of stat, 12 and 13 after the name.
+    let ticks = |i: usize| -> anyhow::Result<u64> {
+        f.get(i)
+            .and_then(|v| v.parse().ok())
+            .context("short /proc/<pid>/stat")
+    };
+    let total = ticks(11)?.saturating_add(ticks(12)?);
+    // Clock ticks of USER_HZ, 100 on the Linux ABIs this runs on.
+    Ok(Duration::from_millis(total.saturating_mul(10)))
 }
 
 /// A NameNode process on one name directory; killed when dropped.
@@ -290,9 +314,11 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     nn.wait_serving(&conf).await?;
     let serving = t0.elapsed();
     let loaded_rss = rss(nn.pid())?;
+    let cpu_serving = cpu_time(nn.pid())?;
 
     // 4. Reports from the simulated DataNodes.
     let dns = simdn::start(&nn.addr, o.datanodes, 16).await?;
+    let reports_start = t0.elapsed();
     let _beats = Heartbeats::start(dns.clone(), Duration::from_secs(3));
     let reported = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut tasks = Vec::new();
@@ -328,8 +354,10 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     for t in tasks {
         t.await.context("report task")??;
     }
+    let reports_done = t0.elapsed();
     nn.wait_safe_mode_off().await?;
     let safe_off = t0.elapsed();
+    let cpu_reports = cpu_time(nn.pid())?.saturating_sub(cpu_serving);
     let reported_rss = rss(nn.pid())?;
     let replicas = reported.load(std::sync::atomic::Ordering::Relaxed);
     ensure!(
@@ -353,6 +381,16 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
         safe_off.as_secs_f64(),
         replicas,
         o.datanodes
+    );
+    let reporting = reports_done.saturating_sub(reports_start).as_secs_f64();
+    println!(
+        "reports: {} replicas answered in {:.2} s after the DataNodes registered ({:.2} M replicas/s), safe mode left {:.2} s after the last answer; NameNode CPU from serving to out of safe mode {:.2} s ({:.2} us per replica)",
+        replicas,
+        reporting,
+        replicas as f64 / reporting.max(1e-9) / 1e6,
+        safe_off.saturating_sub(reports_done).as_secs_f64(),
+        cpu_reports.as_secs_f64(),
+        cpu_reports.as_secs_f64() * 1e6 / (replicas as f64).max(1.0)
     );
     println!(
         "RSS: empty NameNode {:.1} MiB, loaded {:.1} MiB, all reported {:.1} MiB",
