@@ -121,7 +121,12 @@ impl BlocksMap {
 
     /// A test of whether a storage belongs to DataNode `dn`.
     pub fn on_node<'a>(&'a self, dn: &'a str) -> impl Fn(StorageIdx) -> bool + 'a {
-        move |idx| self.storage(idx).is_some_and(|s| &*s.dn_uuid == dn)
+        // The storage's uuid is most often the very string `dn` points at (both the
+        // registry's `Arc`): equal addresses spare the comparison.
+        move |idx| {
+            self.storage(idx)
+                .is_some_and(|s| std::ptr::eq(&*s.dn_uuid, dn) || &*s.dn_uuid == dn)
+        }
     }
 
     /// Inserts a block; an existing entry with the same id is replaced (its replicas are
@@ -160,6 +165,7 @@ impl BlocksMap {
     pub fn storage_entry(&mut self, storage_id: &Arc<str>, dn_uuid: &Arc<str>) -> StorageIdx {
         if let Some(idx) = self.storage_idx(storage_id) {
             if let Some(s) = self.storage_mut(idx)
+                && !Arc::ptr_eq(&s.dn_uuid, dn_uuid)
                 && s.dn_uuid != *dn_uuid
             {
                 s.dn_uuid = dn_uuid.clone();
@@ -303,7 +309,9 @@ impl BlocksMap {
         else {
             return Vec::new();
         };
-        let since: std::collections::HashSet<u64> = s
+        // Sorted, so that one walk beside the storage's (sorted) blocks leaves them out: no
+        // hash per replica.
+        let mut since: Vec<u64> = s
             .reports
             .as_ref()
             .map(|r| {
@@ -314,13 +322,22 @@ impl BlocksMap {
                     .collect()
             })
             .unwrap_or_default();
+        since.sort_unstable();
+        since.dedup();
         if let Some(r) = s.reports.as_mut() {
             r.running = r.running.saturating_sub(1);
             if r.running == 0 {
                 s.reports = None;
             }
         }
-        s.blocks.iter().filter(|id| !since.contains(id)).collect()
+        let mut next = since.iter().copied().peekable();
+        s.blocks
+            .iter()
+            .filter(|&id| {
+                while next.next_if(|&x| x < id).is_some() {}
+                next.peek() != Some(&id)
+            })
+            .collect()
     }
 
     /// Storages last seen on DataNode `dn_uuid`.

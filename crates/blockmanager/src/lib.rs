@@ -11,7 +11,8 @@
 //!   classification), `report_leases`, `placement` (the policy: `rack_aware` chooser,
 //!   `reasons`, `settings`, `read_order`, `deletion`), `topology`, `slowpeers`,
 //!   `volume_failures`, `heartbeat_scan`, `locks` (hold-time statistics), `config` and
-//!   `limits` (every fixed limit with its reason);
+//!   `limits` (every fixed limit with its reason), `id_table` and `id_hash` (dense and
+//!   hashed maps keyed by block ids);
 //! - the locked state: `state` (`BlockState` behind the blocks lock);
 //! - the operations: `manager` (the `BlockManager` struct: API, write path, locations,
 //!   stats), `ops/` (one file per concern: `reports` — registration, heartbeats,
@@ -41,6 +42,7 @@ pub mod datanode_info;
 pub mod datanodes;
 pub mod error;
 pub mod heartbeat_scan;
+pub mod id_hash;
 pub mod id_table;
 pub mod invalidate;
 pub mod limits;

@@ -2,7 +2,9 @@
 //! priority queues. The RedundancyMonitor takes work from the highest priority first and,
 //! within a priority, continues where the previous pass stopped.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use crate::id_hash::IdHashMap;
 
 /// One replica left, or every replica on a node being decommissioned.
 pub const QUEUE_HIGHEST_PRIORITY: usize = 0;
@@ -65,7 +67,8 @@ pub fn priority(n: NumberReplicas, expected: usize, badly_distributed: bool) -> 
 #[derive(Debug, Default)]
 pub struct LowRedundancyBlocks {
     queues: [BTreeSet<u64>; LEVEL],
-    priority_of: HashMap<u64, usize>,
+    /// Each queued block's queue (hashed by `IdHasher`: one update per reported replica).
+    priority_of: IdHashMap<usize>,
     /// Per queue: the next block id to hand out (round robin within the queue).
     bookmarks: [u64; LEVEL],
 }
@@ -74,12 +77,17 @@ impl LowRedundancyBlocks {
     /// Puts `id` in queue `prio`, moving it from any other queue.
     pub fn update(&mut self, id: u64, prio: usize) {
         let prio = prio.min(LEVEL - 1);
-        if let Some(old) = self.priority_of.insert(id, prio)
-            && old != prio
-        {
-            self.queues[old].remove(&id);
+        match self.priority_of.insert(id, prio) {
+            // Already in that queue.
+            Some(old) if old == prio => {}
+            Some(old) => {
+                self.queues[old].remove(&id);
+                self.queues[prio].insert(id);
+            }
+            None => {
+                self.queues[prio].insert(id);
+            }
         }
-        self.queues[prio].insert(id);
     }
 
     pub fn remove(&mut self, id: u64) -> bool {
