@@ -145,7 +145,16 @@ pub struct BlockInfo {
     /// block is UNDER_RECOVERY (and kept until it is committed, so a later attempt knows
     /// which primaries were tried). One word, boxed: almost every block has neither.
     pub uc: Construction,
+    /// What the blocks map's `SafeCounts` hold of this block (`COUNTED_*` bits), so that
+    /// a change to the block adjusts them exactly; in the struct's padding.
+    pub(crate) counted: u8,
 }
+
+/// `BlockInfo::counted`: the block is counted as COMPLETE.
+pub(crate) const COUNTED_COMPLETE: u8 = 1;
+/// `BlockInfo::counted`: the block is counted as safe (COMPLETE with at least the minimum
+/// good finalized replicas of its generation stamp).
+pub(crate) const COUNTED_SAFE: u8 = 2;
 
 impl BlockInfo {
     pub fn new_under_construction(
@@ -161,9 +170,22 @@ impl BlockInfo {
             inode_id,
             replicas: Replicas::default(),
             uc: Construction::default(),
+            counted: 0,
         };
         info.uc.set_expected(expected);
         info
+    }
+
+    /// The `COUNTED_*` bits this block should have with minimum replication `min`: what
+    /// `fs_stats` counts as complete and safe when no replica is on a decommissioned node.
+    pub(crate) fn safe_bits(&self, min: usize) -> u8 {
+        if !self.is_complete() {
+            0
+        } else if self.good_finalized() >= min {
+            COUNTED_COMPLETE | COUNTED_SAFE
+        } else {
+            COUNTED_COMPLETE
+        }
     }
 
     pub fn is_complete(&self) -> bool {

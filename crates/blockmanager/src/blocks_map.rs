@@ -6,7 +6,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-use crate::block::{Block, BlockInfo, Replica, ReplicaState, StorageIdx};
+use crate::block::{
+    Block, BlockInfo, COUNTED_COMPLETE, COUNTED_SAFE, Replica, ReplicaState, StorageIdx,
+};
 use crate::block_set::BlockSet;
 use crate::id_table::IdTable;
 
@@ -28,7 +30,67 @@ struct ReportsUnderWay {
     added: Vec<(u64, u64)>,
 }
 
-#[derive(Debug, Default)]
+/// The blocks start-up safe mode compares: COMPLETE ones, and those of them with at
+/// least `dfs.namenode.replication.min` good finalized replicas of their generation stamp
+/// (replicas on decommissioned nodes included: the caller falls back to a scan when any
+/// node is decommissioned). Kept by the map as its blocks change, where counting them
+/// took a scan of every block on each safe mode check.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SafeCounts {
+    pub complete: u64,
+    pub safe: u64,
+}
+
+impl SafeCounts {
+    fn add(&mut self, bits: u8) {
+        self.complete += u64::from(bits & COUNTED_COMPLETE != 0);
+        self.safe += u64::from(bits & COUNTED_SAFE != 0);
+    }
+
+    fn sub(&mut self, bits: u8) {
+        self.complete -= u64::from(bits & COUNTED_COMPLETE != 0);
+        self.safe -= u64::from(bits & COUNTED_SAFE != 0);
+    }
+
+    /// Brings the counts and `info.counted` in line with the block as it is now.
+    fn reconcile(&mut self, info: &mut BlockInfo, min: usize) {
+        let bits = info.safe_bits(min);
+        if bits != info.counted {
+            self.sub(info.counted);
+            self.add(bits);
+            info.counted = bits;
+        }
+    }
+}
+
+/// A block of the map borrowed for change (`BlocksMap::get_mut`); when it is dropped the
+/// map's `SafeCounts` follow whatever changed.
+pub struct BlockMut<'a> {
+    info: &'a mut BlockInfo,
+    safe: &'a mut SafeCounts,
+    min: usize,
+}
+
+impl std::ops::Deref for BlockMut<'_> {
+    type Target = BlockInfo;
+    fn deref(&self) -> &BlockInfo {
+        self.info
+    }
+}
+
+impl std::ops::DerefMut for BlockMut<'_> {
+    fn deref_mut(&mut self) -> &mut BlockInfo {
+        self.info
+    }
+}
+
+impl Drop for BlockMut<'_> {
+    fn drop(&mut self) {
+        self.safe.reconcile(self.info, self.min);
+    }
+}
+
+#[derive(Debug)]
 pub struct BlocksMap {
     /// Block ids are handed out in sequence: a dense table, not a hash map (`id_table`).
     blocks: IdTable<BlockInfo>,
@@ -38,6 +100,15 @@ pub struct BlocksMap {
     by_id: HashMap<Arc<str>, StorageIdx>,
     vacant: Vec<StorageIdx>,
     seq: u64,
+    /// The counts of `SafeCounts`, `min_replication` the minimum they use.
+    safe: SafeCounts,
+    min_replication: usize,
+}
+
+impl Default for BlocksMap {
+    fn default() -> Self {
+        Self::with_min_replication(1)
+    }
 }
 
 /// What adding a replica did.
@@ -54,6 +125,34 @@ static NONE: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
 impl BlocksMap {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A map whose `SafeCounts` count a block as safe from `min_replication` good
+    /// finalized replicas (`dfs.namenode.replication.min`, at least 1).
+    pub fn with_min_replication(min_replication: usize) -> Self {
+        BlocksMap {
+            blocks: IdTable::new(),
+            slots: Vec::new(),
+            by_id: HashMap::new(),
+            vacant: Vec::new(),
+            seq: 0,
+            safe: SafeCounts::default(),
+            min_replication: min_replication.max(1),
+        }
+    }
+
+    /// COMPLETE blocks and safe ones, as they are now (no scan).
+    pub fn safe_counts(&self) -> SafeCounts {
+        self.safe
+    }
+
+    /// The same counts by a scan of every block (for tests and debug checks).
+    pub fn scan_safe_counts(&self) -> SafeCounts {
+        let mut c = SafeCounts::default();
+        for info in self.blocks.values() {
+            c.add(info.safe_bits(self.min_replication));
+        }
+        c
     }
 
     pub fn len(&self) -> usize {
@@ -78,8 +177,16 @@ impl BlocksMap {
         self.blocks.get(id)
     }
 
-    pub fn get_mut(&mut self, id: u64) -> Option<&mut BlockInfo> {
-        self.blocks.get_mut(id)
+    /// The block for change; the map's `SafeCounts` follow the change when the returned
+    /// handle is dropped.
+    pub fn get_mut(&mut self, id: u64) -> Option<BlockMut<'_>> {
+        let min = self.min_replication;
+        let info = self.blocks.get_mut(id)?;
+        Some(BlockMut {
+            info,
+            safe: &mut self.safe,
+            min,
+        })
     }
 
     pub fn contains(&self, id: u64) -> bool {
@@ -131,11 +238,14 @@ impl BlocksMap {
 
     /// Inserts a block; an existing entry with the same id is replaced (its replicas are
     /// dropped from the storage index). `info`'s replicas must name storages of this map.
-    pub fn insert(&mut self, info: BlockInfo) {
+    pub fn insert(&mut self, mut info: BlockInfo) {
         let id = info.block.id;
         if let Some(old) = self.blocks.remove(id) {
+            self.safe.sub(old.counted);
             self.unindex(&old);
         }
+        info.counted = 0;
+        self.safe.reconcile(&mut info, self.min_replication);
         for r in &info.replicas {
             self.seq += 1;
             let seq = self.seq;
@@ -148,7 +258,9 @@ impl BlocksMap {
 
     /// Removes a block and returns it, replicas included.
     pub fn remove(&mut self, id: u64) -> Option<BlockInfo> {
-        let info = self.blocks.remove(id)?;
+        let mut info = self.blocks.remove(id)?;
+        self.safe.sub(info.counted);
+        info.counted = 0;
         self.unindex(&info);
         Some(info)
     }
@@ -211,6 +323,7 @@ impl BlocksMap {
             return AddResult::NoBlock;
         }
         let idx = self.storage_entry(storage_id, dn_uuid);
+        let min = self.min_replication;
         let Some(info) = self.blocks.get_mut(reported.id) else {
             return AddResult::NoBlock;
         };
@@ -241,6 +354,7 @@ impl BlocksMap {
             info.set_replica_values(idx, reported.gs, reported.num_bytes);
             AddResult::Added
         };
+        self.safe.reconcile(info, min);
         self.seq += 1;
         let seq = self.seq;
         if let Some(s) = self.storage_mut(idx) {
@@ -252,9 +366,11 @@ impl BlocksMap {
     /// Removes the replica of block `id` on `storage_id`; returns it if there was one.
     pub fn remove_replica(&mut self, id: u64, storage_id: &str) -> Option<Replica> {
         let idx = self.storage_idx(storage_id)?;
+        let min = self.min_replication;
         let info = self.blocks.get_mut(id)?;
         let pos = info.replicas.position(idx)?;
         let r = info.replicas.remove(pos);
+        self.safe.reconcile(info, min);
         if let Some(s) = self.storage_mut(idx) {
             s.blocks.remove(id);
         }

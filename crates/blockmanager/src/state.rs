@@ -69,7 +69,7 @@ pub struct BlockState {
 impl BlockState {
     pub fn new(min_replication: usize) -> Self {
         BlockState {
-            map: BlocksMap::new(),
+            map: BlocksMap::with_min_replication(min_replication.max(1)),
             invalidate: InvalidateBlocks::new(),
             pending: PendingCommands::default(),
             recon: Reconstruction::default(),
@@ -108,7 +108,7 @@ impl BlockState {
                 })
                 .collect();
         }
-        if let Some(info) = map.get_mut(block.id) {
+        if let Some(mut info) = map.get_mut(block.id) {
             info.set_block(block);
             info.state = BlockUcState::UnderConstruction;
             info.uc.set_recovery(None);
@@ -151,7 +151,7 @@ impl BlockState {
     /// UC -> COMMITTED with the client's length and generation stamp, then COMPLETE at once
     /// if enough finalized replicas are already there. Ok(true) if the block is COMPLETE.
     pub fn commit(&mut self, commit: Block) -> Result<bool, BlockManagerError> {
-        let info = self
+        let mut info = self
             .map
             .get_mut(commit.id)
             .ok_or(BlockManagerError::UnknownBlock(commit.id))?;
@@ -195,6 +195,7 @@ impl BlockState {
                 }
             }
         }
+        drop(info);
         Ok(self.try_complete(commit.id))
     }
 
@@ -210,7 +211,7 @@ impl BlockState {
         recovery_id: u64,
         alive: &dyn Fn(&str) -> Option<Duration>,
     ) -> Result<Option<Arc<str>>, BlockManagerError> {
-        let info = self
+        let mut info = self
             .map
             .get_mut(id)
             .ok_or(BlockManagerError::UnknownBlock(id))?;
@@ -281,7 +282,7 @@ impl BlockState {
                     })
                     .map(|e| e.dn_uuid.clone())
                     .collect();
-                if let Some(info) = self.map.get_mut(id) {
+                if let Some(mut info) = self.map.get_mut(id) {
                     info.state = BlockUcState::Complete;
                     info.uc.clear_expected();
                 }
@@ -473,7 +474,7 @@ impl BlockState {
     /// Records a pipeline change: new generation stamp and length, new expected locations;
     /// replicas of older generation stamps no longer count.
     pub fn update_pipeline(&mut self, new: Block, expected: Vec<ExpectedLocation>) {
-        let Some(info) = self.map.get_mut(new.id) else {
+        let Some(mut info) = self.map.get_mut(new.id) else {
             return;
         };
         info.set_block(new);
@@ -486,6 +487,7 @@ impl BlockState {
             .filter(|r| info.replica_gs(r) != new.gs)
             .map(|r| r.storage)
             .collect();
+        drop(info);
         let stale: Vec<Arc<str>> = stale
             .into_iter()
             .filter_map(|i| self.map.storage(i).map(|s| s.storage_id.clone()))
@@ -585,7 +587,7 @@ impl BlockState {
             ReportAction::UnderConstruction => {
                 self.map
                     .add_replica(dn, storage, reported.block, reported.state);
-                if let Some(info) = self.map.get_mut(id)
+                if let Some(mut info) = self.map.get_mut(id)
                     && !info.uc.expected().iter().any(|e| e.dn_uuid == *dn)
                 {
                     info.uc.push_expected(ExpectedLocation {
@@ -668,7 +670,7 @@ impl BlockState {
         self.map.add_replica(dn, storage, reported, state);
         let idx = self.map.storage_idx(storage);
         let min = self.min_replication;
-        let Some(info) = self.map.get_mut(id) else {
+        let Some(mut info) = self.map.get_mut(id) else {
             return false;
         };
         if let Some(r) = idx.and_then(|i| info.replica_on_mut(i)) {
@@ -679,6 +681,7 @@ impl BlockState {
         let expected = usize::from(info.replication);
         let min_ok = live >= min;
         let older_write = reported.gs < info.block.gs;
+        drop(info);
         let invalidated =
             if live >= expected.max(1) || (min_ok && (live + corrupt > expected || older_write)) {
                 self.map.remove_replica(id, storage);
@@ -693,22 +696,25 @@ impl BlockState {
 
     /// Changes the expected replication only (the caller handles surplus replicas).
     pub fn update_replication(&mut self, id: u64, replication: u16) {
-        if let Some(info) = self.map.get_mut(id) {
-            info.replication = replication;
-            self.check_redundancy(id);
-        }
+        let Some(mut info) = self.map.get_mut(id) else {
+            return;
+        };
+        info.replication = replication;
+        drop(info);
+        self.check_redundancy(id);
     }
 
     /// Changes the expected replication; surplus good replicas of a COMPLETE block are
     /// removed and queued for deletion. Returns the number queued.
     pub fn set_replication(&mut self, id: u64, replication: u16) -> usize {
-        let Some(info) = self.map.get_mut(id) else {
+        let Some(mut info) = self.map.get_mut(id) else {
             return 0;
         };
         info.replication = replication;
         if !info.is_complete() {
             return 0;
         }
+        drop(info);
         self.check_redundancy(id);
         self.remove_excess_live(id)
     }

@@ -422,3 +422,105 @@ fn recovered_block_commits_and_leaves_recovery() {
         Err(BlockManagerError::UnknownBlock(8))
     );
 }
+
+/// The blocks map's safe-mode counts (`SafeCounts`) equal a scan of its blocks after every
+/// kind of change: loads, writes, commits, reports of every state, pipeline updates,
+/// corruption, reopening, replication changes, removals.
+#[test]
+fn safe_counts_follow_every_change() {
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+    let states = [
+        ReplicaState::Finalized,
+        ReplicaState::Rbw,
+        ReplicaState::Rwr,
+        ReplicaState::Rur,
+        ReplicaState::Temporary,
+    ];
+    for min in [1, 2] {
+        let mut rng = StdRng::seed_from_u64(17 + min as u64);
+        let mut st = BlockState::new(min);
+        let mut most_safe = 0;
+        for id in 1..=20u64 {
+            let state = if id % 2 == 0 {
+                BlockUcState::Complete
+            } else {
+                BlockUcState::Committed
+            };
+            st.load_block(Block::new(id, 1000 + id % 3, 100), id, 3, state);
+        }
+        for step in 0..20_000 {
+            let id = rng.random_range(1..=24u64);
+            let n = rng.random_range(1..=5usize);
+            let (dn, ds) = (a(&format!("dn{n}")), a(&format!("DS-{n}")));
+            // Mostly the block's own values, so that blocks do become safe.
+            let cur = st.map.get(id).map(|i| i.block);
+            let gs = match cur {
+                Some(b) if rng.random_bool(0.8) => b.gs,
+                _ => 1000 + rng.random_range(0..4u64),
+            };
+            let len = match cur {
+                Some(b) if rng.random_bool(0.9) => b.num_bytes,
+                _ => 50,
+            };
+            match rng.random_range(0..16) {
+                0..=5 => {
+                    let s = if rng.random_bool(0.7) {
+                        ReplicaState::Finalized
+                    } else {
+                        states[rng.random_range(0..states.len())]
+                    };
+                    st.process_replica(&dn, &ds, &rep(id, gs, len, s));
+                }
+                6 => {
+                    st.remove_replica(id, &ds);
+                }
+                7 => {
+                    st.replica_deleted(&dn, &ds, id);
+                }
+                8 => {
+                    st.mark_corrupt(
+                        &dn,
+                        &ds,
+                        Block::new(id, gs, len),
+                        ReplicaState::Finalized,
+                        CorruptReason::CorruptionReported,
+                    );
+                }
+                9 => {
+                    let _ = st.commit(Block::new(id, gs, len));
+                }
+                10 => st.update_pipeline(Block::new(id, gs, len), vec![]),
+                11 if rng.random_bool(0.3) => {
+                    st.add_under_construction(Block::new(id, gs, 0), id, 3, vec![])
+                }
+                12 | 13 => {
+                    if rng.random_bool(0.5) {
+                        st.set_replication(id, rng.random_range(1..=4u16));
+                    } else {
+                        st.update_replication(id, rng.random_range(1..=4u16));
+                    }
+                }
+                _ => {
+                    if rng.random_bool(0.1) {
+                        st.remove_block(id);
+                    } else {
+                        st.try_complete(id);
+                    }
+                }
+            }
+            assert_eq!(
+                st.map.safe_counts(),
+                st.map.scan_safe_counts(),
+                "min {min}, step {step}"
+            );
+            most_safe = most_safe.max(st.map.safe_counts().safe);
+        }
+        assert!(
+            most_safe >= 5,
+            "the walk reached few safe blocks: {most_safe}"
+        );
+        let c = st.counts();
+        let k = st.map.safe_counts();
+        assert_eq!((c.complete_blocks, c.safe_blocks), (k.complete, k.safe));
+    }
+}

@@ -180,11 +180,12 @@ pub fn with_future(state: SafeModeState, future: FutureReplicas) -> SafeModeStat
 /// Returns false once start-up safe mode is over.
 pub fn tick(fs: &Namesystem, tracker: &mut SafeModeTracker) -> bool {
     let bm = fs.block_manager();
-    let stats = bm.fs_stats();
+    // The block manager keeps these two counts as blocks change (no scan of the map).
+    let (safe_blocks, complete_blocks) = bm.safe_block_counts();
     let now = fs.clock().monotonic();
     let state = tracker.update(
-        stats.safe_blocks,
-        stats.complete_blocks,
+        safe_blocks,
+        complete_blocks,
         bm.live_datanodes() as u64,
         now,
     );
@@ -203,8 +204,8 @@ pub fn tick(fs: &Namesystem, tracker: &mut SafeModeTracker) -> bool {
     });
     fs.publish_safe_mode();
     if let Some(progress) = fs.startup_progress() {
-        progress.set_total(StartupPhase::SafeMode, stats.complete_blocks);
-        progress.set_count(StartupPhase::SafeMode, stats.safe_blocks);
+        progress.set_total(StartupPhase::SafeMode, complete_blocks);
+        progress.set_count(StartupPhase::SafeMode, safe_blocks);
         if !starting {
             progress.end(StartupPhase::SafeMode);
         }

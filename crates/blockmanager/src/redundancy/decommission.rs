@@ -174,6 +174,13 @@ impl AdminTracker {
         self.states.get(uuid).copied().unwrap_or_default()
     }
 
+    /// True when some node is decommissioned (its replicas are not safe-mode replicas).
+    pub fn any_decommissioned(&self) -> bool {
+        self.states
+            .values()
+            .any(|s| *s == AdminState::Decommissioned)
+    }
+
     pub fn set(&mut self, uuid: Arc<str>, state: AdminState) {
         if state != AdminState::DecommissionInProgress {
             self.notes.remove(&uuid);
