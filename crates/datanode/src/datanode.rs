@@ -185,6 +185,13 @@ impl DataNode {
                     keys::DFS_DATANODE_TRANSFERTO_ALLOWED_DEFAULT,
                 )
                 .map_err(conf_err)?,
+            read_packet_size: crate::xceiver::read_packet_size(
+                conf.get_size(
+                    keys::IO_FILE_BUFFER_SIZE_KEY,
+                    keys::IO_FILE_BUFFER_SIZE_DEFAULT,
+                )
+                .map_err(conf_err)?,
+            ),
             send_buffer_size: socket_buffer(
                 &conf,
                 keys::DFS_DATANODE_TRANSFER_SOCKET_SEND_BUFFER_SIZE_KEY,

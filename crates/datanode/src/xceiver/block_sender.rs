@@ -21,6 +21,14 @@ use crate::reader::ReplicaReader;
 /// Data bytes per read packet are the most whole chunks fitting in this (with their CRCs).
 pub(crate) const READ_PACKET_SIZE: u64 = 64 * 1024;
 
+/// The READ_BLOCK packet size for `io.file.buffer.size` = `io_buffer`: as Hadoop's BlockSender
+/// (TRANSFERTO_BUFFER_SIZE), never below [`READ_PACKET_SIZE`]; never above what a reader
+/// accepts (a packet of at most 16 MiB with its header).
+pub(crate) fn read_packet_size(io_buffer: u64) -> u64 {
+    let most = (rhdfs_transfer::packet::MAX_PACKET_SIZE - PKT_MAX_HEADER_LEN) as u64;
+    io_buffer.clamp(READ_PACKET_SIZE, most)
+}
+
 /// One READ_BLOCK's packets: `[start, end)` with `start` chunk-aligned.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SendPlan {
@@ -30,6 +38,8 @@ pub(crate) struct SendPlan {
     pub send_sums: bool,
     /// Use sendfile for the data when possible.
     pub transfer_to: bool,
+    /// Data and checksum bytes per packet ([`read_packet_size`]).
+    pub packet_size: u64,
 }
 
 /// Counters of one send, for logs and tests.
@@ -54,7 +64,7 @@ pub(crate) fn send_block(
     } else {
         0
     };
-    let chunks_per_packet = (READ_PACKET_SIZE / (bpc + csize)).max(1);
+    let chunks_per_packet = (plan.packet_size / (bpc + csize)).max(1);
     let step = chunks_per_packet * bpc;
     // Computed CRCs need the data in memory; so does a kernel without sendfile.
     let mut zero_copy = plan.transfer_to && (csize == 0 || reader.sums_on_disk());
@@ -178,6 +188,7 @@ mod tests {
             end: 150_000,
             send_sums: true,
             transfer_to: true,
+            packet_size: READ_PACKET_SIZE,
         };
         let stats = send_block(&reader, &out, plan, (&None, &ds)).unwrap();
         drop(out);
@@ -188,5 +199,12 @@ mod tests {
         // Every packet's head is 31 bytes; data and 4-byte CRCs; and the empty last packet.
         let want = stats.packets as usize * 31 + 150_000 + chunks * 4 + 31;
         assert_eq!(drain.join().unwrap(), want);
+    }
+
+    #[test]
+    fn packet_size_follows_io_file_buffer_size() {
+        assert_eq!(read_packet_size(4096), READ_PACKET_SIZE, "Hadoop's default");
+        assert_eq!(read_packet_size(1 << 20), 1 << 20);
+        assert!(read_packet_size(u64::MAX) as usize + PKT_MAX_HEADER_LEN <= 16 << 20);
     }
 }

@@ -36,6 +36,7 @@ use crate::error::StorageError;
 use crate::faults::FaultHooks;
 use crate::notify::BlockNotifier;
 
+pub(crate) use block_sender::read_packet_size;
 pub use domain::{DomainServer, socket_path as domain_socket_path};
 pub use send::{SendRequest, send_replica};
 
@@ -54,6 +55,9 @@ pub struct XceiverConfig {
     pub metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
     /// Send read data with sendfile (dfs.datanode.transferTo.allowed).
     pub transfer_to: bool,
+    /// Data and checksum bytes per READ_BLOCK packet: Hadoop's BlockSender takes
+    /// max(io.file.buffer.size, 64 KiB) (`block_sender::read_packet_size`).
+    pub read_packet_size: u64,
     /// SO_SNDBUF of the socket to a pipeline's mirror
     /// (dfs.datanode.transfer.socket.send.buffer.size; 0: the OS tunes it).
     pub send_buffer_size: u32,
@@ -74,6 +78,7 @@ impl Default for XceiverConfig {
             sync_on_close: false,
             metrics: None,
             transfer_to: true,
+            read_packet_size: block_sender::READ_PACKET_SIZE,
             send_buffer_size: 0,
             recv_buffer_size: 0,
             shm_paths: crate::short_circuit_registry::shared_paths(

@@ -118,6 +118,7 @@ pub(crate) async fn read_block(
         end,
         send_sums,
         transfer_to: ctx.config.transfer_to,
+        packet_size: ctx.config.read_packet_size,
     };
     let (metrics, ds, timeout) = (
         ctx.config.metrics.clone(),

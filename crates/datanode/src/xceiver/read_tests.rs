@@ -23,12 +23,17 @@ const MAX: usize = 1 << 20;
 const LEN: usize = 300_000;
 
 async fn server(ds: &Arc<Dataset>, transfer_to: bool) -> XceiverServer {
+    server_with(ds, transfer_to, super::block_sender::READ_PACKET_SIZE).await
+}
+
+async fn server_with(ds: &Arc<Dataset>, transfer_to: bool, packet: u64) -> XceiverServer {
     let ctx = XceiverContext {
         dataset: ds.clone(),
         notifier: Arc::new(crate::notify::NoopNotifier),
         faults: Arc::new(FaultHooks::default()),
         config: XceiverConfig {
             transfer_to,
+            read_packet_size: packet,
             ..XceiverConfig::default()
         },
         active: Default::default(),
@@ -118,6 +123,42 @@ async fn zero_copy_and_copying_reads_are_byte_identical() {
     }
 }
 
+/// io.file.buffer.size above 64 KiB makes packets larger, as Hadoop's BlockSender: the same
+/// bytes, zero-copy or not, in fewer packets.
+#[tokio::test]
+async fn larger_packets_carry_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = Dataset::open(&[dir.path().to_path_buf()], 0).unwrap();
+    let _rbw = replicas(&ds, 9000);
+    let expect = data(LEN);
+    let packet = super::read_packet_size(200_000);
+    let (zc, cp) = (
+        server_with(&ds, true, packet).await,
+        server_with(&ds, false, packet).await,
+    );
+    let small = server(&ds, true).await;
+    let mut a = TcpStream::connect(zc.local_addr()).await.unwrap();
+    let mut b = TcpStream::connect(cp.local_addr()).await.unwrap();
+    let mut c = TcpStream::connect(small.local_addr()).await.unwrap();
+    let l = LEN as u64;
+    for id in [9000, 9001] {
+        for sums in [true, false] {
+            for (off, len) in [(0, l), (511, 2), (65_000, 150_000), (l - 700, 700)] {
+                let (wa, da) = raw_read(&mut a, id, off, len, sums).await;
+                let (wb, db) = raw_read(&mut b, id, off, len, sums).await;
+                let (wc, dc) = raw_read(&mut c, id, off, len, sums).await;
+                assert_eq!(wa, wb, "blk {id} [{off}, +{len}) sums={sums}");
+                assert_eq!(&da[..], &expect[off as usize..(off + len) as usize]);
+                assert_eq!((&da, &db), (&dc, &dc));
+                if len > 100_000 {
+                    // Fewer packet heads on the wire than with 64 KiB packets.
+                    assert!(wa.len() < wc.len(), "{} vs {}", wa.len(), wc.len());
+                }
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn corrupt_block_file_fails_the_crc_check() {
     let dir = tempfile::tempdir().unwrap();
@@ -128,8 +169,10 @@ async fn corrupt_block_file_fails_the_crc_check() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[200_000] ^= 0xff;
     std::fs::write(&path, &bytes).unwrap();
-    for transfer_to in [true, false] {
-        let s = server(&ds, transfer_to).await;
+    let sizes = [(true, 0), (false, 0), (true, 1 << 20), (false, 1 << 20)];
+    for (transfer_to, io_buffer) in sizes {
+        let packet = super::read_packet_size(io_buffer);
+        let s = server_with(&ds, transfer_to, packet).await;
         let p = ReadBlockParams::new(block(8000, 1001, LEN as u64), "DFSClient_t", 0, LEN as u64);
         let addr = s.local_addr().to_string();
         let mut r = BlockReader::connect(&addr, &p, &TransferConfig::default())
@@ -138,7 +181,7 @@ async fn corrupt_block_file_fails_the_crc_check() {
         let err = r.read_all().await.unwrap_err();
         assert!(
             matches!(err, TransferError::Checksum { .. }),
-            "transferTo={transfer_to}: {err}"
+            "transferTo={transfer_to}, {packet}-byte packets: {err}"
         );
     }
 }
