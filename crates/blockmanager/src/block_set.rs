@@ -111,6 +111,26 @@ fn bits_iter(b: &[u64; WORDS]) -> impl Iterator<Item = u16> + '_ {
     })
 }
 
+/// The members of a bitmap chunk from `from` on, in increasing order.
+fn bits_iter_from(b: &[u64; WORDS], from: u16) -> impl Iterator<Item = u16> + '_ {
+    let first = usize::from(from >> 6);
+    // The first word without the bits below `from`.
+    let mask = !0u64 << (from & 63);
+    b[first..].iter().enumerate().flat_map(move |(k, &word)| {
+        let w = first + k;
+        let mut word = if k == 0 { word & mask } else { word };
+        std::iter::from_fn(move || {
+            if word == 0 {
+                return None;
+            }
+            let t = word.trailing_zeros();
+            word &= word - 1;
+            // w < 1024 and t < 64: the value fits 16 bits.
+            Some(((w as u32) << 6 | t) as u16)
+        })
+    })
+}
+
 /// A set of block ids, iterated in increasing order.
 #[derive(Clone, Debug, Default)]
 pub struct BlockSet {
@@ -187,6 +207,26 @@ impl BlockSet {
         })
     }
 
+    /// The ids from `start` on, in increasing order.
+    pub fn iter_from(&self, start: u64) -> impl Iterator<Item = u64> + '_ {
+        let (hi, lo) = split(start);
+        let first = match self.chunk(hi) {
+            Ok(i) | Err(i) => i,
+        };
+        self.chunks[first..].iter().flat_map(move |(h, c)| {
+            let base = h << 16;
+            let from = if *h == hi { lo } else { 0 };
+            let lows: Box<dyn Iterator<Item = u16> + '_> = match c {
+                Chunk::Array(a) => {
+                    let p = a.partition_point(|&x| x < from);
+                    Box::new(a[p..].iter().copied())
+                }
+                Chunk::Bits(b, _) => Box::new(bits_iter_from(b, from)),
+            };
+            lows.map(move |lo| base | u64::from(lo))
+        })
+    }
+
     /// Heap bytes held (for tests and memory figures).
     pub fn heap_bytes(&self) -> usize {
         self.chunks.capacity() * std::mem::size_of::<(u64, Chunk)>()
@@ -248,6 +288,25 @@ mod tests {
             }
             prop_assert!(s.iter().eq(m.iter().copied()));
         }
+
+        /// Iteration from any id gives the members from there on.
+        #[test]
+        fn iterates_from_any_id(
+            ids in proptest::collection::vec(id(), 0..400),
+            from in proptest::collection::vec(id(), 1..20),
+        ) {
+            let s: BlockSet = {
+                let mut s = BlockSet::new();
+                for &k in &ids {
+                    s.insert(k);
+                }
+                s
+            };
+            let m: BTreeSet<u64> = ids.iter().copied().collect();
+            for &f in from.iter().chain(ids.iter().take(10)) {
+                prop_assert!(s.iter_from(f).eq(m.range(f..).copied()));
+            }
+        }
     }
 
     #[test]
@@ -262,6 +321,16 @@ mod tests {
         }
         assert!(matches!(s.chunks[0].1, Chunk::Bits(..)));
         assert!(s.iter().eq(m.iter().copied()));
+        for f in [
+            base,
+            base + 1,
+            base + 64,
+            base + 65_535,
+            base + 65_536,
+            base + 99_999,
+        ] {
+            assert!(s.iter_from(f).eq(m.range(f..).copied()));
+        }
         assert!(s.heap_bytes() <= 2 * WORDS * 8 + 256);
         // emptied again: back to arrays, then no chunk at all
         for id in m.iter().copied().skip(100) {
