@@ -31,6 +31,14 @@ impl InvalidateBlocks {
             .is_some_and(|s| s.contains_key(&id))
     }
 
+    /// Drops every waiting replica; returns how many there were.
+    pub fn clear(&mut self) -> usize {
+        let n = self.num_blocks;
+        self.per_node.clear();
+        self.num_blocks = 0;
+        n
+    }
+
     /// Adds a replica; false if it was already there.
     pub fn add(&mut self, dn_uuid: &Arc<str>, block: Block) -> bool {
         let set = self.per_node.entry(dn_uuid.clone()).or_default();
@@ -129,6 +137,13 @@ impl PendingCommands {
 
     pub fn remove_node(&mut self, dn_uuid: &str) -> usize {
         self.per_node.remove(dn_uuid).map_or(0, |q| q.len())
+    }
+
+    /// Drops every handed-out block; returns how many there were.
+    pub fn clear(&mut self) -> usize {
+        let n = self.len();
+        self.per_node.clear();
+        n
     }
 
     pub fn len(&self) -> usize {

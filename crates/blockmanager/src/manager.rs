@@ -365,12 +365,10 @@ impl BlockManager {
                 storage_id: Arc::from(l.storage_id.as_str()),
             })
             .collect();
-        self.blocks.lock("add_block").add_under_construction(
-            block,
-            inode_id,
-            replication,
-            expected,
-        );
+        let mut st = self.blocks.lock("add_block");
+        st.add_under_construction(block, inode_id, replication, expected);
+        // A standby may have heard of the replicas before the edit adding the block.
+        st.adopt_held(block.id);
     }
 
     /// UC -> COMMITTED with the client's length and generation stamp (COMPLETE at once if

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::block::Block;
+use crate::block::{Block, ReplicaState};
 
 /// Why a replica is held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,6 +50,8 @@ pub struct HeldReplica {
     pub block: Block,
     pub dn_uuid: Arc<str>,
     pub storage_id: Arc<str>,
+    /// As last reported (a RECEIVED after a RECEIVING makes it finalized).
+    pub state: ReplicaState,
     pub class: OrphanClass,
     /// Monotonic time it was first held.
     pub since: Duration,
@@ -78,23 +80,31 @@ pub struct Orphans {
 
 impl Orphans {
     /// Holds a replica; an already held replica keeps its class and time (a later
-    /// report may call it a startup orphan after the first called it future).
+    /// report may call it a startup orphan after the first called it future), and takes
+    /// the later report's length, stamp and state.
     pub fn hold(
         &mut self,
         dn: &Arc<str>,
         storage: &Arc<str>,
         block: Block,
+        state: ReplicaState,
         class: OrphanClass,
         now: Duration,
     ) -> bool {
         let key = (block.id, dn.clone());
-        if self.held.contains_key(&key) {
+        if let Some(mut held) = self.held.remove(&key) {
+            self.count(&held, false);
+            held.block = block;
+            held.state = state;
+            self.count(&held, true);
+            self.held.insert(key, held);
             return false;
         }
         let r = HeldReplica {
             block,
             dn_uuid: dn.clone(),
             storage_id: storage.clone(),
+            state,
             class,
             since: now,
         };
@@ -105,6 +115,29 @@ impl Orphans {
 
     pub fn is_held(&self, id: u64, dn: &str) -> bool {
         self.held.contains_key(&(id, Arc::from(dn)))
+    }
+
+    /// Takes every held replica of block `id` out of the table (its block became known:
+    /// a standby applied the edit that added it).
+    pub fn take_block(&mut self, id: u64) -> Vec<HeldReplica> {
+        let keys: Vec<(u64, Arc<str>)> = self
+            .held
+            .range((id, Arc::from(""))..)
+            .take_while(|((b, _), _)| *b == id)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            if let Some(r) = self.held.remove(&k) {
+                self.count(&r, false);
+                out.push(r);
+            }
+        }
+        if self.counts.future_replicas == 0 {
+            self.counts.future_max_id = 0;
+            self.counts.future_max_gs = 0;
+        }
+        out
     }
 
     /// Forgets a replica the DataNode no longer has.
@@ -216,6 +249,7 @@ mod tests {
             &a,
             &s,
             Block::new(7, 2000, 100),
+            ReplicaState::Finalized,
             OrphanClass::Future,
             Duration::ZERO
         ));
@@ -223,6 +257,7 @@ mod tests {
             &a,
             &s,
             Block::new(7, 2000, 100),
+            ReplicaState::Finalized,
             OrphanClass::Startup,
             Duration::ZERO
         ));
@@ -230,6 +265,7 @@ mod tests {
             &b,
             &s,
             Block::new(9, 2002, 50),
+            ReplicaState::Finalized,
             OrphanClass::Future,
             Duration::ZERO
         ));
@@ -237,6 +273,7 @@ mod tests {
             &b,
             &s,
             Block::new(3, 1005, 10),
+            ReplicaState::Finalized,
             OrphanClass::Startup,
             Duration::ZERO
         ));
@@ -256,6 +293,58 @@ mod tests {
     }
 
     #[test]
+    fn a_known_block_takes_its_held_replicas_as_last_reported() {
+        let mut o = Orphans::default();
+        let (a, b, s) = (dn("a"), dn("b"), dn("s1"));
+        let now = Duration::ZERO;
+        o.hold(
+            &a,
+            &s,
+            Block::new(7, 2000, 0),
+            ReplicaState::Rbw,
+            OrphanClass::Future,
+            now,
+        );
+        // The RECEIVED after the RECEIVING: finalized, full length, counted once.
+        o.hold(
+            &a,
+            &s,
+            Block::new(7, 2000, 64),
+            ReplicaState::Finalized,
+            OrphanClass::Future,
+            now,
+        );
+        o.hold(
+            &b,
+            &s,
+            Block::new(7, 2000, 64),
+            ReplicaState::Finalized,
+            OrphanClass::Future,
+            now,
+        );
+        o.hold(
+            &b,
+            &s,
+            Block::new(8, 2001, 5),
+            ReplicaState::Rbw,
+            OrphanClass::Future,
+            now,
+        );
+        assert_eq!((o.counts().replicas, o.counts().bytes), (3, 133));
+        let taken = o.take_block(7);
+        assert_eq!(taken.len(), 2);
+        assert!(
+            taken
+                .iter()
+                .all(|r| r.state == ReplicaState::Finalized && r.block.num_bytes == 64)
+        );
+        assert_eq!((o.counts().replicas, o.counts().bytes), (1, 5));
+        assert!(o.take_block(7).is_empty());
+        assert_eq!(o.take_block(8).len(), 1);
+        assert_eq!(o.counts(), OrphanCounts::default());
+    }
+
+    #[test]
     fn unreported_replicas_of_a_storage_are_forgotten() {
         let mut o = Orphans::default();
         let (a, s1, s2) = (dn("a"), dn("s1"), dn("s2"));
@@ -265,6 +354,7 @@ mod tests {
                 &a,
                 s,
                 Block::new(id, 5000, 1),
+                ReplicaState::Finalized,
                 OrphanClass::Future,
                 Duration::ZERO,
             );

@@ -558,7 +558,14 @@ impl BlockState {
             ReportAction::Invalidate if !self.map.contains(id) && !scheduled => {
                 match self.orphan_class(reported.block, first_report) {
                     Some(class) => {
-                        if self.orphans.hold(dn, storage, reported.block, class, now) {
+                        if self.orphans.hold(
+                            dn,
+                            storage,
+                            reported.block,
+                            reported.state,
+                            class,
+                            now,
+                        ) {
                             tracing::info!(
                                 block = %reported.block, dn = %dn, class = class.name(),
                                 "BLOCK* holding a replica of a block the namespace does not know"

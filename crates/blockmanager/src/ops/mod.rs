@@ -5,6 +5,7 @@
 
 mod decommission;
 mod deletion;
+mod failover;
 mod postponed;
 mod racks;
 mod report_leases;
