@@ -347,6 +347,23 @@ pub mod namenode {
     /// Unit of a bare number in `rhdfs.namenode.replication.wait.ms`.
     pub const RHDFS_NAMENODE_REPLICATION_WAIT_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
 
+    /// `rhdfs.ha.raft.heartbeat.interval.ms` (rhdfs only): how often the active NameNode of
+    /// an HA nameservice sends Raft heartbeats (empty appends) to the others.
+    pub const RHDFS_HA_RAFT_HEARTBEAT_INTERVAL_MS_KEY: &str = "rhdfs.ha.raft.heartbeat.interval.ms";
+    pub const RHDFS_HA_RAFT_HEARTBEAT_INTERVAL_MS_DEFAULT: Duration = Duration::from_millis(250);
+    /// Unit of a bare number in `rhdfs.ha.raft.heartbeat.interval.ms`.
+    pub const RHDFS_HA_RAFT_HEARTBEAT_INTERVAL_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+    /// `rhdfs.ha.raft.election.timeout.ms` (rhdfs only): a standby that hears nothing from the
+    /// active for a random time between this and twice this starts an election; the active
+    /// stops serving once no majority acknowledged it for this long (fencing).
+    pub const RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_KEY: &str = "rhdfs.ha.raft.election.timeout.ms";
+    pub const RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_DEFAULT: Duration = Duration::from_millis(1500);
+    /// Unit of a bare number in `rhdfs.ha.raft.election.timeout.ms`.
+    pub const RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_UNIT: TimeUnit = TimeUnit::Milliseconds;
+    /// `rhdfs.ha.raft.dir` (rhdfs only): where a NameNode of an HA nameservice keeps its Raft
+    /// log; by default `raft` inside the first `dfs.namenode.name.dir`.
+    pub const RHDFS_HA_RAFT_DIR_KEY: &str = "rhdfs.ha.raft.dir";
+
     /// `rhdfs.namenode.fault.crash-before-sync`: test hook (unset in production). The name of
     /// a namespace operation (`delete`, `create`, `rename2`, ...): the NameNode process
     /// aborts after that operation appended its edits and before they are synced, as a

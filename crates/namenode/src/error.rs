@@ -71,6 +71,10 @@ pub enum FsError {
     /// An error from the block manager (its Java class is chosen in `rpc/errors.rs`).
     #[error(transparent)]
     BlockManager(#[from] rhdfs_blockmanager::error::BlockManagerError),
+    /// `org.apache.hadoop.ipc.StandbyException`: this NameNode of an HA nameservice is not
+    /// the active one (or stopped being it before the operation's edits were replicated).
+    #[error("{0}")]
+    Standby(String),
     /// `java.io.IOException` with a message.
     #[error("{0}")]
     Io(String),

@@ -16,6 +16,7 @@ pub mod edit_codec;
 pub mod error;
 pub mod fsck;
 pub mod fsdir;
+pub mod ha;
 pub mod http;
 pub mod lease_recovery;
 pub mod leases;

@@ -231,6 +231,7 @@ pub fn spawn_safe_mode_monitor(
                     tracing::info!("leaving start-up safe mode");
                 }
             } else if !fs.publish_safe_mode()
+                && fs.ha_role().get() == crate::ha::Role::Active
                 && let Err(e) = fs.hold_future_orphans_durably().await
             {
                 tracing::warn!("holding replicas from the future failed: {e}");

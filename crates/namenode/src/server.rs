@@ -35,6 +35,8 @@ pub enum NameNodeError {
     Persist(#[from] crate::persist::PersistError),
     #[error("block manager: {0}")]
     BlockManager(#[from] rhdfs_blockmanager::BlockManagerError),
+    #[error("HA: {0}")]
+    Ha(#[from] crate::ha::member::HaError),
     #[error("cannot bind the RPC server at {addr}: {source}")]
     Bind {
         addr: String,
@@ -193,6 +195,8 @@ pub struct NameNodeHandle {
     trash_emptier: Option<JoinHandle<()>>,
     durable: Arc<crate::persist::Durable>,
     http: crate::http::HttpServer,
+    /// The Raft member, for a NameNode of an HA nameservice.
+    ha: Option<crate::ha::member::HaMember>,
 }
 
 impl std::fmt::Debug for NameNodeHandle {
@@ -219,9 +223,16 @@ impl NameNode {
         mode: RecoveryMode,
     ) -> Result<NameNodeHandle, NameNodeError> {
         let mut conf = conf;
-        // In an HA nameservice this NameNode's own addresses become the generic keys.
+        // In an HA nameservice this NameNode's own addresses become the generic keys, and
+        // with two NameNodes or more their edits are replicated through Raft.
+        let mut ha_of = None;
         if let Some((ns, nn)) = rhdfs_conf::ha::apply_own_namenode(&mut conf)? {
             tracing::info!(nameservice = %ns, namenode = %nn, "NameNode of an HA nameservice");
+            if let Some(nameservice) = rhdfs_conf::ha::nameservice(&conf, &ns)?
+                && nameservice.namenodes.len() >= 2
+            {
+                ha_of = Some((nameservice, nn));
+            }
         }
         let (host, port) = rhdfs_conf::addr::namenode_rpc_address(&conf)?;
         storage::name_dirs(&conf)?;
@@ -338,6 +349,12 @@ impl NameNode {
             bm: &bm,
             durable: &durable,
         };
+        let raft_faults = rhdfs_raftlog::net::Faults::new();
+        let raft_service = crate::ha::member::HaMember::service(&raft_faults);
+        if ha_of.is_some() {
+            // A standby from before the port opens until Raft makes it the active.
+            crate::ha::member::enter_standby(&fs);
+        }
         let http = match crate::http::HttpServer::start(&conf, fs.clone()).await {
             Ok(h) => h,
             Err(e) => {
@@ -363,7 +380,8 @@ impl NameNode {
             .route(
                 HA_SERVICE_PROTOCOL,
                 Arc::new(HaServiceProtocolService::new(fs.clone(), &conf)?),
-            );
+            )
+            .route(rhdfs_raftlog::net::RAFT_PROTOCOL, raft_service.clone());
         let bind_host = conf
             .get_trimmed(keys::DFS_NAMENODE_RPC_BIND_HOST_KEY)
             .map(str::to_string)
@@ -387,6 +405,37 @@ impl NameNode {
                     });
                 }
             };
+        let ha = match &ha_of {
+            Some((nameservice, own)) => {
+                let started = match crate::ha::member::RaftSettings::from_conf(
+                    &conf,
+                    durable.log().dirs().roots().into_iter().next(),
+                ) {
+                    Ok(settings) => {
+                        crate::ha::member::HaMember::start(
+                            fs.clone(),
+                            nameservice,
+                            own,
+                            settings,
+                            raft_service,
+                            raft_faults,
+                            stop.clone(),
+                        )
+                        .await
+                    }
+                    Err(e) => Err(e),
+                };
+                match started {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        rpc.shutdown().await;
+                        starting.abandon().await;
+                        return Err(e.into());
+                    }
+                }
+            }
+            None => None,
+        };
         http.set_rpc_connector(rpc.local_connector());
         http.set_rpc(rpc.local_addr(), rpc.metrics());
         let trash_emptier = crate::trash_emptier::EmptierConfig::from_conf(&conf)?.map(|cfg| {
@@ -414,6 +463,7 @@ impl NameNode {
             trash_emptier,
             durable,
             http,
+            ha,
         })
     }
 }
@@ -459,6 +509,11 @@ impl NameNodeHandle {
         &self.fs
     }
 
+    /// The Raft member of an HA NameNode (tests cut its Raft traffic through `faults`).
+    pub fn ha_member(&self) -> Option<&crate::ha::member::HaMember> {
+        self.ha.as_ref()
+    }
+
     /// Stops serving, the lease monitor and the block manager's tasks.
     pub async fn shutdown(self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -467,6 +522,9 @@ impl NameNodeHandle {
         self.safe_mode.abort();
         if let Some(t) = &self.trash_emptier {
             t.abort();
+        }
+        if let Some(m) = self.ha {
+            m.shutdown().await;
         }
         self.rpc.shutdown().await;
         self.bm.stop();
@@ -485,6 +543,9 @@ impl NameNodeHandle {
         self.safe_mode.abort();
         if let Some(t) = &self.trash_emptier {
             t.abort();
+        }
+        if let Some(m) = self.ha {
+            m.shutdown().await;
         }
         self.rpc.shutdown().await;
         self.bm.stop();

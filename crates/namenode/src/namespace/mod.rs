@@ -372,6 +372,15 @@ impl Namespace {
         Ok(removed)
     }
 
+    /// Applies an edit another NameNode logged and the nameservice committed (a standby
+    /// following the active): the replay path, returning what it removed so the block map
+    /// can follow. The journal is not called: the edit is already logged.
+    pub fn apply_committed(&mut self, op: &EditOp, txid: u64, mono: Duration) -> FsResult<Removed> {
+        let removed = self.apply(op, mono)?;
+        self.last_txid = txid;
+        Ok(removed)
+    }
+
     /// Applies one op to the state (also what replay will call).
     pub fn apply(&mut self, op: &EditOp, mono: Duration) -> FsResult<Removed> {
         let mut removed = Removed::default();

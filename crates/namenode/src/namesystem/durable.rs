@@ -43,6 +43,13 @@ impl Namesystem {
     /// Waits until every edit appended so far is durable: called before a mutation is
     /// acknowledged. A failed sync means no name directory is left.
     pub async fn sync_edits(&self) -> FsResult<()> {
+        if let Some(shipper) = self.shipper.get() {
+            // HA: durable once a majority of the NameNodes has it (Raft commit).
+            let last = self.with_ns(|ns| ns.last_txid());
+            let committed = shipper.sync(last).await?;
+            self.bm.set_last_txid(committed);
+            return Ok(());
+        }
         let Some(d) = self.durable.get() else {
             return Ok(());
         };

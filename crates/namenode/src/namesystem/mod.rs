@@ -88,6 +88,11 @@ pub struct Namesystem {
     startup: std::sync::OnceLock<Arc<crate::startup::StartupProgress>>,
     /// Block recoveries in progress (lease recovery).
     pub(crate) recoveries: crate::block_recoveries::BlockRecoveries,
+    /// Active, standby or failed (HA); active without HA.
+    role: crate::ha::RoleCell,
+    /// With HA: where the active's edits go to be replicated (`Namesystem::sync_edits`
+    /// waits on it instead of the local edit log).
+    shipper: std::sync::OnceLock<Arc<crate::ha::ship::EditShipper>>,
 }
 
 impl std::fmt::Debug for Namesystem {
@@ -118,7 +123,27 @@ impl Namesystem {
             durable: std::sync::OnceLock::new(),
             startup: std::sync::OnceLock::new(),
             recoveries: Default::default(),
+            role: Default::default(),
+            shipper: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The HA role (always active without HA).
+    pub fn ha_role(&self) -> &crate::ha::RoleCell {
+        &self.role
+    }
+
+    /// Whether this NameNode replicates its edits through Raft (an HA nameservice).
+    pub fn is_ha(&self) -> bool {
+        self.shipper.get().is_some()
+    }
+
+    /// Makes this a NameNode of an HA nameservice: edits are replicated through `shipper`
+    /// (once, at start).
+    pub fn attach_shipper(&self, shipper: Arc<crate::ha::ship::EditShipper>) {
+        if self.shipper.set(shipper).is_err() {
+            tracing::warn!("edit shipper attached twice; keeping the first");
+        }
     }
 
     pub fn block_manager(&self) -> &Arc<BlockManager> {

@@ -238,6 +238,10 @@ impl Namesystem {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
+                // Only the active recovers leases (its edits; a standby follows them).
+                if me.role.get() != crate::ha::Role::Active {
+                    continue;
+                }
                 me.check_leases().await;
             }
         }))

@@ -123,9 +123,12 @@ impl Namesystem {
     }
 
     /// Tells the block manager whether the namespace is in safe mode; returns it.
+    /// A standby's block manager stays in safe mode (no reconstruction, invalidation or
+    /// excess work computed, no commands): the active decides those.
     pub fn publish_safe_mode(&self) -> bool {
         let on = self.with_ns(|ns| ns.in_safe_mode());
-        self.bm.set_safe_mode(on);
+        let standby = self.role.get() != crate::ha::Role::Active;
+        self.bm.set_safe_mode(on || standby);
         on
     }
 }

@@ -42,6 +42,7 @@ pub fn class_of(e: &FsError) -> &'static str {
         FsError::PathIsNotDirectory(_) => rhdfs_ipc::exceptions::PATH_IS_NOT_DIRECTORY,
         FsError::JavaIllegalArgument(_) => rhdfs_ipc::exceptions::ILLEGAL_ARGUMENT,
         FsError::BlockManager(e) => block_manager_class(e),
+        FsError::Standby(_) => rhdfs_ipc::exceptions::STANDBY,
         FsError::Io(_) => IO,
     }
 }

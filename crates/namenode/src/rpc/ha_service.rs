@@ -1,10 +1,11 @@
 //! HAServiceProtocol (`org.apache.hadoop.ha.HAServiceProtocol`) on the NameNode's RPC port:
 //! what `haadmin` and a failover controller ask a NameNode.
 //!
-//! Without HA (no Raft-replicated edit log yet) a NameNode is the one active NameNode of its
-//! namespace: `getServiceStatus` answers ACTIVE, `monitorHealth` reports whether it is
-//! serving, and a state transition is refused with `ServiceFailedException` rather than
-//! pretended. Every method needs the superuser, as in Hadoop.
+//! `getServiceStatus` answers the NameNode's role (`crate::ha`): ACTIVE without HA, and in an
+//! HA nameservice ACTIVE for the Raft leader, STANDBY for the others; `monitorHealth` reports
+//! whether it is serving. A state transition is refused with `ServiceFailedException` rather
+//! than pretended: without HA there is nothing to hand over to, with HA the Raft election
+//! decides the active. Every method needs the superuser, as in Hadoop.
 
 use std::sync::Arc;
 
@@ -46,6 +47,12 @@ impl HaServiceProtocolService {
     /// start-up safe mode), no name directory left for the edit log, or safe mode when the
     /// configuration says a NameNode in safe mode must not be active.
     fn unhealthy(&self) -> Option<String> {
+        if self.fs.ha_role().get() == crate::ha::Role::Failed {
+            return Some(
+                "The NameNode's namespace diverged from the replicated edit log; restart it"
+                    .to_string(),
+            );
+        }
         if let Some(p) = self.fs.startup_progress() {
             let view = p.view();
             if let Some(phase) = view
@@ -96,8 +103,12 @@ impl HaServiceProtocolService {
     fn get_service_status(&self, body: &Bytes) -> Result<Bytes, RpcError> {
         decode_request::<GetServiceStatusRequestProto>(body)?;
         let not_ready = self.unhealthy();
+        let state = match self.fs.ha_role().get() {
+            crate::ha::Role::Active => HaServiceStateProto::Active,
+            crate::ha::Role::Standby | crate::ha::Role::Failed => HaServiceStateProto::Standby,
+        };
         Ok(encode_response(&GetServiceStatusResponseProto {
-            state: HaServiceStateProto::Active as i32,
+            state: state as i32,
             ready_to_become_active: Some(not_ready.is_none()),
             not_ready_reason: not_ready,
         }))
@@ -114,6 +125,15 @@ impl HaServiceProtocolService {
             }
             _ => decode_request::<TransitionToObserverRequestProto>(body).map(drop),
         }?;
+        if self.fs.is_ha() {
+            return Err(RpcError::new(
+                SERVICE_FAILED,
+                format!(
+                    "The active NameNode of this nameservice is chosen by Raft election; {method} \
+                     is not supported (stop the active NameNode to fail over)"
+                ),
+            ));
+        }
         Err(RpcError::new(
             SERVICE_FAILED,
             format!(

@@ -157,8 +157,11 @@ impl ClientProtocolService {
 /// table below.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MethodKind {
-    /// Logs nothing: answered without waiting for the edit log.
+    /// Logs nothing: answered without waiting for the edit log (Hadoop's READ category: a
+    /// standby refuses it).
     Read,
+    /// A `Read` served in every HA state (Hadoop's UNCHECKED category: HA state queries).
+    Unchecked,
     /// May log edits: answered only once every edit logged so far is durable.
     Mutate,
     /// A `Mutate` that must take effect at most once: a retry with the same client id and
@@ -228,8 +231,8 @@ client_protocol! {
     "getSlowDatanodeReport" => Read get_slow_datanode_report,
     "listOpenFiles" => Read list_open_files [LIST_OPEN_FILES],
     "metaSave" => Read meta_save [META_SAVE],
-    "msync" => Read msync,
-    "getHAServiceState" => Read get_ha_service_state,
+    "msync" => Unchecked msync,
+    "getHAServiceState" => Unchecked get_ha_service_state,
     "getAclStatus" => Read get_acl_status [GET_ACL_STATUS],
     "getXAttrs" => Read get_xattrs [GET_XATTRS],
     "listXAttrs" => Read list_xattrs [LIST_XATTRS],
@@ -271,10 +274,22 @@ client_protocol! {
     "concat" => AtMostOnce concat [CONCAT],
 }
 
+/// Hadoop's operation category of a method kind: what a standby may serve.
+fn operation_category(kind: Option<MethodKind>) -> crate::ha::OperationCategory {
+    use crate::ha::OperationCategory;
+    match kind {
+        Some(MethodKind::Unchecked) => OperationCategory::Unchecked,
+        Some(MethodKind::Read) => OperationCategory::Read,
+        Some(MethodKind::Mutate | MethodKind::AtMostOnce) | None => OperationCategory::Write,
+    }
+}
+
 #[async_trait]
 impl RpcService for ClientProtocolService {
     async fn call(&self, ctx: CallContext, body: Bytes) -> Result<Bytes, RpcError> {
         let kind = method_kind(&ctx.method);
+        // A standby serves nothing but HA queries: clients fail over on its StandbyException.
+        self.fs.ha_role().get().check(operation_category(kind))?;
         let guard = match &self.retry_cache {
             Some(cache)
                 if kind == Some(MethodKind::AtMostOnce)
@@ -300,7 +315,7 @@ impl RpcService for ClientProtocolService {
                 Ok(()) => answer,
                 Err(e) => Err(e.into()),
             },
-            Some(MethodKind::Read) | None => answer,
+            Some(MethodKind::Read | MethodKind::Unchecked) | None => answer,
         };
         if let Some(g) = guard {
             g.finish(&answer);

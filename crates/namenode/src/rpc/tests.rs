@@ -1075,7 +1075,7 @@ fn method_kinds_match_the_declared_retry_classes() {
             declared == Some(Retry::AtMostOnce),
             "{m}: kind {kind:?}, declared {declared:?}"
         );
-        if kind == Some(MethodKind::Read) {
+        if matches!(kind, Some(MethodKind::Read | MethodKind::Unchecked)) {
             assert_ne!(declared, Some(Retry::AtMostOnce), "{m}");
         }
     }

@@ -44,10 +44,14 @@ impl DatanodeProtocolService {
             bm.slow_nodes().on_heartbeat(&reporting, &peers, &disks);
         }
         let mut cmds = Vec::new();
+        let active = self.fs.ha_role().get() == crate::ha::Role::Active;
         if !out.registered {
-            // As Hadoop: an unknown node gets only DNA_REGISTER; its recoveries wait.
+            // As Hadoop: an unknown node gets only DNA_REGISTER; its recoveries wait. A
+            // DataNode takes this one from a standby too.
             cmds.push(register_command());
-        } else {
+        } else if active {
+            // A standby sends no other command (a DataNode would ignore it: Hadoop's
+            // BPOfferService obeys only the NameNode it believes active).
             if !out.transfers.is_empty() {
                 cmds.push(transfer_command(bm.block_pool_id(), &out.transfers));
             }
@@ -62,7 +66,11 @@ impl DatanodeProtocolService {
         Ok(encode_response(&HeartbeatResponseProto {
             cmds,
             ha_status: NnhaStatusHeartbeatProto {
-                state: nnha_status_heartbeat_proto::State::Active as i32,
+                state: if active {
+                    nnha_status_heartbeat_proto::State::Active
+                } else {
+                    nnha_status_heartbeat_proto::State::Standby
+                } as i32,
                 txid: bm.last_txid(),
             },
             rolling_upgrade_status: None,

@@ -1,0 +1,228 @@
+//! Committed edits into a NameNode: openraft's state machine for the replicated edit log.
+//!
+//! Every member applies each committed [`EditBatch`] in log order, record by record:
+//! 1. a txid its own edit log already holds is skipped (Raft re-applies the log after a
+//!    restart; the image and edit log loaded at start hold everything applied before);
+//! 2. a txid its namespace already has is one this member applied as the active: the
+//!    committed record must be the one it queued ([`EditShipper::take_own`]) — otherwise
+//!    another leader's edit replaced it and this namespace has diverged: the member turns
+//!    [`Role::Failed`] and applies nothing more until it is restarted;
+//! 3. the next txid is replayed into the namespace (the replay path of a restart) and its
+//!    consequences for the block map follow ([`to_block_manager`]);
+//! 4. the record is appended to the member's own edit log, which is synced in the background
+//!    (the Raft log is what makes it durable; the edit log feeds checkpoints and restarts).
+//!
+//! Snapshots: members keep the whole Raft log (no snapshot is ever built, so a member that
+//! was down catches up from the log). [`StateMachineApp::snapshot`] encodes the namespace
+//! image; installing one on a member is not supported yet and is refused.
+
+use std::sync::Arc;
+
+use openraft::LogId;
+use rhdfs_blockmanager::BlockUcState;
+use rhdfs_editlog::EditLog;
+use rhdfs_raftlog::StateMachineApp;
+
+use crate::edit::EditOp;
+use crate::edit_codec;
+use crate::fsdir::{FileBlock, Inode, Removed};
+use crate::ha::Role;
+use crate::ha::batch::{EditBatch, EditRaft};
+use crate::ha::ship::EditShipper;
+use crate::namesystem::{Namesystem, to_block};
+
+/// What applying one record found.
+enum Step {
+    /// Already in this member's namespace (it was the active).
+    Own,
+    /// Replayed; what the block map must learn.
+    Replayed(BlockWork),
+    /// Cannot be applied: the namespace is elsewhere.
+    Diverged(String),
+}
+
+/// The block map's side of a replayed edit (a standby's block map follows the namespace).
+#[derive(Debug, Default)]
+struct BlockWork {
+    removed: Vec<u64>,
+    added: Option<(FileBlock, u64, u16)>,
+    abandoned: Option<u64>,
+    /// A closed file's last block: committed with its final length and stamp.
+    closed_last: Option<FileBlock>,
+    replication: Option<(Vec<u64>, u16)>,
+    moved: Option<(Vec<u64>, u64, u16)>,
+}
+
+/// The state machine application of a NameNode.
+pub struct NamespaceApp {
+    fs: Arc<Namesystem>,
+    log: EditLog,
+    shipper: Arc<EditShipper>,
+}
+
+impl NamespaceApp {
+    pub fn new(fs: Arc<Namesystem>, log: EditLog, shipper: Arc<EditShipper>) -> Self {
+        NamespaceApp { fs, log, shipper }
+    }
+
+    fn diverge(&self, txid: u64, why: &str) {
+        tracing::error!(
+            txid,
+            "the namespace diverged from the replicated edit log ({why}); this NameNode stops \
+             serving and must be restarted to reload it"
+        );
+        self.fs.ha_role().set(Role::Failed);
+        self.shipper.deactivate();
+    }
+
+    fn apply_record(&self, txid: u64, record: &[u8]) -> Step {
+        let mono = self.fs.clock().monotonic();
+        self.fs.with_ns_op("ha_apply", |ns| {
+            let last = ns.last_txid();
+            if txid <= last {
+                return Step::Own;
+            }
+            if txid != last + 1 {
+                return Step::Diverged(format!("txid {txid} after namespace txid {last}"));
+            }
+            let op = match edit_codec::decode(record) {
+                Ok(op) => op,
+                Err(e) => return Step::Diverged(format!("record does not decode: {e}")),
+            };
+            let removed = match ns.apply_committed(&op, txid, mono) {
+                Ok(r) => r,
+                Err(e) => return Step::Diverged(format!("record does not apply: {e}")),
+            };
+            Step::Replayed(block_work(ns, &op, removed))
+        })
+    }
+
+    fn to_block_manager(&self, w: BlockWork) {
+        let bm = self.fs.block_manager();
+        if !w.removed.is_empty() {
+            bm.remove_blocks(w.removed);
+        }
+        if let Some((b, inode, replication)) = w.added {
+            bm.add_block_under_construction(to_block(&b), inode, replication, &[]);
+        }
+        if let Some(id) = w.abandoned {
+            bm.abandon_block(id);
+        }
+        if let Some(b) = w.closed_last
+            && let Some((_, BlockUcState::UnderConstruction)) = bm.get_block(b.id)
+        {
+            if let Err(e) = bm.commit_block(to_block(&b)) {
+                tracing::warn!(
+                    block = b.id,
+                    "standby: committing a closed file's block: {e}"
+                );
+            }
+            bm.try_complete_block(b.id);
+        }
+        if let Some((ids, r)) = w.replication {
+            bm.set_replication(&ids, r);
+        }
+        if let Some((ids, inode, r)) = w.moved {
+            bm.move_blocks(&ids, inode, r);
+        }
+    }
+}
+
+/// What `op`, just applied, means for the block map.
+fn block_work(ns: &crate::namespace::Namespace, op: &EditOp, removed: Removed) -> BlockWork {
+    let file = |id: u64| ns.dir().get(id).and_then(Inode::as_file);
+    let mut w = BlockWork {
+        removed: removed.blocks,
+        ..BlockWork::default()
+    };
+    match op {
+        EditOp::AddBlock { file: id, block } => {
+            let replication = file(*id).map_or(1, |f| f.replication());
+            w.added = Some((*block, *id, replication));
+        }
+        EditOp::AbandonBlock { block_id, .. } => w.abandoned = Some(*block_id),
+        EditOp::CloseFile { file: id, .. } => {
+            w.closed_last = file(*id).and_then(|f| f.blocks.last().copied());
+        }
+        EditOp::SetReplication { id, replication } => {
+            if let Some(f) = file(*id) {
+                w.replication = Some((f.blocks.iter().map(|b| b.id).collect(), *replication));
+            }
+        }
+        EditOp::Concat { target, .. } => {
+            if let Some(f) = file(*target) {
+                w.moved = Some((
+                    f.blocks.iter().map(|b| b.id).collect(),
+                    *target,
+                    f.replication(),
+                ));
+            }
+        }
+        _ => {}
+    }
+    w
+}
+
+impl StateMachineApp<EditRaft> for NamespaceApp {
+    fn apply(&mut self, _log_id: &LogId<u64>, data: Option<&EditBatch>) {
+        let Some(batch) = data else {
+            return;
+        };
+        if self.fs.ha_role().get() == Role::Failed {
+            return;
+        }
+        let mut appended = None;
+        for (txid, record) in &batch.records {
+            let txid = *txid;
+            if txid <= self.log.last_txid() {
+                continue;
+            }
+            match self.apply_record(txid, record) {
+                Step::Own => match self.shipper.take_own(txid) {
+                    Some(own) if own == *record => {}
+                    _ => {
+                        self.diverge(txid, "another leader's edit at a txid this NameNode used");
+                        return;
+                    }
+                },
+                Step::Replayed(work) => self.to_block_manager(work),
+                Step::Diverged(why) => {
+                    self.diverge(txid, &why);
+                    return;
+                }
+            }
+            match self.log.append(record) {
+                Ok(t) if t == txid => appended = Some(txid),
+                Ok(t) => {
+                    self.diverge(txid, &format!("the local edit log numbered it {t}"));
+                    return;
+                }
+                Err(e) => {
+                    self.diverge(txid, &format!("the local edit log refused it: {e}"));
+                    return;
+                }
+            }
+        }
+        if let Some(txid) = appended {
+            self.fs.block_manager().set_last_txid(txid);
+            let log = self.log.clone();
+            tokio::spawn(async move {
+                if let Err(e) = log.sync_async(txid).await {
+                    tracing::error!("syncing applied edits to the local edit log: {e}");
+                }
+            });
+        }
+    }
+
+    fn snapshot(&self) -> Result<Vec<u8>, String> {
+        Ok(self.fs.with_ns(|ns| ns.encode_image().1))
+    }
+
+    fn restore(&mut self, _snapshot: &[u8]) -> Result<(), String> {
+        Err(
+            "installing a namespace image from the active NameNode is not supported yet; \
+             members keep the whole Raft log"
+                .to_string(),
+        )
+    }
+}

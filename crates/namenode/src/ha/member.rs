@@ -1,0 +1,323 @@
+//! The Raft member of an HA NameNode and the task that makes Raft leadership the active
+//! role.
+//!
+//! Members are the NameNodes of the nameservice, numbered by their place in
+//! `dfs.ha.namenodes.<ns>` (1, 2, …), reached at their rpc-address: Raft's calls share the
+//! NameNode's RPC port as the protocol `org.apache.rhdfs.raft.RaftProtocol`. A member whose
+//! Raft log is empty proposes the configured membership (every member proposes the same one,
+//! which openraft accepts). The log lives in `rhdfs.ha.raft.dir` (default: `raft` in the
+//! first name directory).
+//!
+//! [`watch_role`]: a member is active while Raft has it as leader and a majority answered it
+//! within the election timeout; it becomes active only after applying every committed edit
+//! (`ensure_linearizable`) with its namespace exactly at the committed txid, and stops at
+//! once when either condition fails (the fencing of a partitioned or deposed active).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use openraft::{BasicNode, Config, ServerState, SnapshotPolicy};
+use rhdfs_conf::ha::Nameservice;
+use rhdfs_conf::{Configuration, keys};
+use rhdfs_raftlog::net::{Faults, IpcNetwork, RaftService};
+use rhdfs_raftlog::{AppStateMachine, RaftLogStore, StoreOptions};
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+use crate::ha::Role;
+use crate::ha::apply::NamespaceApp;
+use crate::ha::batch::EditRaft;
+use crate::ha::ship::{EditShipper, RaftJournal, StandbyJournal};
+use crate::namesystem::Namesystem;
+
+pub type NnRaft = openraft::Raft<EditRaft>;
+
+/// Why the Raft member could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HaError {
+    #[error("{0}")]
+    Conf(#[from] rhdfs_conf::ConfError),
+    #[error("Raft log in {dir}: {source}")]
+    Log {
+        dir: String,
+        source: rhdfs_raftlog::RaftLogError,
+    },
+    #[error("Raft: {0}")]
+    Raft(String),
+    #[error("the NameNode has no name directory for its Raft log")]
+    NoDirectory,
+}
+
+/// Raft settings from the configuration.
+#[derive(Debug, Clone)]
+pub struct RaftSettings {
+    pub heartbeat: Duration,
+    pub election: Duration,
+    pub dir: PathBuf,
+}
+
+impl RaftSettings {
+    /// `rhdfs.ha.raft.*`; `name_dir` is the first name directory.
+    pub fn from_conf(conf: &Configuration, name_dir: Option<PathBuf>) -> Result<Self, HaError> {
+        let heartbeat = conf.get_duration(
+            keys::RHDFS_HA_RAFT_HEARTBEAT_INTERVAL_MS_KEY,
+            keys::RHDFS_HA_RAFT_HEARTBEAT_INTERVAL_MS_DEFAULT,
+            keys::RHDFS_HA_RAFT_HEARTBEAT_INTERVAL_MS_UNIT,
+        )?;
+        let election = conf.get_duration(
+            keys::RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_KEY,
+            keys::RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_DEFAULT,
+            keys::RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_UNIT,
+        )?;
+        let dir = match conf.get_trimmed(keys::RHDFS_HA_RAFT_DIR_KEY) {
+            Some(d) if !d.is_empty() => PathBuf::from(d.strip_prefix("file://").unwrap_or(d)),
+            _ => name_dir.ok_or(HaError::NoDirectory)?.join("raft"),
+        };
+        Ok(RaftSettings {
+            heartbeat: heartbeat.max(Duration::from_millis(10)),
+            // Raft needs the election timeout well above the heartbeat.
+            election: election.max(heartbeat * 3),
+            dir,
+        })
+    }
+
+    fn raft_config(&self, cluster: &str) -> Result<Arc<Config>, HaError> {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let c = Config {
+            cluster_name: cluster.to_string(),
+            heartbeat_interval: ms(self.heartbeat),
+            election_timeout_min: ms(self.election),
+            election_timeout_max: ms(self.election) * 2,
+            // The whole log is kept: a member that was down catches up from it.
+            snapshot_policy: SnapshotPolicy::Never,
+            ..Config::default()
+        };
+        c.validate()
+            .map(Arc::new)
+            .map_err(|e| HaError::Raft(e.to_string()))
+    }
+}
+
+/// The members of `ns`: id (place in `dfs.ha.namenodes.<ns>`, from 1) → rpc-address.
+pub fn members(ns: &Nameservice) -> BTreeMap<u64, BasicNode> {
+    ns.namenodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (i as u64 + 1, BasicNode::new(n.rpc_addr())))
+        .collect()
+}
+
+/// A running Raft member.
+pub struct HaMember {
+    pub id: u64,
+    pub raft: NnRaft,
+    pub service: Arc<RaftService<EditRaft>>,
+    pub faults: Faults,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl HaMember {
+    /// The service to route `RAFT_PROTOCOL` to, before the RPC server binds.
+    pub fn service(faults: &Faults) -> Arc<RaftService<EditRaft>> {
+        Arc::new(RaftService::new(faults.clone()))
+    }
+
+    /// Opens the Raft log, starts the member as a standby and the tasks that ship edits and
+    /// follow leadership. `fs` must have its storage attached.
+    pub async fn start(
+        fs: Arc<Namesystem>,
+        ns: &Nameservice,
+        own: &str,
+        settings: RaftSettings,
+        service: Arc<RaftService<EditRaft>>,
+        faults: Faults,
+        stop: Arc<AtomicBool>,
+    ) -> Result<HaMember, HaError> {
+        let members = members(ns);
+        let id = ns
+            .namenodes
+            .iter()
+            .position(|n| n.id == own)
+            .map(|i| i as u64 + 1)
+            .ok_or_else(|| HaError::Raft(format!("{own} is not a NameNode of {}", ns.id)))?;
+        let log = fs
+            .durable()
+            .map(|d| d.log().clone())
+            .ok_or(HaError::NoDirectory)?;
+        let shipper = EditShipper::new();
+        enter_standby(&fs);
+        fs.attach_shipper(shipper.clone());
+        let store = RaftLogStore::open_async(&settings.dir.join("log"), StoreOptions::default())
+            .await
+            .map_err(|source| HaError::Log {
+                dir: settings.dir.display().to_string(),
+                source,
+            })?;
+        let sm = AppStateMachine::new(NamespaceApp::new(fs.clone(), log, shipper.clone()));
+        let network = IpcNetwork::new(id).with_faults(faults.clone());
+        let raft = NnRaft::new(id, settings.raft_config(&ns.id)?, network, store, sm)
+            .await
+            .map_err(|e| HaError::Raft(e.to_string()))?;
+        service.attach(raft.clone());
+        let initialized = raft
+            .is_initialized()
+            .await
+            .map_err(|e| HaError::Raft(e.to_string()))?;
+        if !initialized {
+            // Every member proposes the same membership; openraft takes it once.
+            if let Err(e) = raft.initialize(members.clone()).await {
+                tracing::info!("Raft membership already proposed: {e}");
+            }
+        }
+        tracing::info!(
+            member = id,
+            nameservice = %ns.id,
+            members = ?members.keys().collect::<BTreeSet<_>>(),
+            dir = %settings.dir.display(),
+            "NameNode joined the nameservice's Raft group as a standby"
+        );
+        let tasks = vec![
+            tokio::spawn(shipper.clone().run(raft.clone()).in_current_span()),
+            tokio::spawn(
+                watch_role(fs, raft.clone(), shipper, id, settings.clone(), stop).in_current_span(),
+            ),
+        ];
+        Ok(HaMember {
+            id,
+            raft,
+            service,
+            faults,
+            tasks,
+        })
+    }
+
+    /// Stops the member (the NameNode is stopping or crashing).
+    pub async fn shutdown(self) {
+        self.service.detach();
+        for t in &self.tasks {
+            t.abort();
+        }
+        if let Err(e) = self.raft.shutdown().await {
+            tracing::warn!("Raft shutdown: {e}");
+        }
+    }
+}
+
+/// Makes the NameNode a standby: nothing but committed edits changes its namespace, it
+/// serves no client operation and its block manager computes no work.
+pub fn enter_standby(fs: &Namesystem) {
+    fs.with_ns(|n| {
+        fs.ha_role().set(Role::Standby);
+        n.set_journal(Box::new(StandbyJournal));
+    });
+    fs.publish_safe_mode();
+}
+
+/// Follows Raft leadership: see the module docs.
+async fn watch_role(
+    fs: Arc<Namesystem>,
+    raft: NnRaft,
+    shipper: Arc<EditShipper>,
+    me: u64,
+    settings: RaftSettings,
+    stop: Arc<AtomicBool>,
+) {
+    let mut metrics = raft.metrics();
+    let election_ms = u64::try_from(settings.election.as_millis()).unwrap_or(u64::MAX);
+    while !stop.load(Ordering::Relaxed) {
+        let (leading, term, state, quorum_ack) = {
+            let m = metrics.borrow_and_update();
+            let leading = m.state == ServerState::Leader
+                && m.current_leader == Some(me)
+                && m.millis_since_quorum_ack.is_some_and(|ms| ms < election_ms);
+            (leading, m.current_term, m.state, m.millis_since_quorum_ack)
+        };
+        match (fs.ha_role().get(), leading) {
+            (Role::Standby, true) => activate(&fs, &raft, &shipper, term, &settings).await,
+            (Role::Active, false) => {
+                deactivate(&fs, &shipper);
+                tracing::warn!(
+                    term,
+                    ?state,
+                    millis_since_quorum_ack = ?quorum_ack,
+                    "no longer the Raft leader acknowledged by a majority: this NameNode is a \
+                     standby now"
+                );
+            }
+            _ => {}
+        }
+        // Metrics change with every Raft event; the quorum's silence does not change them,
+        // so look again after a heartbeat interval as well.
+        tokio::select! {
+            r = metrics.changed() => if r.is_err() { break },
+            _ = tokio::time::sleep(settings.heartbeat) => {}
+        }
+    }
+}
+
+async fn activate(
+    fs: &Arc<Namesystem>,
+    raft: &NnRaft,
+    shipper: &Arc<EditShipper>,
+    term: u64,
+    settings: &RaftSettings,
+) {
+    // Every edit committed before this term applied (the leader's first entry of its term
+    // is committed and applied).
+    match tokio::time::timeout(settings.election, raft.ensure_linearizable()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            tracing::info!(term, "not becoming active: {e}");
+            return;
+        }
+        Err(_) => {
+            tracing::info!(
+                term,
+                "not becoming active: the committed edits were not applied in time"
+            );
+            return;
+        }
+    }
+    let local = fs.durable().map_or(0, |d| d.log().last_txid());
+    let became = fs.with_ns(|ns| {
+        if ns.last_txid() != local {
+            return Err(ns.last_txid());
+        }
+        shipper.activate(local);
+        ns.set_journal(Box::new(RaftJournal::new(shipper.clone())));
+        fs.ha_role().set(Role::Active);
+        Ok(())
+    });
+    match became {
+        Ok(()) => {
+            let bm = fs.block_manager();
+            bm.set_last_txid(local);
+            let dropped = bm.become_active();
+            fs.publish_safe_mode();
+            tracing::info!(
+                term,
+                txid = local,
+                dropped_deletions = dropped.dropped_deletions,
+                "this NameNode is active now; every storage is stale until its next full report"
+            );
+        }
+        Err(ns_txid) => {
+            tracing::error!(
+                term,
+                ns_txid,
+                committed = local,
+                "cannot become active: the namespace holds edits that were never committed; \
+                 restart this NameNode to reload it"
+            );
+            fs.ha_role().set(Role::Failed);
+        }
+    }
+}
+
+fn deactivate(fs: &Namesystem, shipper: &EditShipper) {
+    enter_standby(fs);
+    shipper.deactivate();
+}

@@ -1,0 +1,150 @@
+//! High availability (issue 14): NameNodes of one nameservice replicate the edit log through
+//! Raft (`rhdfs-raftlog`, openraft) and the Raft leader is the active NameNode.
+//!
+//! - [`batch`]: a Raft entry is one group commit's edit records with their txids.
+//! - [`ship`]: the active's journal ([`ship::RaftJournal`]) queues each edit as the
+//!   namespace applies it; [`ship::EditShipper`] sends the queue to Raft one batch at a time
+//!   and a mutation is answered once its batch is committed (durable on a majority).
+//! - [`apply`]: every member applies committed batches in log order: a standby replays them
+//!   into its namespace and block map; every member appends them to its own edit log, so its
+//!   checkpoints and restarts work as without HA. On the active a committed edit was already
+//!   applied when it was logged, and it is checked against what the active queued: an edit of
+//!   another leader at a txid this NameNode had used means its namespace diverged, and it
+//!   stops serving ([`Role::Failed`]) until restarted.
+//! - [`member`]: the Raft member on the NameNode's RPC port and the task that turns Raft
+//!   leadership into the active role: a leader is active only once it applied every
+//!   committed edit, and stops being active as soon as Raft says it is not the leader or no
+//!   majority acknowledged it for an election timeout (fencing: a partitioned active cannot
+//!   acknowledge a mutation, and refuses new ones).
+//!
+//! What a standby refuses, and the words of the refusal, are [`Role::check`]'s.
+
+pub mod apply;
+pub mod batch;
+pub mod member;
+pub mod ship;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::error::{FsError, FsResult};
+
+/// The HA state of a NameNode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Serves clients: the only NameNode without HA, the Raft leader with HA.
+    Active,
+    /// Applies the active's edits; refuses client operations.
+    Standby,
+    /// Its namespace diverged from the replicated log (edits it applied were not committed);
+    /// refuses everything until restarted.
+    Failed,
+}
+
+/// Hadoop's operation categories (what a standby may serve).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperationCategory {
+    Read,
+    Write,
+    /// Served in every state (HA state queries).
+    Unchecked,
+}
+
+impl OperationCategory {
+    fn name(self) -> &'static str {
+        match self {
+            OperationCategory::Read => "READ",
+            OperationCategory::Write => "WRITE",
+            OperationCategory::Unchecked => "UNCHECKED",
+        }
+    }
+}
+
+impl Role {
+    /// The state as Hadoop names it in messages (`HAServiceState`'s names).
+    pub fn state_name(self) -> &'static str {
+        match self {
+            Role::Active => "active",
+            Role::Standby | Role::Failed => "standby",
+        }
+    }
+
+    /// Whether an operation of `category` may run in this state; a standby's refusal is
+    /// Hadoop's StandbyException and message, so stock clients fail over.
+    pub fn check(self, category: OperationCategory) -> FsResult<()> {
+        if self == Role::Active || category == OperationCategory::Unchecked {
+            return Ok(());
+        }
+        Err(FsError::Standby(format!(
+            "Operation category {} is not supported in state {}. Visit https://s.apache.org/sbnn-error",
+            category.name(),
+            self.state_name()
+        )))
+    }
+}
+
+/// The role, shared by the RPC services, the namesystem's background tasks and the Raft
+/// side. A NameNode without HA is active from the start.
+#[derive(Debug)]
+pub struct RoleCell(AtomicU8);
+
+impl Default for RoleCell {
+    fn default() -> Self {
+        RoleCell(AtomicU8::new(0))
+    }
+}
+
+impl RoleCell {
+    pub fn get(&self) -> Role {
+        match self.0.load(Ordering::Acquire) {
+            0 => Role::Active,
+            1 => Role::Standby,
+            _ => Role::Failed,
+        }
+    }
+
+    /// Sets the role; `Failed` is final.
+    pub fn set(&self, role: Role) {
+        let v = match role {
+            Role::Active => 0,
+            Role::Standby => 1,
+            Role::Failed => 2,
+        };
+        let _ = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
+                (old != 2).then_some(v)
+            });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_standby_refuses_reads_and_writes_with_hadoops_message() {
+        let e = Role::Standby.check(OperationCategory::Read).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Operation category READ is not supported in state standby. Visit https://s.apache.org/sbnn-error"
+        );
+        assert!(matches!(
+            Role::Standby.check(OperationCategory::Write),
+            Err(FsError::Standby(m)) if m.contains("category WRITE")
+        ));
+        assert!(Role::Standby.check(OperationCategory::Unchecked).is_ok());
+        assert!(Role::Active.check(OperationCategory::Write).is_ok());
+        assert!(Role::Failed.check(OperationCategory::Read).is_err());
+    }
+
+    #[test]
+    fn failed_is_final() {
+        let r = RoleCell::default();
+        assert_eq!(r.get(), Role::Active);
+        r.set(Role::Standby);
+        assert_eq!(r.get(), Role::Standby);
+        r.set(Role::Failed);
+        r.set(Role::Active);
+        assert_eq!(r.get(), Role::Failed);
+    }
+}

@@ -1,0 +1,246 @@
+//! The active NameNode's side of the replicated edit log.
+//!
+//! [`RaftJournal`] is the namespace's journal while the NameNode is active: under the
+//! namespace lock it numbers each applied edit and queues its record. [`EditShipper`]'s
+//! task sends what is queued to Raft as one [`EditBatch`] per `client_write`, one at a time,
+//! so edits logged while a batch is being replicated form the next batch (group commit
+//! across the majority's fdatasyncs). [`EditShipper::sync`] waits until a txid is committed.
+//!
+//! A write Raft refuses (this member is no longer the leader), or one still pending when the
+//! member stops being active, fails every sync waiting above the last committed txid with a
+//! StandbyException: the client fails over and retries. The records stay known
+//! ([`EditShipper::take_own`]) until they are applied, so the apply side can tell an edit of
+//! this NameNode that the next leader committed after all from one that replaced it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::{Notify, watch};
+
+use crate::edit::{EditOp, Journal};
+use crate::edit_codec;
+use crate::error::{FsError, FsResult};
+use crate::ha::batch::{EditBatch, EditRaft};
+
+/// How far replication got, for sync waiters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Progress {
+    /// Every txid up to this one is committed (or was applied before this member became
+    /// active).
+    committed: u64,
+    /// Set when the member stopped being active with edits above `committed` unconfirmed.
+    failed: bool,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    active: bool,
+    /// The last txid handed out.
+    last: u64,
+    /// Numbered, not yet sent.
+    pending: Vec<(u64, Vec<u8>)>,
+    /// Every record of this member's not yet applied locally, by txid (sent or pending).
+    own: BTreeMap<u64, Vec<u8>>,
+}
+
+/// Sends the active's edits to Raft; see the module docs.
+#[derive(Debug)]
+pub struct EditShipper {
+    queue: Mutex<Queue>,
+    wake: Notify,
+    progress: watch::Sender<Progress>,
+}
+
+impl Default for EditShipper {
+    fn default() -> Self {
+        EditShipper {
+            queue: Mutex::new(Queue::default()),
+            wake: Notify::new(),
+            progress: watch::Sender::new(Progress {
+                committed: 0,
+                failed: false,
+            }),
+        }
+    }
+}
+
+impl EditShipper {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Starts numbering after `last_txid` (the namespace's, every edit of it applied and
+    /// committed). Called under the namespace lock as the member becomes active.
+    pub fn activate(&self, last_txid: u64) {
+        let mut q = self.queue.lock();
+        q.active = true;
+        q.last = last_txid;
+        q.pending.clear();
+        q.own.clear();
+        self.progress.send_replace(Progress {
+            committed: last_txid,
+            failed: false,
+        });
+    }
+
+    /// Stops shipping: syncs waiting above the committed txid fail. Queued records stay
+    /// known for [`EditShipper::take_own`].
+    pub fn deactivate(&self) {
+        let mut q = self.queue.lock();
+        q.active = false;
+        q.pending.clear();
+        self.progress.send_modify(|p| p.failed = true);
+        self.wake.notify_one();
+    }
+
+    /// Numbers and queues one record (the journal, under the namespace lock).
+    fn queue(&self, record: Vec<u8>) -> u64 {
+        let mut q = self.queue.lock();
+        q.last += 1;
+        let txid = q.last;
+        q.own.insert(txid, record.clone());
+        if q.active {
+            q.pending.push((txid, record));
+        }
+        txid
+    }
+
+    /// The record this member queued at `txid`, if it did (and forgets it): the apply side
+    /// compares it with the committed one.
+    pub fn take_own(&self, txid: u64) -> Option<Vec<u8>> {
+        self.queue.lock().own.remove(&txid)
+    }
+
+    /// Waits until `txid` is committed; a StandbyException if this member stopped being
+    /// active before it was.
+    pub async fn sync(&self, txid: u64) -> FsResult<u64> {
+        self.wake.notify_one();
+        let mut rx = self.progress.subscribe();
+        loop {
+            let p = *rx.borrow_and_update();
+            if p.committed >= txid {
+                return Ok(p.committed);
+            }
+            if p.failed {
+                return Err(FsError::Standby(
+                    "Operation category WRITE is not supported in state standby: this NameNode \
+                     stopped being active before the edits were replicated. Visit \
+                     https://s.apache.org/sbnn-error"
+                        .to_string(),
+                ));
+            }
+            if rx.changed().await.is_err() {
+                return Err(FsError::Io("the edit shipper stopped".into()));
+            }
+        }
+    }
+
+    /// The shipping task: one `client_write` at a time, each taking everything queued.
+    pub async fn run(self: Arc<Self>, raft: openraft::Raft<EditRaft>) {
+        loop {
+            let batch = {
+                let mut q = self.queue.lock();
+                if q.active && !q.pending.is_empty() {
+                    Some(EditBatch {
+                        records: std::mem::take(&mut q.pending),
+                    })
+                } else {
+                    None
+                }
+            };
+            let Some(batch) = batch else {
+                self.wake.notified().await;
+                continue;
+            };
+            let last = batch.last_txid();
+            let mut progress = self.progress.subscribe();
+            // A deposed leader's write may never be answered (openraft 0.9 can leave it
+            // pending when the member catches up by snapshot): deactivation ends the wait.
+            let outcome = tokio::select! {
+                r = raft.client_write(batch) => r.map(drop).map_err(|e| e.to_string()),
+                _ = progress.wait_for(|p| p.failed) => Err("no longer active".to_string()),
+            };
+            match outcome {
+                Ok(()) => {
+                    self.progress.send_if_modified(|p| {
+                        let advance = !p.failed && p.committed < last;
+                        if advance {
+                            p.committed = last;
+                        }
+                        advance
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(last_txid = last, "edits not replicated: {e}");
+                    self.deactivate();
+                }
+            }
+        }
+    }
+}
+
+/// The namespace's journal while its NameNode is active with HA.
+#[derive(Debug)]
+pub struct RaftJournal {
+    shipper: Arc<EditShipper>,
+}
+
+impl RaftJournal {
+    pub fn new(shipper: Arc<EditShipper>) -> Self {
+        RaftJournal { shipper }
+    }
+}
+
+impl Journal for RaftJournal {
+    fn record(&mut self, op: &EditOp) -> FsResult<u64> {
+        Ok(self.shipper.queue(edit_codec::encode(op)))
+    }
+}
+
+/// The namespace's journal while its NameNode is a standby: it logs nothing itself (its
+/// namespace changes only by the committed edits it applies), so an attempt is an error.
+#[derive(Debug, Default)]
+pub struct StandbyJournal;
+
+impl Journal for StandbyJournal {
+    fn record(&mut self, _op: &EditOp) -> FsResult<u64> {
+        Err(FsError::Standby(
+            "Operation category WRITE is not supported in state standby. Visit \
+             https://s.apache.org/sbnn-error"
+                .to_string(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn sync_waits_for_the_commit_and_fails_on_deactivation() {
+        let s = EditShipper::new();
+        s.activate(10);
+        let t11 = s.queue(vec![1]);
+        let t12 = s.queue(vec![2]);
+        assert_eq!((t11, t12), (11, 12));
+        assert_eq!(s.sync(10).await.unwrap(), 10);
+        // Committed as a shipping task would after client_write.
+        s.progress.send_modify(|p| p.committed = 11);
+        assert_eq!(s.sync(11).await.unwrap(), 11);
+        let waiter = {
+            let s = s.clone();
+            tokio::spawn(async move { s.sync(12).await })
+        };
+        tokio::task::yield_now().await;
+        s.deactivate();
+        assert!(matches!(waiter.await.unwrap(), Err(FsError::Standby(_))));
+        // Own records stay known until applied.
+        assert_eq!(s.take_own(12), Some(vec![2]));
+        assert_eq!(s.take_own(12), None);
+        // Re-activated: a fresh count from the namespace's txid.
+        s.activate(12);
+        assert_eq!(s.queue(vec![3]), 13);
+        assert_eq!(s.sync(12).await.unwrap(), 12);
+    }
+}
