@@ -2,6 +2,8 @@
 //! on 127.0.0.1 with port 0, each DataNode with its own data directories under one base
 //! directory, and hooks to stop, restart and inspect DataNodes.
 
+pub mod ha;
+
 use rhdfs_logging::daemon_span;
 use std::path::{Path, PathBuf};
 use tracing::Instrument;

@@ -316,28 +316,6 @@ async fn java_fsshell_fails_over_through_the_nameservice() -> anyhow::Result<()>
     Ok(())
 }
 
-/// A NameNode configured with the nameservice's keys serves its own `<ns>.<nn>` address
-/// (`dfs.ha.namenode.id` says which it is), and clients reach it through `hdfs://ns`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_namenode_serves_its_own_address_in_the_nameservice() -> anyhow::Result<()> {
-    // Both ports free: nn1 stays dead, the NameNode takes nn2's.
-    let (nn1, nn2) = (dead_port()?, dead_port()?);
-    let pairs = ha_conf(&nn1.addr(), &nn2.addr());
-    let mut b = rhdfs_minicluster::MiniCluster::builder()
-        .datanodes(1)
-        .conf("dfs.namenode.fs-limits.min-block-size", "0")
-        .conf("dfs.ha.namenode.id", "nn2")
-        .wait_ready(Duration::from_secs(60));
-    for (k, v) in &pairs {
-        b = b.conf(k, v.clone());
-    }
-    let c = b.build().await?;
-    assert_eq!(c.namenode().rpc_addr().to_string(), nn2.addr());
-    let fs = FileSystem::connect_with(Some("hdfs://ns"), conf_of(&pairs)).await?;
-    round_trip(&fs, "/ha/own-address", 5000).await?;
-    Ok(())
-}
-
 /// `rhdfs dfsadmin` and `rhdfs fsck` through `hdfs://ns` whose first NameNode is dead: both
 /// find the NameNode that answers (its RPC address, and for fsck its web address from
 /// `dfs.namenode.http-address.ns.nn2`), as Hadoop's DFSAdmin and DFSck find the active one.

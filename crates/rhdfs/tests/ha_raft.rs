@@ -1,0 +1,241 @@
+//! NameNode HA on the Raft-replicated edit log (issue 14): three NameNodes of one
+//! nameservice in one process (`rhdfs_minicluster::ha`), DataNodes reporting to all of them,
+//! clients given only Hadoop's HA keys.
+//!
+//! - Edits written through the active reach every member (namespace images identical);
+//!   standbys refuse client calls with Hadoop's StandbyException; a crashed active is
+//!   replaced and the client goes on reading what it wrote and writing more; the crashed
+//!   member restarts, catches up from the log and joins the identical namespace.
+//! - A partitioned active (its Raft traffic cut by the fault hook) stops being active within
+//!   the election timeout and acknowledges no mutation; the majority elects another active
+//!   the client fails over to; healed, the old active follows as a standby.
+
+use std::time::Duration;
+
+use rhdfs_client::FileSystem;
+use rhdfs_conf::Configuration;
+use rhdfs_ipc::{IpcError, RpcClient};
+use rhdfs_minicluster::ha::HaMiniCluster;
+use rhdfs_namenode::ha::Role;
+use rhdfs_proto::hdfs::{GetFileInfoRequestProto, GetFileInfoResponseProto};
+use rhdfs_proto::protocols::CLIENT_PROTOCOL;
+use rhdfs_testkit::cluster::{data, read_file, write_file};
+use rhdfs_testkit::ports::{self, ReservedPort};
+
+/// Generous: the test machine is small and busy.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+const EXTRA: &[(&str, &str)] = &[
+    ("rhdfs.ha.raft.heartbeat.interval.ms", "100"),
+    ("rhdfs.ha.raft.election.timeout.ms", "600"),
+    ("dfs.blocksize", "1048576"),
+    ("dfs.namenode.fs-limits.min-block-size", "0"),
+    ("dfs.namenode.accesstime.precision", "0"),
+    ("dfs.namenode.safemode.extension", "0"),
+    ("dfs.client.failover.sleep.base.millis", "20"),
+    ("dfs.client.failover.sleep.max.millis", "200"),
+    ("dfs.client.failover.max.attempts", "40"),
+    ("dfs.heartbeat.interval", "1"),
+];
+
+async fn start(datanodes: usize) -> anyhow::Result<(HaMiniCluster, Vec<ReservedPort>)> {
+    let reserved = (0..3)
+        .map(|_| ports::reserve())
+        .collect::<Result<Vec<_>, _>>()?;
+    let ports: Vec<u16> = reserved.iter().map(|p| p.port()).collect();
+    let c = HaMiniCluster::start(None, &ports, datanodes, EXTRA).await?;
+    Ok((c, reserved))
+}
+
+fn client_conf(c: &HaMiniCluster) -> Configuration {
+    c.client_conf().clone()
+}
+
+/// Each running NameNode's last txid and namespace image.
+fn images(c: &HaMiniCluster) -> Vec<(usize, u64, Vec<u8>)> {
+    (0..c.num_namenodes())
+        .filter_map(|i| {
+            let nn = c.namenode(i)?;
+            let (txid, image) = nn
+                .namesystem()
+                .with_ns(|ns| (ns.last_txid(), ns.encode_image().1));
+            Some((i, txid, image))
+        })
+        .collect()
+}
+
+/// Waits until every running NameNode holds the same namespace at the same txid, at
+/// least `min_txid`; returns that txid.
+async fn wait_identical(c: &HaMiniCluster, min_txid: u64) -> anyhow::Result<u64> {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let all = images(c);
+        let same = all.windows(2).all(|w| w[0].1 == w[1].1 && w[0].2 == w[1].2);
+        if same && all.first().is_some_and(|(_, t, _)| *t >= min_txid) {
+            return Ok(all[0].1);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let txids: Vec<_> = all.iter().map(|(i, t, img)| (*i, *t, img.len())).collect();
+            anyhow::bail!(
+                "namespaces differ after {DEADLINE:?}: (member, txid, image bytes) {txids:?}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn file_info_at(addr: &str) -> Result<GetFileInfoResponseProto, IpcError> {
+    let c = RpcClient::connect(addr, CLIENT_PROTOCOL, "hdfs").await?;
+    c.call::<_, GetFileInfoResponseProto>(
+        "getFileInfo",
+        &GetFileInfoRequestProto { src: "/".into() },
+    )
+    .await
+}
+
+/// Waits for an active NameNode other than `not`.
+async fn wait_other_active(c: &HaMiniCluster, not: usize) -> anyhow::Result<usize> {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        if let Some(i) = c.active().filter(|&i| i != not) {
+            return Ok(i);
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no other NameNode became active within {DEADLINE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn edits_replicate_and_a_crashed_active_is_replaced() -> anyhow::Result<()> {
+    let (mut c, reserved) = start(3).await?;
+    let first = c.wait_active(DEADLINE).await?;
+    for (i, p) in reserved.iter().enumerate() {
+        let nn = c.namenode(i).expect("running");
+        assert_eq!(
+            nn.rpc_addr().port(),
+            p.port(),
+            "nn{} serves its own address",
+            i + 1
+        );
+    }
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), client_conf(&c)).await?;
+    let one = data(1_500_000, 1);
+    write_file(&fs, "/ha/one", &one).await?;
+    fs.mkdirs("/ha/dir", None).await?;
+    fs.rename("/ha/one", "/ha/dir/one").await?;
+    let txid = wait_identical(&c, 1).await?;
+    assert!(
+        txid >= 5,
+        "create, blocks, close, mkdir, rename: txid {txid}"
+    );
+
+    // Standbys answer StandbyException with Hadoop's message.
+    for i in (0..3).filter(|&i| i != first) {
+        let addr = c.namenode(i).expect("running").rpc_addr().to_string();
+        match file_info_at(&addr).await {
+            Err(IpcError::Remote {
+                class_name,
+                message,
+            }) => {
+                assert_eq!(class_name, rhdfs_ipc::exceptions::STANDBY);
+                assert!(
+                    message
+                        .starts_with("Operation category READ is not supported in state standby"),
+                    "{message}"
+                );
+            }
+            other => panic!("nn{} answered {other:?}", i + 1),
+        }
+        assert_eq!(
+            c.namenode(i).expect("running").namesystem().ha_role().get(),
+            Role::Standby
+        );
+    }
+
+    // The active dies; another takes over and the client goes on.
+    c.crash_namenode(first).await;
+    let second = wait_other_active(&c, first).await?;
+    assert_eq!(
+        read_file(&fs, "/ha/dir/one").await?,
+        one,
+        "read after failover"
+    );
+    let two = data(700_000, 2);
+    write_file(&fs, "/ha/two", &two).await?;
+    assert_eq!(read_file(&fs, "/ha/two").await?, two);
+    let after = wait_identical(&c, txid + 1).await?;
+
+    // The crashed member restarts as a standby and catches up from the Raft log.
+    c.restart_namenode(first).await?;
+    wait_identical(&c, after).await?;
+    assert_eq!(c.active(), Some(second));
+    assert_eq!(
+        c.namenode(first)
+            .expect("restarted")
+            .namesystem()
+            .ha_role()
+            .get(),
+        Role::Standby
+    );
+    fs.close().await;
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_partitioned_active_stops_acknowledging() -> anyhow::Result<()> {
+    let (c, _reserved) = start(1).await?;
+    let old = c.wait_active(DEADLINE).await?;
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), client_conf(&c)).await?;
+    fs.mkdirs("/before", None).await?;
+    let before = wait_identical(&c, 1).await?;
+
+    // Cut the active's Raft traffic with every other member.
+    let member = c.namenode(old).expect("running").ha_member().expect("HA");
+    let peers: Vec<u64> = (1..=3).filter(|&id| id != member.id).collect();
+    member.faults.cut_all(peers.iter().copied());
+
+    // The majority elects another active; the old one stops being active.
+    let new = wait_other_active(&c, old).await?;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while c
+        .namenode(old)
+        .expect("running")
+        .namesystem()
+        .ha_role()
+        .get()
+        == Role::Active
+    {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the partitioned active never stepped down"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A mutation sent straight to the old active is refused, not acknowledged.
+    let old_addr = c.namenode(old).expect("running").rpc_addr().to_string();
+    let direct =
+        FileSystem::connect_with(Some(&format!("hdfs://{old_addr}")), Configuration::new()).await?;
+    let refused = direct.mkdirs("/on-the-old-active", None).await;
+    assert!(
+        refused.is_err(),
+        "the partitioned NameNode acknowledged a mkdir"
+    );
+    // Through the nameservice the client reaches the new active.
+    fs.mkdirs("/after", None).await?;
+    assert!(fs.exists("/after").await?);
+    assert!(!fs.exists("/on-the-old-active").await?);
+
+    // Healed, the old active follows as a standby and holds the same namespace.
+    member.faults.heal_all();
+    let txid = wait_identical(&c, before + 1).await?;
+    assert!(txid > before);
+    assert_eq!(c.active(), Some(new));
+    direct.close().await;
+    fs.close().await;
+    c.shutdown().await;
+    Ok(())
+}
