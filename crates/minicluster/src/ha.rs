@@ -54,15 +54,16 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), ClusterError> {
 }
 
 impl HaMiniCluster {
-    /// Formats and starts `rpc_ports.len()` NameNodes (at least two) and `datanodes`
-    /// DataNodes under `base` (a temporary directory when None), with `extra` in every
-    /// daemon's configuration; returns once a NameNode is active and every DataNode has
-    /// registered with it.
+    /// Starts `rpc_ports.len()` NameNodes (at least two) and `datanodes` DataNodes under
+    /// `base` (a temporary directory when None) with `base_conf` under every daemon's
+    /// configuration; formats the first NameNode's directory and copies it to the others
+    /// unless `base` already holds them (a restart); returns once a NameNode is active and
+    /// every DataNode has registered with it.
     pub async fn start(
         base: Option<PathBuf>,
         rpc_ports: &[u16],
         datanodes: usize,
-        extra: &[(&str, &str)],
+        base_conf: &Configuration,
     ) -> Result<HaMiniCluster, ClusterError> {
         let (temp, base) = match base {
             Some(b) => (None, b),
@@ -79,10 +80,7 @@ impl HaMiniCluster {
             }
         };
         let ids: Vec<String> = (1..=rpc_ports.len()).map(|i| format!("nn{i}")).collect();
-        let mut conf = Configuration::new();
-        for (k, v) in extra {
-            conf.set(k, v.to_string());
-        }
+        let mut conf = base_conf.clone();
         conf.set("fs.defaultFS", format!("hdfs://{NAMESERVICE}"));
         conf.set("dfs.nameservices", NAMESERVICE);
         conf.set(&format!("dfs.ha.namenodes.{NAMESERVICE}"), ids.join(","));
@@ -107,8 +105,8 @@ impl HaMiniCluster {
         }
         // Format the first; the others start from a copy (bootstrapStandby).
         let first = base.join("name1");
-        create_dir(&first)?;
-        {
+        if !first.join("current").exists() {
+            create_dir(&first)?;
             let c = nn_confs[0].clone();
             tokio::task::spawn_blocking(move || rhdfs_namenode::format(&c, false))
                 .await
@@ -116,7 +114,10 @@ impl HaMiniCluster {
                 .map_err(|e| ClusterError::NameNode(e.to_string()))?;
         }
         for i in 1..ids.len() {
-            copy_dir(&first, &base.join(format!("name{}", i + 1)))?;
+            let dir = base.join(format!("name{}", i + 1));
+            if !dir.join("current").exists() {
+                copy_dir(&first, &dir)?;
+            }
         }
         let clock = system_clock();
         let mut cluster = HaMiniCluster {
@@ -184,6 +185,47 @@ impl HaMiniCluster {
     /// Hadoop's HA keys only).
     pub fn client_conf(&self) -> &Configuration {
         &self.conf
+    }
+
+    /// Writes `core-site.xml` and `hdfs-site.xml` into `dir` for Hadoop clients and the rhdfs
+    /// tools: the nameservice with each NameNode's RPC and web address. Returns the
+    /// `hdfs-site.xml` path.
+    pub fn write_client_conf(&self, dir: &Path) -> Result<PathBuf, ClusterError> {
+        create_dir(dir)?;
+        let write = |conf: &Configuration, name: &str| {
+            let path = dir.join(name);
+            conf.write_xml(&path).map_err(|e| ClusterError::Io {
+                path: path.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            Ok::<_, ClusterError>(path)
+        };
+        let mut core = Configuration::new();
+        core.set("fs.defaultFS", format!("hdfs://{NAMESERVICE}"));
+        write(&core, "core-site.xml")?;
+        let mut hdfs = Configuration::new();
+        let ids: Vec<String> = (1..=self.namenodes.len())
+            .map(|i| format!("nn{i}"))
+            .collect();
+        hdfs.set("dfs.nameservices", NAMESERVICE);
+        hdfs.set(&format!("dfs.ha.namenodes.{NAMESERVICE}"), ids.join(","));
+        hdfs.set(
+            &format!("dfs.client.failover.proxy.provider.{NAMESERVICE}"),
+            "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider",
+        );
+        for (i, id) in ids.iter().enumerate() {
+            let rpc = format!("dfs.namenode.rpc-address.{NAMESERVICE}.{id}");
+            if let Some(v) = self.conf.get(&rpc) {
+                hdfs.set(&rpc, v.to_string());
+            }
+            if let Some(nn) = self.namenode(i) {
+                hdfs.set(
+                    &format!("dfs.namenode.http-address.{NAMESERVICE}.{id}"),
+                    nn.http_addr().to_string(),
+                );
+            }
+        }
+        write(&hdfs, "hdfs-site.xml")
     }
 
     /// The directory holding every daemon's files.

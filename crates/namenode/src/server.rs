@@ -509,6 +509,21 @@ impl NameNodeHandle {
         &self.fs
     }
 
+    /// Resolves when this HA NameNode's namespace diverged from the replicated edit log
+    /// (`ha::Role::Failed`): it serves nothing more and must be restarted to reload it, as
+    /// Hadoop's NameNode exits when it loses its edit log quorum. Never resolves without HA.
+    pub async fn failed(&self) {
+        loop {
+            if self.ha.is_some() && self.fs.ha_role().get() == crate::ha::Role::Failed {
+                return;
+            }
+            if self.ha.is_none() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
     /// The Raft member of an HA NameNode (tests cut its Raft traffic through `faults`).
     pub fn ha_member(&self) -> Option<&crate::ha::member::HaMember> {
         self.ha.as_ref()

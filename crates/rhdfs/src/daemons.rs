@@ -63,7 +63,16 @@ pub async fn namenode(args: Vec<String>) -> Result<()> {
         .await
         .context("starting the NameNode")?;
     println!("namenode listening on {}", nn.rpc_addr());
-    crate::shutdown_signal().await;
+    tokio::select! {
+        _ = crate::shutdown_signal() => {}
+        _ = nn.failed() => {
+            nn.shutdown().await;
+            anyhow::bail!(
+                "the namespace diverged from the nameservice's replicated edit log; exiting so \
+                 that a restart reloads it"
+            );
+        }
+    }
     nn.shutdown().await;
     Ok(())
 }

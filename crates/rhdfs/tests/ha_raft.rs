@@ -43,7 +43,11 @@ async fn start(datanodes: usize) -> anyhow::Result<(HaMiniCluster, Vec<ReservedP
         .map(|_| ports::reserve())
         .collect::<Result<Vec<_>, _>>()?;
     let ports: Vec<u16> = reserved.iter().map(|p| p.port()).collect();
-    let c = HaMiniCluster::start(None, &ports, datanodes, EXTRA).await?;
+    let mut conf = Configuration::new();
+    for (k, v) in EXTRA {
+        conf.set(k, v.to_string());
+    }
+    let c = HaMiniCluster::start(None, &ports, datanodes, &conf).await?;
     Ok((c, reserved))
 }
 
@@ -130,6 +134,22 @@ async fn edits_replicate_and_a_crashed_active_is_replaced() -> anyhow::Result<()
     assert!(
         txid >= 5,
         "create, blocks, close, mkdir, rename: txid {txid}"
+    );
+
+    // The client configuration `rhdfs cluster --namenodes 3` writes is all a shell needs.
+    let conf_dir = c.base_dir().join("client-conf");
+    c.write_client_conf(&conf_dir)?;
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+        .args(["dfs", "-ls", "/ha/dir"])
+        .env("HADOOP_CONF_DIR", &conf_dir)
+        .env("RUST_LOG", "warn")
+        .output()
+        .await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("/ha/dir/one"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 
     // Standbys answer StandbyException with Hadoop's message.
