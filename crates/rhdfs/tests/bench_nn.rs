@@ -164,3 +164,50 @@ async fn small_run_of_nn_memory() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// Issue 14: a small `rhdfs bench ha` — two kills of the active NameNode under writers —
+/// finishes with every acknowledged file read back and the NameNodes' namespaces identical
+/// (its exit status), and prints sane figures. No timing is asserted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_run_of_bench_ha() -> anyhow::Result<()> {
+    let reserved = (0..3)
+        .map(|_| rhdfs_testkit::ports::reserve())
+        .collect::<Result<Vec<_>, _>>()?;
+    let ports = reserved
+        .iter()
+        .map(|p| p.port().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+        .args([
+            "bench", "ha", "-kills", "2", "-writers", "2", "-seconds", "0.5", "-ports", &ports,
+        ])
+        .env("RUST_LOG", "error,openraft=off")
+        .output()
+        .await?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    ensure!(
+        out.status.success(),
+        "bench ha failed: {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    let line = |prefix: &str| -> anyhow::Result<&str> {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .with_context(|| format!("no {prefix:?} line\n{stdout}"))
+    };
+    ensure!(line("mkdirs, 2 clients")?.contains("ratio"), "{stdout}");
+    let failover = line("failover (kill of the active")?;
+    ensure!(failover.contains("2 kills: p50 "), "{failover}");
+    ensure!(
+        line("writes under failover:")?.ends_with(" 0 acknowledged lost"),
+        "{stdout}"
+    );
+    ensure!(
+        line("namespaces of all 3 NameNodes identical")?.contains("txid"),
+        "{stdout}"
+    );
+    Ok(())
+}

@@ -9,8 +9,10 @@
 //!    [`Role::Failed`] and applies nothing more until it is restarted;
 //! 3. the next txid is replayed into the namespace (the replay path of a restart) and its
 //!    consequences for the block map follow ([`to_block_manager`]);
-//! 4. the record is appended to the member's own edit log, which is synced in the background
-//!    (the Raft log is what makes it durable; the edit log feeds checkpoints and restarts).
+//! 4. the record is appended to the member's own edit log, synced in the background at most
+//!    once a second (`LOCAL_SYNC_EVERY`): the Raft log is what makes an edit durable, and what
+//!    a crash loses of the edit log's tail is applied again from the Raft log at restart; an
+//!    fdatasync of it per batch would double each member's disk writes.
 //!
 //! Snapshots: members keep the whole Raft log (no snapshot is ever built, so a member that
 //! was down catches up from the log). [`StateMachineApp::snapshot`] encodes the namespace
@@ -53,16 +55,26 @@ struct BlockWork {
     moved: Option<(Vec<u64>, u64, u16)>,
 }
 
+/// How often applied edits are synced to the member's own edit log.
+const LOCAL_SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The state machine application of a NameNode.
 pub struct NamespaceApp {
     fs: Arc<Namesystem>,
     log: EditLog,
     shipper: Arc<EditShipper>,
+    /// Monotonic time of the last background sync of the edit log.
+    last_sync: Option<std::time::Duration>,
 }
 
 impl NamespaceApp {
     pub fn new(fs: Arc<Namesystem>, log: EditLog, shipper: Arc<EditShipper>) -> Self {
-        NamespaceApp { fs, log, shipper }
+        NamespaceApp {
+            fs,
+            log,
+            shipper,
+            last_sync: None,
+        }
     }
 
     fn diverge(&self, txid: u64, why: &str) {
@@ -205,6 +217,14 @@ impl StateMachineApp<EditRaft> for NamespaceApp {
         }
         if let Some(txid) = appended {
             self.fs.block_manager().set_last_txid(txid);
+            let now = self.fs.clock().monotonic();
+            if self
+                .last_sync
+                .is_some_and(|at| now.saturating_sub(at) < LOCAL_SYNC_EVERY)
+            {
+                return;
+            }
+            self.last_sync = Some(now);
             let log = self.log.clone();
             tokio::spawn(async move {
                 if let Err(e) = log.sync_async(txid).await {

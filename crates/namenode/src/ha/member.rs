@@ -283,10 +283,9 @@ async fn activate(
     }
     let local = fs.durable().map_or(0, |d| d.log().last_txid());
     let became = fs.with_ns(|ns| {
-        if ns.last_txid() != local {
+        if !shipper.activate(local, ns.last_txid()) {
             return Err(ns.last_txid());
         }
-        shipper.activate(local);
         ns.set_journal(Box::new(RaftJournal::new(shipper.clone())));
         fs.ha_role().set(Role::Active);
         Ok(())
@@ -309,8 +308,8 @@ async fn activate(
                 term,
                 ns_txid,
                 committed = local,
-                "cannot become active: the namespace holds edits that were never committed; \
-                 restart this NameNode to reload it"
+                "cannot become active: the namespace holds edits that were never committed and \
+                 are not this NameNode's own; restart it to reload the namespace"
             );
             fs.ha_role().set(Role::Failed);
         }

@@ -70,18 +70,38 @@ impl EditShipper {
         Arc::new(Self::default())
     }
 
-    /// Starts numbering after `last_txid` (the namespace's, every edit of it applied and
-    /// committed). Called under the namespace lock as the member becomes active.
-    pub fn activate(&self, last_txid: u64) {
+    /// Starts shipping as the member becomes active (under the namespace lock), with every
+    /// edit up to `committed` applied and committed and the namespace at `ns_last`. Edits
+    /// above `committed` are this member's own from an earlier term as the active that no
+    /// log holds (had another leader committed a record at one of their txids, applying it
+    /// would have found the difference): they are sent again, in order, ahead of new ones.
+    /// False, and not active, when the namespace holds edits this member does not
+    /// know as its own: it cannot become active.
+    pub fn activate(&self, committed: u64, ns_last: u64) -> bool {
         let mut q = self.queue.lock();
+        q.own.retain(|t, _| *t > committed);
+        let carried: Vec<(u64, Vec<u8>)> = q
+            .own
+            .range(..=ns_last)
+            .map(|(t, r)| (*t, r.clone()))
+            .collect();
+        let contiguous = carried
+            .iter()
+            .enumerate()
+            .all(|(i, (t, _))| Some(*t) == committed.checked_add(i as u64 + 1))
+            && committed.checked_add(carried.len() as u64) == Some(ns_last);
+        if !contiguous {
+            return false;
+        }
         q.active = true;
-        q.last = last_txid;
-        q.pending.clear();
-        q.own.clear();
+        q.last = ns_last;
+        q.pending = carried;
         self.progress.send_replace(Progress {
-            committed: last_txid,
+            committed,
             failed: false,
         });
+        self.wake.notify_one();
+        true
     }
 
     /// Stops shipping: syncs waiting above the committed txid fail. Queued records stay
@@ -220,7 +240,7 @@ mod tests {
     #[tokio::test]
     async fn sync_waits_for_the_commit_and_fails_on_deactivation() {
         let s = EditShipper::new();
-        s.activate(10);
+        assert!(s.activate(10, 10));
         let t11 = s.queue(vec![1]);
         let t12 = s.queue(vec![2]);
         assert_eq!((t11, t12), (11, 12));
@@ -236,11 +256,15 @@ mod tests {
         s.deactivate();
         assert!(matches!(waiter.await.unwrap(), Err(FsError::Standby(_))));
         // Own records stay known until applied.
-        assert_eq!(s.take_own(12), Some(vec![2]));
-        assert_eq!(s.take_own(12), None);
-        // Re-activated: a fresh count from the namespace's txid.
-        s.activate(12);
+        assert_eq!(s.take_own(11), Some(vec![1]));
+        // Active again with 12 never committed anywhere: it is sent again first.
+        assert!(s.activate(11, 12));
+        assert_eq!(s.queue.lock().pending, vec![(12, vec![2])]);
         assert_eq!(s.queue(vec![3]), 13);
-        assert_eq!(s.sync(12).await.unwrap(), 12);
+        assert_eq!(s.sync(11).await.unwrap(), 11);
+        // A namespace ahead by edits this member did not queue cannot be made active.
+        s.deactivate();
+        assert!(!s.activate(11, 20));
+        assert!(!s.activate(9, 13), "10 and 11 were never this member's");
     }
 }

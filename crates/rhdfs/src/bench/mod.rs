@@ -6,9 +6,11 @@
 //!   NNThroughputBenchmark, with simulated DataNodes for addBlock and blockReport.
 //! - `nn-memory`: NameNode RSS per file and per replica location and restart time, on a
 //!   namespace written by the loader and reported by simulated DataNodes.
+//! - `ha`: failover time and HA write throughput on an in-process nameservice (issue 14).
 //! - `dfsio`: TestDFSIO-like throughput (`crate::dfs::bench`).
 
 mod delete_under_load;
+mod ha;
 mod nn;
 mod nn_memory;
 
@@ -46,6 +48,15 @@ Subcommands:
         then D simulated DataNodes send full reports (R replicas per block; time to
         leaving safe mode, RSS per replica location). Defaults: 100000 files, 1000 per
         directory, 10 DataNodes, replication 3, a scratch directory under the temp dir.
+  ha [-kills K] [-writers W] [-seconds S] [-ports A,B,C] [-D key=value ...]
+        NameNode HA on the Raft-replicated edit log, in-process: 3 NameNodes of
+        nameservice ns and 3 DataNodes. Prints mkdirs/s of W clients for S seconds
+        against the nameservice and against one NameNode (no HA) and their ratio; then,
+        while W writers create small files, kills the active NameNode K times and prints
+        the time from each kill to the first acknowledged mkdir (p50/p99/max); finally
+        reads back every acknowledged file and compares the NameNodes' namespaces (exit
+        status 1 if a file was lost or they differ). Defaults: 5 kills, 4 writers, 3 s,
+        three free loopback ports for the NameNodes.
   dfsio -write|-read --files N --size SIZE [--replication R]
         TestDFSIO-like throughput
 ";
@@ -59,6 +70,7 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     match sub.as_str() {
         "delete-under-load" => delete_under_load::run(args[1..].to_vec()).await,
         "nn" => nn::run(args[1..].to_vec()).await,
+        "ha" => ha::run(args[1..].to_vec()).await,
         "nn-memory" => nn_memory::run(args[1..].to_vec()).await,
         "dfsio" => crate::dfs::bench::bench(args).await,
         "help" | "-h" | "--help" | "-help" => {

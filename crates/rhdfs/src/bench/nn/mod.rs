@@ -17,7 +17,7 @@
 //! NameNode's, else `--nn-http host:port`, else `dfs.namenode.http-address` on the `-fs` host),
 //! and the run ends with the ratio of its p50 to `fileStatus`'s.
 
-mod latency;
+pub(crate) mod latency;
 mod ops;
 pub(super) mod simdn;
 mod web;
