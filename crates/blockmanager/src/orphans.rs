@@ -126,18 +126,7 @@ impl Orphans {
             .take_while(|((b, _), _)| *b == id)
             .map(|(k, _)| k.clone())
             .collect();
-        let mut out = Vec::with_capacity(keys.len());
-        for k in keys {
-            if let Some(r) = self.held.remove(&k) {
-                self.count(&r, false);
-                out.push(r);
-            }
-        }
-        if self.counts.future_replicas == 0 {
-            self.counts.future_max_id = 0;
-            self.counts.future_max_gs = 0;
-        }
-        out
+        self.remove_keys(keys)
     }
 
     /// Forgets a replica the DataNode no longer has.
@@ -175,6 +164,12 @@ impl Orphans {
             .filter(|(_, r)| pred(r))
             .map(|(k, _)| k.clone())
             .collect();
+        self.remove_keys(keys)
+    }
+
+    /// Removes these held replicas, uncounted; the future high-water marks reset once no
+    /// future replica is left.
+    fn remove_keys(&mut self, keys: Vec<(u64, Arc<str>)>) -> Vec<HeldReplica> {
         let mut out = Vec::with_capacity(keys.len());
         for k in keys {
             if let Some(r) = self.held.remove(&k) {

@@ -17,7 +17,7 @@ use rhdfs_namenode::ha::Role;
 use rhdfs_namenode::{NameNode, NameNodeHandle};
 use tracing::Instrument;
 
-use crate::{ClusterError, create_dir, set_default};
+use crate::{ClusterError, base_or_temp, create_dir, set_default};
 
 /// The nameservice id of an [`HaMiniCluster`].
 pub const NAMESERVICE: &str = "ns";
@@ -65,20 +65,7 @@ impl HaMiniCluster {
         datanodes: usize,
         base_conf: &Configuration,
     ) -> Result<HaMiniCluster, ClusterError> {
-        let (temp, base) = match base {
-            Some(b) => (None, b),
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix("rhdfs-ha-minicluster-")
-                    .tempdir()
-                    .map_err(|source| ClusterError::Io {
-                        path: std::env::temp_dir(),
-                        source,
-                    })?;
-                let p = t.path().to_path_buf();
-                (Some(t), p)
-            }
-        };
+        let (temp, base) = base_or_temp(base, "rhdfs-ha-minicluster-")?;
         let ids: Vec<String> = (1..=rpc_ports.len()).map(|i| format!("nn{i}")).collect();
         let mut conf = base_conf.clone();
         conf.set("fs.defaultFS", format!("hdfs://{NAMESERVICE}"));

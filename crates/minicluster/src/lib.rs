@@ -129,20 +129,7 @@ impl MiniClusterBuilder {
     /// Formats (if needed) and starts the NameNode, then the DataNodes, and waits until every
     /// DataNode has registered with the NameNode.
     pub async fn build(self) -> Result<MiniCluster, ClusterError> {
-        let (temp, base) = match &self.base_dir {
-            Some(dir) => (None, dir.clone()),
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix("rhdfs-minicluster-")
-                    .tempdir()
-                    .map_err(|source| ClusterError::Io {
-                        path: std::env::temp_dir(),
-                        source,
-                    })?;
-                let p = t.path().to_path_buf();
-                (Some(t), p)
-            }
-        };
+        let (temp, base) = base_or_temp(self.base_dir.clone(), "rhdfs-minicluster-")?;
         let clock = self.clock.clone().unwrap_or_else(system_clock);
         let host = self.bind_host.clone();
 
@@ -225,6 +212,27 @@ impl MiniClusterBuilder {
             .wait_live_datanodes(self.datanodes, self.wait_ready)
             .await?;
         Ok(cluster)
+    }
+}
+
+/// `base`, or a new temporary directory (removed with the returned guard) named `prefix…`.
+fn base_or_temp(
+    base: Option<PathBuf>,
+    prefix: &str,
+) -> Result<(Option<tempfile::TempDir>, PathBuf), ClusterError> {
+    match base {
+        Some(dir) => Ok((None, dir)),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir()
+                .map_err(|source| ClusterError::Io {
+                    path: std::env::temp_dir(),
+                    source,
+                })?;
+            let p = t.path().to_path_buf();
+            Ok((Some(t), p))
+        }
     }
 }
 
