@@ -169,6 +169,12 @@ pub enum EditOp {
 /// releasing the namespace lock (`Namespace::last_txid` tells which txid to wait for).
 pub trait Journal: Send + Sync + std::fmt::Debug {
     fn record(&mut self, op: &EditOp) -> FsResult<u64>;
+
+    /// Whether an op may be logged now; checked before the op changes the namespace, so a
+    /// journal that refuses (a standby's) leaves the namespace untouched.
+    fn accepts(&self) -> FsResult<()> {
+        Ok(())
+    }
 }
 
 /// A journal that keeps nothing (no edit log yet); it only numbers the ops.

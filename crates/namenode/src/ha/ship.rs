@@ -225,17 +225,47 @@ pub struct StandbyJournal;
 
 impl Journal for StandbyJournal {
     fn record(&mut self, _op: &EditOp) -> FsResult<u64> {
-        Err(FsError::Standby(
-            "Operation category WRITE is not supported in state standby. Visit \
-             https://s.apache.org/sbnn-error"
-                .to_string(),
-        ))
+        self.accepts().map(|()| 0)
+    }
+
+    /// Refused before the op is applied: a mutation that raced the NameNode's turn to
+    /// standby fails without touching the namespace.
+    fn accepts(&self) -> FsResult<()> {
+        crate::ha::Role::Standby.check(crate::ha::OperationCategory::Write)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_standby_journal_leaves_the_namespace_untouched() {
+        use crate::namespace::{Namespace, NamespaceConfig, Now};
+        let now = Now {
+            wall_ms: 1,
+            mono: std::time::Duration::ZERO,
+        };
+        let mut ns = Namespace::new(NamespaceConfig::default(), now);
+        ns.set_journal(Box::new(StandbyJournal));
+        let before = ns.encode_image();
+        let op = EditOp::Mkdir {
+            id: 16_386,
+            parent: crate::fsdir::ROOT_INODE_ID,
+            name: b"d".to_vec(),
+            perm: crate::fsdir::PermissionStatus {
+                owner: "hdfs".into(),
+                group: "supergroup".into(),
+                mode: 0o755,
+            },
+            mtime: 2,
+        };
+        assert!(matches!(
+            ns.log_and_apply(op, std::time::Duration::ZERO),
+            Err(FsError::Standby(_))
+        ));
+        assert_eq!(ns.encode_image(), before, "nothing applied");
+    }
 
     #[tokio::test]
     async fn sync_waits_for_the_commit_and_fails_on_deactivation() {

@@ -366,6 +366,7 @@ impl Namespace {
     /// Returns what the op removed from the tree (blocks go to the block manager after
     /// the namespace lock is released).
     pub fn log_and_apply(&mut self, op: EditOp, mono: Duration) -> FsResult<Removed> {
+        self.journal.accepts()?;
         self.verify_quota(&op)?;
         let removed = self.apply(&op, mono)?;
         self.last_txid = self.journal.record(&op)?;
