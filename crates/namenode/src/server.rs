@@ -513,13 +513,10 @@ impl NameNodeHandle {
     /// (`ha::Role::Failed`): it serves nothing more and must be restarted to reload it, as
     /// Hadoop's NameNode exits when it loses its edit log quorum. Never resolves without HA.
     pub async fn failed(&self) {
-        loop {
-            if self.ha.is_some() && self.fs.ha_role().get() == crate::ha::Role::Failed {
-                return;
-            }
-            if self.ha.is_none() {
-                std::future::pending::<()>().await;
-            }
+        if self.ha.is_none() {
+            std::future::pending::<()>().await;
+        }
+        while self.fs.ha_role().get() != crate::ha::Role::Failed {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }

@@ -121,8 +121,7 @@ async fn run_ha(
         .map(|i| u16::try_from(i).ok().and_then(|i| first.checked_add(i)))
         .collect::<Option<_>>()
         .context("NameNode ports past 65535")?;
-    let mut conf = conf;
-    conf.unset("fs.defaultFS");
+    // HaMiniCluster sets fs.defaultFS to the nameservice for every daemon.
     let cluster = HaMiniCluster::start(Some(dir.clone()), &ports, datanodes, &conf)
         .await
         .context("starting the HA cluster")?;

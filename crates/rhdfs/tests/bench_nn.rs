@@ -128,19 +128,8 @@ async fn small_run_of_nn_memory() -> anyhow::Result<()> {
         .env("RUST_LOG", "warn")
         .output()
         .await?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    ensure!(
-        out.status.success(),
-        "bench nn-memory failed: {:?}\n{stdout}\n{stderr}",
-        out.status
-    );
-    let line = |prefix: &str| -> anyhow::Result<&str> {
-        stdout
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .with_context(|| format!("no {prefix:?} line\n{stdout}"))
-    };
+    let stdout = succeeded("bench nn-memory", &out)?;
+    let line = |prefix: &str| line_of(&stdout, prefix);
     ensure!(
         line("namespace loader:")?.contains("5000 files in"),
         "{stdout}"
@@ -185,19 +174,8 @@ async fn small_run_of_bench_ha() -> anyhow::Result<()> {
         .env("RUST_LOG", "error,openraft=off")
         .output()
         .await?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    ensure!(
-        out.status.success(),
-        "bench ha failed: {:?}\n{stdout}\n{stderr}",
-        out.status
-    );
-    let line = |prefix: &str| -> anyhow::Result<&str> {
-        stdout
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .with_context(|| format!("no {prefix:?} line\n{stdout}"))
-    };
+    let stdout = succeeded("bench ha", &out)?;
+    let line = |prefix: &str| line_of(&stdout, prefix);
     ensure!(line("mkdirs, 2 clients")?.contains("ratio"), "{stdout}");
     let failover = line("failover (kill of the active")?;
     ensure!(failover.contains("2 kills: p50 "), "{failover}");
@@ -210,4 +188,24 @@ async fn small_run_of_bench_ha() -> anyhow::Result<()> {
         "{stdout}"
     );
     Ok(())
+}
+
+/// The stdout of a finished `rhdfs` run, or an error with both streams when it failed.
+fn succeeded(what: &str, out: &std::process::Output) -> anyhow::Result<String> {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    ensure!(
+        out.status.success(),
+        "{what} failed: {:?}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(stdout)
+}
+
+/// The first line of `stdout` starting with `prefix`.
+fn line_of<'a>(stdout: &'a str, prefix: &str) -> anyhow::Result<&'a str> {
+    stdout
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .with_context(|| format!("no {prefix:?} line\n{stdout}"))
 }
