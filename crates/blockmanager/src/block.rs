@@ -129,7 +129,8 @@ pub struct BlockRecovery {
     pub tried: Vec<Arc<str>>,
 }
 
-/// Everything the block manager knows about one block.
+/// Everything the block manager knows about one block. Not its file: the namespace
+/// keeps each block's file once (its block → file map), fsck asks it there.
 #[derive(Clone, Debug)]
 pub struct BlockInfo {
     /// Changed only through `set_block` once replicas may be present (their generation
@@ -137,7 +138,6 @@ pub struct BlockInfo {
     pub block: Block,
     pub state: BlockUcState,
     pub replication: u16,
-    pub inode_id: u64,
     /// Its replicas, each naming its storage by index (`BlocksMap::storage`); three
     /// inline, 24 bytes.
     pub replicas: Replicas,
@@ -159,7 +159,6 @@ pub(crate) const COUNTED_SAFE: u8 = 2;
 impl BlockInfo {
     pub fn new_under_construction(
         block: Block,
-        inode_id: u64,
         replication: u16,
         expected: Vec<ExpectedLocation>,
     ) -> Self {
@@ -167,7 +166,6 @@ impl BlockInfo {
             block,
             state: BlockUcState::UnderConstruction,
             replication,
-            inode_id,
             replicas: Replicas::default(),
             uc: Construction::default(),
             counted: 0,

@@ -75,7 +75,7 @@ proptest! {
                     prop_assert_eq!(m.remove(b).is_some(), model.remove(&b).is_some());
                 }
                 Op::InsertBlock(b) => {
-                    m.insert(BlockInfo::new_under_construction(Block::new(b, 1, 1), 7, 3, vec![]));
+                    m.insert(BlockInfo::new_under_construction(Block::new(b, 1, 1), 3, vec![]));
                     model.insert(b, BTreeSet::new());
                 }
                 Op::ForgetStorage(s) => {
@@ -122,7 +122,6 @@ fn a_full_report_keeps_what_was_added_while_it_ran() {
     for id in 1..=3 {
         m.insert(BlockInfo::new_under_construction(
             Block::new(id, 1, 1),
-            7,
             3,
             vec![],
         ));
@@ -148,7 +147,6 @@ fn three_replicas_take_the_three_inline_slots() {
     let mut m = BlocksMap::new();
     m.insert(BlockInfo::new_under_construction(
         Block::new(1, 1, 1),
-        7,
         3,
         vec![],
     ));
@@ -174,7 +172,7 @@ fn three_replicas_take_the_three_inline_slots() {
 fn replicas_are_indexed_by_storage() {
     let mut m = BlocksMap::new();
     let b = Block::new(1, 1001, 10);
-    m.insert(BlockInfo::new_under_construction(b, 7, 3, vec![]));
+    m.insert(BlockInfo::new_under_construction(b, 3, vec![]));
     let (dn, s1, s2) = (arc("dn1"), arc("DS-1"), arc("DS-2"));
     assert_eq!(
         m.add_replica(&dn, &s1, b, ReplicaState::Finalized),

@@ -351,10 +351,12 @@ impl BlockManager {
 
     // ---- write path ----
 
+    /// `_file`, the block's inode, is not kept here (the namespace keeps the block → file
+    /// link); the parameter stays for the callers in HA's apply.
     pub fn add_block_under_construction(
         &self,
         block: Block,
-        inode_id: u64,
+        _file: u64,
         replication: u16,
         targets: &[Location],
     ) {
@@ -366,7 +368,7 @@ impl BlockManager {
             })
             .collect();
         let mut st = self.blocks.lock("add_block");
-        st.add_under_construction(block, inode_id, replication, expected);
+        st.add_under_construction(block, replication, expected);
         // A standby may have heard of the replicas before the edit adding the block.
         st.adopt_held(block.id);
     }
@@ -611,10 +613,10 @@ impl BlockManager {
 
     /// Adds a block loaded from the image or edit log (NameNode restart); its replicas
     /// come from the DataNodes' block reports.
-    pub fn load_block(&self, block: Block, inode_id: u64, replication: u16, state: BlockUcState) {
+    pub fn load_block(&self, block: Block, replication: u16, state: BlockUcState) {
         self.blocks
             .lock("load_block")
-            .load_block(block, inode_id, replication, state);
+            .load_block(block, replication, state);
     }
 
     /// Enters or leaves safe mode as the namespace sees it. In safe mode (start-up, while
@@ -685,17 +687,10 @@ impl BlockManager {
         }
     }
 
-    /// concat: the blocks now belong to file `inode_id`, at its replication.
-    pub fn move_blocks(&self, ids: &[u64], inode_id: u64, replication: u16) {
+    /// concat: the blocks now belong to file `_file` (the namespace keeps that link; the
+    /// parameter stays for the callers in HA's apply), at its replication.
+    pub fn move_blocks(&self, ids: &[u64], _file: u64, replication: u16) {
         for chunk in ids.chunks(self.cfg.deletion_increment) {
-            {
-                let mut st = self.blocks.lock("move_blocks");
-                for &id in chunk {
-                    if let Some(mut info) = st.map.get_mut(id) {
-                        info.inode_id = inode_id;
-                    }
-                }
-            }
             self.set_replication_chunk(chunk, replication);
         }
     }

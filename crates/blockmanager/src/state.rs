@@ -89,7 +89,6 @@ impl BlockState {
     pub fn add_under_construction(
         &mut self,
         block: Block,
-        inode_id: u64,
         replication: u16,
         expected: Vec<ExpectedLocation>,
     ) {
@@ -112,7 +111,6 @@ impl BlockState {
             info.set_block(block);
             info.state = BlockUcState::UnderConstruction;
             info.uc.set_recovery(None);
-            info.inode_id = inode_id;
             info.replication = replication;
             for r in &mut info.replicas {
                 if r.state == ReplicaState::Finalized {
@@ -128,7 +126,6 @@ impl BlockState {
         }
         self.map.insert(BlockInfo::new_under_construction(
             block,
-            inode_id,
             replication,
             expected,
         ));
@@ -136,14 +133,8 @@ impl BlockState {
 
     /// Adds a block loaded from the image or edit log: COMPLETE blocks (and UC ones) start
     /// with no replicas until DataNodes report them.
-    pub fn load_block(
-        &mut self,
-        block: Block,
-        inode_id: u64,
-        replication: u16,
-        state: BlockUcState,
-    ) {
-        let mut info = BlockInfo::new_under_construction(block, inode_id, replication, Vec::new());
+    pub fn load_block(&mut self, block: Block, replication: u16, state: BlockUcState) {
+        let mut info = BlockInfo::new_under_construction(block, replication, Vec::new());
         info.state = state;
         self.map.insert(info);
     }

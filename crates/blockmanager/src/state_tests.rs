@@ -20,7 +20,7 @@ fn rep(id: u64, gs: u64, len: u64, state: ReplicaState) -> ReportedReplica {
 /// A COMPLETE block 1 (gs 1001, 100 bytes, replication 3) with finalized replicas on dn1..dn{n}.
 fn complete_block(n: usize) -> BlockState {
     let mut st = BlockState::new(1);
-    st.add_under_construction(Block::new(1, 1001, 0), 10, 3, vec![]);
+    st.add_under_construction(Block::new(1, 1001, 0), 3, vec![]);
     for i in 1..=n {
         st.process_replica(
             &a(&format!("dn{i}")),
@@ -105,7 +105,7 @@ fn wrong_length_is_corrupt_and_kept_when_it_is_needed() {
 #[test]
 fn rbw_of_under_construction_block() {
     let mut st = BlockState::new(1);
-    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    st.add_under_construction(Block::new(5, 1001, 0), 3, vec![]);
     let r = rep(5, 1001, 10, ReplicaState::Rbw);
     assert_eq!(
         classify(&r, st.map.get(5), &st.map.on_node("dn1"), false),
@@ -126,7 +126,7 @@ fn finalized_of_under_construction_block_then_commit_completes() {
         dn_uuid: a("dn1"),
         storage_id: a("DS-1"),
     }];
-    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, exp);
+    st.add_under_construction(Block::new(5, 1001, 0), 3, exp);
     let r = rep(5, 1001, 10, ReplicaState::Finalized);
     assert_eq!(
         classify(&r, st.map.get(5), &st.map.on_node("dn1"), false),
@@ -144,7 +144,7 @@ fn finalized_of_under_construction_block_then_commit_completes() {
 #[test]
 fn committed_block_completes_on_received() {
     let mut st = BlockState::new(1);
-    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    st.add_under_construction(Block::new(5, 1001, 0), 3, vec![]);
     assert_eq!(st.commit(Block::new(5, 1001, 10)), Ok(false));
     assert!(!st.try_complete(5));
     // an RBW report of a committed block is recorded but does not count
@@ -162,7 +162,7 @@ fn committed_block_completes_on_received() {
 #[test]
 fn finalized_with_older_gs_of_under_construction_block_is_corrupt() {
     let mut st = BlockState::new(1);
-    st.add_under_construction(Block::new(5, 1002, 0), 10, 3, vec![]);
+    st.add_under_construction(Block::new(5, 1002, 0), 3, vec![]);
     let r = rep(5, 1001, 10, ReplicaState::Finalized);
     assert!(matches!(
         classify(&r, st.map.get(5), &st.map.on_node("dn1"), false),
@@ -203,7 +203,7 @@ fn replica_scheduled_for_deletion_is_left_alone() {
 #[test]
 fn commit_checks_generation_stamp() {
     let mut st = BlockState::new(1);
-    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    st.add_under_construction(Block::new(5, 1001, 0), 3, vec![]);
     let err = st.commit(Block::new(5, 1002, 10));
     assert!(
         matches!(err, Err(BlockManagerError::InvalidState(ref m)) if m.starts_with("Commit block with mismatching GS"))
@@ -217,7 +217,7 @@ fn commit_checks_generation_stamp() {
 #[test]
 fn pipeline_update_drops_stale_replicas() {
     let mut st = BlockState::new(1);
-    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    st.add_under_construction(Block::new(5, 1001, 0), 3, vec![]);
     st.process_replica(&a("dn1"), &a("DS-1"), &rep(5, 1001, 10, ReplicaState::Rbw));
     st.process_replica(&a("dn2"), &a("DS-2"), &rep(5, 1002, 10, ReplicaState::Rbw));
     let exp = vec![ExpectedLocation {
@@ -238,7 +238,6 @@ fn removed_block_replicas_go_to_invalidate_without_ack() {
     // plus a pipeline node that never reported
     st.add_under_construction(
         Block::new(2, 1001, 0),
-        10,
         3,
         vec![ExpectedLocation {
             dn_uuid: a("dn9"),
@@ -280,7 +279,7 @@ fn missing_blocks_are_counted() {
 #[test]
 fn reopen_for_append_keeps_replicas_until_rereported() {
     let mut st = complete_block(2);
-    st.add_under_construction(Block::new(1, 1001, 100), 10, 3, vec![]);
+    st.add_under_construction(Block::new(1, 1001, 100), 3, vec![]);
     let info = st.map.get(1).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.state, BlockUcState::UnderConstruction);
     assert_eq!(info.replicas.len(), 2);
@@ -305,7 +304,7 @@ fn reopen_for_append_keeps_replicas_until_rereported() {
 #[test]
 fn commit_marks_short_finalized_replicas() {
     let mut st = BlockState::new(1);
-    st.add_under_construction(Block::new(5, 1001, 0), 10, 3, vec![]);
+    st.add_under_construction(Block::new(5, 1001, 0), 3, vec![]);
     st.process_replica(
         &a("dn1"),
         &a("DS-1"),
@@ -331,7 +330,7 @@ fn block_for_recovery() -> BlockState {
             storage_id: a(&format!("DS-{i}")),
         })
         .collect();
-    st.add_under_construction(Block::new(7, 1001, 0), 10, 3, exp);
+    st.add_under_construction(Block::new(7, 1001, 0), 3, exp);
     st
 }
 
@@ -446,7 +445,7 @@ fn safe_counts_follow_every_change() {
             } else {
                 BlockUcState::Committed
             };
-            st.load_block(Block::new(id, 1000 + id % 3, 100), id, 3, state);
+            st.load_block(Block::new(id, 1000 + id % 3, 100), 3, state);
         }
         for step in 0..20_000 {
             let id = rng.random_range(1..=24u64);
@@ -491,7 +490,7 @@ fn safe_counts_follow_every_change() {
                 }
                 10 => st.update_pipeline(Block::new(id, gs, len), vec![]),
                 11 if rng.random_bool(0.3) => {
-                    st.add_under_construction(Block::new(id, gs, 0), id, 3, vec![])
+                    st.add_under_construction(Block::new(id, gs, 0), 3, vec![])
                 }
                 12 | 13 => {
                     if rng.random_bool(0.5) {

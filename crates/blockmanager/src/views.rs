@@ -64,7 +64,6 @@ pub struct BlockView {
     pub block: Block,
     pub state: BlockUcState,
     pub replication: u16,
-    pub inode_id: u64,
     /// Replicas on nodes that are not dead (for a block not COMPLETE: its expected
     /// pipeline when it has one).
     pub replicas: Vec<ReplicaView>,
@@ -152,7 +151,6 @@ impl BlockManager {
             block: Block,
             state: BlockUcState,
             replication: u16,
-            inode_id: u64,
             reps: Vec<RawReplica>,
         }
         let raws: Vec<Option<Raw>> = {
@@ -194,7 +192,6 @@ impl BlockManager {
                         block: info.block,
                         state: info.state,
                         replication: info.replication,
-                        inode_id: info.inode_id,
                         reps,
                     })
                 })
@@ -211,7 +208,6 @@ impl BlockManager {
                     block: raw.block,
                     state: raw.state,
                     replication: raw.replication,
-                    inode_id: raw.inode_id,
                     replicas: Vec::new(),
                     live: 0,
                     corrupt: 0,
@@ -321,8 +317,9 @@ impl BlockManager {
     }
 
     /// COMPLETE blocks without a single good replica (missing, or only corrupt replicas
-    /// left), as (block, inode id), in block-id order. Walks the map in chunks.
-    pub fn corrupt_or_missing_blocks(&self) -> Vec<(Block, u64)> {
+    /// left), in block-id order (their files: the namespace's block → file map). Walks
+    /// the map in chunks.
+    pub fn corrupt_or_missing_blocks(&self) -> Vec<Block> {
         let ids = {
             let st = self.blocks.lock("views");
             st.map.ids()
@@ -333,11 +330,11 @@ impl BlockManager {
                 if v.state == BlockUcState::Complete
                     && v.live + v.decommissioning + v.decommissioned == 0
                 {
-                    out.push((v.block, v.inode_id));
+                    out.push(v.block);
                 }
             }
         }
-        out.sort_by_key(|(b, _)| b.id);
+        out.sort_by_key(|b| b.id);
         out
     }
 

@@ -41,7 +41,7 @@ fn startup_delay_after_restart_holds_then_drains() {
     let (bm, clock) = manager(cfg);
     add_nodes(&bm, 3, GB);
     let survivor = 9_000_000;
-    bm.load_block(Block::new(survivor, 1001, 64), 1, 3, BlockUcState::Complete);
+    bm.load_block(Block::new(survivor, 1001, 64), 3, BlockUcState::Complete);
     for n in 1..=3u32 {
         let mut reps: Vec<ReportedReplica> = (0..PER_NODE)
             .map(|i| finalized(u64::from(n) * 100_000 + i))
@@ -125,7 +125,7 @@ fn million_replica_report_in_bounded_chunks_while_writes_continue() {
     let (bm, _clock) = manager(config());
     add_nodes(&bm, 3, GB);
     for id in 1..=REPLICAS {
-        bm.load_block(Block::new(id, 1001, 64), id, 1, BlockUcState::Complete);
+        bm.load_block(Block::new(id, 1001, 64), 1, BlockUcState::Complete);
     }
     let report: Vec<ReportedReplica> = (1..=REPLICAS).map(finalized).collect();
     bm.reset_lock_stats();

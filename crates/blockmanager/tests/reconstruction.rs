@@ -215,7 +215,7 @@ fn loaded_blocks_wait_for_reports_and_reconstruction_can_be_held() {
     add_nodes(&bm, 3, GB);
     bm.set_safe_mode(true);
     for id in 1..=4 {
-        bm.load_block(Block::new(id, 1001, 64), 100, 3, BlockUcState::Complete);
+        bm.load_block(Block::new(id, 1001, 64), 3, BlockUcState::Complete);
     }
     let s = bm.fs_stats();
     assert_eq!(

@@ -29,7 +29,7 @@ fn dn2(_: StorageIdx) -> bool {
 const LEN: u64 = 4096;
 
 fn stored(state: BlockUcState, replica_on_dn1: Option<ReplicaState>) -> BlockInfo {
-    let mut b = BlockInfo::new_under_construction(Block::new(1, GS, LEN), 10, 3, Vec::new());
+    let mut b = BlockInfo::new_under_construction(Block::new(1, GS, LEN), 3, Vec::new());
     b.state = state;
     if let Some(rs) = replica_on_dn1 {
         b.replicas.push(Replica::new(S1, rs));

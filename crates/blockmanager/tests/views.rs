@@ -77,7 +77,7 @@ fn replica_states_and_counts() {
     let bad: Vec<u64> = bm
         .corrupt_or_missing_blocks()
         .iter()
-        .map(|(b, _)| b.id)
+        .map(|b| b.id)
         .collect();
     assert_eq!(bad, vec![4]);
     assert_eq!(bm.highest_priority_low_redundancy(), 1, "block 2 only");

@@ -28,7 +28,7 @@ fn op() -> impl Strategy<Value = Op> {
 proptest! {
     #[test]
     fn replicas_keep_their_reported_values(ops in proptest::collection::vec(op(), 0..120)) {
-        let mut info = BlockInfo::new_under_construction(Block::new(9, 1, 0), 7, 3, vec![]);
+        let mut info = BlockInfo::new_under_construction(Block::new(9, 1, 0), 3, vec![]);
         // (storage, gs, len) in order of adding
         let mut model: Vec<(u32, u64, u64)> = Vec::new();
         for o in &ops {
@@ -78,12 +78,12 @@ proptest! {
 fn three_replicas_fit_in_the_record() {
     assert_eq!(std::mem::size_of::<Replica>(), 8);
     assert_eq!(std::mem::size_of::<super::Replicas>(), 24);
-    assert_eq!(std::mem::size_of::<BlockInfo>(), 72);
+    assert_eq!(std::mem::size_of::<BlockInfo>(), 64);
 }
 
 #[test]
 fn a_fourth_replica_spills_and_going_back_to_three_returns_inline() {
-    let mut info = BlockInfo::new_under_construction(Block::new(1, 5, 10), 7, 4, vec![]);
+    let mut info = BlockInfo::new_under_construction(Block::new(1, 5, 10), 4, vec![]);
     for s in 0..4 {
         info.replicas
             .push_expecting(Replica::new(StorageIdx(s), ReplicaState::Finalized), 4);
@@ -99,7 +99,7 @@ fn a_fourth_replica_spills_and_going_back_to_three_returns_inline() {
 #[test]
 fn commit_length_leaves_earlier_reports_their_own() {
     // a replica finalized at 10 before the block is committed at 10 (block length 0 until then)
-    let mut info = BlockInfo::new_under_construction(Block::new(1, 5, 0), 7, 3, vec![]);
+    let mut info = BlockInfo::new_under_construction(Block::new(1, 5, 0), 3, vec![]);
     info.replicas
         .push(Replica::new(StorageIdx(0), ReplicaState::Finalized));
     info.set_replica_values(StorageIdx(0), 5, 10);

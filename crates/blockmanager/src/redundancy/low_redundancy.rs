@@ -199,8 +199,7 @@ mod tests {
         use crate::block::{Block, BlockInfo, BlockUcState};
         use crate::state::BlockCounts;
         let block = |replication: u16| {
-            let mut b =
-                BlockInfo::new_under_construction(Block::new(1, 1, 1), 1, replication, vec![]);
+            let mut b = BlockInfo::new_under_construction(Block::new(1, 1, 1), replication, vec![]);
             b.state = BlockUcState::Complete;
             b
         };

@@ -64,9 +64,12 @@ pub(super) fn list_corrupt_file_blocks(fs: &Namesystem, opts: &FsckOptions, out:
             let found: Vec<(u64, Option<String>)> = fs.with_ns_op("fsck", |ns| {
                 chunk
                     .iter()
-                    .map(|(b, inode)| {
+                    .map(|b| {
                         let dir = ns.dir();
-                        let path = dir.contains(*inode).then(|| dir.path_of(*inode));
+                        let path = ns
+                            .block_owner(b.id)
+                            .filter(|&inode| dir.contains(inode))
+                            .map(|inode| dir.path_of(inode));
                         (b.id, path)
                     })
                     .collect()
@@ -130,14 +133,12 @@ pub(super) fn block_id_check(fs: &Namesystem, blk: &str, out: &mut String) {
     let owner = view.as_ref().and_then(|v| {
         fs.with_ns_op("fsck", |ns| {
             let dir = ns.dir();
-            if !dir.contains(v.inode_id) {
-                return None;
-            }
+            let inode = ns.block_owner(v.block.id).filter(|&i| dir.contains(i))?;
             let repl = dir
-                .get(v.inode_id)
+                .get(inode)
                 .and_then(|i| i.as_file())
                 .map_or(v.replication, |f| f.replication());
-            Some((dir.path_of(v.inode_id), repl))
+            Some((dir.path_of(inode), repl))
         })
     });
     let (Some(v), Some((path, expected))) = (view, owner) else {

@@ -125,8 +125,7 @@ impl Namesystem {
             } else {
                 BlockUcState::Complete
             };
-            self.bm
-                .load_block(to_block(&b.block), b.inode, b.replication, state);
+            self.bm.load_block(to_block(&b.block), b.replication, state);
         }
         let n = blocks.len();
         drop(blocks);
