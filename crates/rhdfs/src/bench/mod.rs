@@ -57,8 +57,14 @@ Subcommands:
         reads back every acknowledged file and compares the NameNodes' namespaces (exit
         status 1 if a file was lost or they differ). Defaults: 5 kills, 4 writers, 3 s,
         three free loopback ports for the NameNodes.
-  dfsio -write|-read --files N --size SIZE [--replication R]
-        TestDFSIO-like throughput
+  dfsio -write|-read --files N --size SIZE [--replication R] [--warm] [--repeat K]
+        [--local-dir DIR] [-fs URI] [-D key=value ...]
+        TestDFSIO-like throughput of N concurrent writers/readers against the same bytes
+        written/read with plain file I/O by N threads on the DataNodes' disk (or DIR), in
+        K rounds of (rhdfs pass, plain pass); prints each round, medians, the median ratio
+        (writes: of local / R), and CPU seconds per GiB of the client, the local DataNode
+        processes and the whole machine. Reads drop the page cache before each pass (as
+        root); --warm reads every replica and the plain files once first instead.
 ";
 
 /// Runs `rhdfs bench ARGS`; the exit code is non-zero when the benchmark saw failures.
