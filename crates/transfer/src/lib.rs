@@ -24,6 +24,7 @@ pub mod headers;
 pub mod md5crc;
 pub mod op;
 pub mod packet;
+mod packet_rx;
 pub mod reader;
 pub mod shm;
 pub mod short_circuit;

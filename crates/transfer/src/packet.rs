@@ -332,6 +332,27 @@ pub async fn read_packet_into<R: AsyncRead + Unpin>(
 ) -> Result<(Packet, Bytes)> {
     let mut lens = [0u8; PKT_LENGTHS_LEN];
     r.read_exact(&mut lens).await?;
+    let (hlen, plen, total) = frame_lens(&lens, max_packet_size)?;
+    buf.clear();
+    buf.reserve(total);
+    buf.put_slice(&lens);
+    while buf.len() < total {
+        let left = (total - buf.len()) as u64;
+        if (&mut *r).take(left).read_buf(buf).await? == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
+    }
+    let frame = buf.split().freeze();
+    let packet = packet_of_frame(&frame, hlen, plen)?;
+    Ok((packet, frame))
+}
+
+/// HLEN, PLEN and the whole frame's length from a frame's first [`PKT_LENGTHS_LEN`] bytes,
+/// refusing PLEN + HLEN above `max_packet_size`.
+pub(crate) fn frame_lens(
+    lens: &[u8; PKT_LENGTHS_LEN],
+    max_packet_size: usize,
+) -> Result<(usize, usize, usize)> {
     let plen = i32::from_be_bytes([lens[0], lens[1], lens[2], lens[3]]);
     let hlen = usize::from(u16::from_be_bytes([lens[4], lens[5]]));
     if plen < 4 {
@@ -346,17 +367,13 @@ pub async fn read_packet_into<R: AsyncRead + Unpin>(
             plen + hlen
         )));
     }
-    let total = PKT_LENGTHS_LEN + hlen + plen - 4;
-    buf.clear();
-    buf.reserve(total);
-    buf.put_slice(&lens);
-    while buf.len() < total {
-        let left = (total - buf.len()) as u64;
-        if (&mut *r).take(left).read_buf(buf).await? == 0 {
-            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
-        }
-    }
-    let frame = buf.split().freeze();
+    Ok((hlen, plen, PKT_LENGTHS_LEN + hlen + plen - 4))
+}
+
+/// The packet in `frame` (PLEN | HLEN | header | checksums | data, exactly `6 + hlen + plen -
+/// 4` bytes, lengths already checked against the maximum); its checksums and data share
+/// `frame`'s memory.
+pub(crate) fn packet_of_frame(frame: &Bytes, hlen: usize, plen: usize) -> Result<Packet> {
     let header = PacketHeader::decode(&frame[PKT_LENGTHS_LEN..PKT_LENGTHS_LEN + hlen])?;
     let body_start = PKT_LENGTHS_LEN + hlen;
     let body_len = plen - 4;
@@ -367,12 +384,11 @@ pub async fn read_packet_into<R: AsyncRead + Unpin>(
         )));
     }
     let sums_end = body_start + body_len - data_len;
-    let packet = Packet {
+    Ok(Packet {
         header,
         checksums: frame.slice(body_start..sums_end),
         data: frame.slice(sums_end..),
-    };
-    Ok((packet, frame))
+    })
 }
 
 /// Reads one packet frame (see [`read_packet_raw`]).

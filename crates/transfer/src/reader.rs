@@ -1,6 +1,8 @@
 //! Client side of READ_BLOCK: send the op, check the response, stream packets verifying CRCs,
 //! return exactly the bytes of `[offset, offset + len)` and send the final read status.
 
+use std::os::fd::AsRawFd;
+
 use bytes::{Bytes, BytesMut};
 use rhdfs_proto::common::TokenProto;
 use rhdfs_proto::hdfs::{
@@ -16,7 +18,7 @@ use crate::config::{TransferConfig, with_timeout};
 use crate::error::{Result, TransferError};
 use crate::headers::client_header;
 use crate::op::{Op, encode_op};
-use crate::packet::read_packet_into;
+use crate::packet_rx::PacketRx;
 
 /// What to read.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,8 +79,8 @@ pub struct BlockReader<S> {
     /// The last packet was read and the read status sent.
     done: bool,
     failed: bool,
-    /// Memory packets are read into, reused once the caller dropped the previous packet's bytes.
-    frame: BytesMut,
+    /// Received bytes packets are split from (a packet's bytes share its memory).
+    rx: PacketRx,
 }
 
 impl BlockReader<TcpStream> {
@@ -93,7 +95,20 @@ impl BlockReader<TcpStream> {
         })
         .await?;
         let _ = stream.set_nodelay(true);
-        Self::start(stream, params, cfg).await
+        Self::start_tcp(stream, params, cfg).await
+    }
+
+    /// [`BlockReader::start`] on a TCP connection (a new or a pooled one): its packets are
+    /// read with a raised receive low-water mark (see `packet_rx`).
+    pub async fn start_tcp(
+        stream: TcpStream,
+        params: &ReadBlockParams,
+        cfg: &TransferConfig,
+    ) -> Result<Self> {
+        let fd = stream.as_raw_fd();
+        let mut r = Self::start(stream, params, cfg).await?;
+        r.rx = PacketRx::new(Some(fd));
+        Ok(r)
     }
 }
 
@@ -143,7 +158,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> BlockReader<S> {
             pos: chunk_offset,
             done: false,
             failed: false,
-            frame: BytesMut::new(),
+            rx: PacketRx::new(None),
         })
     }
 
@@ -186,10 +201,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> BlockReader<S> {
     }
 
     async fn next_packet_piece(&mut self) -> Result<Option<Bytes>> {
-        let (packet, _) = with_timeout(
+        let data_left = self.end.saturating_sub(self.pos);
+        let packet = with_timeout(
             self.cfg.socket_timeout,
             "READ_BLOCK packet",
-            read_packet_into(&mut self.stream, self.cfg.max_packet_size, &mut self.frame),
+            self.rx
+                .next(&mut self.stream, self.cfg.max_packet_size, data_left),
         )
         .await?;
         let h = packet.header;
@@ -260,13 +277,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> BlockReader<S> {
 
     /// The stream, when it can carry another op: the whole range was read, the status sent, and
     /// nothing unread is buffered.
-    pub fn into_reusable(self) -> Option<S> {
-        (self.done && !self.failed && self.stream.buffer().is_empty())
+    pub fn into_reusable(mut self) -> Option<S> {
+        self.rx.reset_low_water();
+        (self.done && !self.failed && self.stream.buffer().is_empty() && self.rx.buffered() == 0)
             .then(|| self.stream.into_inner())
     }
 
     /// The underlying stream; reusable for another op only if [`BlockReader::is_done`].
-    pub fn into_inner(self) -> S {
+    pub fn into_inner(mut self) -> S {
+        self.rx.reset_low_water();
         self.stream.into_inner()
     }
 }

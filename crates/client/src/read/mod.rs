@@ -435,7 +435,7 @@ pub(crate) async fn connect_block(
 ) -> std::result::Result<BlockReader<TcpStream>, TransferError> {
     let cfg = &fs.inner.conf.transfer;
     if let Some(s) = fs.inner.peers.take(addr) {
-        match BlockReader::start(s, params, cfg).await {
+        match BlockReader::start_tcp(s, params, cfg).await {
             Ok(r) => return Ok(r),
             Err(e) => debug!("cached connection to {addr} failed ({e}); opening a new one"),
         }

@@ -1,0 +1,179 @@
+//! READ_BLOCK packets parsed out of large socket reads. A reader taking one frame at a time
+//! (lengths, then the rest) makes two or more `recv` calls per 64 KiB packet and is woken for
+//! every segment the DataNode sends; here each read takes whatever the socket holds, up to
+//! [`READ_SIZE`], and whole frames are split off the buffer without copying. On a TCP socket
+//! the receive low-water mark (`SO_RCVLOWAT`) is raised to the bytes certain to come (the rest
+//! of the frame being read, or the requested range's data not yet received), up to
+//! [`LOW_WATER_CAP`], so the reader is woken once per that many bytes, not per segment; it is
+//! set back to 1 before the connection carries another op.
+
+use std::os::fd::RawFd;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::error::{Result, TransferError};
+use crate::packet::{PKT_LENGTHS_LEN, Packet, frame_lens, packet_of_frame};
+
+/// Bytes one read may take.
+pub(crate) const READ_SIZE: usize = 1 << 20;
+/// Highest receive low-water mark set.
+pub(crate) const LOW_WATER_CAP: usize = 256 << 10;
+
+/// The receive buffer of one connection's READ_BLOCK.
+#[derive(Debug, Default)]
+pub(crate) struct PacketRx {
+    buf: BytesMut,
+    /// The socket whose low-water mark is raised (a TCP stream this reader owns).
+    fd: Option<RawFd>,
+    /// The low-water mark last set.
+    low_water: usize,
+}
+
+impl PacketRx {
+    /// `fd`: the TCP socket read from, when there is one (others are read without a
+    /// low-water mark).
+    pub(crate) fn new(fd: Option<RawFd>) -> Self {
+        PacketRx {
+            buf: BytesMut::new(),
+            fd,
+            low_water: 1,
+        }
+    }
+
+    /// Bytes received and not yet returned as a packet.
+    pub(crate) fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The next packet and its frame's length; `data_left` is a lower bound on the data bytes
+    /// the sender has still to send from the start of this packet (the requested range's rest).
+    pub(crate) async fn next<R: AsyncRead + Unpin>(
+        &mut self,
+        r: &mut R,
+        max_packet_size: usize,
+        data_left: u64,
+    ) -> Result<Packet> {
+        loop {
+            let missing = match self.frame_len(max_packet_size)? {
+                Some(total) if self.buf.len() >= total => {
+                    let frame = self.buf.split_to(total).freeze();
+                    return self.packet(frame, max_packet_size);
+                }
+                Some(total) => total - self.buf.len(),
+                None => PKT_LENGTHS_LEN - self.buf.len(),
+            };
+            // Certain to come: the rest of this frame, and the range's data not yet here.
+            let left = usize::try_from(data_left).unwrap_or(usize::MAX);
+            let coming = missing.max(left.saturating_sub(self.buf.len()));
+            self.set_low_water(coming.clamp(1, LOW_WATER_CAP));
+            self.buf.reserve(missing.max(READ_SIZE.min(coming)));
+            if r.read_buf(&mut self.buf).await? == 0 {
+                return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+            }
+        }
+    }
+
+    /// The whole frame's length once its lengths are buffered.
+    fn frame_len(&self, max_packet_size: usize) -> Result<Option<usize>> {
+        let Some(lens) = self.buf.first_chunk::<PKT_LENGTHS_LEN>() else {
+            return Ok(None);
+        };
+        Ok(Some(frame_lens(lens, max_packet_size)?.2))
+    }
+
+    fn packet(&self, frame: Bytes, max_packet_size: usize) -> Result<Packet> {
+        let lens = frame
+            .first_chunk::<PKT_LENGTHS_LEN>()
+            .ok_or_else(|| TransferError::protocol("short packet frame"))?;
+        let (hlen, plen, _) = frame_lens(lens, max_packet_size)?;
+        packet_of_frame(&frame, hlen, plen)
+    }
+
+    /// Sets the socket's receive low-water mark (no call when it is already `n`).
+    fn set_low_water(&mut self, n: usize) {
+        let Some(fd) = self.fd else { return };
+        if n == self.low_water {
+            return;
+        }
+        let v = libc::c_int::try_from(n).unwrap_or(libc::c_int::MAX);
+        // SAFETY: `fd` is the open socket of the stream this reader owns; the option value is
+        // a c_int of the size passed.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVLOWAT,
+                (&v as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc == 0 {
+            self.low_water = n;
+        } else {
+            // Not a socket that takes it: read without.
+            self.fd = None;
+        }
+    }
+
+    /// Back to the default low-water mark, before the connection carries another op.
+    pub(crate) fn reset_low_water(&mut self) {
+        self.set_low_water(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+    use crate::checksum::DataChecksum;
+    use crate::packet::MAX_PACKET_SIZE;
+
+    /// Frames arriving split across reads, several in one read, and a last empty packet come
+    /// out whole and in order, with nothing left buffered.
+    #[tokio::test]
+    async fn frames_split_and_joined_across_reads() {
+        let sum = DataChecksum::default();
+        let sizes = [70_000usize, 1, 512, 300_000, 0];
+        let mut wire = Vec::new();
+        let mut off = 0i64;
+        for (i, n) in sizes.iter().enumerate() {
+            let data: Vec<u8> = (0..*n).map(|b| (b % 253) as u8 ^ i as u8).collect();
+            let p = Packet::with_data(&sum, off, i as i64, data.into(), *n == 0, false).unwrap();
+            wire.extend_from_slice(&p.to_bytes());
+            off += *n as i64;
+        }
+        let (mut tx, mut rx_end) = tokio::io::duplex(4096);
+        let feed = wire.clone();
+        let writer = tokio::spawn(async move {
+            // Odd pieces, so frames and even their lengths straddle reads.
+            for piece in feed.chunks(3_001) {
+                tx.write_all(piece).await.unwrap();
+            }
+        });
+        let mut rx = PacketRx::new(None);
+        let mut left = sizes.iter().sum::<usize>() as u64;
+        for (i, n) in sizes.iter().enumerate() {
+            let p = rx.next(&mut rx_end, MAX_PACKET_SIZE, left).await.unwrap();
+            assert_eq!(p.header.seqno, i as i64);
+            assert_eq!(p.data.len(), *n);
+            p.verify(&sum).unwrap();
+            left -= *n as u64;
+        }
+        writer.await.unwrap();
+        assert_eq!(rx.buffered(), 0);
+    }
+
+    /// A frame announcing more than the maximum is refused before it is read.
+    #[tokio::test]
+    async fn oversized_frame_is_refused() {
+        let (mut tx, mut rx_end) = tokio::io::duplex(64);
+        tx.write_all(&[0x7f, 0, 0, 0, 0, 25]).await.unwrap();
+        let err = PacketRx::new(None)
+            .next(&mut rx_end, MAX_PACKET_SIZE, 0)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("exceeds the maximum"), "{err}");
+    }
+}
