@@ -1,3 +1,4 @@
 //! Support shared by this crate's integration tests.
 
+pub mod ha_procs;
 pub mod procs;

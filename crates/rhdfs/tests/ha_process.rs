@@ -1,0 +1,788 @@
+//! Issue 14, tests 1 and 2, on real processes (`common::ha_procs`): three `rhdfs namenode`
+//! processes of nameservice `ns` and three `rhdfs datanode`s; clients given Hadoop's HA keys
+//! only (`fs.defaultFS=hdfs://ns`, `dfs.nameservices`, `dfs.ha.namenodes.ns`,
+//! `dfs.namenode.rpc-address.ns.nnX`, `dfs.client.failover.proxy.provider.ns`).
+//!
+//! One cluster, one loop of kills. Four writers run all the time (creates of 1 byte to
+//! 1.5 MiB, renames, mkdirs, each under its own directory); before each kill every writer
+//! has acknowledged an operation it began after the previous kill (writers continue after
+//! failover). Each round SIGKILLs whichever NameNode is active; the new active must serve
+//! a mkdir within a minute (a liveness bound, not a measurement); the killed member restarts
+//! and must catch up with the active's txid. Only an operation in flight at a kill may fail.
+//!
+//! - Round 0 (test 1): the writers are two Apache Hadoop 3.5 Java FsShells (`-put`, `-mv`,
+//!   `-mkdir`, one JVM per operation) and two hdfs-native clients; after the failover the
+//!   Java shell reads a file hdfs-native wrote and hdfs-native one the Java shell wrote.
+//!   Without Java (and RHDFS_REQUIRE_JAVA unset) the Java writers are hdfs-native ones.
+//! - Rounds 1.. (test 2): two hdfs-native writers and two rhdfs-client writers.
+//!
+//! At the end: every acknowledged file is complete (closed) with its exact bytes, every
+//! acknowledged directory and rename is there and nothing else is; `fsck /` on the active is
+//! HEALTHY; once all members have applied the same txid they are stopped (SIGTERM) and each
+//! name directory is loaded offline: the three namespace images must be byte-identical.
+//!
+//! `RHDFS_HA_ROUNDS` (default 20) sets the number of kills; `RHDFS_HA_SEED` the seed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, ensure};
+use rhdfs_client::FileSystem;
+use rhdfs_testkit::java::JavaShell;
+
+use crate::common::ha_procs::{HaCluster, digest};
+use crate::common::procs::{read_file, with_timeout, write_file};
+
+const ROOT: &str = "/ha";
+/// How long the cluster may take to do what a step waits for: a liveness bound on a small,
+/// busy machine, not a timing measurement.
+const LIVENESS: Duration = Duration::from_secs(60);
+/// One operation's bound (a Java FsShell run includes a JVM start).
+const OP_LIMIT: Duration = Duration::from_secs(120);
+
+/// A small deterministic RNG (xorshift64*), so a failing seed replays.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed.max(1))
+    }
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Create { path: String, data: Vec<u8> },
+    Rename { src: String, dst: String },
+    Mkdir { path: String },
+}
+
+/// What one writer knows the nameservice acknowledged.
+#[derive(Debug, Default)]
+struct Model {
+    files: BTreeMap<String, Vec<u8>>,
+    dirs: BTreeSet<String>,
+    /// Operations that failed: outcome unknown until resolved (a rename with its source's
+    /// acknowledged content, taken out of `files`).
+    unknown: Vec<(Op, Option<Vec<u8>>)>,
+    /// Operations that failed with no kill during them (a bug).
+    errors: Vec<String>,
+    acked: u64,
+    /// hdfs-native writes failed on the connection to a killed active (see `writer`).
+    stale_connection_failures: u64,
+    /// The kill epoch in which the last acknowledged operation began.
+    last_acked_epoch: Option<u64>,
+}
+
+/// One client of `hdfs://ns`.
+enum Client {
+    /// The Java FsShell and a local directory for the files it puts.
+    Java(JavaShell, tempfile::TempDir),
+    Native(hdfs_native::Client),
+    Rhdfs(FileSystem),
+}
+
+impl Client {
+    fn kind(&self) -> &'static str {
+        match self {
+            Client::Java(..) => "java",
+            Client::Native(_) => "hdfs-native",
+            Client::Rhdfs(_) => "rhdfs-client",
+        }
+    }
+
+    async fn java(sh: &JavaShell, args: &[&str]) -> anyhow::Result<Vec<u8>> {
+        let out = sh.run(args).await?;
+        ensure!(
+            out.code == Some(0),
+            "FsShell {args:?}: exit {:?}: {}",
+            out.code,
+            out.errors()
+        );
+        Ok(out.stdout)
+    }
+
+    async fn create(&self, path: &str, data: &[u8]) -> anyhow::Result<()> {
+        match self {
+            Client::Java(sh, tmp) => {
+                let local = tmp.path().join(path.replace('/', "_"));
+                std::fs::write(&local, data)?;
+                let res = Self::java(sh, &["-put", &local.to_string_lossy(), path]).await;
+                let _ = std::fs::remove_file(&local);
+                res.map(drop)
+            }
+            Client::Native(c) => {
+                let mut w = c.create(path, hdfs_native::WriteOptions::default()).await?;
+                for piece in data.chunks(100_000) {
+                    w.write_bytes(bytes::Bytes::copy_from_slice(piece)).await?;
+                }
+                Ok(w.close().await?)
+            }
+            Client::Rhdfs(fs) => write_file(fs, path, data).await,
+        }
+    }
+
+    async fn rename(&self, src: &str, dst: &str) -> anyhow::Result<()> {
+        match self {
+            Client::Java(sh, _) => Self::java(sh, &["-mv", src, dst]).await.map(drop),
+            Client::Native(c) => Ok(c.rename(src, dst, false).await?),
+            Client::Rhdfs(fs) => {
+                ensure!(
+                    with_timeout("rename", fs.rename(src, dst)).await?,
+                    "rename returned false"
+                );
+                Ok(())
+            }
+        }
+    }
+
+    async fn mkdir(&self, path: &str) -> anyhow::Result<()> {
+        match self {
+            Client::Java(sh, _) => Self::java(sh, &["-mkdir", "-p", path]).await.map(drop),
+            Client::Native(c) => Ok(c.mkdirs(path, 0o755, true).await?),
+            Client::Rhdfs(fs) => with_timeout("mkdirs", fs.mkdirs(path, None))
+                .await
+                .map(drop),
+        }
+    }
+
+    async fn read(&self, path: &str) -> anyhow::Result<Vec<u8>> {
+        match self {
+            Client::Java(sh, _) => Self::java(sh, &["-cat", path]).await,
+            Client::Native(c) => {
+                let r = c.read(path).await?;
+                Ok(r.read_range(0, r.file_length()).await?.to_vec())
+            }
+            Client::Rhdfs(fs) => read_file(fs, path).await,
+        }
+    }
+
+    async fn run(&self, op: &Op) -> anyhow::Result<()> {
+        match op {
+            Op::Create { path, data } => self.create(path, data).await,
+            Op::Rename { src, dst } => self.rename(src, dst).await,
+            Op::Mkdir { path } => self.mkdir(path).await,
+        }
+    }
+}
+
+/// A writer: random operations under `base` until `stop`; an operation that fails while
+/// the kill epoch moved is unknown, any other failure an error.
+async fn writer(
+    client: Arc<Client>,
+    base: String,
+    model: Arc<Mutex<Model>>,
+    mut rng: Rng,
+    epoch: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+) {
+    let mut n = 0u64;
+    let big = !matches!(*client, Client::Java(..));
+    while !stop.load(Ordering::SeqCst) {
+        n += 1;
+        let op = {
+            let m = model.lock().expect("model lock");
+            let files: Vec<&String> = m.files.keys().collect();
+            // The first operation creates a file (round 1 reads one of each writer's).
+            match if n == 1 { 0 } else { rng.below(10) } {
+                7 | 8 if !files.is_empty() => {
+                    let src = files[rng.below(files.len() as u64) as usize].clone();
+                    let parent = src.rsplit_once('/').map_or(base.as_str(), |p| p.0);
+                    Op::Rename {
+                        dst: format!("{parent}/r{n}"),
+                        src,
+                    }
+                }
+                9 => Op::Mkdir {
+                    path: format!("{base}/d{n}"),
+                },
+                _ => {
+                    let mut parents: Vec<&String> = m.dirs.iter().collect();
+                    parents.push(&base);
+                    let parent = parents[rng.below(parents.len() as u64) as usize];
+                    let len = if big && rng.below(10) == 0 {
+                        1 + rng.below(1_500_000)
+                    } else {
+                        1 + rng.below(64 * 1024)
+                    };
+                    Op::Create {
+                        path: format!("{parent}/f{n}"),
+                        data: rng.bytes(len as usize),
+                    }
+                }
+            }
+        };
+        let began = epoch.load(Ordering::SeqCst);
+        let res = match tokio::time::timeout(OP_LIMIT, client.run(&op)).await {
+            Ok(r) => r,
+            Err(_) => Err(anyhow::anyhow!("no answer within {OP_LIMIT:?}")),
+        };
+        let mut m = model.lock().expect("model lock");
+        match res {
+            Ok(()) => {
+                m.acked += 1;
+                m.last_acked_epoch = Some(began);
+                match op {
+                    Op::Create { path, data } => {
+                        m.files.insert(path, data);
+                    }
+                    Op::Rename { src, dst } => {
+                        if let Some(d) = m.files.remove(&src) {
+                            m.files.insert(dst, d);
+                        }
+                    }
+                    Op::Mkdir { path } => {
+                        m.dirs.insert(path);
+                    }
+                }
+            }
+            Err(e) => {
+                // hdfs-native 0.14.8 sends a write on its idle connection to the killed
+                // active and, finding its listener gone ("RPC listener disconnected"), fails
+                // the call instead of failing over (it retries only reads then): excused for
+                // a writer's first operation after a kill, outcome resolved as any other.
+                let stale = matches!(*client, Client::Native(_))
+                    && format!("{e:#}").contains("RPC listener disconnected")
+                    && m.last_acked_epoch < Some(began);
+                if stale {
+                    m.stale_connection_failures += 1;
+                } else if epoch.load(Ordering::SeqCst) == began {
+                    let kind = client.kind();
+                    m.errors.push(format!(
+                        "{kind} {op:?} failed with no kill during it: {e:#}"
+                    ));
+                }
+                let data = match &op {
+                    Op::Rename { src, .. } => m.files.remove(src),
+                    _ => None,
+                };
+                m.unknown.push((op, data));
+            }
+        }
+    }
+}
+
+struct Writer {
+    client: Arc<Client>,
+    model: Arc<Mutex<Model>>,
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Writer {
+    fn start(
+        client: Client,
+        base: String,
+        model: Arc<Mutex<Model>>,
+        rng: Rng,
+        epoch: &Arc<AtomicU64>,
+    ) -> Writer {
+        let client = Arc::new(client);
+        let stop = Arc::new(AtomicBool::new(false));
+        let task = tokio::spawn(writer(
+            Arc::clone(&client),
+            base,
+            Arc::clone(&model),
+            rng,
+            Arc::clone(epoch),
+            Arc::clone(&stop),
+        ));
+        Writer {
+            client,
+            model,
+            stop,
+            task,
+        }
+    }
+
+    /// Lets the current operation finish, then ends the writer.
+    async fn stop(self) -> anyhow::Result<()> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.task.await.context("writer task")
+    }
+
+    fn errors(&self) -> Vec<String> {
+        self.model.lock().expect("model lock").errors.clone()
+    }
+}
+
+fn native(cluster: &HaCluster) -> anyhow::Result<Client> {
+    Ok(Client::Native(
+        hdfs_native::ClientBuilder::new()
+            .with_url("hdfs://ns")
+            .with_config(cluster.client_keys())
+            .build()?,
+    ))
+}
+
+/// Waits until every writer has acknowledged an operation it began in `epoch` or later.
+async fn wait_writers_continue(
+    cluster: &HaCluster,
+    writers: &[Writer],
+    epoch: u64,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + LIVENESS;
+    loop {
+        let mut behind = Vec::new();
+        for (i, w) in writers.iter().enumerate() {
+            let errs = w.errors();
+            ensure!(
+                errs.is_empty(),
+                "writer {i}: {errs:#?}\n{}",
+                cluster.namenode_logs()
+            );
+            let m = w.model.lock().expect("model lock");
+            if m.last_acked_epoch.is_none_or(|e| e < epoch) {
+                behind.push(format!("{i} ({})", w.client.kind()));
+            }
+        }
+        if behind.is_empty() {
+            return Ok(());
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "writers {behind:?} acknowledged nothing begun after kill {epoch} within \
+             {LIVENESS:?}\n{}",
+            cluster.namenode_logs()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until exactly one running NameNode says it is active; returns it.
+async fn wait_one_active(cluster: &HaCluster) -> anyhow::Result<usize> {
+    let deadline = Instant::now() + LIVENESS;
+    loop {
+        let a = cluster.actives().await;
+        if let [one] = a[..] {
+            return Ok(one);
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "actives {a:?} after {LIVENESS:?}\n{}",
+            cluster.namenode_logs()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until NameNode `i` has applied at least the active's txid (read once `i` answers).
+async fn wait_caught_up(cluster: &HaCluster, i: usize) -> anyhow::Result<u64> {
+    let deadline = Instant::now() + LIVENESS;
+    let mut target = None;
+    loop {
+        let mine = cluster.last_txid(i).await;
+        if target.is_none() && mine.is_some() {
+            let active = wait_one_active(cluster).await?;
+            target = cluster.last_txid(active).await;
+        }
+        if let (Some(m), Some(t)) = (mine, target)
+            && m >= t
+        {
+            return Ok(m);
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "nn{} at txid {mine:?}, the active at {target:?}, after {LIVENESS:?}\n{}",
+            i + 1,
+            cluster.namenode_logs()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A mkdir through `hdfs://ns`, tried until it is acknowledged.
+async fn probe(cluster: &HaCluster, fs: &FileSystem, path: &str) -> anyhow::Result<()> {
+    let deadline = Instant::now() + LIVENESS;
+    let mut last;
+    loop {
+        match with_timeout("mkdirs", fs.mkdirs(path, None)).await {
+            Ok(_) => return Ok(()),
+            Err(e) => last = format!("{e:#}"),
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "no NameNode acknowledged mkdirs {path} within {LIVENESS:?}: {last}\n{}",
+            cluster.namenode_logs()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Decides each unknown operation from what the nameservice shows: a create is undone
+/// (its file, and the `._COPYING_` file of a Java put, deleted); a rename happened iff its
+/// destination exists (exactly one of source and destination must); a mkdir iff its
+/// directory exists.
+async fn resolve_unknown(fs: &FileSystem, m: &mut Model) -> anyhow::Result<()> {
+    let exists = |p: String| async move {
+        with_timeout("getFileInfo", fs.get_file_info(&p))
+            .await
+            .map(|s| s.is_some())
+    };
+    for (op, data) in std::mem::take(&mut m.unknown) {
+        match op {
+            Op::Create { path, .. } => {
+                for p in [path.clone(), format!("{path}._COPYING_")] {
+                    if exists(p.clone()).await? {
+                        with_timeout("delete", fs.delete(&p, false)).await?;
+                    }
+                }
+            }
+            Op::Rename { src, dst } => {
+                let (s, d) = (exists(src.clone()).await?, exists(dst.clone()).await?);
+                ensure!(
+                    s != d,
+                    "interrupted rename {src} -> {dst}: src exists {s}, dst exists {d}"
+                );
+                let data = data.with_context(|| format!("rename of unknown {src}"))?;
+                m.files.insert(if d { dst } else { src }, data);
+            }
+            Op::Mkdir { path } => {
+                if exists(path.clone()).await? {
+                    m.dirs.insert(path);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every file and directory below `dir`: path -> (length, open for write) and the dirs.
+async fn walk(
+    fs: &FileSystem,
+    dir: &str,
+) -> anyhow::Result<(BTreeMap<String, u64>, BTreeSet<String>)> {
+    let (mut files, mut dirs) = (BTreeMap::new(), BTreeSet::new());
+    let mut stack = vec![dir.to_string()];
+    while let Some(d) = stack.pop() {
+        for st in with_timeout("listStatus", fs.list_status(&d)).await? {
+            if st.is_dir {
+                dirs.insert(st.path.clone());
+                stack.push(st.path);
+            } else {
+                files.insert(st.path, st.length);
+            }
+        }
+    }
+    Ok((files, dirs))
+}
+
+/// The nameservice holds exactly the writers' acknowledged files (exact bytes) and
+/// directories under ROOT; returns the number of files.
+async fn verify(fs: &FileSystem, models: &[(String, Arc<Mutex<Model>>)]) -> anyhow::Result<usize> {
+    let mut want_files = BTreeMap::new();
+    let mut want_dirs = BTreeSet::new();
+    for (base, model) in models {
+        let mut m = std::mem::take(&mut *model.lock().expect("model lock"));
+        let res = resolve_unknown(fs, &mut m).await;
+        want_dirs.insert(base.clone());
+        want_dirs.extend(m.dirs.iter().cloned());
+        want_files.extend(m.files.iter().map(|(k, v)| (k.clone(), v.clone())));
+        *model.lock().expect("model lock") = m;
+        res?;
+    }
+    let (files, dirs) = walk(fs, ROOT).await?;
+    ensure!(
+        dirs == want_dirs,
+        "directories: have {dirs:?}, want {want_dirs:?}"
+    );
+    let have: BTreeSet<&String> = files.keys().collect();
+    let want: BTreeSet<&String> = want_files.keys().collect();
+    ensure!(
+        have == want,
+        "files: unexpected {:?}, missing {:?}",
+        have.difference(&want).collect::<Vec<_>>(),
+        want.difference(&have).collect::<Vec<_>>()
+    );
+    for (path, data) in &want_files {
+        ensure!(
+            files[path] == data.len() as u64,
+            "{path}: length {}, acknowledged {}",
+            files[path],
+            data.len()
+        );
+        let got = read_file(fs, path).await?;
+        ensure!(
+            got == *data,
+            "{path}: content differs ({} bytes read)",
+            got.len()
+        );
+    }
+    Ok(want_files.len())
+}
+
+/// Starts a writer of `client` under its own directory `ROOT/w<k>`.
+fn start_writer(
+    models: &mut Vec<(String, Arc<Mutex<Model>>)>,
+    writers: &mut Vec<Writer>,
+    client: Client,
+    rng: &mut Rng,
+    epoch: &Arc<AtomicU64>,
+) {
+    let base = format!("{ROOT}/w{}", models.len());
+    let model = Arc::new(Mutex::new(Model::default()));
+    models.push((base.clone(), Arc::clone(&model)));
+    writers.push(Writer::start(
+        client,
+        base,
+        model,
+        Rng::new(rng.next()),
+        epoch,
+    ));
+}
+
+/// A file `writer` acknowledged, with its content.
+fn some_file(w: &Writer) -> Option<(String, Vec<u8>)> {
+    let m = w.model.lock().expect("model lock");
+    m.files.iter().next().map(|(k, v)| (k.clone(), v.clone()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ha_nameservice_of_processes_fails_over_under_load() -> anyhow::Result<()> {
+    let test = "ha_process::ha_nameservice_of_processes_fails_over_under_load";
+    let rounds: u64 = std::env::var("RHDFS_HA_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+        .max(1);
+    let seed: u64 = std::env::var("RHDFS_HA_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        });
+    println!("ha loop: seed {seed} (RHDFS_HA_SEED), {rounds} kills (RHDFS_HA_ROUNDS)");
+    let started = Instant::now();
+    let mut rng = Rng::new(seed);
+    let tmp = tempfile::tempdir()?;
+    let mut cluster = HaCluster::start(tmp.path(), 3, &[])?;
+
+    // The nameservice serves once a member is active and the DataNodes registered with it.
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), cluster.client_conf()).await?;
+    let deadline = Instant::now() + Duration::from_secs(90);
+    for attempt in 0.. {
+        let path = format!("/probe/first{attempt}");
+        match write_file(&fs, &path, b"x").await {
+            Ok(()) => break,
+            Err(e) if Instant::now() > deadline => {
+                return Err(e.context(format!("no write taken\n{}", cluster.namenode_logs())));
+            }
+            Err(_) => {
+                let _ = with_timeout("delete", fs.delete(&path, false)).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        }
+    }
+    println!("nameservice serving after {:?}", started.elapsed());
+
+    let java = JavaShell::with_conf(
+        "hdfs://ns",
+        test,
+        &cluster
+            .client_keys()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect::<Vec<_>>(),
+    )?;
+    let epoch = Arc::new(AtomicU64::new(0));
+    let mut models: Vec<(String, Arc<Mutex<Model>>)> = Vec::new();
+    let mut writers: Vec<Writer> = Vec::new();
+    for w in 0..6 {
+        with_timeout("mkdirs", fs.mkdirs(&format!("{ROOT}/w{w}"), None)).await?;
+    }
+    // Round 0's writers: two Java FsShells (or hdfs-native without Java), two hdfs-native.
+    for _ in 0..2 {
+        let client = match &java {
+            Some(_) => {
+                let sh = JavaShell::with_conf(
+                    "hdfs://ns",
+                    test,
+                    &cluster
+                        .client_keys()
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect::<Vec<_>>(),
+                )?
+                .context("the Java client went away")?;
+                Client::Java(sh, tempfile::tempdir()?)
+            }
+            None => native(&cluster)?,
+        };
+        start_writer(&mut models, &mut writers, client, &mut rng, &epoch);
+    }
+    for _ in 0..2 {
+        start_writer(
+            &mut models,
+            &mut writers,
+            native(&cluster)?,
+            &mut rng,
+            &epoch,
+        );
+    }
+
+    let mut failovers = Vec::new();
+    for round in 0..rounds {
+        let t = Instant::now();
+        let now = epoch.load(Ordering::SeqCst);
+        wait_writers_continue(&cluster, &writers, now)
+            .await
+            .with_context(|| format!("round {round} (seed {seed})"))?;
+        if round == 1 {
+            // Test 1's reads after the failover: each client reads the other's file.
+            let native_file = some_file(&writers[2]).context("hdfs-native wrote no file")?;
+            let got = writers[0].client.read(&native_file.0).await?;
+            ensure!(
+                got == native_file.1,
+                "{} read {} wrongly",
+                writers[0].client.kind(),
+                native_file.0
+            );
+            let other = some_file(&writers[0]).context("writer 0 wrote no file")?;
+            let got = writers[2].client.read(&other.0).await?;
+            ensure!(got == other.1, "hdfs-native read {} wrongly", other.0);
+            // The rest of the loop is cheaper without a JVM per operation.
+            for _ in 0..2 {
+                let w = writers.remove(0);
+                let errs = w.errors();
+                w.stop().await?;
+                ensure!(errs.is_empty(), "{errs:#?}");
+            }
+            for _ in 0..2 {
+                let fs = FileSystem::connect_with(Some("hdfs://ns"), cluster.client_conf()).await?;
+                start_writer(
+                    &mut models,
+                    &mut writers,
+                    Client::Rhdfs(fs),
+                    &mut rng,
+                    &epoch,
+                );
+            }
+            wait_writers_continue(&cluster, &writers, now).await?;
+        }
+        // Load for a random moment, then kill whichever member is active.
+        tokio::time::sleep(Duration::from_millis(rng.below(1000))).await;
+        let active = wait_one_active(&cluster).await?;
+        let acked: u64 = models
+            .iter()
+            .map(|(_, m)| m.lock().expect("model lock").acked)
+            .sum();
+        epoch.fetch_add(1, Ordering::SeqCst);
+        let killed_at = Instant::now();
+        cluster.kill_namenode(active)?;
+        probe(&cluster, &fs, &format!("/probe/r{round}"))
+            .await
+            .with_context(|| {
+                format!(
+                    "round {round} (seed {seed}): after killing nn{}",
+                    active + 1
+                )
+            })?;
+        let failover = killed_at.elapsed();
+        failovers.push(failover);
+        cluster.start_namenode(active)?;
+        let txid = wait_caught_up(&cluster, active)
+            .await
+            .with_context(|| format!("round {round} (seed {seed}): nn{} rejoining", active + 1))?;
+        println!(
+            "round {round}: killed nn{} ({acked} operations acknowledged so far), a mkdir \
+             acknowledged {failover:?} after, nn{} rejoined at txid {txid}, round {:?}",
+            active + 1,
+            active + 1,
+            t.elapsed()
+        );
+    }
+    wait_writers_continue(&cluster, &writers, epoch.load(Ordering::SeqCst)).await?;
+    for w in writers.drain(..) {
+        let errs = w.errors();
+        w.stop().await?;
+        ensure!(errs.is_empty(), "{errs:#?}");
+    }
+    let (acked, stale, unknown) = models.iter().fold((0, 0, 0), |(a, s, u), (_, m)| {
+        let m = m.lock().expect("model lock");
+        (
+            a + m.acked,
+            s + m.stale_connection_failures,
+            u + m.unknown.len(),
+        )
+    });
+    println!(
+        "{acked} operations acknowledged, {unknown} failed at a kill (resolved now), {stale} of \
+         them hdfs-native writes on the connection to the killed active"
+    );
+    let files = verify(&fs, &models)
+        .await
+        .with_context(|| format!("after {rounds} kills (seed {seed})"))?;
+    let active = wait_one_active(&cluster).await?;
+    cluster.fsck(active).await?;
+    failovers.sort();
+    println!(
+        "{files} acknowledged files read back, fsck HEALTHY; kill to acknowledged mkdir: \
+         median {:?}, max {:?}",
+        failovers[failovers.len() / 2],
+        failovers[failovers.len() - 1]
+    );
+    fs.close().await;
+
+    // Namespaces: every member at the same applied txid, stopped cleanly, loaded offline.
+    let deadline = Instant::now() + LIVENESS;
+    loop {
+        let mut txids = Vec::new();
+        for i in 0..cluster.namenode_count() {
+            txids.push(cluster.last_txid(i).await);
+        }
+        if txids.iter().all(|t| t.is_some() && *t == txids[0]) {
+            break;
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "members' txids {txids:?} after {LIVENESS:?}\n{}",
+            cluster.namenode_logs()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    cluster.stop_namenodes()?;
+    let mut images = Vec::new();
+    for i in 0..cluster.namenode_count() {
+        let (txid, image) = cluster
+            .offline_image(i)
+            .await
+            .with_context(|| format!("loading nn{}'s name directory", i + 1))?;
+        println!(
+            "nn{}: txid {txid}, image {} bytes, digest {:016x}",
+            i + 1,
+            image.len(),
+            digest(&image)
+        );
+        images.push((txid, image));
+    }
+    for (i, img) in images.iter().enumerate().skip(1) {
+        ensure!(
+            img.0 == images[0].0 && img.1 == images[0].1,
+            "nn{}'s namespace (txid {}, digest {:016x}) differs from nn1's (txid {}, digest {:016x})",
+            i + 1,
+            img.0,
+            digest(&img.1),
+            images[0].0,
+            digest(&images[0].1)
+        );
+    }
+    println!("ha loop: {rounds} kills in {:?}", started.elapsed());
+    Ok(())
+}
