@@ -1,49 +1,93 @@
 //! A file's blocks: one block (most files) held in the inode itself, any other count in a
 //! vector. Reads as a slice; the few changes a file's block list sees are methods here.
-//! The file's replication rides along in the spare bytes of the list's tag word.
+//! The file's replication and preferred block size ride along in the spare bytes of the
+//! list's tag word (as HDFS packs them into one header long); a block size above
+//! `u32::MAX` moves the whole list into a box of its own.
 //!
 //! Memory: 32 bytes in the inode and nothing else for a file of one block, where a
 //! `Vec<FileBlock>` took 24 bytes plus a 32-byte malloc chunk; the replication, a `u16`
-//! field of the inode, took 8 more with its padding.
+//! field of the inode, took 8 more with its padding, and the block size, a `u64`, 8.
 
 use std::ops::{Deref, DerefMut};
 
 use super::FileBlock;
 
-/// A file's replication and its blocks.
+/// A file's replication, preferred block size and blocks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileBlocks(Repr);
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Repr {
-    One(u16, FileBlock),
+    One {
+        replication: u16,
+        block_size: u32,
+        block: FileBlock,
+    },
     /// No block, or two and more.
-    Many(u16, Vec<FileBlock>),
+    Many {
+        replication: u16,
+        block_size: u32,
+        blocks: Vec<FileBlock>,
+    },
+    /// A block size that does not fit the tag word's 32 bits (any block count).
+    Wide(Box<Wide>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Wide {
+    replication: u16,
+    block_size: u64,
+    blocks: Vec<FileBlock>,
 }
 
 impl FileBlocks {
-    /// The list of `blocks` of a file of `replication`.
-    pub fn new(replication: u16, mut blocks: Vec<FileBlock>) -> Self {
+    /// The list of `blocks` of a file of `replication` and preferred `block_size`.
+    pub fn new(replication: u16, block_size: u64, mut blocks: Vec<FileBlock>) -> Self {
+        let Ok(block_size) = u32::try_from(block_size) else {
+            return FileBlocks(Repr::Wide(Box::new(Wide {
+                replication,
+                block_size,
+                blocks,
+            })));
+        };
         FileBlocks(match blocks.len() {
-            1 => Repr::One(replication, blocks.remove(0)),
-            _ => Repr::Many(replication, blocks),
+            1 => Repr::One {
+                replication,
+                block_size,
+                block: blocks.remove(0),
+            },
+            _ => Repr::Many {
+                replication,
+                block_size,
+                blocks,
+            },
         })
     }
 
     /// A file of one block.
-    pub fn one(replication: u16, block: FileBlock) -> Self {
-        FileBlocks(Repr::One(replication, block))
+    pub fn one(replication: u16, block_size: u64, block: FileBlock) -> Self {
+        FileBlocks::new(replication, block_size, vec![block])
     }
 
     pub fn replication(&self) -> u16 {
-        match self.0 {
-            Repr::One(r, _) | Repr::Many(r, _) => r,
+        match &self.0 {
+            Repr::One { replication, .. } | Repr::Many { replication, .. } => *replication,
+            Repr::Wide(w) => w.replication,
         }
     }
 
-    pub fn set_replication(&mut self, replication: u16) {
+    pub fn set_replication(&mut self, r: u16) {
         match &mut self.0 {
-            Repr::One(r, _) | Repr::Many(r, _) => *r = replication,
+            Repr::One { replication, .. } | Repr::Many { replication, .. } => *replication = r,
+            Repr::Wide(w) => w.replication = r,
+        }
+    }
+
+    /// The file's preferred block size.
+    pub fn block_size(&self) -> u64 {
+        match &self.0 {
+            Repr::One { block_size, .. } | Repr::Many { block_size, .. } => u64::from(*block_size),
+            Repr::Wide(w) => w.block_size,
         }
     }
 }
@@ -52,8 +96,9 @@ impl Deref for FileBlocks {
     type Target = [FileBlock];
     fn deref(&self) -> &[FileBlock] {
         match &self.0 {
-            Repr::One(_, b) => std::slice::from_ref(b),
-            Repr::Many(_, v) => v,
+            Repr::One { block, .. } => std::slice::from_ref(block),
+            Repr::Many { blocks, .. } => blocks,
+            Repr::Wide(w) => &w.blocks,
         }
     }
 }
@@ -61,8 +106,9 @@ impl Deref for FileBlocks {
 impl DerefMut for FileBlocks {
     fn deref_mut(&mut self) -> &mut [FileBlock] {
         match &mut self.0 {
-            Repr::One(_, b) => std::slice::from_mut(b),
-            Repr::Many(_, v) => v,
+            Repr::One { block, .. } => std::slice::from_mut(block),
+            Repr::Many { blocks, .. } => blocks,
+            Repr::Wide(w) => &mut w.blocks,
         }
     }
 }
@@ -82,19 +128,21 @@ impl FileBlocks {
 
     /// Changes the list as a vector, then stores it compactly again.
     fn edit<T>(&mut self, f: impl FnOnce(&mut Vec<FileBlock>) -> T) -> T {
-        let replication = self.replication();
-        let mut v = match std::mem::replace(&mut self.0, Repr::Many(replication, Vec::new())) {
-            Repr::One(_, b) => vec![b],
-            Repr::Many(_, v) => v,
+        let (replication, block_size) = (self.replication(), self.block_size());
+        let mut v = match std::mem::replace(&mut self.0, FileBlocks::new(0, 0, Vec::new()).0) {
+            Repr::One { block, .. } => vec![block],
+            Repr::Many { blocks, .. } => blocks,
+            Repr::Wide(w) => w.blocks,
         };
         let out = f(&mut v);
-        *self = FileBlocks::new(replication, v);
+        *self = FileBlocks::new(replication, block_size, v);
         out
     }
 
     pub fn push(&mut self, b: FileBlock) {
         match &mut self.0 {
-            Repr::Many(_, v) if !v.is_empty() => v.push(b),
+            Repr::Many { blocks, .. } if !blocks.is_empty() => blocks.push(b),
+            Repr::Wide(w) => w.blocks.push(b),
             _ => self.edit(|v| v.push(b)),
         }
     }
@@ -151,20 +199,37 @@ mod tests {
     }
 
     #[test]
-    fn replication_in_the_tag_word() {
+    fn replication_and_block_size_in_the_tag_word() {
         assert_eq!(std::mem::size_of::<FileBlocks>(), 32);
-        let mut f = FileBlocks::one(3, b(1));
+        let mut f = FileBlocks::one(3, 128 << 20, b(1));
         f.set_replication(u16::MAX);
         f.push(b(2));
-        assert_eq!(f.replication(), u16::MAX);
+        assert_eq!((f.replication(), f.block_size()), (u16::MAX, 128 << 20));
         assert_eq!(f.as_slice(), &[b(1), b(2)]);
     }
 
+    #[test]
+    fn a_block_size_above_32_bits_is_kept_whole() {
+        for size in [u64::from(u32::MAX), u64::from(u32::MAX) + 1, u64::MAX] {
+            let mut f = FileBlocks::one(2, size, b(1));
+            f.push(b(2));
+            f.set_replication(5);
+            assert_eq!(f.pop(), Some(b(2)));
+            assert_eq!((f.replication(), f.block_size()), (5, size));
+            assert_eq!(f.as_slice(), &[b(1)]);
+            assert_eq!(matches!(f.0, Repr::Wide(_)), size > u64::from(u32::MAX));
+        }
+    }
+
     proptest! {
-        /// The list behaves as a vector, and holds exactly one block inline.
+        /// The list behaves as a vector, holds exactly one block inline (when the block size
+        /// fits the tag word), and keeps its replication and block size.
         #[test]
-        fn behaves_as_a_vec(ops in proptest::collection::vec(op(), 0..60)) {
-            let mut f = FileBlocks::new(7, Vec::new());
+        fn behaves_as_a_vec(
+            ops in proptest::collection::vec(op(), 0..60),
+            block_size in prop_oneof![0u64..=u64::from(u32::MAX), any::<u64>()],
+        ) {
+            let mut f = FileBlocks::new(7, block_size, Vec::new());
             let mut v: Vec<FileBlock> = Vec::new();
             for o in ops {
                 match o {
@@ -181,8 +246,11 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(f.as_slice(), v.as_slice());
-                prop_assert_eq!(matches!(f.0, Repr::One(..)), v.len() == 1);
-                prop_assert_eq!(f.replication(), 7);
+                prop_assert_eq!(
+                    matches!(f.0, Repr::One { .. }),
+                    v.len() == 1 && block_size <= u64::from(u32::MAX)
+                );
+                prop_assert_eq!((f.replication(), f.block_size()), (7, block_size));
             }
         }
     }

@@ -59,9 +59,9 @@ pub struct UnderConstruction {
 
 #[derive(Debug, Clone)]
 pub struct FileInode {
-    pub block_size: u64,
     /// One block inline ([`FileBlocks`]), and the file's replication
-    /// ([`FileInode::replication`]) in the spare bytes of its tag word.
+    /// ([`FileInode::replication`]) and preferred block size ([`FileInode::block_size`])
+    /// in the spare bytes of its tag word.
     pub blocks: FileBlocks,
     /// Boxed: most files are closed, and an inline `UnderConstruction` (two strings) would
     /// make every inode in the tree 56 bytes larger.
@@ -76,10 +76,14 @@ impl FileInode {
         uc: Option<Box<UnderConstruction>>,
     ) -> Self {
         FileInode {
-            block_size,
-            blocks: FileBlocks::new(replication, blocks),
+            blocks: FileBlocks::new(replication, block_size, blocks),
             uc,
         }
+    }
+
+    /// The preferred block size.
+    pub fn block_size(&self) -> u64 {
+        self.blocks.block_size()
     }
 
     pub fn replication(&self) -> u16 {
@@ -540,14 +544,15 @@ impl FsDirectory {
 mod tests {
     use std::mem::size_of;
 
-    /// A file's inode is 120 bytes: the replication rides in the block list's tag word,
-    /// a directory's children are one word, so a directory fits around that tag.
+    /// A file's inode is 112 bytes: the replication and block size ride in the block
+    /// list's tag word, a directory's children are one word, so a directory fits around
+    /// that tag.
     #[test]
     fn inode_sizes() {
-        assert_eq!(size_of::<super::FileInode>(), 48);
+        assert_eq!(size_of::<super::FileInode>(), 40);
         assert_eq!(size_of::<super::DirInode>(), 32);
-        assert_eq!(size_of::<super::InodeKind>(), 48);
-        assert_eq!(size_of::<super::Inode>(), 120);
-        assert_eq!(size_of::<Option<super::Inode>>(), 120);
+        assert_eq!(size_of::<super::InodeKind>(), 40);
+        assert_eq!(size_of::<super::Inode>(), 112);
+        assert_eq!(size_of::<Option<super::Inode>>(), 112);
     }
 }

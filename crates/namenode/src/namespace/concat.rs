@@ -50,7 +50,7 @@ impl Namespace {
             )));
         }
         let tparent = self.dir.get(tid).map(|i| i.parent);
-        let (tblock_size, treplication) = (tfile.block_size, tfile.replication());
+        let (tblock_size, treplication) = (tfile.block_size(), tfile.replication());
         let mut ids: Vec<u64> = Vec::with_capacity(srcs.len());
         for src in srcs {
             let spath = FsPath::parse(src)?;
@@ -79,10 +79,10 @@ impl Namespace {
                     "concat: source file {spath} is invalid or empty or underConstruction"
                 )));
             }
-            if sfile.block_size > tblock_size {
+            if sfile.block_size() > tblock_size {
                 return Err(FsError::IllegalArgument(format!(
                     "concat: source file {spath} has preferred block size {} which is greater than the target file's preferred block size {tblock_size}",
-                    sfile.block_size
+                    sfile.block_size()
                 )));
             }
             if !ids.contains(&sid) {

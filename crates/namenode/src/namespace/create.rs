@@ -259,7 +259,7 @@ impl Namespace {
             )?;
         }
         let last = file.blocks.last().copied();
-        let block_size = file.block_size;
+        let block_size = file.block_size();
         let length = file.length();
         self.log_and_apply(
             EditOp::ReopenFile {

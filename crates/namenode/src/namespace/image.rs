@@ -101,7 +101,7 @@ pub(super) fn encode_inode(w: &mut W, inode: &Inode) {
         InodeKind::File(f) => {
             w.0.push(KIND_FILE);
             w.u(u64::from(f.replication()));
-            w.u(f.block_size);
+            w.u(f.block_size());
             w.u(f.blocks.len() as u64);
             for b in &f.blocks {
                 w.u(b.id);

@@ -61,7 +61,7 @@ pub fn file_space(f: &FileInode) -> u64 {
         .enumerate()
         .map(|(i, b)| {
             if f.uc.is_some() && i + 1 == n {
-                b.num_bytes.max(f.block_size)
+                b.num_bytes.max(f.block_size())
             } else {
                 b.num_bytes
             }

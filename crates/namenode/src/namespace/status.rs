@@ -47,7 +47,7 @@ impl Namespace {
     pub(crate) fn status_of(&self, inode: &Inode, name: Vec<u8>, with_blocks: bool) -> FileStatus {
         let (is_dir, length, replication, block_size, children_num) = match &inode.kind {
             InodeKind::Dir(d) => (true, 0, 0, 0, d.children.len() as u32),
-            InodeKind::File(f) => (false, f.length(), f.replication(), f.block_size, 0),
+            InodeKind::File(f) => (false, f.length(), f.replication(), f.block_size(), 0),
         };
         FileStatus {
             id: inode.id,
@@ -234,7 +234,7 @@ impl Namespace {
         let (_, inode) = self.existing(caller, src)?;
         inode
             .as_file()
-            .map(|f| f.block_size)
+            .map(|f| f.block_size())
             .ok_or_else(|| FsError::FileNotFound(format!("Path is not a file: {src}")))
     }
 

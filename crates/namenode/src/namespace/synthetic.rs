@@ -139,8 +139,7 @@ impl SyntheticSpec {
             let first = d * self.per_dir();
             for k in first..self.files.min(first + self.per_dir()) {
                 let file = InodeKind::File(FileInode {
-                    block_size: self.block_size,
-                    blocks: FileBlocks::one(self.replication, self.block(k)),
+                    blocks: FileBlocks::one(self.replication, self.block_size, self.block(k)),
                     uc: None,
                 });
                 encode_inode(

@@ -116,7 +116,7 @@ impl Namespace {
             id,
             path: self.dir.path_of(id),
             replication: f.replication(),
-            block_size: f.block_size,
+            block_size: f.block_size(),
             client_machine: uc.client_machine.clone(),
         })
     }
