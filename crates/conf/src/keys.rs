@@ -801,6 +801,12 @@ pub mod datanode {
     /// `dfs.datanode.transferTo.allowed`: Use zero-copy transfer for reads.
     pub const DFS_DATANODE_TRANSFERTO_ALLOWED_KEY: &str = "dfs.datanode.transferTo.allowed";
     pub const DFS_DATANODE_TRANSFERTO_ALLOWED_DEFAULT: bool = true;
+    /// `rhdfs.datanode.read.packet.size` (rhdfs only): the smallest READ_BLOCK packet, data and
+    /// checksums; packets are max(this, `io.file.buffer.size`). Hadoop's BlockSender sends
+    /// 64 KiB (set 65536 for its sizes); larger packets cost the DataNode and the reader fewer
+    /// syscalls and wake-ups per byte, and every Hadoop reader accepts up to 16 MiB.
+    pub const RHDFS_DATANODE_READ_PACKET_SIZE_KEY: &str = "rhdfs.datanode.read.packet.size";
+    pub const RHDFS_DATANODE_READ_PACKET_SIZE_DEFAULT: u64 = 1 << 20;
 
     /// `dfs.datanode.transfer.socket.send.buffer.size`: SO_SNDBUF of a write pipeline's socket
     /// to its mirror, in bytes; 0 (Hadoop's default) lets the OS tune it. Small buffers make a

@@ -190,7 +190,14 @@ impl DataNode {
                     keys::IO_FILE_BUFFER_SIZE_KEY,
                     keys::IO_FILE_BUFFER_SIZE_DEFAULT,
                 )
-                .map_err(conf_err)?,
+                .map_err(conf_err)?
+                .max(
+                    conf.get_size(
+                        keys::RHDFS_DATANODE_READ_PACKET_SIZE_KEY,
+                        keys::RHDFS_DATANODE_READ_PACKET_SIZE_DEFAULT,
+                    )
+                    .map_err(conf_err)?,
+                ),
             ),
             send_buffer_size: socket_buffer(
                 &conf,

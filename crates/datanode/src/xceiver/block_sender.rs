@@ -21,9 +21,10 @@ use crate::reader::ReplicaReader;
 /// Data bytes per read packet are the most whole chunks fitting in this (with their CRCs).
 pub(crate) const READ_PACKET_SIZE: u64 = 64 * 1024;
 
-/// The READ_BLOCK packet size for `io.file.buffer.size` = `io_buffer`: as Hadoop's BlockSender
-/// (TRANSFERTO_BUFFER_SIZE), never below [`READ_PACKET_SIZE`]; never above what a reader
-/// accepts (a packet of at most 16 MiB with its header).
+/// The READ_BLOCK packet size for `io_buffer` = max(`io.file.buffer.size`,
+/// `rhdfs.datanode.read.packet.size`): as Hadoop's BlockSender (TRANSFERTO_BUFFER_SIZE), never
+/// below [`READ_PACKET_SIZE`]; never above what a reader accepts (a packet of at most 16 MiB
+/// with its header).
 pub(crate) fn read_packet_size(io_buffer: u64) -> u64 {
     let most = (rhdfs_transfer::packet::MAX_PACKET_SIZE - PKT_MAX_HEADER_LEN) as u64;
     io_buffer.clamp(READ_PACKET_SIZE, most)

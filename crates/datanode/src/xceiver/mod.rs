@@ -56,7 +56,8 @@ pub struct XceiverConfig {
     /// Send read data with sendfile (dfs.datanode.transferTo.allowed).
     pub transfer_to: bool,
     /// Data and checksum bytes per READ_BLOCK packet: Hadoop's BlockSender takes
-    /// max(io.file.buffer.size, 64 KiB) (`block_sender::read_packet_size`).
+    /// max(io.file.buffer.size, rhdfs.datanode.read.packet.size, 64 KiB)
+    /// (`block_sender::read_packet_size`).
     pub read_packet_size: u64,
     /// SO_SNDBUF of the socket to a pipeline's mirror
     /// (dfs.datanode.transfer.socket.send.buffer.size; 0: the OS tunes it).
