@@ -4,7 +4,7 @@
 //! `dfs.namenode.rpc-address.ns.nnX`, `dfs.client.failover.proxy.provider.ns`).
 //!
 //! One cluster, one loop of kills. Four writers run all the time (creates of 1 byte to
-//! 1.5 MiB, renames, mkdirs, each under its own directory); before each kill every writer
+//! 1.5 MiB, renames, deletes, mkdirs, each under its own directory); before each kill every writer
 //! has acknowledged an operation it began after the previous kill (writers continue after
 //! failover). Each round SIGKILLs whichever NameNode is active; the new active must serve
 //! a mkdir within a minute (a liveness bound, not a measurement); the killed member restarts
@@ -69,6 +69,7 @@ impl Rng {
 enum Op {
     Create { path: String, data: Vec<u8> },
     Rename { src: String, dst: String },
+    Delete { path: String },
     Mkdir { path: String },
 }
 
@@ -77,8 +78,8 @@ enum Op {
 struct Model {
     files: BTreeMap<String, Vec<u8>>,
     dirs: BTreeSet<String>,
-    /// Operations that failed: outcome unknown until resolved (a rename with its source's
-    /// acknowledged content, taken out of `files`).
+    /// Operations that failed: outcome unknown until resolved (a rename or delete with its
+    /// file's acknowledged content, taken out of `files`).
     unknown: Vec<(Op, Option<Vec<u8>>)>,
     /// Operations that failed with no kill during them (a bug).
     errors: Vec<String>,
@@ -161,6 +162,18 @@ impl Client {
         }
     }
 
+    async fn delete(&self, path: &str) -> anyhow::Result<()> {
+        let deleted = match self {
+            Client::Java(sh, _) => {
+                return Self::java(sh, &["-rm", "-skipTrash", path]).await.map(drop);
+            }
+            Client::Native(c) => c.delete(path, false).await?,
+            Client::Rhdfs(fs) => with_timeout("delete", fs.delete(path, false)).await?,
+        };
+        ensure!(deleted, "delete returned false");
+        Ok(())
+    }
+
     async fn read(&self, path: &str) -> anyhow::Result<Vec<u8>> {
         match self {
             Client::Java(sh, _) => Self::java(sh, &["-cat", path]).await,
@@ -176,6 +189,7 @@ impl Client {
         match op {
             Op::Create { path, data } => self.create(path, data).await,
             Op::Rename { src, dst } => self.rename(src, dst).await,
+            Op::Delete { path } => self.delete(path).await,
             Op::Mkdir { path } => self.mkdir(path).await,
         }
     }
@@ -208,6 +222,9 @@ async fn writer(
                         src,
                     }
                 }
+                5 | 6 if !files.is_empty() => Op::Delete {
+                    path: files[rng.below(files.len() as u64) as usize].clone(),
+                },
                 9 => Op::Mkdir {
                     path: format!("{base}/d{n}"),
                 },
@@ -246,6 +263,9 @@ async fn writer(
                             m.files.insert(dst, d);
                         }
                     }
+                    Op::Delete { path } => {
+                        m.files.remove(&path);
+                    }
                     Op::Mkdir { path } => {
                         m.dirs.insert(path);
                     }
@@ -268,7 +288,7 @@ async fn writer(
                     ));
                 }
                 let data = match &op {
-                    Op::Rename { src, .. } => m.files.remove(src),
+                    Op::Rename { src: path, .. } | Op::Delete { path } => m.files.remove(path),
                     _ => None,
                 };
                 m.unknown.push((op, data));
@@ -426,8 +446,8 @@ async fn probe(cluster: &HaCluster, fs: &FileSystem, path: &str) -> anyhow::Resu
 
 /// Decides each unknown operation from what the nameservice shows: a create is undone
 /// (its file, and the `._COPYING_` file of a Java put, deleted); a rename happened iff its
-/// destination exists (exactly one of source and destination must); a mkdir iff its
-/// directory exists.
+/// destination exists (exactly one of source and destination must); a delete iff its
+/// file is gone (else it keeps its acknowledged bytes); a mkdir iff its directory exists.
 async fn resolve_unknown(fs: &FileSystem, m: &mut Model) -> anyhow::Result<()> {
     let exists = |p: String| async move {
         with_timeout("getFileInfo", fs.get_file_info(&p))
@@ -451,6 +471,12 @@ async fn resolve_unknown(fs: &FileSystem, m: &mut Model) -> anyhow::Result<()> {
                 );
                 let data = data.with_context(|| format!("rename of unknown {src}"))?;
                 m.files.insert(if d { dst } else { src }, data);
+            }
+            Op::Delete { path } => {
+                if exists(path.clone()).await? {
+                    let data = data.with_context(|| format!("delete of unknown {path}"))?;
+                    m.files.insert(path, data);
+                }
             }
             Op::Mkdir { path } => {
                 if exists(path.clone()).await? {
@@ -575,7 +601,12 @@ async fn ha_nameservice_of_processes_fails_over_under_load() -> anyhow::Result<(
     let mut cluster = HaCluster::start(tmp.path(), 3, &[])?;
 
     // The nameservice serves once a member is active and the DataNodes registered with it.
-    let fs = FileSystem::connect_with(Some("hdfs://ns"), cluster.client_conf()).await?;
+    // The probe's client (rhdfs-client) retries a failover every 100-500 ms, so the time
+    // to its acknowledged mkdir follows the election, not the client's back-off.
+    let mut probe_conf = cluster.client_conf();
+    probe_conf.set("dfs.client.failover.sleep.base.millis", "100");
+    probe_conf.set("dfs.client.failover.sleep.max.millis", "500");
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), probe_conf).await?;
     let deadline = Instant::now() + Duration::from_secs(90);
     for attempt in 0.. {
         let path = format!("/probe/first{attempt}");
@@ -658,8 +689,11 @@ async fn ha_nameservice_of_processes_fails_over_under_load() -> anyhow::Result<(
             let got = writers[2].client.read(&other.0).await?;
             ensure!(got == other.1, "hdfs-native read {} wrongly", other.0);
             // The rest of the loop is cheaper without a JVM per operation.
-            for _ in 0..2 {
-                let w = writers.remove(0);
+            let java: Vec<Writer> = writers.drain(..2).collect();
+            for w in &java {
+                w.stop.store(true, Ordering::SeqCst);
+            }
+            for w in java {
                 let errs = w.errors();
                 w.stop().await?;
                 ensure!(errs.is_empty(), "{errs:#?}");
