@@ -104,7 +104,7 @@ fn resolve(fs: &Namesystem, caller: &Caller, path: &str) -> Result<Target, Strin
                         replication: f.replication(),
                         mode: inode.perm.mode,
                         blocks: f.blocks.to_vec(),
-                        open: f.uc.is_some(),
+                        open: f.uc().is_some(),
                         denied: checker.check(&r, read).err().map(|e| e.to_string()),
                     })
                 }

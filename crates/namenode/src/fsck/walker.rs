@@ -120,7 +120,7 @@ impl Walker<'_> {
                                 replication: f.replication(),
                                 mode: inode.perm.mode,
                                 blocks: f.blocks.to_vec(),
-                                open: f.uc.is_some(),
+                                open: f.uc().is_some(),
                                 denied: checker
                                     .check(&child_resolved(&r, cid), read)
                                     .err()

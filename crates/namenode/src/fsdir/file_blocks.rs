@@ -1,18 +1,20 @@
 //! A file's blocks: one block (most files) held in the inode itself, any other count in a
 //! vector. Reads as a slice; the few changes a file's block list sees are methods here.
 //! The file's replication and preferred block size ride along in the spare bytes of the
-//! list's tag word (as HDFS packs them into one header long); a block size above
-//! `u32::MAX` moves the whole list into a box of its own.
+//! list's tag word (as HDFS packs them into one header long). A file open for write (its
+//! writer, [`UnderConstruction`]) or one whose block size is above `u32::MAX` keeps all of
+//! it in a box of its own: an inode needs no word for the writer most files lack.
 //!
 //! Memory: 32 bytes in the inode and nothing else for a file of one block, where a
 //! `Vec<FileBlock>` took 24 bytes plus a 32-byte malloc chunk; the replication, a `u16`
-//! field of the inode, took 8 more with its padding, and the block size, a `u64`, 8.
+//! field of the inode, took 8 more with its padding, the block size, a `u64`, 8, and the
+//! writer, an `Option<Box<UnderConstruction>>`, 8.
 
 use std::ops::{Deref, DerefMut};
 
-use super::FileBlock;
+use super::{FileBlock, UnderConstruction};
 
-/// A file's replication, preferred block size and blocks.
+/// A file's replication, preferred block size, blocks, and writer while it is open.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileBlocks(Repr);
 
@@ -29,26 +31,38 @@ enum Repr {
         block_size: u32,
         blocks: Vec<FileBlock>,
     },
-    /// A block size that does not fit the tag word's 32 bits (any block count).
-    Wide(Box<Wide>),
+    /// A file open for write, or a block size that does not fit the tag word's 32 bits
+    /// (any block count).
+    Boxed(Box<Boxed>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Wide {
+struct Boxed {
     replication: u16,
     block_size: u64,
     blocks: Vec<FileBlock>,
+    uc: Option<UnderConstruction>,
 }
 
 impl FileBlocks {
-    /// The list of `blocks` of a file of `replication` and preferred `block_size`.
-    pub fn new(replication: u16, block_size: u64, mut blocks: Vec<FileBlock>) -> Self {
-        let Ok(block_size) = u32::try_from(block_size) else {
-            return FileBlocks(Repr::Wide(Box::new(Wide {
-                replication,
-                block_size,
-                blocks,
-            })));
+    /// The list of `blocks` of a file of `replication` and preferred `block_size`, open
+    /// for write by `uc` if given.
+    pub fn new(
+        replication: u16,
+        block_size: u64,
+        mut blocks: Vec<FileBlock>,
+        uc: Option<UnderConstruction>,
+    ) -> Self {
+        let block_size = match u32::try_from(block_size) {
+            Ok(b) if uc.is_none() => b,
+            _ => {
+                return FileBlocks(Repr::Boxed(Box::new(Boxed {
+                    replication,
+                    block_size,
+                    blocks,
+                    uc,
+                })));
+            }
         };
         FileBlocks(match blocks.len() {
             1 => Repr::One {
@@ -64,22 +78,55 @@ impl FileBlocks {
         })
     }
 
-    /// A file of one block.
+    /// A closed file of one block.
     pub fn one(replication: u16, block_size: u64, block: FileBlock) -> Self {
-        FileBlocks::new(replication, block_size, vec![block])
+        FileBlocks::new(replication, block_size, vec![block], None)
+    }
+
+    /// The writer, while the file is open for write.
+    pub fn uc(&self) -> Option<&UnderConstruction> {
+        match &self.0 {
+            Repr::Boxed(b) => b.uc.as_ref(),
+            _ => None,
+        }
+    }
+
+    pub fn uc_mut(&mut self) -> Option<&mut UnderConstruction> {
+        match &mut self.0 {
+            Repr::Boxed(b) => b.uc.as_mut(),
+            _ => None,
+        }
+    }
+
+    /// Opens the file for write by `uc`, or with `None` closes it; returns the writer it
+    /// had.
+    pub fn set_uc(&mut self, uc: Option<UnderConstruction>) -> Option<UnderConstruction> {
+        let (replication, block_size) = (self.replication(), self.block_size());
+        let (blocks, old) = self.take_parts();
+        *self = FileBlocks::new(replication, block_size, blocks, uc);
+        old
+    }
+
+    /// The blocks and the writer, leaving an empty list behind.
+    fn take_parts(&mut self) -> (Vec<FileBlock>, Option<UnderConstruction>) {
+        match std::mem::replace(&mut self.0, FileBlocks::new(0, 0, Vec::new(), None).0) {
+            Repr::One { block, .. } => (vec![block], None),
+            Repr::Many { blocks, .. } => (blocks, None),
+            Repr::Boxed(b) => (b.blocks, b.uc),
+        }
     }
 
     pub fn replication(&self) -> u16 {
         match &self.0 {
             Repr::One { replication, .. } | Repr::Many { replication, .. } => *replication,
-            Repr::Wide(w) => w.replication,
+            Repr::Boxed(b) => b.replication,
         }
     }
 
     pub fn set_replication(&mut self, r: u16) {
         match &mut self.0 {
             Repr::One { replication, .. } | Repr::Many { replication, .. } => *replication = r,
-            Repr::Wide(w) => w.replication = r,
+            Repr::Boxed(b) => b.replication = r,
         }
     }
 
@@ -87,7 +134,7 @@ impl FileBlocks {
     pub fn block_size(&self) -> u64 {
         match &self.0 {
             Repr::One { block_size, .. } | Repr::Many { block_size, .. } => u64::from(*block_size),
-            Repr::Wide(w) => w.block_size,
+            Repr::Boxed(b) => b.block_size,
         }
     }
 }
@@ -98,7 +145,7 @@ impl Deref for FileBlocks {
         match &self.0 {
             Repr::One { block, .. } => std::slice::from_ref(block),
             Repr::Many { blocks, .. } => blocks,
-            Repr::Wide(w) => &w.blocks,
+            Repr::Boxed(b) => &b.blocks,
         }
     }
 }
@@ -108,7 +155,7 @@ impl DerefMut for FileBlocks {
         match &mut self.0 {
             Repr::One { block, .. } => std::slice::from_mut(block),
             Repr::Many { blocks, .. } => blocks,
-            Repr::Wide(w) => &mut w.blocks,
+            Repr::Boxed(b) => &mut b.blocks,
         }
     }
 }
@@ -129,20 +176,16 @@ impl FileBlocks {
     /// Changes the list as a vector, then stores it compactly again.
     fn edit<T>(&mut self, f: impl FnOnce(&mut Vec<FileBlock>) -> T) -> T {
         let (replication, block_size) = (self.replication(), self.block_size());
-        let mut v = match std::mem::replace(&mut self.0, FileBlocks::new(0, 0, Vec::new()).0) {
-            Repr::One { block, .. } => vec![block],
-            Repr::Many { blocks, .. } => blocks,
-            Repr::Wide(w) => w.blocks,
-        };
+        let (mut v, uc) = self.take_parts();
         let out = f(&mut v);
-        *self = FileBlocks::new(replication, block_size, v);
+        *self = FileBlocks::new(replication, block_size, v, uc);
         out
     }
 
     pub fn push(&mut self, b: FileBlock) {
         match &mut self.0 {
             Repr::Many { blocks, .. } if !blocks.is_empty() => blocks.push(b),
-            Repr::Wide(w) => w.blocks.push(b),
+            Repr::Boxed(boxed) => boxed.blocks.push(b),
             _ => self.edit(|v| v.push(b)),
         }
     }
@@ -186,6 +229,7 @@ mod tests {
         Truncate(usize),
         SplitOff(usize),
         Extend(Vec<u64>),
+        Open(bool),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -195,6 +239,7 @@ mod tests {
             1 => (0usize..4).prop_map(Op::Truncate),
             1 => (0usize..4).prop_map(Op::SplitOff),
             1 => proptest::collection::vec(any::<u64>(), 0..3).prop_map(Op::Extend),
+            1 => any::<bool>().prop_map(Op::Open),
         ]
     }
 
@@ -217,20 +262,22 @@ mod tests {
             assert_eq!(f.pop(), Some(b(2)));
             assert_eq!((f.replication(), f.block_size()), (5, size));
             assert_eq!(f.as_slice(), &[b(1)]);
-            assert_eq!(matches!(f.0, Repr::Wide(_)), size > u64::from(u32::MAX));
+            assert_eq!(matches!(f.0, Repr::Boxed(_)), size > u64::from(u32::MAX));
         }
     }
 
     proptest! {
         /// The list behaves as a vector, holds exactly one block inline (when the block size
-        /// fits the tag word), and keeps its replication and block size.
+        /// fits the tag word and the file is closed), and keeps its replication, block size
+        /// and writer.
         #[test]
         fn behaves_as_a_vec(
             ops in proptest::collection::vec(op(), 0..60),
             block_size in prop_oneof![0u64..=u64::from(u32::MAX), any::<u64>()],
         ) {
-            let mut f = FileBlocks::new(7, block_size, Vec::new());
+            let mut f = FileBlocks::new(7, block_size, Vec::new(), None);
             let mut v: Vec<FileBlock> = Vec::new();
+            let mut open: Option<UnderConstruction> = None;
             for o in ops {
                 match o {
                     Op::Push(i) => { f.push(b(i)); v.push(b(i)); }
@@ -244,11 +291,20 @@ mod tests {
                         f.extend(ids.iter().map(|&i| b(i)));
                         v.extend(ids.iter().map(|&i| b(i)));
                     }
+                    Op::Open(o) => {
+                        let uc = o.then(|| UnderConstruction {
+                            client_name: format!("c{}", v.len()),
+                            client_machine: "m".into(),
+                            truncate_last_to: None,
+                        });
+                        prop_assert_eq!(f.set_uc(uc.clone()), std::mem::replace(&mut open, uc));
+                    }
                 }
+                prop_assert_eq!(f.uc(), open.as_ref());
                 prop_assert_eq!(f.as_slice(), v.as_slice());
                 prop_assert_eq!(
                     matches!(f.0, Repr::One { .. }),
-                    v.len() == 1 && block_size <= u64::from(u32::MAX)
+                    v.len() == 1 && block_size <= u64::from(u32::MAX) && open.is_none()
                 );
                 prop_assert_eq!((f.replication(), f.block_size()), (7, block_size));
             }

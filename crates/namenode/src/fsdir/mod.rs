@@ -61,11 +61,9 @@ pub struct UnderConstruction {
 pub struct FileInode {
     /// One block inline ([`FileBlocks`]), and the file's replication
     /// ([`FileInode::replication`]) and preferred block size ([`FileInode::block_size`])
-    /// in the spare bytes of its tag word.
+    /// in the spare bytes of its tag word; its writer ([`FileInode::uc`]) in a box only
+    /// open files have.
     pub blocks: FileBlocks,
-    /// Boxed: most files are closed, and an inline `UnderConstruction` (two strings) would
-    /// make every inode in the tree 56 bytes larger.
-    pub uc: Option<Box<UnderConstruction>>,
 }
 
 impl FileInode {
@@ -73,12 +71,26 @@ impl FileInode {
         replication: u16,
         block_size: u64,
         blocks: Vec<FileBlock>,
-        uc: Option<Box<UnderConstruction>>,
+        uc: Option<UnderConstruction>,
     ) -> Self {
         FileInode {
-            blocks: FileBlocks::new(replication, block_size, blocks),
-            uc,
+            blocks: FileBlocks::new(replication, block_size, blocks, uc),
         }
+    }
+
+    /// The writer, while the file is open for write.
+    pub fn uc(&self) -> Option<&UnderConstruction> {
+        self.blocks.uc()
+    }
+
+    pub fn uc_mut(&mut self) -> Option<&mut UnderConstruction> {
+        self.blocks.uc_mut()
+    }
+
+    /// Opens the file for write by `uc`, or with `None` closes it; returns the writer it
+    /// had.
+    pub fn set_uc(&mut self, uc: Option<UnderConstruction>) -> Option<UnderConstruction> {
+        self.blocks.set_uc(uc)
     }
 
     /// The preferred block size.
@@ -101,17 +113,24 @@ impl FileInode {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct DirInode {
     /// Children ids in byte order of their names (HDFS's listing order); the names are
     /// the children's own ([`FsDirectory::child`] and [`FsDirectory::children_after`]
     /// search them).
     pub children: Children,
-    pub ns_quota: i64,
-    pub ds_quota: i64,
-    /// Storage-space quotas by storage type (`dfsadmin -setSpaceQuota -storageType`);
-    /// `None` (the common case, one word) when none is set.
-    pub type_quotas: Option<Box<TypeQuotas>>,
+    /// `None` (the common case, one word) when no quota is set: a directory is then 16
+    /// bytes, and fits beside a file's tag word in the inode.
+    quotas: Option<Box<DirQuotas>>,
+}
+
+/// A directory's quotas, boxed: few directories have any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DirQuotas {
+    ns: i64,
+    ds: i64,
+    /// Storage-space quotas by storage type (`dfsadmin -setSpaceQuota -storageType`).
+    types: Option<TypeQuotas>,
 }
 
 /// The storage types, indexed by `StorageTypeProto` value − 1: DISK, SSD, ARCHIVE, RAM_DISK,
@@ -140,16 +159,43 @@ impl TypeQuotas {
 }
 
 impl DirInode {
+    /// The namespace quota (`QUOTA_UNSET` if none).
+    pub fn ns_quota(&self) -> i64 {
+        self.quotas.as_ref().map_or(QUOTA_UNSET, |q| q.ns)
+    }
+
+    /// The storage-space quota (`QUOTA_UNSET` if none).
+    pub fn ds_quota(&self) -> i64 {
+        self.quotas.as_ref().map_or(QUOTA_UNSET, |q| q.ds)
+    }
+
+    /// The quotas by storage type; `None` when none is set.
+    pub fn type_quotas(&self) -> Option<&TypeQuotas> {
+        self.quotas.as_ref().and_then(|q| q.types.as_ref())
+    }
+
     /// The quota of `storage_type`, `QUOTA_UNSET` if none.
     pub fn type_quota(&self, storage_type: u8) -> i64 {
-        self.type_quotas
-            .as_ref()
+        self.type_quotas()
             .map_or(QUOTA_UNSET, |t| t.get(storage_type))
     }
 
     /// Whether any quota (namespace, space, or by storage type) is set here.
     pub fn has_quota(&self) -> bool {
-        self.ns_quota != QUOTA_UNSET || self.ds_quota != QUOTA_UNSET || self.type_quotas.is_some()
+        self.ns_quota() != QUOTA_UNSET
+            || self.ds_quota() != QUOTA_UNSET
+            || self.type_quotas().is_some()
+    }
+
+    /// Sets the namespace and storage-space quotas (`QUOTA_UNSET` clears one).
+    pub fn set_quota(&mut self, ns: i64, ds: i64) {
+        let types = self.type_quotas().copied();
+        self.set_quotas(ns, ds, types);
+    }
+
+    /// Takes every quota of `src`.
+    pub fn set_quotas_from(&mut self, src: &DirInode) {
+        self.quotas = src.quotas.clone();
     }
 
     /// Sets (or with `QUOTA_UNSET` clears) the quota of `storage_type`.
@@ -157,13 +203,19 @@ impl DirInode {
         let Some(i) = usize::from(storage_type).checked_sub(1).filter(|&i| i < 6) else {
             return;
         };
-        let t = self
-            .type_quotas
-            .get_or_insert_with(|| Box::new(TypeQuotas([QUOTA_UNSET; 6])));
+        let mut t = self
+            .type_quotas()
+            .copied()
+            .unwrap_or(TypeQuotas([QUOTA_UNSET; 6]));
         t.0[i] = quota;
-        if t.is_empty() {
-            self.type_quotas = None;
-        }
+        let types = (!t.is_empty()).then_some(t);
+        self.set_quotas(self.ns_quota(), self.ds_quota(), types);
+    }
+
+    /// The box is there exactly when some quota is set.
+    fn set_quotas(&mut self, ns: i64, ds: i64, types: Option<TypeQuotas>) {
+        self.quotas = (ns != QUOTA_UNSET || ds != QUOTA_UNSET || types.is_some())
+            .then(|| Box::new(DirQuotas { ns, ds, types }));
     }
 }
 
@@ -309,12 +361,7 @@ impl FsDirectory {
             }),
             mtime: now,
             atime: now,
-            kind: InodeKind::Dir(DirInode {
-                children: Children::default(),
-                ns_quota: QUOTA_UNSET,
-                ds_quota: QUOTA_UNSET,
-                type_quotas: None,
-            }),
+            kind: InodeKind::Dir(DirInode::default()),
             ext: None,
         };
         let mut inodes = IdTable::new();
@@ -511,8 +558,8 @@ impl FsDirectory {
                 }
                 InodeKind::File(f) => {
                     out.blocks.extend(f.blocks.iter().map(|b| b.id));
-                    if let Some(uc) = f.uc {
-                        out.open_files.push((inode.id, uc.client_name));
+                    if let Some(uc) = f.uc() {
+                        out.open_files.push((inode.id, uc.client_name.clone()));
                     }
                 }
             }
@@ -544,15 +591,15 @@ impl FsDirectory {
 mod tests {
     use std::mem::size_of;
 
-    /// A file's inode is 112 bytes: the replication and block size ride in the block
-    /// list's tag word, a directory's children are one word, so a directory fits around
-    /// that tag.
+    /// A file's inode is 104 bytes: the replication and block size ride in the block
+    /// list's tag word, the writer in the box open files' lists have, a directory's
+    /// children are one word and its quotas another, so a directory fits around that tag.
     #[test]
     fn inode_sizes() {
-        assert_eq!(size_of::<super::FileInode>(), 40);
-        assert_eq!(size_of::<super::DirInode>(), 32);
-        assert_eq!(size_of::<super::InodeKind>(), 40);
-        assert_eq!(size_of::<super::Inode>(), 112);
-        assert_eq!(size_of::<Option<super::Inode>>(), 112);
+        assert_eq!(size_of::<super::FileInode>(), 32);
+        assert_eq!(size_of::<super::DirInode>(), 16);
+        assert_eq!(size_of::<super::InodeKind>(), 32);
+        assert_eq!(size_of::<super::Inode>(), 104);
+        assert_eq!(size_of::<Option<super::Inode>>(), 104);
     }
 }

@@ -21,7 +21,7 @@ impl FsDirectory {
     /// Walks the subtree of `id`. For a file, counts just the file.
     pub fn content_summary(&self, id: u64) -> ContentSummary {
         let (quota, space_quota, type_quotas) = match self.get(id).and_then(|i| i.as_dir()) {
-            Some(d) => (d.ns_quota, d.ds_quota, d.type_quotas.as_deref().copied()),
+            Some(d) => (d.ns_quota(), d.ds_quota(), d.type_quotas().copied()),
             None => (QUOTA_UNSET, QUOTA_UNSET, None),
         };
         let mut s = ContentSummary {

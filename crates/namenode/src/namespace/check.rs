@@ -50,7 +50,7 @@ impl Namespace {
                         ));
                     }
                 }
-                if let Some(uc) = &f.uc
+                if let Some(uc) = f.uc()
                     && !self.leases.files_of(&uc.client_name).contains(&id)
                 {
                     bad.push(format!(
@@ -71,7 +71,7 @@ impl Namespace {
                 let open_by = dir
                     .get(f)
                     .and_then(|i| i.as_file())
-                    .and_then(|x| x.uc.as_ref())
+                    .and_then(|x| x.uc())
                     .map(|u| u.client_name.as_str());
                 if open_by != Some(holder) {
                     bad.push(format!(

@@ -44,7 +44,7 @@ impl Namespace {
             },
         )?;
         let (tid, tfile) = self.file_at(r.last(), &tpath)?;
-        if tfile.uc.is_some() {
+        if tfile.uc().is_some() {
             return Err(FsError::IllegalArgument(format!(
                 "concat: target file {tpath} is under construction"
             )));
@@ -74,7 +74,7 @@ impl Namespace {
                     "concat: the src file {spath} is the same with the target file {tpath}"
                 )));
             }
-            if sfile.uc.is_some() || sfile.blocks.is_empty() {
+            if sfile.uc().is_some() || sfile.blocks.is_empty() {
                 return Err(FsError::IllegalArgument(format!(
                     "concat: source file {spath} is invalid or empty or underConstruction"
                 )));

@@ -76,7 +76,7 @@ impl Namespace {
             .dir
             .get(file)
             .and_then(|i| i.as_file())
-            .and_then(|f| f.uc.clone())
+            .and_then(|f| f.uc().cloned())
         else {
             return Ok(());
         };
@@ -248,7 +248,7 @@ impl Namespace {
                 "Failed to append to non-existent file {path} for client {client_machine}"
             )));
         };
-        if file.uc.is_some() {
+        if file.uc().is_some() {
             self.check_open_by_other(
                 "APPEND_FILE",
                 &path,

@@ -79,14 +79,14 @@ pub(super) fn encode_inode(w: &mut W, inode: &Inode) {
     w.u(inode.atime);
     match &inode.kind {
         InodeKind::Dir(d) => {
-            w.0.push(if d.type_quotas.is_some() {
+            w.0.push(if d.type_quotas().is_some() {
                 KIND_DIR_TYPED
             } else {
                 KIND_DIR
             });
-            w.u(d.ns_quota as u64);
-            w.u(d.ds_quota as u64);
-            if let Some(t) = &d.type_quotas {
+            w.u(d.ns_quota() as u64);
+            w.u(d.ds_quota() as u64);
+            if let Some(t) = d.type_quotas() {
                 let set: Vec<(u8, i64)> = (1..=6u8)
                     .map(|ty| (ty, t.get(ty)))
                     .filter(|&(_, q)| q != QUOTA_UNSET)
@@ -108,7 +108,7 @@ pub(super) fn encode_inode(w: &mut W, inode: &Inode) {
                 w.u(b.gs);
                 w.u(b.num_bytes);
             }
-            match &f.uc {
+            match f.uc() {
                 Some(uc) => {
                     // 1: open for write; 2: open while a truncate waits for recovery.
                     w.0.push(if uc.truncate_last_to.is_some() { 2 } else { 1 });
@@ -136,12 +136,10 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
     let at = r.at;
     let kind = match r.byte()? {
         kind @ (KIND_DIR | KIND_DIR_TYPED) => {
-            let mut d = DirInode {
-                children: Default::default(),
-                ns_quota: r.u()? as i64,
-                ds_quota: r.u()? as i64,
-                type_quotas: None,
-            };
+            let ns_quota = r.u()? as i64;
+            let ds_quota = r.u()? as i64;
+            let mut d = DirInode::default();
+            d.set_quota(ns_quota, ds_quota);
             if kind == KIND_DIR_TYPED {
                 for _ in 0..r.len()? {
                     let at = r.at;
@@ -184,12 +182,7 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
                     });
                 }
             };
-            InodeKind::File(FileInode::new(
-                replication,
-                block_size,
-                blocks,
-                uc.map(Box::new),
-            ))
+            InodeKind::File(FileInode::new(replication, block_size, blocks, uc))
         }
         _ => {
             return Err(ImageDecodeError::Bad {
@@ -299,7 +292,7 @@ impl Namespace {
                 for b in &f.blocks {
                     block_owner.insert(b.id, inode.id);
                 }
-                if let Some(uc) = &f.uc {
+                if let Some(uc) = f.uc() {
                     leases.add(&uc.client_name, inode.id, mono);
                 }
             }
@@ -317,9 +310,7 @@ impl Namespace {
                 root.mtime = inode.mtime;
                 root.atime = inode.atime;
                 if let (Some(d), InodeKind::Dir(src)) = (root.as_dir_mut(), inode.kind) {
-                    d.ns_quota = src.ns_quota;
-                    d.ds_quota = src.ds_quota;
-                    d.type_quotas = src.type_quotas;
+                    d.set_quotas_from(&src);
                 }
                 continue;
             }
@@ -400,7 +391,7 @@ impl Namespace {
                     block: *b,
                     inode: id,
                     replication: f.replication(),
-                    under_construction: f.uc.is_some() && i + 1 == n,
+                    under_construction: f.uc().is_some() && i + 1 == n,
                 });
             }
         }

@@ -49,8 +49,8 @@ use crate::edit::{EditOp, Journal, NoJournal};
 use crate::error::{FsError, FsResult};
 use crate::fsdir::permission::{Caller, PermissionChecker};
 use crate::fsdir::{
-    DirInode, FileInode, FsDirectory, FsPath, Inode, InodeKind, Perm, QUOTA_UNSET, ROOT_INODE_ID,
-    Removed, Resolved, UnderConstruction,
+    DirInode, FileInode, FsDirectory, FsPath, Inode, InodeKind, Perm, ROOT_INODE_ID, Removed,
+    Resolved, UnderConstruction,
 };
 use crate::leases::LeaseManager;
 
@@ -401,12 +401,7 @@ impl Namespace {
                     perm: Perm::intern(perm.clone()),
                     mtime: *mtime,
                     atime: *mtime,
-                    kind: InodeKind::Dir(DirInode {
-                        children: Default::default(),
-                        ns_quota: QUOTA_UNSET,
-                        ds_quota: QUOTA_UNSET,
-                        type_quotas: None,
-                    }),
+                    kind: InodeKind::Dir(DirInode::default()),
                     ext: None,
                 };
                 let inode = self.inherit_default_acl(inode);
@@ -438,11 +433,11 @@ impl Namespace {
                         *replication,
                         *block_size,
                         Vec::new(),
-                        Some(Box::new(UnderConstruction {
+                        Some(UnderConstruction {
                             client_name: client_name.clone(),
                             client_machine: client_machine.clone(),
                             truncate_last_to: None,
-                        })),
+                        }),
                     )),
                     ext: None,
                 };
@@ -480,7 +475,7 @@ impl Namespace {
                 inode.mtime = *mtime;
                 inode.atime = *atime;
                 let f = inode.as_file_mut().ok_or_else(|| inconsistent(op))?;
-                if let Some(uc) = f.uc.take() {
+                if let Some(uc) = f.set_uc(None) {
                     self.leases.remove(&uc.client_name, *file);
                 }
             }
@@ -490,7 +485,7 @@ impl Namespace {
                 client_machine,
             } => {
                 let f = self.file_mut(*file)?;
-                f.uc = Some(Box::new(UnderConstruction {
+                f.set_uc(Some(UnderConstruction {
                     client_name: client_name.clone(),
                     client_machine: client_machine.clone(),
                     truncate_last_to: None,
@@ -499,7 +494,7 @@ impl Namespace {
             }
             EditOp::ReassignLease { file, holder } => {
                 let f = self.file_mut(*file)?;
-                let uc = f.uc.as_mut().ok_or_else(|| inconsistent(op))?;
+                let uc = f.uc_mut().ok_or_else(|| inconsistent(op))?;
                 let old = std::mem::replace(&mut uc.client_name, holder.clone());
                 self.leases.reassign(&old, *file, holder, mono);
             }
@@ -577,8 +572,7 @@ impl Namespace {
                     .get_mut(*id)
                     .and_then(Inode::as_dir_mut)
                     .ok_or_else(|| inconsistent(op))?;
-                d.ns_quota = *ns_quota;
-                d.ds_quota = *ds_quota;
+                d.set_quota(*ns_quota, *ds_quota);
                 self.quota_set(*id);
             }
             EditOp::SetTypeQuota {

@@ -53,7 +53,7 @@ impl Namespace {
             let Some(f) = self.dir.get(*id).and_then(|i| i.as_file()) else {
                 continue;
             };
-            let Some(uc) = &f.uc else { continue };
+            let Some(uc) = f.uc() else { continue };
             let path = self.dir.path_of(*id);
             if !is_parent_entry(&path, under) {
                 continue;

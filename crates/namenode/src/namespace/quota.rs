@@ -60,7 +60,7 @@ pub fn file_space(f: &FileInode) -> u64 {
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            if f.uc.is_some() && i + 1 == n {
+            if f.uc().is_some() && i + 1 == n {
                 b.num_bytes.max(f.block_size())
             } else {
                 b.num_bytes
@@ -199,7 +199,7 @@ impl Namespace {
             EditOp::CloseFile { file, .. } => {
                 out = file_change(*file, &|f| {
                     let mut f = f.clone();
-                    f.uc = None;
+                    f.set_uc(None);
                     f
                 })
             }
@@ -210,7 +210,7 @@ impl Namespace {
             } => {
                 out = file_change(*file, &|f| {
                     let mut f = f.clone();
-                    f.uc = Some(Box::new(crate::fsdir::UnderConstruction {
+                    f.set_uc(Some(crate::fsdir::UnderConstruction {
                         client_name: client_name.clone(),
                         client_machine: client_machine.clone(),
                         truncate_last_to: None,
@@ -314,19 +314,19 @@ impl Namespace {
                 continue;
             };
             let path = self.dir.path_of(id);
-            if d.ns_quota >= 0 && delta.ns > 0 && used.ns + delta.ns > d.ns_quota {
+            if d.ns_quota() >= 0 && delta.ns > 0 && used.ns + delta.ns > d.ns_quota() {
                 return Err(FsError::NsQuotaExceeded(format!(
                     "The NameSpace quota (directories and files) of directory {path} is exceeded: quota={} file count={}",
-                    d.ns_quota,
+                    d.ns_quota(),
                     used.ns + delta.ns
                 )));
             }
-            if d.ds_quota >= 0 && delta.ds > 0 && used.ds + delta.ds > d.ds_quota {
+            if d.ds_quota() >= 0 && delta.ds > 0 && used.ds + delta.ds > d.ds_quota() {
                 let count = used.ds + delta.ds;
                 return Err(FsError::DsQuotaExceeded(format!(
                     "The DiskSpace quota of {path} is exceeded: quota = {} B = {} but diskspace consumed = {} B = {}",
-                    d.ds_quota,
-                    byte_desc(d.ds_quota as u64),
+                    d.ds_quota(),
+                    byte_desc(d.ds_quota() as u64),
                     count,
                     byte_desc(count.max(0) as u64)
                 )));
@@ -417,8 +417,8 @@ impl Namespace {
             ));
         }
         let pick = |new: i64, old: i64| if new == QUOTA_DONT_SET { old } else { new };
-        let (ns, ds) = (pick(ns_quota, d.ns_quota), pick(ds_quota, d.ds_quota));
-        if (ns, ds) == (d.ns_quota, d.ds_quota) {
+        let (ns, ds) = (pick(ns_quota, d.ns_quota()), pick(ds_quota, d.ds_quota()));
+        if (ns, ds) == (d.ns_quota(), d.ds_quota()) {
             return Ok(());
         }
         self.log_and_apply(

@@ -5,7 +5,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
-use crate::fsdir::FileBlock;
+use crate::fsdir::{FileBlock, QUOTA_UNSET};
 
 fn now() -> Now {
     Now {

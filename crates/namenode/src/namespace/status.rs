@@ -84,7 +84,7 @@ impl Namespace {
         Some(FileBlocks {
             file_id: id,
             blocks,
-            under_construction: f.uc.is_some(),
+            under_construction: f.uc().is_some(),
             replication: f.replication(),
         })
     }
@@ -241,7 +241,7 @@ impl Namespace {
     /// isFileClosed.
     pub fn is_file_closed(&self, caller: &Caller, src: &str) -> FsResult<bool> {
         let (_, inode) = self.existing(caller, src)?;
-        Ok(inode.as_file().is_none_or(|f| f.uc.is_none()))
+        Ok(inode.as_file().is_none_or(|f| f.uc().is_none()))
     }
 
     /// getLinkTarget: rhdfs has no symlinks, so an existing path is never a link.

@@ -15,7 +15,7 @@ use super::{FIRST_BLOCK_ID, FIRST_GENERATION_STAMP, Namespace, NamespaceConfig, 
 use crate::codec::W;
 use crate::fsdir::{
     DirInode, FileBlock, FileBlocks, FileInode, Inode, InodeKind, Perm, PermissionStatus,
-    QUOTA_UNSET, ROOT_INODE_ID,
+    ROOT_INODE_ID,
 };
 
 /// The directory every synthetic file is under.
@@ -92,12 +92,7 @@ impl SyntheticSpec {
     }
 
     fn dir_kind() -> InodeKind {
-        InodeKind::Dir(DirInode {
-            children: Default::default(),
-            ns_quota: QUOTA_UNSET,
-            ds_quota: QUOTA_UNSET,
-            type_quotas: None,
-        })
+        InodeKind::Dir(DirInode::default())
     }
 
     /// The image payload (txid 0) of a freshly formatted namespace (`cfg`, `now`) holding
@@ -140,7 +135,6 @@ impl SyntheticSpec {
             for k in first..self.files.min(first + self.per_dir()) {
                 let file = InodeKind::File(FileInode {
                     blocks: FileBlocks::one(self.replication, self.block_size, self.block(k)),
-                    uc: None,
                 });
                 encode_inode(
                     &mut w,

@@ -73,7 +73,7 @@ impl Namespace {
             .get(id)
             .and_then(|i| i.as_file())
             .ok_or_else(|| FsError::FileNotFound(format!("Path is not a file: {path}")))?;
-        if let Some(uc) = &file.uc
+        if let Some(uc) = file.uc()
             && let Some(last_to) = uc.truncate_last_to
         {
             let n = file.blocks.len().saturating_sub(1);
@@ -85,7 +85,7 @@ impl Namespace {
                 "Failed to TRUNCATE_FILE {path} for {client_name} on {client_machine} because {path} is being truncated."
             )));
         }
-        if file.uc.is_some() {
+        if file.uc().is_some() {
             self.check_open_by_other(
                 "TRUNCATE_FILE",
                 &path,
@@ -149,7 +149,7 @@ impl Namespace {
         let gone: Vec<u64> = f.blocks.split_off(keep).iter().map(|b| b.id).collect();
         if let Some(len) = last_to {
             let (client_name, client_machine) = client;
-            f.uc = Some(Box::new(UnderConstruction {
+            f.set_uc(Some(UnderConstruction {
                 client_name: client_name.to_string(),
                 client_machine: client_machine.to_string(),
                 truncate_last_to: Some(len),
@@ -175,7 +175,7 @@ impl Namespace {
         let (keep, last_to) = cut(&f.blocks, new_length);
         f.blocks.truncate(keep);
         if let Some(len) = last_to {
-            f.uc = Some(Box::new(UnderConstruction {
+            f.set_uc(Some(UnderConstruction {
                 client_name: client.0.to_string(),
                 client_machine: client.1.to_string(),
                 truncate_last_to: Some(len),

@@ -100,7 +100,7 @@ impl Namespace {
                 holder_text()
             )));
         };
-        let Some(uc) = &f.uc else {
+        let Some(uc) = f.uc() else {
             return Err(FsError::LeaseExpired(format!(
                 "No lease on {ident}: File is not open for writing. {}",
                 holder_text()
@@ -254,7 +254,7 @@ impl Namespace {
                 .and_then(|p| self.resolve(&p).last())
         };
         if let Some(f) = id.and_then(|i| self.dir.get(i)).and_then(|i| i.as_file())
-            && f.uc.is_none()
+            && f.uc().is_none()
             && last.is_none_or(|l| f.blocks.last().is_some_and(|b| b.id == l.id))
         {
             return Ok(CompletePlan::AlreadyClosed);
@@ -377,7 +377,7 @@ impl Namespace {
             .get(file)
             .and_then(|i| i.as_file())
             .ok_or_else(not_uc)?;
-        let uc = f.uc.as_ref().ok_or_else(not_uc)?;
+        let uc = f.uc().ok_or_else(not_uc)?;
         if uc.client_name != holder {
             return Err(FsError::LeaseExpired(format!(
                 "Lease mismatch on {} used by {holder} but is accessed by {}",
@@ -474,7 +474,7 @@ impl Namespace {
     }
 
     fn open_file(&self, id: u64, f: &crate::fsdir::FileInode) -> Option<OpenFile> {
-        f.uc.as_ref().map(|uc| OpenFile {
+        f.uc().map(|uc| OpenFile {
             file: id,
             holder: uc.client_name.clone(),
             blocks: f.blocks.to_vec(),
