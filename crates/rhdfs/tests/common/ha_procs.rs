@@ -345,18 +345,19 @@ impl HaCluster {
         jmx_number(&body, "LastWrittenTransactionId")
     }
 
-    /// `fsck /` on NameNode `i`'s web port: fails unless the report ends HEALTHY.
+    /// `fsck / -openforwrite` on NameNode `i`'s web port: fails unless the report ends
+    /// HEALTHY and lists no file open for write.
     pub async fn fsck(&self, i: usize) -> anyhow::Result<String> {
         let (code, body) = rhdfs_namenode::http::client::get(
             &self.http_addr(i),
-            "/fsck?path=%2F",
+            "/fsck?path=%2F&openforwrite=1",
             Duration::from_secs(60),
         )
         .await
         .context("GET /fsck")?;
         ensure!(code == 200, "fsck on nn{}: {code}\n{body}", i + 1);
         ensure!(
-            body.trim_end().ends_with("is HEALTHY"),
+            body.trim_end().ends_with("is HEALTHY") && !body.contains("OPENFORWRITE"),
             "fsck on nn{}:\n{body}",
             i + 1
         );
