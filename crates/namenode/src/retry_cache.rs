@@ -10,6 +10,14 @@
 //! cache is full the oldest answer is forgotten first. Answers are kept in a queue in the
 //! order they were recorded, so expiry and eviction take entries from its front a few at a
 //! time (`SWEEP_MAX` per call): no hold of the cache's lock walks the whole cache.
+//!
+//! With HA the cache holds across failover as Hadoop's does (its edits carry the rpc client
+//! id and call id): the ids of the at-most-once call running on a task ([`CallIds`], set by
+//! the RPC layer around the handler with [`CallIds::scope`]) travel with the edits the call
+//! logs, and a standby applying them remembers the call as committed
+//! ([`RetryCache::record_committed`]). A retry that reaches it after it became active gets
+//! [`Lookup::Replay`]: the answer is rebuilt from the namespace (the method's replay handler)
+//! instead of the call running a second time.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -111,10 +119,49 @@ fn mem_total(meminfo: &str) -> Option<u64> {
     kb.checked_mul(1024)
 }
 
+/// The at-most-once call a task is running: what a journal attaches to the edits it logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallIds {
+    pub client_id: Bytes,
+    pub call_id: i32,
+}
+
+tokio::task_local! {
+    static CURRENT_CALL: CallIds;
+}
+
+impl CallIds {
+    /// Runs `f` (a handler) as this call: edits it logs carry the ids.
+    pub async fn scope<F: std::future::Future>(self, f: F) -> F::Output {
+        CURRENT_CALL.scope(self, f).await
+    }
+
+    /// The call the current task runs, if it runs an at-most-once call.
+    pub fn current() -> Option<CallIds> {
+        CURRENT_CALL.try_with(Clone::clone).ok()
+    }
+}
+
 #[derive(Debug)]
 enum Entry {
     Running(watch::Receiver<Option<Answer>>),
-    Done { answer: Answer, at: Duration },
+    Done {
+        answer: Answer,
+        at: Duration,
+    },
+    /// Ran on another NameNode, whose edits this one applied: the answer is not known here.
+    Committed {
+        at: Duration,
+    },
+}
+
+impl Entry {
+    fn recorded_at(&self) -> Option<Duration> {
+        match self {
+            Entry::Running(_) => None,
+            Entry::Done { at, .. } | Entry::Committed { at } => Some(*at),
+        }
+    }
 }
 
 /// What a caller must do with a call.
@@ -123,6 +170,10 @@ pub enum Lookup {
     Run(RunGuard),
     /// The call ran (or is running): this is its answer.
     Cached(Answer),
+    /// The call ran on the NameNode that was active before and its edits are applied here:
+    /// rebuild its answer from the namespace (never run it again), then hand it to the
+    /// guard.
+    Replay(RunGuard),
 }
 
 /// Completes a running entry; dropped without an answer, the entry is removed so a later
@@ -131,6 +182,9 @@ pub struct RunGuard {
     key: (Bytes, i32),
     tx: Option<watch::Sender<Option<Answer>>>,
     cache: std::sync::Arc<RetryCache>,
+    /// For a replay: when the call was recorded as committed, restored if the guard is
+    /// dropped without an answer (the call must still not run again).
+    committed_at: Option<Duration>,
 }
 
 impl RunGuard {
@@ -157,7 +211,17 @@ impl RunGuard {
 impl Drop for RunGuard {
     fn drop(&mut self) {
         if self.tx.take().is_some() {
-            self.cache.entries.lock().map.remove(&self.key);
+            let mut entries = self.cache.entries.lock();
+            match self.committed_at {
+                Some(at) => {
+                    entries
+                        .map
+                        .insert(self.key.clone(), Entry::Committed { at });
+                }
+                None => {
+                    entries.map.remove(&self.key);
+                }
+            }
         }
     }
 }
@@ -187,7 +251,7 @@ impl Entries {
             let Some((at, key)) = self.answered.pop_front() else {
                 return;
             };
-            if matches!(self.map.get(&key), Some(Entry::Done { at: t, .. }) if *t == at) {
+            if self.map.get(&key).and_then(Entry::recorded_at) == Some(at) {
                 self.map.remove(&key);
             }
         }
@@ -233,8 +297,25 @@ impl RetryCache {
         self.len() == 0
     }
 
-    /// Looks the call up: the first caller gets [`Lookup::Run`], later ones the answer
-    /// (waiting while the first is still running).
+    /// Remembers a call whose edits this NameNode applied from the replicated log (it ran on
+    /// the active of the time); a call already known here is left as it is.
+    pub fn record_committed(&self, client_id: &[u8], call_id: i32) {
+        let now = self.clock.monotonic();
+        let key = (Bytes::copy_from_slice(client_id), call_id);
+        let mut entries = self.entries.lock();
+        if entries.map.contains_key(&key) {
+            return;
+        }
+        entries
+            .map
+            .insert(key.clone(), Entry::Committed { at: now });
+        entries.answered.push_back((now, key));
+        entries.sweep(now, self.expiry, self.capacity);
+    }
+
+    /// Looks the call up: the first caller gets [`Lookup::Run`] (or [`Lookup::Replay`] for a
+    /// call committed by another NameNode), later ones the answer (waiting while the first
+    /// is still running).
     pub async fn lookup(self: &std::sync::Arc<Self>, client_id: &Bytes, call_id: i32) -> Lookup {
         let now = self.clock.monotonic();
         let key = (client_id.clone(), call_id);
@@ -247,14 +328,26 @@ impl RetryCache {
                     return Lookup::Cached(answer.clone());
                 }
                 Some(Entry::Running(rx)) => rx.clone(),
-                _ => {
+                found => {
+                    let committed_at = match found {
+                        Some(Entry::Committed { at }) if now.saturating_sub(*at) < self.expiry => {
+                            Some(*at)
+                        }
+                        _ => None,
+                    };
                     let (tx, rx) = watch::channel(None);
                     entries.map.insert(key.clone(), Entry::Running(rx));
-                    return Lookup::Run(RunGuard {
+                    let guard = RunGuard {
                         key,
                         tx: Some(tx),
                         cache: self.clone(),
-                    });
+                        committed_at,
+                    };
+                    return if committed_at.is_some() {
+                        Lookup::Replay(guard)
+                    } else {
+                        Lookup::Run(guard)
+                    };
                 }
             }
         };
@@ -424,6 +517,47 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(20)).await;
         g.finish(&Err(RpcError::io("boom")));
         assert_eq!(waiter.await.unwrap(), "boom");
+    }
+
+    #[tokio::test]
+    async fn a_call_committed_elsewhere_is_replayed_never_run() {
+        let clock = Arc::new(ManualClock::new(0));
+        let cache = RetryCache::new(unbounded(Duration::from_secs(10)), clock.clone());
+        let id = Bytes::from_static(b"c");
+        cache.record_committed(&id, 4);
+        // A replay dropped before it answered leaves the call committed.
+        let Lookup::Replay(g) = cache.lookup(&id, 4).await else {
+            panic!("a committed call is replayed")
+        };
+        drop(g);
+        let Lookup::Replay(g) = cache.lookup(&id, 4).await else {
+            panic!("still committed after a dropped replay")
+        };
+        g.finish(&Ok(Bytes::from_static(b"rebuilt")));
+        match cache.lookup(&id, 4).await {
+            Lookup::Cached(Ok(b)) => assert_eq!(&b[..], b"rebuilt"),
+            _ => panic!("the rebuilt answer is kept"),
+        }
+        // A call answered here is not overwritten by its committed edits.
+        answer_calls(&cache, &id, 5..6).await;
+        cache.record_committed(&id, 5);
+        assert!(matches!(cache.lookup(&id, 5).await, Lookup::Cached(Ok(_))));
+        // Committed calls expire as answers do.
+        cache.record_committed(&id, 6);
+        clock.advance(Duration::from_secs(11));
+        assert!(matches!(cache.lookup(&id, 6).await, Lookup::Run(_)));
+    }
+
+    #[tokio::test]
+    async fn the_task_carries_its_call_ids() {
+        assert_eq!(CallIds::current(), None);
+        let ids = CallIds {
+            client_id: Bytes::from_static(b"c"),
+            call_id: 9,
+        };
+        let seen = ids.clone().scope(async { CallIds::current() }).await;
+        assert_eq!(seen, Some(ids));
+        assert_eq!(CallIds::current(), None);
     }
 
     #[tokio::test]

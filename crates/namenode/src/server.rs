@@ -362,17 +362,18 @@ impl NameNode {
                 return Err(e.into());
             }
         };
+        let client_service = Arc::new(
+            ClientProtocolService::new(fs.clone(), defaults)
+                .with_retry_cache(retry_cache)
+                .with_audit(audit),
+        );
+        if let Some(cache) = client_service.retry_cache() {
+            fs.attach_retry_cache(cache.clone());
+        }
         // Clients and DataNodes share the port; calls are routed by their protocol name
         // (an unknown one is RpcNoSuchProtocolException, as in Hadoop).
         let router = ProtocolRouter::new()
-            .route(
-                CLIENT_PROTOCOL,
-                Arc::new(
-                    ClientProtocolService::new(fs.clone(), defaults)
-                        .with_retry_cache(retry_cache)
-                        .with_audit(audit),
-                ),
-            )
+            .route(CLIENT_PROTOCOL, client_service)
             .route(
                 DATANODE_PROTOCOL,
                 Arc::new(DatanodeProtocolService::new(fs.clone())),

@@ -6,18 +6,29 @@
 //!   standbys refuse client calls with Hadoop's StandbyException; a crashed active is
 //!   replaced and the client goes on reading what it wrote and writing more; the crashed
 //!   member restarts, catches up from the log and joins the identical namespace.
+//! - At-most-once calls (create, append, delete, rename) answered by the active, re-sent
+//!   with the same client id and call id to the new active after failover, get the first
+//!   answer again (the retry cache across failover), where running them again would fail
+//!   or answer false.
 //! - A partitioned active (its Raft traffic cut by the fault hook) stops being active within
 //!   the election timeout and acknowledges no mutation; the majority elects another active
 //!   the client fails over to; healed, the old active follows as a standby.
 
 use std::time::Duration;
 
+use bytes::Bytes;
+use prost::Message;
 use rhdfs_client::FileSystem;
 use rhdfs_conf::Configuration;
+use rhdfs_ipc::ClientConfig;
 use rhdfs_ipc::{IpcError, RpcClient};
 use rhdfs_minicluster::ha::HaMiniCluster;
 use rhdfs_namenode::ha::Role;
-use rhdfs_proto::hdfs::{GetFileInfoRequestProto, GetFileInfoResponseProto};
+use rhdfs_proto::hdfs::{
+    AppendRequestProto, AppendResponseProto, CreateRequestProto, CreateResponseProto,
+    DeleteRequestProto, DeleteResponseProto, FsPermissionProto, GetFileInfoRequestProto,
+    GetFileInfoResponseProto, RenameRequestProto, RenameResponseProto,
+};
 use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 use rhdfs_testkit::cluster::{data, read_file, write_file};
 use rhdfs_testkit::ports::{self, ReservedPort};
@@ -95,6 +106,79 @@ async fn file_info_at(addr: &str) -> Result<GetFileInfoResponseProto, IpcError> 
         &GetFileInfoRequestProto { src: "/".into() },
     )
     .await
+}
+
+/// One client's at-most-once calls, numbered by the test: what a failover client re-sends.
+struct Retrier {
+    client_id: Bytes,
+    user: String,
+}
+
+/// A call: method, encoded request, call id.
+type Call = (&'static str, Vec<u8>, i32);
+
+impl Retrier {
+    /// Sends `call` to the NameNode at `addr` as attempt `attempt`.
+    async fn send(&self, addr: &str, call: &Call, attempt: i32) -> Result<Bytes, IpcError> {
+        let c = RpcClient::lazy(
+            addr,
+            CLIENT_PROTOCOL,
+            &self.user,
+            ClientConfig::default(),
+            self.client_id.clone(),
+        );
+        c.call_raw_as(call.0, &call.1, call.2, attempt).await
+    }
+}
+
+/// create, append, delete and rename, as calls 1 to 4 of client "retrier" (`/ha/app`,
+/// `/ha/victim` and `/ha/r1` must exist).
+fn at_most_once_calls() -> Vec<Call> {
+    vec![
+        (
+            "create",
+            CreateRequestProto {
+                src: "/ha/retried/new".into(),
+                masked: FsPermissionProto { perm: 0o644 },
+                client_name: "retrier".into(),
+                create_flag: 1,
+                create_parent: true,
+                replication: 3,
+                block_size: 1 << 20,
+                ..Default::default()
+            }
+            .encode_to_vec(),
+            1,
+        ),
+        (
+            "append",
+            AppendRequestProto {
+                src: "/ha/app".into(),
+                client_name: "retrier".into(),
+                flag: None,
+            }
+            .encode_to_vec(),
+            2,
+        ),
+        (
+            "delete",
+            DeleteRequestProto {
+                src: "/ha/victim".into(),
+                recursive: true,
+            }
+            .encode_to_vec(),
+            3,
+        ),
+        (
+            "rename",
+            RenameRequestProto {
+                src: "/ha/r1".into(),
+                dst: "/ha/r2".into(),
+            }
+            .encode_to_vec(),
+            4,
+        ),
+    ]
 }
 
 /// Waits for an active NameNode other than `not`.
@@ -175,9 +259,61 @@ async fn edits_replicate_and_a_crashed_active_is_replaced() -> anyhow::Result<()
         );
     }
 
+    // At-most-once calls answered by the active before it dies.
+    write_file(&fs, "/ha/app", &data(100_000, 3)).await?;
+    fs.mkdirs("/ha/victim", None).await?;
+    fs.mkdirs("/ha/r1", None).await?;
+    let retrier = Retrier {
+        client_id: RpcClient::new_client_id(),
+        user: fs.user().to_string(),
+    };
+    let calls = at_most_once_calls();
+    let first_addr = c.namenode(first).expect("running").rpc_addr().to_string();
+    let mut answers = Vec::new();
+    for call in &calls {
+        answers.push(retrier.send(&first_addr, call, 0).await?);
+    }
+
     // The active dies; another takes over and the client goes on.
     c.crash_namenode(first).await;
     let second = wait_other_active(&c, first).await?;
+
+    // The retries reach the new active: each gets the first answer.
+    let second_addr = c.namenode(second).expect("running").rpc_addr().to_string();
+    let created = CreateResponseProto::decode(&answers[0][..])?.fs;
+    let retried = retrier.send(&second_addr, &calls[0], 1).await?;
+    assert_eq!(
+        CreateResponseProto::decode(&retried[..])?.fs,
+        created,
+        "create's retry gets the created file's status"
+    );
+    let appended = AppendResponseProto::decode(&answers[1][..])?;
+    let retried =
+        AppendResponseProto::decode(&retrier.send(&second_addr, &calls[1], 1).await?[..])?;
+    assert_eq!(
+        retried.stat, appended.stat,
+        "append's retry: the same status"
+    );
+    assert_eq!(
+        retried.block.map(|b| b.b),
+        appended.block.map(|b| b.b),
+        "append's retry: the same last block to continue"
+    );
+    for (i, what) in [(2, "delete"), (3, "rename")] {
+        assert!(
+            DeleteResponseProto::decode(&answers[i][..])?.result,
+            "{what} ran"
+        );
+        let retried = retrier.send(&second_addr, &calls[i], 1).await?;
+        assert!(
+            RenameResponseProto::decode(&retried[..])?.result,
+            "{what}'s retry answers true, as the first run did"
+        );
+    }
+    // Run again as a new call, the delete finds nothing: the retry above was answered.
+    let again = (calls[2].0, calls[2].1.clone(), 5);
+    let fresh = retrier.send(&second_addr, &again, 0).await?;
+    assert!(!DeleteResponseProto::decode(&fresh[..])?.result);
     assert_eq!(
         read_file(&fs, "/ha/dir/one").await?,
         one,

@@ -9,7 +9,10 @@
 //!    [`Role::Failed`] and applies nothing more until it is restarted;
 //! 3. the next txid is replayed into the namespace (the replay path of a restart) and its
 //!    consequences for the block map follow ([`to_block_manager`]);
-//! 4. the record is appended to the member's own edit log, synced in the background at most
+//! 4. an at-most-once call the batch says the record completes is remembered in the retry
+//!    cache as committed, so a retry of it reaching this member once it is active gets the
+//!    call's answer rebuilt instead of a second run (at-most-once across failover);
+//! 5. the record is appended to the member's own edit log, synced in the background at most
 //!    once a second (`LOCAL_SYNC_EVERY`): the Raft log is what makes an edit durable, and what
 //!    a crash loses of the edit log's tail is applied again from the Raft log at restart; an
 //!    fdatasync of it per batch would double each member's disk writes.
@@ -29,7 +32,7 @@ use crate::edit::EditOp;
 use crate::edit_codec;
 use crate::fsdir::{FileBlock, Inode, Removed};
 use crate::ha::Role;
-use crate::ha::batch::{EditBatch, EditRaft};
+use crate::ha::batch::{BatchCall, EditBatch, EditRaft};
 use crate::ha::ship::EditShipper;
 use crate::namesystem::{Namesystem, to_block};
 
@@ -74,6 +77,22 @@ impl NamespaceApp {
             log,
             shipper,
             last_sync: None,
+        }
+    }
+
+    /// Remembers the calls completed at `txid` (replayed here), taken from `calls` (the
+    /// batch's, in txid order) with those of earlier records, which were not replayed here.
+    fn remember_calls<'a>(
+        &self,
+        calls: &mut std::iter::Peekable<impl Iterator<Item = &'a BatchCall>>,
+        txid: u64,
+    ) {
+        while let Some(c) = calls.next_if(|c| c.txid <= txid) {
+            if let Some(cache) = self.fs.retry_cache()
+                && c.txid == txid
+            {
+                cache.record_committed(&c.client_id, c.call_id);
+            }
         }
     }
 
@@ -184,6 +203,7 @@ impl StateMachineApp<EditRaft> for NamespaceApp {
             return;
         }
         let mut appended = None;
+        let mut calls = batch.calls.iter().peekable();
         for (txid, record) in &batch.records {
             let txid = *txid;
             if txid <= self.log.last_txid() {
@@ -197,7 +217,10 @@ impl StateMachineApp<EditRaft> for NamespaceApp {
                         return;
                     }
                 },
-                Step::Replayed(work) => self.to_block_manager(work),
+                Step::Replayed(work) => {
+                    self.to_block_manager(work);
+                    self.remember_calls(&mut calls, txid);
+                }
                 Step::Diverged(why) => {
                     self.diverge(txid, &why);
                     return;

@@ -3,11 +3,14 @@
 //!
 //! ```text
 //! [u32 BE n] n × { [u64 BE txid] [u32 BE len] [len bytes: the record as edit_codec writes it] }
+//! then, when the batch completes at-most-once calls:
+//! [u32 BE m] m × { [u64 BE txid] [i32 BE call id] [u8 len] [len bytes: rpc client id] }
 //! ```
 //!
 //! A batch is one group commit of the active: every edit logged while the previous batch
-//! was being replicated. Decoding checks every length, so bytes from a peer or the disk
-//! never panic.
+//! was being replicated. A call's entry names the txid of the last edit it logged in the
+//! batch (Hadoop carries the same ids in each edit op), so a standby applying it knows the
+//! call ran. Decoding checks every length, so bytes from a peer or the disk never panic.
 
 use std::io::Cursor;
 
@@ -18,7 +21,20 @@ use rhdfs_raftlog::EntryData;
 pub struct EditBatch {
     /// `(txid, encoded EditOp)`, txids consecutive.
     pub records: Vec<(u64, Vec<u8>)>,
+    /// The at-most-once calls whose edits the batch holds, each at the txid of its last.
+    pub calls: Vec<BatchCall>,
 }
+
+/// An at-most-once call that logged edits: its rpc ids and the txid of its last edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchCall {
+    pub txid: u64,
+    pub client_id: Vec<u8>,
+    pub call_id: i32,
+}
+
+/// Longest rpc client id carried (Hadoop's are 16 bytes).
+pub const MAX_CLIENT_ID: usize = 255;
 
 impl EditBatch {
     /// The txid of the last record (0 for an empty batch).
@@ -66,6 +82,18 @@ impl EntryData for EditBatch {
             out.extend_from_slice(&(rec.len() as u32).to_be_bytes());
             out.extend_from_slice(rec);
         }
+        if self.calls.is_empty() {
+            return;
+        }
+        out.extend_from_slice(&(self.calls.len() as u32).to_be_bytes());
+        for c in &self.calls {
+            out.extend_from_slice(&c.txid.to_be_bytes());
+            out.extend_from_slice(&c.call_id.to_be_bytes());
+            // The shipper carries only ids up to MAX_CLIENT_ID bytes.
+            let id = &c.client_id[..c.client_id.len().min(MAX_CLIENT_ID)];
+            out.push(id.len() as u8);
+            out.extend_from_slice(id);
+        }
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, String> {
@@ -91,11 +119,44 @@ impl EntryData for EditBatch {
             let len = u32_of(&mut b)? as usize;
             records.push((txid, take(&mut b, len)?.to_vec()));
         }
+        let calls = if b.is_empty() {
+            Vec::new()
+        } else {
+            decode_calls(&mut b, &records)?
+        };
         if !b.is_empty() {
             return Err(format!("{} bytes after the edit batch", b.len()));
         }
-        Ok(EditBatch { records })
+        Ok(EditBatch { records, calls })
     }
+}
+
+fn decode_calls(b: &mut &[u8], records: &[(u64, Vec<u8>)]) -> Result<Vec<BatchCall>, String> {
+    let m = u32_of(b)? as usize;
+    // Each call takes at least 13 bytes.
+    if m > b.len() / 13 {
+        return Err(format!("edit batch claims {m} calls in {} bytes", b.len()));
+    }
+    let first = records.first().map(|(t, _)| *t);
+    let last = records.last().map(|(t, _)| *t);
+    let mut calls = Vec::with_capacity(m);
+    for _ in 0..m {
+        let txid = u64_of(b)?;
+        if !(first.is_some_and(|f| txid >= f) && last.is_some_and(|l| txid <= l)) {
+            return Err(format!(
+                "edit batch call at txid {txid} outside its records"
+            ));
+        }
+        let call_id = i32::from_be_bytes(u32_of(b)?.to_be_bytes());
+        let len = usize::from(take(b, 1)?[0]);
+        let client_id = take(b, len)?.to_vec();
+        calls.push(BatchCall {
+            txid,
+            client_id,
+            call_id,
+        });
+    }
+    Ok(calls)
 }
 
 #[cfg(test)]
@@ -106,8 +167,17 @@ mod tests {
     proptest! {
         #[test]
         fn round_trips(first in 1u64..u64::MAX / 2, recs in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 0..20)) {
+            let n = recs.len() as u64;
+            let calls = (0..n.min(3))
+                .map(|i| BatchCall {
+                    txid: first + i,
+                    client_id: vec![i as u8; 16],
+                    call_id: i as i32 - 1,
+                })
+                .collect();
             let batch = EditBatch {
                 records: recs.into_iter().enumerate().map(|(i, r)| (first + i as u64, r)).collect(),
+                calls,
             };
             let mut out = Vec::new();
             batch.encode(&mut out);
@@ -124,6 +194,7 @@ mod tests {
     fn gaps_and_cut_batches_are_refused() {
         let batch = EditBatch {
             records: vec![(5, vec![1, 2]), (6, vec![3])],
+            calls: Vec::new(),
         };
         let mut out = Vec::new();
         batch.encode(&mut out);
@@ -134,5 +205,24 @@ mod tests {
         assert!(EditBatch::decode(&gap).unwrap_err().contains("follows"));
         out.push(0);
         assert!(EditBatch::decode(&out).is_err());
+    }
+
+    #[test]
+    fn calls_must_name_a_txid_of_the_batch() {
+        let mut batch = EditBatch {
+            records: vec![(5, vec![1]), (6, vec![2])],
+            calls: vec![BatchCall {
+                txid: 6,
+                client_id: vec![7; 16],
+                call_id: 3,
+            }],
+        };
+        let mut out = Vec::new();
+        batch.encode(&mut out);
+        assert_eq!(EditBatch::decode(&out).unwrap(), batch);
+        batch.calls[0].txid = 7;
+        let mut out = Vec::new();
+        batch.encode(&mut out);
+        assert!(EditBatch::decode(&out).unwrap_err().contains("outside"));
     }
 }

@@ -21,7 +21,8 @@ use tokio::sync::{Notify, watch};
 use crate::edit::{EditOp, Journal};
 use crate::edit_codec;
 use crate::error::{FsError, FsResult};
-use crate::ha::batch::{EditBatch, EditRaft};
+use crate::ha::batch::{BatchCall, EditBatch, EditRaft, MAX_CLIENT_ID};
+use crate::retry_cache::CallIds;
 
 /// How far replication got, for sync waiters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,9 @@ struct Queue {
     last: u64,
     /// Numbered, not yet sent.
     pending: Vec<(u64, Vec<u8>)>,
+    /// The at-most-once calls the pending records complete (a call's entry moves to its
+    /// latest record).
+    pending_calls: Vec<BatchCall>,
     /// Every record of this member's not yet applied locally, by txid (sent or pending).
     own: BTreeMap<u64, Vec<u8>>,
 }
@@ -110,18 +114,32 @@ impl EditShipper {
         let mut q = self.queue.lock();
         q.active = false;
         q.pending.clear();
+        q.pending_calls.clear();
         self.progress.send_modify(|p| p.failed = true);
         self.wake.notify_one();
     }
 
-    /// Numbers and queues one record (the journal, under the namespace lock).
-    fn queue(&self, record: Vec<u8>) -> u64 {
+    /// Numbers and queues one record (the journal, under the namespace lock), logged by
+    /// `call` when an at-most-once call runs.
+    fn queue(&self, record: Vec<u8>, call: Option<CallIds>) -> u64 {
         let mut q = self.queue.lock();
         q.last += 1;
         let txid = q.last;
         q.own.insert(txid, record.clone());
         if q.active {
             q.pending.push((txid, record));
+            if let Some(c) = call.filter(|c| c.client_id.len() <= MAX_CLIENT_ID) {
+                match q.pending_calls.last_mut() {
+                    Some(last) if last.call_id == c.call_id && last.client_id == c.client_id => {
+                        last.txid = txid;
+                    }
+                    _ => q.pending_calls.push(BatchCall {
+                        txid,
+                        client_id: c.client_id.to_vec(),
+                        call_id: c.call_id,
+                    }),
+                }
+            }
         }
         txid
     }
@@ -164,6 +182,7 @@ impl EditShipper {
                 if q.active && !q.pending.is_empty() {
                     Some(EditBatch {
                         records: std::mem::take(&mut q.pending),
+                        calls: std::mem::take(&mut q.pending_calls),
                     })
                 } else {
                     None
@@ -214,7 +233,9 @@ impl RaftJournal {
 
 impl Journal for RaftJournal {
     fn record(&mut self, op: &EditOp) -> FsResult<u64> {
-        Ok(self.shipper.queue(edit_codec::encode(op)))
+        Ok(self
+            .shipper
+            .queue(edit_codec::encode(op), CallIds::current()))
     }
 }
 
@@ -271,8 +292,8 @@ mod tests {
     async fn sync_waits_for_the_commit_and_fails_on_deactivation() {
         let s = EditShipper::new();
         assert!(s.activate(10, 10));
-        let t11 = s.queue(vec![1]);
-        let t12 = s.queue(vec![2]);
+        let t11 = s.queue(vec![1], None);
+        let t12 = s.queue(vec![2], None);
         assert_eq!((t11, t12), (11, 12));
         assert_eq!(s.sync(10).await.unwrap(), 10);
         // Committed as a shipping task would after client_write.
@@ -290,8 +311,25 @@ mod tests {
         // Active again with 12 never committed anywhere: it is sent again first.
         assert!(s.activate(11, 12));
         assert_eq!(s.queue.lock().pending, vec![(12, vec![2])]);
-        assert_eq!(s.queue(vec![3]), 13);
+        assert_eq!(s.queue(vec![3], None), 13);
         assert_eq!(s.sync(11).await.unwrap(), 11);
+        // The ids of an at-most-once call go with its latest record.
+        let ids = CallIds {
+            client_id: bytes::Bytes::from_static(b"client"),
+            call_id: 5,
+        };
+        let t14 = s.queue(vec![4], Some(ids.clone()));
+        let t15 = s.queue(vec![5], Some(ids));
+        let t16 = s.queue(vec![6], None);
+        assert_eq!((t14, t15, t16), (14, 15, 16));
+        assert_eq!(
+            s.queue.lock().pending_calls,
+            vec![BatchCall {
+                txid: 15,
+                client_id: b"client".to_vec(),
+                call_id: 5
+            }]
+        );
         // A namespace ahead by edits this member did not queue cannot be made active.
         s.deactivate();
         assert!(!s.activate(11, 20));

@@ -258,9 +258,6 @@ impl Namespace {
                 now.mono,
             )?;
         }
-        let last = file.blocks.last().copied();
-        let block_size = file.block_size();
-        let length = file.length();
         self.log_and_apply(
             EditOp::ReopenFile {
                 file: id,
@@ -269,17 +266,22 @@ impl Namespace {
             },
             now.mono,
         )?;
-        let last_block = match last {
-            Some(b) if flag & flags::NEW_BLOCK == 0 && b.num_bytes < block_size => {
-                Some((b, length - b.num_bytes))
+        self.append_result(id, flag)
+            .ok_or_else(|| FsError::not_found(path.as_str()))
+    }
+
+    /// What append answers for file `id`, re-opened: its status, and its last block when
+    /// that is partial and NEW_BLOCK was not asked for. None when `id` is not a file.
+    pub(crate) fn append_result(&self, id: u64, flag: u32) -> Option<AppendResult> {
+        let inode = self.dir.get(id)?;
+        let file = inode.as_file()?;
+        let last_block = match file.blocks.last() {
+            Some(b) if flag & flags::NEW_BLOCK == 0 && b.num_bytes < file.block_size() => {
+                Some((*b, file.length() - b.num_bytes))
             }
             _ => None,
         };
-        let inode = self
-            .dir
-            .get(id)
-            .ok_or_else(|| FsError::not_found(path.as_str()))?;
-        Ok(AppendResult {
+        Some(AppendResult {
             status: self.status_of(inode, Vec::new(), false),
             last_block,
             file_id: id,

@@ -17,6 +17,7 @@ mod mkdir;
 mod open_files;
 mod quota;
 mod rename;
+mod retried;
 mod status;
 mod synthetic;
 mod truncate;

@@ -6,7 +6,7 @@ use super::{Applied, Effects, LocatedBlock, Namesystem, to_block};
 use crate::error::{FsError, FsResult};
 use crate::fsdir::FileBlock;
 use crate::fsdir::permission::Caller;
-use crate::namespace::{AddBlockPlan, CompletePlan, CreateArgs, FileStatus};
+use crate::namespace::{AddBlockPlan, AppendResult, CompletePlan, CreateArgs, FileStatus};
 
 /// Arguments of addBlock.
 #[derive(Debug, Clone, Default)]
@@ -64,36 +64,70 @@ impl Namesystem {
         let run = || {
             self.with_ns_op("append", |ns| {
                 let r = ns.append(caller, src, client_name, &machine, flag, now)?;
-                let block = r.last_block.map(|(b, off)| {
-                    let locations = self.locations(b.id);
-                    if matches!(
-                        self.bm.get_block(b.id),
-                        Some((_, BlockUcState::Complete)) | None
-                    ) {
-                        self.bm.add_block_under_construction(
-                            to_block(&b),
-                            r.file_id,
-                            r.status.replication,
-                            &locations,
-                        );
-                    }
-                    LocatedBlock {
-                        block: b,
-                        offset: off,
-                        locations,
-                        corrupt: false,
-                    }
-                });
-                Ok(LocatedAppend {
-                    status: r.status,
-                    block,
-                })
+                Ok(self.locate_append(r))
             })
         };
         match run() {
             Err(FsError::RecoveryInProgress(_)) if self.release_path(src).await? => run(),
             other => other,
         }
+    }
+
+    /// append's answer for a re-opened file: its last block, when the client continues it,
+    /// is under construction in the block map at its current replicas.
+    fn locate_append(&self, r: AppendResult) -> LocatedAppend {
+        let block = r.last_block.map(|(b, off)| {
+            let locations = self.locations(b.id);
+            if matches!(
+                self.bm.get_block(b.id),
+                Some((_, BlockUcState::Complete)) | None
+            ) {
+                self.bm.add_block_under_construction(
+                    to_block(&b),
+                    r.file_id,
+                    r.status.replication,
+                    &locations,
+                );
+            }
+            LocatedBlock {
+                block: b,
+                offset: off,
+                locations,
+                corrupt: false,
+            }
+        });
+        LocatedAppend {
+            status: r.status,
+            block,
+        }
+    }
+
+    /// A retried append whose edits another NameNode committed (HA): the answer as that
+    /// append gave it, read from the namespace; None when the file is not open by
+    /// `client_name` (the call did not complete).
+    pub fn appended(
+        &self,
+        caller: &Caller,
+        src: &str,
+        client_name: &str,
+        flag: u32,
+    ) -> FsResult<Option<LocatedAppend>> {
+        self.with_ns_op("append", |ns| {
+            Ok(ns
+                .appended(caller, src, client_name, flag)?
+                .map(|r| self.locate_append(r)))
+        })
+    }
+
+    /// A retried create whose edits another NameNode committed (HA): the created file's
+    /// status; None when it is not open by `client_name`.
+    pub fn created_status(
+        &self,
+        caller: &Caller,
+        src: &str,
+        client_name: &str,
+    ) -> FsResult<Option<FileStatus>> {
+        self.with_ns(|ns| ns.created_status(caller, src, client_name))
     }
 
     /// addBlock: commits `previous`, waits briefly for it to be minimally replicated,

@@ -93,6 +93,9 @@ pub struct Namesystem {
     /// With HA: where the active's edits go to be replicated (`Namesystem::sync_edits`
     /// waits on it instead of the local edit log).
     shipper: std::sync::OnceLock<Arc<crate::ha::ship::EditShipper>>,
+    /// The ClientProtocol service's retry cache, which committed edits of other NameNodes'
+    /// at-most-once calls are recorded in (HA; absent when the cache is off).
+    retry_cache: std::sync::OnceLock<Arc<crate::retry_cache::RetryCache>>,
 }
 
 impl std::fmt::Debug for Namesystem {
@@ -125,6 +128,7 @@ impl Namesystem {
             recoveries: Default::default(),
             role: Default::default(),
             shipper: std::sync::OnceLock::new(),
+            retry_cache: std::sync::OnceLock::new(),
         })
     }
 
@@ -144,6 +148,19 @@ impl Namesystem {
         if self.shipper.set(shipper).is_err() {
             tracing::warn!("edit shipper attached twice; keeping the first");
         }
+    }
+
+    /// Shares the ClientProtocol service's retry cache (once, at start), so calls committed
+    /// by another NameNode are remembered in it (`ha::apply`).
+    pub fn attach_retry_cache(&self, cache: Arc<crate::retry_cache::RetryCache>) {
+        if self.retry_cache.set(cache).is_err() {
+            tracing::warn!("retry cache attached twice; keeping the first");
+        }
+    }
+
+    /// The retry cache, when attached.
+    pub fn retry_cache(&self) -> Option<&Arc<crate::retry_cache::RetryCache>> {
+        self.retry_cache.get()
     }
 
     pub fn block_manager(&self) -> &Arc<BlockManager> {

@@ -15,4 +15,13 @@ impl ClientProtocolService {
         self.fs.commit(applied).await?;
         Ok(encode_response(&ConcatResponseProto {}))
     }
+
+    /// A concat another NameNode ran and committed.
+    pub(super) async fn concat_replayed(
+        &self,
+        _ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        Ok(encode_response(&ConcatResponseProto {}))
+    }
 }

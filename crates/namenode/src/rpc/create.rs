@@ -40,4 +40,25 @@ impl ClientProtocolService {
             fs: Some(file_status(&st, None)),
         }))
     }
+
+    /// A create another NameNode ran and committed: the status of the file it left open by
+    /// the client. A namespace without it (the call's edits were not all committed) runs the
+    /// create.
+    pub(super) async fn create_replayed(
+        &self,
+        ctx: &CallContext,
+        body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        let req: CreateRequestProto = decode_request(body)?;
+        let caller = self.caller(ctx).await;
+        match self
+            .fs
+            .created_status(&caller, &req.src, &req.client_name)?
+        {
+            Some(st) => Ok(encode_response(&CreateResponseProto {
+                fs: Some(file_status(&st, None)),
+            })),
+            None => self.create(ctx, body).await,
+        }
+    }
 }

@@ -15,4 +15,14 @@ impl ClientProtocolService {
         let result = self.fs.commit(applied).await?;
         Ok(encode_response(&DeleteResponseProto { result }))
     }
+
+    /// A delete another NameNode ran and committed: it deleted (a delete that logs nothing
+    /// is not remembered as committed).
+    pub(super) async fn delete_replayed(
+        &self,
+        _ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        Ok(encode_response(&DeleteResponseProto { result: true }))
+    }
 }

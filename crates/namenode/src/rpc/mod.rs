@@ -49,7 +49,7 @@ use rhdfs_proto::hdfs::{ChecksumTypeProto, FsServerDefaultsProto};
 use crate::audit::AuditLog;
 use crate::fsdir::permission::Caller;
 use crate::namesystem::Namesystem;
-use crate::retry_cache::{Lookup, RetryCache};
+use crate::retry_cache::{CallIds, Lookup, RetryCache};
 
 /// The server defaults clients read with getServerDefaults.
 pub fn server_defaults(
@@ -127,6 +127,11 @@ impl ClientProtocolService {
         self
     }
 
+    /// The retry cache (None when switched off).
+    pub fn retry_cache(&self) -> Option<&Arc<RetryCache>> {
+        self.retry_cache.as_ref()
+    }
+
     pub fn namesystem(&self) -> &Arc<Namesystem> {
         &self.fs
     }
@@ -169,11 +174,13 @@ pub enum MethodKind {
     AtMostOnce,
 }
 
-/// The ClientProtocol methods rhdfs serves: name, kind, handler and, for those Hadoop
-/// audits, how (`audit::*`), in one table. It makes `method_kind`, `audit_spec` and the
-/// dispatch, so a method's kind or audit cannot drift from its handler.
+/// The ClientProtocol methods rhdfs serves: name, kind, handler, for those Hadoop audits
+/// how (`audit::*`), and for at-most-once methods that log edits the handler answering a
+/// retry of a call another NameNode committed (`replay`), in one table. It makes
+/// `method_kind`, `audit_spec` and the dispatches, so a method's kind, audit or replay
+/// cannot drift from its handler.
 macro_rules! client_protocol {
-    ($($name:literal => $kind:ident $handler:ident $([$audit:ident])?,)*) => {
+    ($($name:literal => $kind:ident $handler:ident $([$audit:ident])? $(replay $replay:ident)?,)*) => {
         /// Every ClientProtocol method rhdfs serves, in table order.
         pub const SERVED_METHODS: &[&str] = &[$($name,)*];
 
@@ -200,7 +207,26 @@ macro_rules! client_protocol {
                     _ => Err(RpcError::no_such_method_on(&c.method, &c.protocol)),
                 }
             }
+
+            /// Answers a call another NameNode committed (its edits are applied here): the
+            /// method's replay handler; a method without one (it logs no edits through the
+            /// replicated log) runs.
+            async fn replay(&self, c: &CallContext, b: &Bytes) -> Result<Bytes, RpcError> {
+                match c.method.as_str() {
+                    $($name => replay_of!(self, c, b, $handler $(, $replay)?),)*
+                    _ => Err(RpcError::no_such_method_on(&c.method, &c.protocol)),
+                }
+            }
         }
+    };
+}
+
+macro_rules! replay_of {
+    ($self:ident, $c:ident, $b:ident, $handler:ident) => {
+        $self.$handler($c, $b).await
+    };
+    ($self:ident, $c:ident, $b:ident, $handler:ident, $replay:ident) => {
+        $self.$replay($c, $b).await
     };
 }
 
@@ -243,7 +269,7 @@ client_protocol! {
     "fsync" => Mutate fsync,
     "reportBadBlocks" => Mutate report_bad_blocks,
     "updateBlockForPipeline" => Mutate update_block_for_pipeline,
-    "updatePipeline" => AtMostOnce update_pipeline,
+    "updatePipeline" => AtMostOnce update_pipeline replay update_pipeline_replayed,
     "getAdditionalDatanode" => Mutate get_additional_datanode,
     "setReplication" => Mutate set_replication [SET_REPLICATION],
     "setPermission" => Mutate set_permission [SET_PERMISSION],
@@ -262,16 +288,16 @@ client_protocol! {
     "removeDefaultAcl" => Mutate remove_default_acl [REMOVE_DEFAULT_ACL],
     "removeAcl" => Mutate remove_acl [REMOVE_ACL],
     "setAcl" => Mutate set_acl [SET_ACL],
-    "create" => AtMostOnce create [CREATE],
-    "append" => AtMostOnce append [APPEND],
-    "delete" => AtMostOnce delete [DELETE],
-    "rename" => AtMostOnce rename [RENAME],
-    "rename2" => AtMostOnce rename2 [RENAME2],
-    "setXAttr" => AtMostOnce set_xattr [SET_XATTR],
-    "removeXAttr" => AtMostOnce remove_xattr [REMOVE_XATTR],
+    "create" => AtMostOnce create [CREATE] replay create_replayed,
+    "append" => AtMostOnce append [APPEND] replay append_replayed,
+    "delete" => AtMostOnce delete [DELETE] replay delete_replayed,
+    "rename" => AtMostOnce rename [RENAME] replay rename_replayed,
+    "rename2" => AtMostOnce rename2 [RENAME2] replay rename2_replayed,
+    "setXAttr" => AtMostOnce set_xattr [SET_XATTR] replay set_xattr_replayed,
+    "removeXAttr" => AtMostOnce remove_xattr [REMOVE_XATTR] replay remove_xattr_replayed,
     "checkAccess" => Read check_access [CHECK_ACCESS],
     "truncate" => Mutate truncate [TRUNCATE],
-    "concat" => AtMostOnce concat [CONCAT],
+    "concat" => AtMostOnce concat [CONCAT] replay concat_replayed,
 }
 
 /// Hadoop's operation category of a method kind: what a standby may serve.
@@ -290,23 +316,30 @@ impl RpcService for ClientProtocolService {
         let kind = method_kind(&ctx.method);
         // A standby serves nothing but HA queries: clients fail over on its StandbyException.
         self.fs.ha_role().get().check(operation_category(kind))?;
-        let guard = match &self.retry_cache {
-            Some(cache)
-                if kind == Some(MethodKind::AtMostOnce)
-                    && RetryCache::applies(&ctx.client_id, ctx.call_id) =>
-            {
-                match cache.lookup(&ctx.client_id, ctx.call_id).await {
-                    Lookup::Cached(answer) => return answer,
-                    Lookup::Run(g) => Some(g),
-                }
-            }
-            _ => None,
+        let at_most_once = kind == Some(MethodKind::AtMostOnce)
+            && RetryCache::applies(&ctx.client_id, ctx.call_id);
+        let (guard, replay) = match &self.retry_cache {
+            Some(cache) if at_most_once => match cache.lookup(&ctx.client_id, ctx.call_id).await {
+                Lookup::Cached(answer) => return answer,
+                Lookup::Run(g) => (Some(g), false),
+                Lookup::Replay(g) => (Some(g), true),
+            },
+            _ => (None, false),
         };
         let audit = self
             .audit
             .as_ref()
             .and_then(|log| Some((log, audit_spec(&ctx.method)?)));
-        let answer = self.dispatch(&ctx, &body).await;
+        // An at-most-once call's ids go with the edits it logs (to the standbys' caches).
+        let ids = at_most_once.then(|| CallIds {
+            client_id: ctx.client_id.clone(),
+            call_id: ctx.call_id,
+        });
+        let answer = match ids {
+            Some(ids) if replay => ids.scope(self.replay(&ctx, &body)).await,
+            Some(ids) => ids.scope(self.dispatch(&ctx, &body)).await,
+            None => self.dispatch(&ctx, &body).await,
+        };
         // Nothing is acknowledged before its edits are durable (reads log nothing). Handlers
         // whose mutation has effects already committed them (`Namesystem::commit`); this
         // covers the others, and errors answered after an edit was logged.

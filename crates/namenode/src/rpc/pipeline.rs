@@ -49,6 +49,15 @@ impl ClientProtocolService {
         Ok(encode_response(&UpdatePipelineResponseProto {}))
     }
 
+    /// An updatePipeline another NameNode ran and committed.
+    pub(super) async fn update_pipeline_replayed(
+        &self,
+        _ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        Ok(encode_response(&UpdatePipelineResponseProto {}))
+    }
+
     /// The existing pipeline followed by the new nodes.
     pub(super) async fn get_additional_datanode(
         &self,

@@ -60,6 +60,15 @@ impl ClientProtocolService {
         Ok(encode_response(&SetXAttrResponseProto {}))
     }
 
+    /// A setXAttr another NameNode ran and committed.
+    pub(super) async fn set_xattr_replayed(
+        &self,
+        _ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        Ok(encode_response(&SetXAttrResponseProto {}))
+    }
+
     pub(super) async fn get_xattrs(
         &self,
         ctx: &CallContext,
@@ -107,6 +116,15 @@ impl ClientProtocolService {
         self.fs.with_ns_op("remove_xattr", |ns| {
             ns.remove_xattr(&caller, &req.src, x, now)
         })?;
+        Ok(encode_response(&RemoveXAttrResponseProto {}))
+    }
+
+    /// A removeXAttr another NameNode ran and committed.
+    pub(super) async fn remove_xattr_replayed(
+        &self,
+        _ctx: &CallContext,
+        _body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
         Ok(encode_response(&RemoveXAttrResponseProto {}))
     }
 }
