@@ -41,6 +41,15 @@ pub fn decode_image(data: &[u8]) -> std::result::Result<&[u8], String> {
     Ok(payload)
 }
 
+/// The trailer an image file ends with after `payload` (its CRC32C and the magic): what a
+/// NameNode sending its image appends so the receiver can check it with [`decode_image`].
+pub fn image_trailer(payload: &[u8]) -> [u8; IMAGE_TRAILER_LEN] {
+    let mut t = [0u8; IMAGE_TRAILER_LEN];
+    t[..4].copy_from_slice(&crc32c::crc32c(payload).to_be_bytes());
+    t[4..].copy_from_slice(&IMAGE_MAGIC);
+    t
+}
+
 /// Saves and loads images in the storage directories.
 #[derive(Debug, Clone)]
 pub struct ImageStore {
@@ -78,9 +87,7 @@ impl ImageStore {
     /// save fails is taken out of service; errors only when no directory took the image.
     pub fn save_image(&self, txid: u64, payload: &[u8]) -> Result<()> {
         let fs = self.dirs.fs().clone();
-        let mut trailer = Vec::with_capacity(IMAGE_TRAILER_LEN);
-        trailer.extend_from_slice(&crc32c::crc32c(payload).to_be_bytes());
-        trailer.extend_from_slice(&IMAGE_MAGIC);
+        let trailer = image_trailer(payload);
         self.dirs.for_each_active("save image", |dir| {
             let tmp = dir.join(image_ckpt_name(txid));
             let dst = dir.join(image_name(txid));

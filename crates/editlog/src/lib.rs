@@ -58,7 +58,7 @@ mod version;
 
 pub use error::{EditLogError, Result};
 pub use finalized::RecordLocation;
-pub use image::{IMAGE_MAGIC, IMAGE_TRAILER_LEN, ImageStore, decode_image};
+pub use image::{IMAGE_MAGIC, IMAGE_TRAILER_LEN, ImageStore, decode_image, image_trailer};
 pub use log::EditLog;
 pub use record::EditRecord;
 pub use recovery::{RecoveryMode, read_edits};

@@ -277,6 +277,11 @@ impl HaMiniCluster {
         }
     }
 
+    /// The configuration NameNode `i` starts with (its own id and name directory).
+    pub fn namenode_conf(&self, i: usize) -> Option<&Configuration> {
+        self.nn_confs.get(i)
+    }
+
     /// Stops NameNode `i` as a killed process would (nothing more synced).
     pub async fn crash_namenode(&mut self, i: usize) {
         if let Some(nn) = self.namenodes.get_mut(i).and_then(Option::take) {

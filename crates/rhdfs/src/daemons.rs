@@ -28,12 +28,17 @@ fn require_simple_authentication(conf: &rhdfs_conf::Configuration) -> Result<()>
 }
 
 /// Runs a NameNode until Ctrl-C; with `-format`, formats the name directories and exits;
-/// with `-recover`, keeps the valid prefix of a damaged edit log and exits.
+/// with `-bootstrapStandby`, formats them from another NameNode of its HA nameservice and
+/// exits; with `-recover`, keeps the valid prefix of a damaged edit log and exits.
 pub async fn namenode(args: Vec<String>) -> Result<()> {
     let (common, mut rest) = CommonArgs::extract(args)?;
     let format = take_flag(&mut rest, &["-format", "--format"]);
     let force = take_flag(&mut rest, &["-force", "--force"]);
     let recover = take_flag(&mut rest, &["-recover", "--recover"]);
+    let bootstrap = take_flag(&mut rest, &["-bootstrapStandby", "--bootstrapStandby"]);
+    // rhdfs never prompts: without -force a formatted directory is refused (Hadoop's
+    // -nonInteractive answer), so the flag is accepted and changes nothing.
+    let _ = take_flag(&mut rest, &["-nonInteractive", "--nonInteractive"]);
     if !rest.is_empty() {
         bail!("unexpected arguments: {}", rest.join(" "));
     }
@@ -45,6 +50,9 @@ pub async fn namenode(args: Vec<String>) -> Result<()> {
         rhdfs_namenode::format(&conf, force).context("formatting the namespace")?;
         println!("formatted");
         return Ok(());
+    }
+    if bootstrap {
+        return bootstrap_standby(&conf, force).await;
     }
     if recover {
         // Like `hdfs namenode -recover`: keep the longest valid prefix of the edit log,
@@ -113,6 +121,47 @@ pub async fn datanode(args: Vec<String>) -> Result<()> {
     }
     dn.shutdown().await;
     Ok(())
+}
+
+/// `namenode -bootstrapStandby`: prints what Hadoop's BootstrapStandby prints; exits with its
+/// codes (2: no other NameNode answered, 3: unusable answer, 5: already formatted).
+async fn bootstrap_standby(conf: &rhdfs_conf::Configuration, force: bool) -> Result<()> {
+    match rhdfs_namenode::ha::bootstrap::bootstrap_standby(conf, force).await {
+        Ok(b) => {
+            println!(
+                "=====================================================\n\
+                 About to bootstrap Standby ID {} from:\n           \
+                 Nameservice ID: {}\n        \
+                 Other Namenode ID: {}\n  \
+                 Other NN's HTTP address: {}\n   \
+                 Other NN's IPC  address: {}\n             \
+                 Namespace ID: {}\n            \
+                 Block pool ID: {}\n               \
+                 Cluster ID: {}\n           \
+                 Layout version: {}\n       \
+                 isUpgradeFinalized: true\n\
+                 =====================================================",
+                b.own,
+                b.nameservice,
+                b.from.id,
+                b.from_http,
+                b.from.rpc_addr(),
+                b.version.namespace_id,
+                b.version.block_pool_id,
+                b.version.cluster_id,
+                b.version.layout_version,
+            );
+            println!(
+                "bootstrapped from the image at transaction {}",
+                b.image_txid
+            );
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("bootstrapStandby: {e}");
+            std::process::exit(e.exit_code());
+        }
+    }
 }
 
 #[cfg(test)]

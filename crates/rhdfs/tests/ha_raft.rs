@@ -13,6 +13,9 @@
 //! - A partitioned active (its Raft traffic cut by the fault hook) stops being active within
 //!   the election timeout and acknowledges no mutation; the majority elects another active
 //!   the client fails over to; healed, the old active follows as a standby.
+//! - A member whose directories are lost is bootstrapped from another member's image
+//!   (`namenode -bootstrapStandby`; refused while its directories hold a namespace), restarts
+//!   with an empty Raft log and catches up to the identical namespace.
 
 use std::time::Duration;
 
@@ -391,6 +394,61 @@ async fn a_partitioned_active_stops_acknowledging() -> anyhow::Result<()> {
     assert!(txid > before);
     assert_eq!(c.active(), Some(new));
     direct.close().await;
+    fs.close().await;
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_member_is_bootstrapped_from_another() -> anyhow::Result<()> {
+    use rhdfs_namenode::ha::bootstrap::bootstrap_standby;
+    let (mut c, _reserved) = start(1).await?;
+    let active = c.wait_active(DEADLINE).await?;
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), client_conf(&c)).await?;
+    fs.mkdirs("/boot/a", None).await?;
+    write_file(&fs, "/boot/one", &data(10_000, 1)).await?;
+    let before = wait_identical(&c, 1).await?;
+    // Every member checkpoints, so the image a new member takes holds edits of its own.
+    for i in 0..3 {
+        let nn = c.namenode(i).expect("running");
+        let durable = nn.namesystem().durable().expect("storage").clone();
+        durable.checkpoint().await?;
+    }
+    let victim = (active + 1) % 3;
+    let mut conf = c.namenode_conf(victim).expect("configured").clone();
+    for i in (0..3).filter(|&i| i != victim) {
+        let http = c.namenode(i).expect("running").http_addr().to_string();
+        conf.set(&format!("dfs.namenode.http-address.ns.nn{}", i + 1), http);
+    }
+    c.crash_namenode(victim).await;
+    let refused = bootstrap_standby(&conf, false).await;
+    assert_eq!(
+        refused.as_ref().err().map(|e| e.exit_code()),
+        Some(5),
+        "a member's directories are not re-formatted without -force: {refused:?}"
+    );
+    let name_dir = conf
+        .get("dfs.namenode.name.dir")
+        .expect("name dir")
+        .to_string();
+    std::fs::remove_dir_all(&name_dir)?;
+    let b = bootstrap_standby(&conf, false).await?;
+    assert!(
+        b.image_txid >= before,
+        "the newest image ({}) holds the edits so far ({before})",
+        b.image_txid
+    );
+    assert_eq!(b.own, format!("nn{}", victim + 1));
+    // Edits while it is down come to it through the Raft log.
+    fs.mkdirs("/boot/b", None).await?;
+    write_file(&fs, "/boot/two", &data(5_000, 2)).await?;
+    let after = c
+        .namenode(active)
+        .expect("running")
+        .namesystem()
+        .with_ns(|ns| ns.last_txid());
+    c.restart_namenode(victim).await?;
+    wait_identical(&c, after).await?;
     fs.close().await;
     c.shutdown().await;
     Ok(())

@@ -21,6 +21,7 @@
 
 pub mod apply;
 pub mod batch;
+pub mod bootstrap;
 pub mod member;
 pub mod ship;
 

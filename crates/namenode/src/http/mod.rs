@@ -6,6 +6,7 @@
 
 pub use rhdfs_http::client;
 mod figures;
+pub mod image_transfer;
 mod index;
 mod jmx;
 mod prom;
@@ -261,6 +262,7 @@ impl Shared {
                 )
                 .await
             }
+            "/imagetransfer" => image_transfer::serve(&self.fs, &req, conn).await,
             "/logLevel" => ui::log_level::serve(&req, conn).await,
             p if ui::PAGES.contains(&p) => {
                 let page = ui::Ui {
