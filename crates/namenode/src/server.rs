@@ -362,6 +362,16 @@ impl NameNode {
                 return Err(e.into());
             }
         };
+        let mut ha_service = HaServiceProtocolService::new(fs.clone(), &conf)?;
+        if let Some((nameservice, own)) = &ha_of {
+            ha_service = ha_service.with_leadership(crate::ha::member::leadership(
+                &fs,
+                &raft_service,
+                nameservice,
+                own,
+                &conf,
+            )?);
+        }
         let client_service = Arc::new(
             ClientProtocolService::new(fs.clone(), defaults)
                 .with_retry_cache(retry_cache)
@@ -378,10 +388,7 @@ impl NameNode {
                 DATANODE_PROTOCOL,
                 Arc::new(DatanodeProtocolService::new(fs.clone())),
             )
-            .route(
-                HA_SERVICE_PROTOCOL,
-                Arc::new(HaServiceProtocolService::new(fs.clone(), &conf)?),
-            )
+            .route(HA_SERVICE_PROTOCOL, Arc::new(ha_service))
             .route(rhdfs_raftlog::net::RAFT_PROTOCOL, raft_service.clone());
         let bind_host = conf
             .get_trimmed(keys::DFS_NAMENODE_RPC_BIND_HOST_KEY)

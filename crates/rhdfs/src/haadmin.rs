@@ -23,6 +23,7 @@ const FAILED: i32 = 255;
 const USAGE: &str = "Usage: haadmin [-ns <nameserviceId>]
     [-transitionToActive <serviceId>]
     [-transitionToStandby <serviceId>]
+    [-failover [--forcefence] [--forceactive] <serviceId> <serviceId>]
     [-getServiceState <serviceId>]
     [-getAllServiceState]
     [-checkHealth <serviceId>]
@@ -77,8 +78,18 @@ pub async fn run_with(
         cmd.as_str(),
         "-getServiceState" | "-checkHealth" | "-transitionToActive" | "-transitionToStandby"
     );
+    if cmd == "-failover" {
+        // Fencing is Raft's (a deposed active cannot commit): --forcefence changes nothing.
+        rest.retain(|a| a != "--forcefence");
+    }
+    let force_active = cmd == "-failover" && {
+        let n = rest.len();
+        rest.retain(|a| a != "--forceactive");
+        rest.len() != n
+    };
     let arity_ok = match cmd.as_str() {
         "-getAllServiceState" => rest.len() == 1,
+        "-failover" => rest.len() == 3,
         _ if takes_id => rest.len() == 2,
         _ => return usage(err, &format!("{cmd}: Unknown command")),
     };
@@ -105,6 +116,9 @@ pub async fn run_with(
             writeln!(out, "{addr:<50} {state:<10}")?;
         }
         return Ok(0);
+    }
+    if cmd == "-failover" {
+        return failover(&ctx, &ns, &rest[1], &rest[2], force_active, out, err).await;
     }
     let addr = match ns.namenode(&rest[1]) {
         Ok(nn) => nn.rpc_addr(),
@@ -237,5 +251,57 @@ impl Ctx {
         };
         c.close().await;
         r
+    }
+}
+
+/// `-failover FROM TO`: TO must be a standby ready to become active (unless `force_active`);
+/// it is asked to become active, which in an HA nameservice on Raft is an election it wins,
+/// deposing FROM (as Hadoop's FailoverController: FROM to standby, TO to active).
+async fn failover(
+    ctx: &Ctx,
+    ns: &Nameservice,
+    from: &str,
+    to: &str,
+    force_active: bool,
+    out: &mut (dyn Write + Send),
+    err: &mut (dyn Write + Send),
+) -> Result<i32> {
+    let addrs = ns
+        .namenode(from)
+        .and_then(|f| Ok((f.rpc_addr(), ns.namenode(to)?.rpc_addr())));
+    let (_, to_addr) = match addrs {
+        Ok(a) => a,
+        Err(e) => {
+            writeln!(err, "{e}")?;
+            return Ok(FAILED);
+        }
+    };
+    let refused = match ctx.status(&to_addr).await {
+        Ok(s) if s.state == HaServiceStateProto::Active as i32 => {
+            Some("Can't failover to an active service".to_string())
+        }
+        Ok(s) if !force_active && s.ready_to_become_active == Some(false) => Some(format!(
+            "{to_addr} is not ready to become active: {}",
+            s.not_ready_reason.unwrap_or_default()
+        )),
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "Unable to get service state of {to_addr}: {}",
+            message(&e)
+        )),
+    };
+    if let Some(why) = refused {
+        writeln!(err, "Failover failed: {why}")?;
+        return Ok(FAILED);
+    }
+    match ctx.transition(&to_addr, true).await {
+        Ok(()) => {
+            writeln!(out, "Failover from {from} to {to} successful")?;
+            Ok(0)
+        }
+        Err(e) => {
+            writeln!(err, "Failover failed: {}", message(&e))?;
+            Ok(FAILED)
+        }
     }
 }

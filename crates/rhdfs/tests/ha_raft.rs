@@ -13,6 +13,8 @@
 //! - A partitioned active (its Raft traffic cut by the fault hook) stops being active within
 //!   the election timeout and acknowledges no mutation; the majority elects another active
 //!   the client fails over to; healed, the old active follows as a standby.
+//! - `haadmin -failover` and `-transitionToStandby` move the active role through a Raft
+//!   election; a failover to the active is refused; the client follows.
 //! - A member whose directories are lost is bootstrapped from another member's image
 //!   (`namenode -bootstrapStandby`; refused while its directories hold a namespace), restarts
 //!   with an empty Raft log and catches up to the identical namespace.
@@ -449,6 +451,63 @@ async fn a_lost_member_is_bootstrapped_from_another() -> anyhow::Result<()> {
         .with_ns(|ns| ns.last_txid());
     c.restart_namenode(victim).await?;
     wait_identical(&c, after).await?;
+    fs.close().await;
+    c.shutdown().await;
+    Ok(())
+}
+
+async fn haadmin(conf: &Configuration, args: &[&str]) -> anyhow::Result<(i32, String, String)> {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let argv = args.iter().map(|s| s.to_string()).collect();
+    let code = rhdfs::haadmin::run_with(conf.clone(), argv, &mut out, &mut err).await?;
+    Ok((
+        code,
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn haadmin_moves_the_active_role() -> anyhow::Result<()> {
+    let (c, _reserved) = start(1).await?;
+    let conf = client_conf(&c);
+    let first = c.wait_active(DEADLINE).await?;
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), conf.clone()).await?;
+    fs.mkdirs("/manual/a", None).await?;
+    let nn = |i: usize| format!("nn{}", i + 1);
+
+    let (code, _, err) = haadmin(&conf, &["-failover", &nn((first + 1) % 3), &nn(first)]).await?;
+    assert_eq!(code, 255, "a failover to the active is refused");
+    assert!(err.contains("Can't failover to an active service"), "{err}");
+
+    let target = (first + 1) % 3;
+    let (code, out, err) = haadmin(&conf, &["-failover", &nn(first), &nn(target)]).await?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        format!("Failover from {} to {} successful\n", nn(first), nn(target))
+    );
+    assert_eq!(wait_other_active(&c, first).await?, target);
+    let (code, out, _) = haadmin(&conf, &["-getServiceState", &nn(target)]).await?;
+    assert_eq!((code, out.as_str()), (0, "active\n"));
+    fs.mkdirs("/manual/b", None).await?;
+
+    // The active steps down for the most caught-up standby.
+    let (code, _, err) = haadmin(&conf, &["-transitionToStandby", &nn(target)]).await?;
+    assert_eq!(code, 0, "{err}");
+    let next = wait_other_active(&c, target).await?;
+    let (code, out, _) = haadmin(&conf, &["-getServiceState", &nn(target)]).await?;
+    assert_eq!((code, out.as_str()), (0, "standby\n"));
+    fs.mkdirs("/manual/c", None).await?;
+    let txid = c
+        .namenode(next)
+        .expect("running")
+        .namesystem()
+        .with_ns(|ns| ns.last_txid());
+    wait_identical(&c, txid).await?;
+    for d in ["/manual/a", "/manual/b", "/manual/c"] {
+        assert!(fs.get_file_info(d).await?.is_some(), "{d}");
+    }
     fs.close().await;
     c.shutdown().await;
     Ok(())

@@ -110,6 +110,37 @@ pub fn members(ns: &Nameservice) -> BTreeMap<u64, BasicNode> {
         .collect()
 }
 
+/// How this member moves Raft leadership on a manual transition (HAServiceProtocol): a
+/// transition may take up to ten election timeouts, and at least ten seconds.
+pub fn leadership(
+    fs: &Arc<Namesystem>,
+    raft: &Arc<RaftService<EditRaft>>,
+    ns: &Nameservice,
+    own: &str,
+    conf: &Configuration,
+) -> Result<crate::ha::transition::Leadership, HaError> {
+    let members = members(ns);
+    let own_id = ns
+        .namenodes
+        .iter()
+        .position(|n| n.id == own)
+        .map(|i| i as u64 + 1)
+        .ok_or_else(|| HaError::Raft(format!("{own} is not a NameNode of {}", ns.id)))?;
+    let election = conf.get_duration(
+        keys::RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_KEY,
+        keys::RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_DEFAULT,
+        keys::RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_UNIT,
+    )?;
+    Ok(crate::ha::transition::Leadership::new(
+        fs.clone(),
+        raft.clone(),
+        own_id,
+        members.into_iter().map(|(id, n)| (id, n.addr)).collect(),
+        rhdfs_ipc::ClientConfig::from_conf(conf)?,
+        (election * 10).max(Duration::from_secs(10)),
+    ))
+}
+
 /// A running Raft member.
 pub struct HaMember {
     pub id: u64,
@@ -232,7 +263,8 @@ async fn watch_role(
             let m = metrics.borrow_and_update();
             let leading = m.state == ServerState::Leader
                 && m.current_leader == Some(me)
-                && m.millis_since_quorum_ack.is_some_and(|ms| ms < election_ms);
+                && m.millis_since_quorum_ack.is_some_and(|ms| ms < election_ms)
+                && !fs.ha_role().yielding();
             (leading, m.current_term, m.state, m.millis_since_quorum_ack)
         };
         match (fs.ha_role().get(), leading) {

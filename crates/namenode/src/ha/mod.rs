@@ -24,6 +24,7 @@ pub mod batch;
 pub mod bootstrap;
 pub mod member;
 pub mod ship;
+pub mod transition;
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -86,17 +87,25 @@ impl Role {
 /// The role, shared by the RPC services, the namesystem's background tasks and the Raft
 /// side. A NameNode without HA is active from the start.
 #[derive(Debug)]
-pub struct RoleCell(AtomicU8);
+pub struct RoleCell {
+    role: AtomicU8,
+    /// Set while a leader hands the active role over (`transition`): it does not take the
+    /// active role even though Raft still makes it leader.
+    yielding: std::sync::atomic::AtomicBool,
+}
 
 impl Default for RoleCell {
     fn default() -> Self {
-        RoleCell(AtomicU8::new(0))
+        RoleCell {
+            role: AtomicU8::new(0),
+            yielding: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 }
 
 impl RoleCell {
     pub fn get(&self) -> Role {
-        match self.0.load(Ordering::Acquire) {
+        match self.role.load(Ordering::Acquire) {
             0 => Role::Active,
             1 => Role::Standby,
             _ => Role::Failed,
@@ -111,10 +120,20 @@ impl RoleCell {
             Role::Failed => 2,
         };
         let _ = self
-            .0
+            .role
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
                 (old != 2).then_some(v)
             });
+    }
+
+    /// Whether the member is handing the active role over.
+    pub fn yielding(&self) -> bool {
+        self.yielding.load(Ordering::Acquire)
+    }
+
+    /// Starts (true) or ends a hand-over; returns whether one was already going on.
+    pub fn set_yielding(&self, on: bool) -> bool {
+        self.yielding.swap(on, Ordering::AcqRel)
     }
 }
 

@@ -3,9 +3,11 @@
 //!
 //! `getServiceStatus` answers the NameNode's role (`crate::ha`): ACTIVE without HA, and in an
 //! HA nameservice ACTIVE for the Raft leader, STANDBY for the others; `monitorHealth` reports
-//! whether it is serving. A state transition is refused with `ServiceFailedException` rather
-//! than pretended: without HA there is nothing to hand over to, with HA the Raft election
-//! decides the active. Every method needs the superuser, as in Hadoop.
+//! whether it is serving. Without HA a state transition is refused with
+//! `ServiceFailedException` (there is nothing to hand over to); with HA it moves Raft
+//! leadership (`crate::ha::transition`): transitionToActive wins an election,
+//! transitionToStandby hands the role to the most caught-up standby; transitionToObserver is
+//! refused. Every method needs the superuser, as in Hadoop.
 
 use std::sync::Arc;
 
@@ -15,9 +17,11 @@ use rhdfs_conf::{ConfError, Configuration, keys};
 use rhdfs_ipc::exceptions::{HEALTH_CHECK_FAILED, SERVICE_FAILED};
 use rhdfs_ipc::{CallContext, RpcError, RpcService, decode_request, encode_response};
 use rhdfs_proto::common::{
-    GetServiceStatusRequestProto, GetServiceStatusResponseProto, HaServiceStateProto,
-    MonitorHealthRequestProto, MonitorHealthResponseProto, TransitionToActiveRequestProto,
+    GetServiceStatusRequestProto, GetServiceStatusResponseProto, HaRequestSource,
+    HaServiceStateProto, MonitorHealthRequestProto, MonitorHealthResponseProto,
+    TransitionToActiveRequestProto, TransitionToActiveResponseProto,
     TransitionToObserverRequestProto, TransitionToStandbyRequestProto,
+    TransitionToStandbyResponseProto,
 };
 
 use crate::namesystem::Namesystem;
@@ -29,6 +33,8 @@ pub struct HaServiceProtocolService {
     /// `dfs.ha.nn.not-become-active-in-safemode`: in safe mode, report unhealthy and not
     /// ready to become active.
     not_active_in_safe_mode: bool,
+    /// With HA: how transitions move Raft leadership.
+    leadership: Option<crate::ha::transition::Leadership>,
 }
 
 impl HaServiceProtocolService {
@@ -40,7 +46,51 @@ impl HaServiceProtocolService {
                 keys::DFS_HA_NN_NOT_BECOME_ACTIVE_IN_SAFEMODE_KEY,
                 keys::DFS_HA_NN_NOT_BECOME_ACTIVE_IN_SAFEMODE_DEFAULT,
             )?,
+            leadership: None,
         })
+    }
+
+    /// Transitions move Raft leadership through `leadership` (an HA nameservice).
+    pub fn with_leadership(mut self, leadership: crate::ha::transition::Leadership) -> Self {
+        self.leadership = Some(leadership);
+        self
+    }
+
+    /// transitionToActive / transitionToStandby of an HA member.
+    async fn transition(
+        &self,
+        leadership: &crate::ha::transition::Leadership,
+        method: &str,
+        body: &Bytes,
+    ) -> Result<Bytes, RpcError> {
+        let failed = |why: String| {
+            RpcError::new(
+                SERVICE_FAILED,
+                format!("This NameNode cannot {method}: {why}"),
+            )
+        };
+        let by_user = |source: i32| source != HaRequestSource::RequestByZkfc as i32;
+        match method {
+            "transitionToActive" => {
+                let req = decode_request::<TransitionToActiveRequestProto>(body)?;
+                if let Some(why) = self.unhealthy() {
+                    return Err(failed(why));
+                }
+                leadership
+                    .become_active(by_user(req.req_info.req_source))
+                    .await
+                    .map_err(failed)?;
+                Ok(encode_response(&TransitionToActiveResponseProto {}))
+            }
+            _ => {
+                let req = decode_request::<TransitionToStandbyRequestProto>(body)?;
+                leadership
+                    .become_standby(by_user(req.req_info.req_source))
+                    .await
+                    .map_err(failed)?;
+                Ok(encode_response(&TransitionToStandbyResponseProto {}))
+            }
+        }
     }
 
     /// Why this NameNode is not serving, if it is not: start-up still running (image, edits,
@@ -129,8 +179,8 @@ impl HaServiceProtocolService {
             return Err(RpcError::new(
                 SERVICE_FAILED,
                 format!(
-                    "The active NameNode of this nameservice is chosen by Raft election; {method} \
-                     is not supported (stop the active NameNode to fail over)"
+                    "{method} is not supported: the NameNodes of this nameservice are active or \
+                     standby, chosen by Raft election"
                 ),
             ));
         }
@@ -164,6 +214,10 @@ impl RpcService for HaServiceProtocolService {
         match ctx.method.as_str() {
             "monitorHealth" => self.monitor_health(&body),
             "getServiceStatus" => self.get_service_status(&body),
+            m @ ("transitionToActive" | "transitionToStandby") => match &self.leadership {
+                Some(l) => self.transition(l, m, &body).await,
+                None => self.refuse_transition(m, &body),
+            },
             m => self.refuse_transition(m, &body),
         }
     }

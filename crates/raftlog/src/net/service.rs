@@ -45,6 +45,11 @@ where
         *self.raft.write() = Some(raft);
     }
 
+    /// The attached `Raft`, if any (the member is running).
+    pub fn raft(&self) -> Option<Raft<C>> {
+        self.raft.read().clone()
+    }
+
     /// Calls are refused from now on (the member is stopping).
     pub fn detach(&self) {
         self.raft.write().take();

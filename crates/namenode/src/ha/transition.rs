@@ -1,0 +1,249 @@
+//! Manual transitions of an HA NameNode (HAServiceProtocol's transitionToActive and
+//! transitionToStandby, `haadmin -failover`), done through Raft: the active is the Raft
+//! leader, so a transition is a leadership change, never a role set by hand (which could
+//! leave two actives).
+//!
+//! openraft's followers refuse to vote while their leader's lease holds (an election timeout
+//! after they last heard from it), so leadership moves in two steps:
+//! 1. the leader **yields**: it stops being active (no more edits shipped), waits until every
+//!    follower's log matches its own (at most half the transition's time: a member that is
+//!    down does not hold it up longer), then stops its heartbeats, so the followers' leases
+//!    run out;
+//! 2. the chosen member **campaigns**: it starts an election every few milliseconds
+//!    (`trigger().elect()`) until it wins, which it does as soon as the leases ran out —
+//!    before any other follower's own election timer (lease + election timeout) fires.
+//!
+//! A leader that is still leader when the hand-over's time is up takes its heartbeats and the
+//! active role back. Requests between members carry `REQUEST_BY_ZKFC` (the nameservice's own
+//! failover); an operator's carry `REQUEST_BY_USER`:
+//! - transitionToActive by the user, on a standby: asks the leader to yield
+//!   (transitionToStandby by ZKFC), then campaigns; by ZKFC (from a yielding leader): campaigns.
+//! - transitionToStandby by the user, on the active: yields, picks the standby whose log
+//!   matches its own the furthest (Raft replication progress) and asks it to become active
+//!   (transitionToActive by ZKFC); by ZKFC: yields and answers at once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rhdfs_ipc::{ClientConfig, RpcClient};
+use rhdfs_proto::common::{
+    HaRequestSource, HaStateChangeRequestInfoProto, TransitionToActiveRequestProto,
+    TransitionToActiveResponseProto, TransitionToStandbyRequestProto,
+    TransitionToStandbyResponseProto,
+};
+use rhdfs_proto::protocols::HA_SERVICE_PROTOCOL;
+use rhdfs_raftlog::net::RaftService;
+
+use crate::ha::Role;
+use crate::ha::batch::EditRaft;
+use crate::namesystem::Namesystem;
+
+/// How often a campaigning member starts an election.
+const CAMPAIGN_EVERY: Duration = Duration::from_millis(50);
+
+/// Moves leadership for one HA NameNode.
+pub struct Leadership {
+    fs: Arc<Namesystem>,
+    raft: Arc<RaftService<EditRaft>>,
+    /// This member's Raft id.
+    own: u64,
+    /// Every member's RPC address by Raft id.
+    members: Vec<(u64, String)>,
+    ipc: ClientConfig,
+    /// How long a transition may take.
+    wait: Duration,
+}
+
+impl Leadership {
+    pub fn new(
+        fs: Arc<Namesystem>,
+        raft: Arc<RaftService<EditRaft>>,
+        own: u64,
+        members: Vec<(u64, String)>,
+        ipc: ClientConfig,
+        wait: Duration,
+    ) -> Self {
+        Leadership {
+            fs,
+            raft,
+            own,
+            members,
+            ipc,
+            wait,
+        }
+    }
+
+    fn raft(&self) -> Result<openraft::Raft<EditRaft>, String> {
+        self.raft
+            .raft()
+            .ok_or_else(|| "its Raft member is not running".to_string())
+    }
+
+    fn addr_of(&self, id: u64) -> Result<String, String> {
+        self.members
+            .iter()
+            .find(|(m, _)| *m == id)
+            .map(|(_, a)| a.clone())
+            .ok_or_else(|| format!("member {id} has no address"))
+    }
+
+    /// transitionToActive: `by_user` when an operator asked (the leader is asked to yield
+    /// first), else a yielding leader asked.
+    pub async fn become_active(&self, by_user: bool) -> Result<(), String> {
+        match self.fs.ha_role().get() {
+            Role::Active => return Ok(()),
+            Role::Failed => {
+                return Err("its namespace diverged from the replicated edit log".into());
+            }
+            Role::Standby => {}
+        }
+        let raft = self.raft()?;
+        if by_user {
+            // The leader yields; a member that does not know the leader asks every other
+            // (a member that is not active answers at once).
+            let leader = raft.metrics().borrow().current_leader;
+            match leader.filter(|l| *l != self.own) {
+                Some(leader) => self.ask(&self.addr_of(leader)?, false).await?,
+                None => {
+                    for (id, addr) in self.members.iter().filter(|(id, _)| *id != self.own) {
+                        if let Err(e) = self.ask(addr, false).await {
+                            tracing::info!(member = id, "asking a member to yield: {e}");
+                        }
+                    }
+                }
+            }
+        }
+        let deadline = tokio::time::Instant::now() + self.wait;
+        while self.fs.ha_role().get() != Role::Active {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "it did not win an election within {:?} (its log may be behind the \
+                     majority's, or the leader did not yield)",
+                    self.wait
+                ));
+            }
+            raft.trigger()
+                .elect()
+                .await
+                .map_err(|e| format!("starting an election: {e}"))?;
+            tokio::time::sleep(CAMPAIGN_EVERY).await;
+        }
+        Ok(())
+    }
+
+    /// transitionToStandby: `by_user` when an operator asked (a successor is chosen and
+    /// asked to campaign, and the call returns once this member is a standby), else a member
+    /// that campaigns asked (yield and answer at once).
+    pub async fn become_standby(&self, by_user: bool) -> Result<(), String> {
+        if self.fs.ha_role().get() != Role::Active && !self.fs.ha_role().yielding() {
+            return Ok(());
+        }
+        let raft = self.raft()?;
+        if !self.fs.ha_role().set_yielding(true) {
+            tracing::info!("handing the active role over: edits stop");
+            if !followers_caught_up(&raft, self.own, self.wait / 2).await {
+                tracing::warn!("not every follower caught up before the hand-over");
+            }
+            raft.runtime_config().heartbeat(false);
+            tracing::info!("handing the active role over: heartbeats stop");
+            tokio::spawn(end_yield(
+                self.fs.clone(),
+                raft.clone(),
+                self.own,
+                self.wait,
+            ));
+        }
+        if !by_user {
+            return Ok(());
+        }
+        let progress = raft.metrics().borrow().replication.clone();
+        let best = progress
+            .into_iter()
+            .flatten()
+            .filter(|(id, _)| *id != self.own)
+            .max_by_key(|(_, matched)| matched.map(|l| l.index))
+            .map(|(id, _)| id)
+            .ok_or("no other member to hand the active role to")?;
+        let addr = self.addr_of(best)?;
+        self.ask(&addr, true).await?;
+        if left_leadership(&raft, self.own, self.wait).await {
+            Ok(())
+        } else {
+            Err(format!("still the leader after {:?}", self.wait))
+        }
+    }
+
+    /// Asks the member at `addr` to become active (`to_active`) or to yield, as ZKFC.
+    async fn ask(&self, addr: &str, to_active: bool) -> Result<(), String> {
+        let user = tokio::task::spawn_blocking(rhdfs_conf::user::current_user)
+            .await
+            .map_err(|e| e.to_string())?;
+        let client = RpcClient::connect_with(addr, HA_SERVICE_PROTOCOL, &user, self.ipc.clone())
+            .await
+            .map_err(|e| format!("connecting to {addr}: {e}"))?;
+        let req_info = HaStateChangeRequestInfoProto {
+            req_source: HaRequestSource::RequestByZkfc as i32,
+        };
+        let asked = if to_active {
+            client
+                .call::<_, TransitionToActiveResponseProto>(
+                    "transitionToActive",
+                    &TransitionToActiveRequestProto { req_info },
+                )
+                .await
+                .map(drop)
+        } else {
+            client
+                .call::<_, TransitionToStandbyResponseProto>(
+                    "transitionToStandby",
+                    &TransitionToStandbyRequestProto { req_info },
+                )
+                .await
+                .map(drop)
+        };
+        client.close().await;
+        let what = if to_active { "become active" } else { "yield" };
+        asked.map_err(|e| format!("asking {addr} to {what}: {e}"))
+    }
+}
+
+/// Waits until every follower's log matches the leader's last entry, at most `wait`.
+async fn followers_caught_up(raft: &openraft::Raft<EditRaft>, own: u64, wait: Duration) -> bool {
+    let mut metrics = raft.metrics();
+    let check = metrics.wait_for(|m| {
+        let last = m.last_log_index;
+        m.replication.as_ref().is_some_and(|r| {
+            r.iter()
+                .all(|(id, matched)| *id == own || matched.map(|l| l.index) == last)
+        })
+    });
+    tokio::time::timeout(wait, check)
+        .await
+        .is_ok_and(|r| r.is_ok())
+}
+
+/// Waits until `own` is no longer the Raft leader, at most `wait`.
+async fn left_leadership(raft: &openraft::Raft<EditRaft>, own: u64, wait: Duration) -> bool {
+    let mut metrics = raft.metrics();
+    let check = metrics
+        .wait_for(|m| m.current_leader != Some(own) || m.state != openraft::ServerState::Leader);
+    tokio::time::timeout(wait, check)
+        .await
+        .is_ok_and(|r| r.is_ok())
+}
+
+/// Ends a hand-over: once another member leads, or when its time is up (this member then
+/// takes its heartbeats and, through the role watch, the active role back).
+async fn end_yield(fs: Arc<Namesystem>, raft: openraft::Raft<EditRaft>, own: u64, wait: Duration) {
+    let handed = left_leadership(&raft, own, wait).await;
+    raft.runtime_config().heartbeat(true);
+    fs.ha_role().set_yielding(false);
+    if handed {
+        tracing::info!("handed the active role over");
+    } else {
+        tracing::warn!(
+            ?wait,
+            "no other member took the active role; this NameNode keeps it"
+        );
+    }
+}
