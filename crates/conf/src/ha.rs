@@ -237,6 +237,43 @@ pub fn single_nameservice(conf: &Configuration) -> Result<Option<Nameservice>, H
     Ok(all.pop())
 }
 
+/// The JournalNodes' `(host, port)`s and the journal id.
+pub type JournalNodes = (Vec<(String, u16)>, String);
+
+/// The JournalNodes `dfs.namenode.shared.edits.dir` names
+/// (`qjournal://host1:8485;host2:8485/journalId`), in order, with the journal id; `None` when
+/// the key is unset or not a qjournal URI.
+pub fn journal_nodes(conf: &Configuration) -> Result<Option<JournalNodes>, HaConfError> {
+    let key = keys::DFS_NAMENODE_SHARED_EDITS_DIR_KEY;
+    let Some(uri) = conf.get_trimmed(key).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let Some(rest) = uri.strip_prefix("qjournal://") else {
+        return Ok(None);
+    };
+    let bad = |reason: &str| HaConfError::BadAddress {
+        key: key.to_string(),
+        value: uri.to_string(),
+        reason: reason.to_string(),
+    };
+    let (hosts, journal) = rest
+        .split_once('/')
+        .ok_or_else(|| bad("no journal id after the hosts (qjournal://h1:8485;h2:8485/<id>)"))?;
+    let journal = journal.trim_end_matches('/');
+    if journal.is_empty() || journal.contains('/') {
+        return Err(bad("the journal id must be one path segment"));
+    }
+    let mut nodes = Vec::new();
+    for h in hosts.split(';').filter(|h| !h.trim().is_empty()) {
+        let default_port = 8485;
+        nodes.push(parse_host_port(h.trim(), default_port).map_err(|e| bad(&e.to_string()))?);
+    }
+    if nodes.is_empty() {
+        return Err(bad("no JournalNode listed"));
+    }
+    Ok(Some((nodes, journal.to_string())))
+}
+
 /// Which NameNode of `ns` this process is: `dfs.ha.namenode.id` when set, else the one whose
 /// rpc-address host `is_local` accepts — exactly one must, as in Hadoop.
 pub fn own_namenode<'a>(
@@ -309,6 +346,37 @@ pub fn is_local_host(host: &str) -> bool {
 
 fn is_local_ip(ip: IpAddr) -> bool {
     ip.is_loopback() || ip.is_unspecified() || UdpSocket::bind((ip, 0)).is_ok()
+}
+
+#[cfg(test)]
+mod journal_tests {
+    use super::*;
+
+    #[test]
+    fn qjournal_uris_name_the_journal_nodes() {
+        let mut c = Configuration::new();
+        assert_eq!(journal_nodes(&c).unwrap(), None);
+        c.set("dfs.namenode.shared.edits.dir", "file:///shared/edits");
+        assert_eq!(journal_nodes(&c).unwrap(), None, "not a quorum journal");
+        c.set(
+            "dfs.namenode.shared.edits.dir",
+            "qjournal://jn1:8485;jn2;10.0.0.3:9000/mycluster",
+        );
+        let (nodes, id) = journal_nodes(&c).unwrap().unwrap();
+        assert_eq!(id, "mycluster");
+        assert_eq!(
+            nodes,
+            vec![
+                ("jn1".to_string(), 8485),
+                ("jn2".to_string(), 8485),
+                ("10.0.0.3".to_string(), 9000)
+            ]
+        );
+        c.set("dfs.namenode.shared.edits.dir", "qjournal://jn1:8485");
+        assert!(journal_nodes(&c).is_err(), "no journal id");
+        c.set("dfs.namenode.shared.edits.dir", "qjournal:///ns");
+        assert!(journal_nodes(&c).is_err(), "no host");
+    }
 }
 
 #[cfg(test)]

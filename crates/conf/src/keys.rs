@@ -363,6 +363,16 @@ pub mod namenode {
     /// `rhdfs.ha.raft.dir` (rhdfs only): where a NameNode of an HA nameservice keeps its Raft
     /// log; by default `raft` inside the first `dfs.namenode.name.dir`.
     pub const RHDFS_HA_RAFT_DIR_KEY: &str = "rhdfs.ha.raft.dir";
+    /// `dfs.namenode.shared.edits.dir`: with HA, `qjournal://h1:8485;h2:8485/<journal>` names
+    /// the JournalNodes; in rhdfs they are log-only Raft voters beside the NameNodes
+    /// (`rhdfs journalnode`), so two NameNodes and one JournalNode make a majority of three.
+    pub const DFS_NAMENODE_SHARED_EDITS_DIR_KEY: &str = "dfs.namenode.shared.edits.dir";
+    /// `dfs.journalnode.rpc-address`: where a JournalNode serves its peers.
+    pub const DFS_JOURNALNODE_RPC_ADDRESS_KEY: &str = "dfs.journalnode.rpc-address";
+    pub const DFS_JOURNALNODE_RPC_ADDRESS_DEFAULT: &str = "0.0.0.0:8485";
+    /// `dfs.journalnode.edits.dir`: where a JournalNode keeps each journal's log.
+    pub const DFS_JOURNALNODE_EDITS_DIR_KEY: &str = "dfs.journalnode.edits.dir";
+    pub const DFS_JOURNALNODE_EDITS_DIR_DEFAULT: &str = "/tmp/hadoop/dfs/journalnode/";
 
     /// `rhdfs.namenode.fault.crash-before-sync`: test hook (unset in production). The name of
     /// a namespace operation (`delete`, `create`, `rename2`, ...): the NameNode process

@@ -86,6 +86,27 @@ pub async fn namenode(args: Vec<String>) -> Result<()> {
 }
 
 /// Runs a DataNode until Ctrl-C.
+/// Runs a JournalNode (a log-only voter of an HA nameservice's Raft group) until Ctrl-C.
+pub async fn journalnode(args: Vec<String>) -> Result<()> {
+    let (common, rest) = CommonArgs::extract(args)?;
+    if !rest.is_empty() {
+        bail!("unexpected arguments: {}", rest.join(" "));
+    }
+    let mut conf = common.configuration()?;
+    require_simple_authentication(&conf)?;
+    let dir = crate::logs::log_dir(common.log_dir.clone(), &conf, None);
+    let _log = crate::logs::init_daemon("journalnode", dir, &mut conf)?;
+    let span = rhdfs_logging::daemon_span("journalnode");
+    let jn = rhdfs_namenode::ha::journal_node::JournalNode::start(&conf)
+        .instrument(span)
+        .await
+        .context("starting the JournalNode")?;
+    println!("journalnode {} listening on {}", jn.id(), jn.rpc_addr());
+    crate::shutdown_signal().await;
+    jn.shutdown().await;
+    Ok(())
+}
+
 pub async fn datanode(args: Vec<String>) -> Result<()> {
     let (common, rest) = CommonArgs::extract(args)?;
     if !rest.is_empty() {

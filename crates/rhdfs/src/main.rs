@@ -25,6 +25,9 @@ Commands:
              run a NameNode from core-site.xml/hdfs-site.xml (HADOOP_CONF_DIR or --config)
   datanode   [--config DIR] [-D key=value ...]
              run a DataNode from the same configuration
+  journalnode [--config DIR] [-D key=value ...]
+             run a JournalNode: a log-only voter of the HA nameservice's replicated edit
+             log (dfs.namenode.shared.edits.dir = qjournal://host:port;.../journal)
   dfs        FsShell commands: -ls, -put, -get, -cat, -rm, ... (`rhdfs dfs -help`)
   fsck       PATH [-files [-blocks [-locations|-racks|-replicaDetails]]] [-openforwrite]
              [-list-corruptfileblocks] [-delete|-move]
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
             "cluster" => cluster::run(argv).await.map(|()| 0),
             "namenode" => daemons::namenode(argv).await.map(|()| 0),
             "datanode" => daemons::datanode(argv).await.map(|()| 0),
+            "journalnode" => daemons::journalnode(argv).await.map(|()| 0),
             "dfs" | "fs" => dfs::run(argv).await,
             "fsck" => admin::fsck(argv).await,
             "dfsadmin" => admin::dfsadmin(argv).await,

@@ -57,6 +57,8 @@ pub struct RaftSettings {
     pub heartbeat: Duration,
     pub election: Duration,
     pub dir: PathBuf,
+    /// The JournalNodes' addresses (`dfs.namenode.shared.edits.dir`): log-only voters.
+    pub journals: Vec<String>,
 }
 
 impl RaftSettings {
@@ -76,7 +78,17 @@ impl RaftSettings {
             Some(d) if !d.is_empty() => PathBuf::from(d.strip_prefix("file://").unwrap_or(d)),
             _ => name_dir.ok_or(HaError::NoDirectory)?.join("raft"),
         };
+        let journals = rhdfs_conf::ha::journal_nodes(conf)
+            .map_err(|e| HaError::Raft(e.to_string()))?
+            .map(|(nodes, _)| {
+                nodes
+                    .iter()
+                    .map(|(h, p)| rhdfs_conf::addr::join_host_port(h, *p))
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(RaftSettings {
+            journals,
             heartbeat: heartbeat.max(Duration::from_millis(10)),
             // Raft needs the election timeout well above the heartbeat.
             election: election.max(heartbeat * 3),
@@ -84,7 +96,7 @@ impl RaftSettings {
         })
     }
 
-    fn raft_config(&self, cluster: &str) -> Result<Arc<Config>, HaError> {
+    pub(crate) fn raft_config(&self, cluster: &str) -> Result<Arc<Config>, HaError> {
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let c = Config {
             cluster_name: cluster.to_string(),
@@ -101,12 +113,15 @@ impl RaftSettings {
     }
 }
 
-/// The members of `ns`: id (place in `dfs.ha.namenodes.<ns>`, from 1) → rpc-address.
-pub fn members(ns: &Nameservice) -> BTreeMap<u64, BasicNode> {
+/// The members of `ns`: the NameNodes, numbered from 1 by place in `dfs.ha.namenodes.<ns>`,
+/// then the JournalNodes after them (`journals`, in `dfs.namenode.shared.edits.dir` order).
+pub fn members(ns: &Nameservice, journals: &[String]) -> BTreeMap<u64, BasicNode> {
     ns.namenodes
         .iter()
+        .map(|n| n.rpc_addr())
+        .chain(journals.iter().cloned())
         .enumerate()
-        .map(|(i, n)| (i as u64 + 1, BasicNode::new(n.rpc_addr())))
+        .map(|(i, addr)| (i as u64 + 1, BasicNode::new(addr)))
         .collect()
 }
 
@@ -119,7 +134,7 @@ pub fn leadership(
     own: &str,
     conf: &Configuration,
 ) -> Result<crate::ha::transition::Leadership, HaError> {
-    let members = members(ns);
+    let members = members(ns, &[]);
     let own_id = ns
         .namenodes
         .iter()
@@ -167,7 +182,7 @@ impl HaMember {
         faults: Faults,
         stop: Arc<AtomicBool>,
     ) -> Result<HaMember, HaError> {
-        let members = members(ns);
+        let members = members(ns, &settings.journals);
         let id = ns
             .namenodes
             .iter()

@@ -22,6 +22,7 @@
 pub mod apply;
 pub mod batch;
 pub mod bootstrap;
+pub mod journal_node;
 pub mod member;
 pub mod ship;
 pub mod transition;

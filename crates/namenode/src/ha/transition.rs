@@ -47,7 +47,7 @@ pub struct Leadership {
     raft: Arc<RaftService<EditRaft>>,
     /// This member's Raft id.
     own: u64,
-    /// Every member's RPC address by Raft id.
+    /// Every NameNode's RPC address by Raft id (JournalNodes cannot become active).
     members: Vec<(u64, String)>,
     ipc: ClientConfig,
     /// How long a transition may take.
@@ -160,7 +160,7 @@ impl Leadership {
         let best = progress
             .into_iter()
             .flatten()
-            .filter(|(id, _)| *id != self.own)
+            .filter(|(id, _)| *id != self.own && self.members.iter().any(|(m, _)| m == id))
             .max_by_key(|(_, matched)| matched.map(|l| l.index))
             .map(|(id, _)| id)
             .ok_or("no other member to hand the active role to")?;

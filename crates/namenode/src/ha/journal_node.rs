@@ -1,0 +1,164 @@
+//! `rhdfs journalnode`: a log-only voter of a nameservice's Raft group, so two NameNodes and
+//! one JournalNode make a majority of three (two-machine deployments, with the JournalNode
+//! on a third small machine or beside one NameNode's disks).
+//!
+//! The NameNodes name their JournalNodes with Hadoop's key, `dfs.namenode.shared.edits.dir =
+//! qjournal://jn1:8485;.../<journal>`; they are the Raft members after the NameNodes. A
+//! JournalNode stores the replicated log (in `dfs.journalnode.edits.dir/<journal>`), votes and
+//! acknowledges appends, and holds no namespace: its state machine ignores what it applies.
+//! It never starts an election itself (openraft's `elect(false)`), so it never leads — the
+//! leader must be a NameNode, the active one. It finds its own place in the list by
+//! `dfs.journalnode.rpc-address` (the entry with its port on a local host).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use openraft::LogId;
+use rhdfs_conf::{Configuration, keys};
+use rhdfs_ipc::{ProtocolRouter, RpcServer, ServerConfig};
+use rhdfs_raftlog::net::{Faults, IpcNetwork, RaftService};
+use rhdfs_raftlog::{AppStateMachine, RaftLogStore, StateMachineApp, StoreOptions};
+
+use crate::ha::batch::{EditBatch, EditRaft};
+use crate::ha::member::{HaError, NnRaft, RaftSettings, members};
+
+/// The state machine of a log-only member: entries are stored by the log, nothing is built.
+struct LogOnly;
+
+impl StateMachineApp<EditRaft> for LogOnly {
+    fn apply(&mut self, _log_id: &LogId<u64>, _data: Option<&EditBatch>) {}
+
+    fn snapshot(&self) -> Result<Vec<u8>, String> {
+        Err("a JournalNode holds no namespace to snapshot".to_string())
+    }
+
+    fn restore(&mut self, _snapshot: &[u8]) -> Result<(), String> {
+        Err("a JournalNode holds no namespace to restore".to_string())
+    }
+}
+
+/// A running JournalNode.
+pub struct JournalNode {
+    id: u64,
+    raft: NnRaft,
+    service: Arc<RaftService<EditRaft>>,
+    rpc: RpcServer,
+}
+
+impl JournalNode {
+    /// Opens the journal's log and serves Raft on `dfs.journalnode.rpc-address`.
+    pub async fn start(conf: &Configuration) -> Result<JournalNode, HaError> {
+        let conf_err = |e: &dyn std::fmt::Display| HaError::Raft(e.to_string());
+        let ns = rhdfs_conf::ha::single_nameservice(conf)
+            .map_err(|e| conf_err(&e))?
+            .ok_or_else(|| HaError::Raft("no HA nameservice is configured".into()))?;
+        let (journals, journal_id) = rhdfs_conf::ha::journal_nodes(conf)
+            .map_err(|e| conf_err(&e))?
+            .ok_or_else(|| {
+                HaError::Raft(format!(
+                    "{} names no JournalNode (qjournal://host:port;.../<journal>)",
+                    keys::DFS_NAMENODE_SHARED_EDITS_DIR_KEY
+                ))
+            })?;
+        let listen = conf
+            .get_trimmed(keys::DFS_JOURNALNODE_RPC_ADDRESS_KEY)
+            .unwrap_or(keys::DFS_JOURNALNODE_RPC_ADDRESS_DEFAULT)
+            .to_string();
+        let (listen_host, listen_port) =
+            rhdfs_conf::addr::parse_host_port(&listen, 8485).map_err(|e| conf_err(&e))?;
+        let place = journals
+            .iter()
+            .position(|(h, p)| *p == listen_port && rhdfs_conf::ha::is_local_host(h))
+            .ok_or_else(|| {
+                HaError::Raft(format!(
+                    "none of the JournalNodes of {} is this one ({}={listen})",
+                    keys::DFS_NAMENODE_SHARED_EDITS_DIR_KEY,
+                    keys::DFS_JOURNALNODE_RPC_ADDRESS_KEY
+                ))
+            })?;
+        let id = (ns.namenodes.len() + place) as u64 + 1;
+        let edits = conf
+            .get_trimmed(keys::DFS_JOURNALNODE_EDITS_DIR_KEY)
+            .unwrap_or(keys::DFS_JOURNALNODE_EDITS_DIR_DEFAULT);
+        let dir = std::path::PathBuf::from(edits.strip_prefix("file://").unwrap_or(edits))
+            .join(&journal_id);
+        let mut settings = RaftSettings::from_conf(conf, Some(dir.clone()))?;
+        settings.dir = dir;
+        let store = RaftLogStore::open_async(&settings.dir.join("log"), StoreOptions::default())
+            .await
+            .map_err(|source| HaError::Log {
+                dir: settings.dir.display().to_string(),
+                source,
+            })?;
+        let members = members(&ns, &settings.journals);
+        let raft = NnRaft::new(
+            id,
+            settings.raft_config(&ns.id)?,
+            IpcNetwork::new(id),
+            store,
+            AppStateMachine::new(LogOnly),
+        )
+        .await
+        .map_err(|e| HaError::Raft(e.to_string()))?;
+        // A log-only member votes and stores, and never campaigns: it cannot lead.
+        raft.runtime_config().elect(false);
+        let service = Arc::new(RaftService::new(Faults::new()));
+        service.attach(raft.clone());
+        let router =
+            ProtocolRouter::new().route(rhdfs_raftlog::net::RAFT_PROTOCOL, service.clone());
+        let addr: SocketAddr = tokio::net::lookup_host((listen_host.as_str(), listen_port))
+            .await
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| HaError::Raft(format!("cannot resolve {listen}")))?;
+        let server_conf = ServerConfig::from_conf(conf)?;
+        let rpc = RpcServer::bind(addr, Arc::new(router), server_conf)
+            .await
+            .map_err(|e| HaError::Raft(format!("binding {addr}: {e}")))?;
+        if !raft
+            .is_initialized()
+            .await
+            .map_err(|e| HaError::Raft(e.to_string()))?
+            && let Err(e) = raft.initialize(members).await
+        {
+            tracing::info!("Raft membership already proposed: {e}");
+        }
+        tracing::info!(
+            member = id,
+            nameservice = %ns.id,
+            journal = %journal_id,
+            dir = %settings.dir.display(),
+            addr = %rpc.local_addr(),
+            "JournalNode serving the nameservice's Raft log"
+        );
+        Ok(JournalNode {
+            id,
+            raft,
+            service,
+            rpc,
+        })
+    }
+
+    /// Its Raft member id (after the NameNodes').
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub fn rpc_addr(&self) -> SocketAddr {
+        self.rpc.local_addr()
+    }
+
+    /// The index of the last entry its log holds.
+    pub fn last_log_index(&self) -> Option<u64> {
+        self.raft.metrics().borrow().last_log_index
+    }
+
+    /// Stops serving and closes the log.
+    pub async fn shutdown(self) {
+        self.service.detach();
+        self.rpc.shutdown().await;
+        if let Err(e) = self.raft.shutdown().await {
+            tracing::warn!("Raft shutdown: {e}");
+        }
+    }
+}
