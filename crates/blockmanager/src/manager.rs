@@ -351,12 +351,11 @@ impl BlockManager {
 
     // ---- write path ----
 
-    /// `_file`, the block's inode, is not kept here (the namespace keeps the block → file
-    /// link); the parameter stays for the callers in HA's apply.
+    /// A new block under construction at `targets` (the namespace keeps which file it is
+    /// of).
     pub fn add_block_under_construction(
         &self,
         block: Block,
-        _file: u64,
         replication: u16,
         targets: &[Location],
     ) {
@@ -687,9 +686,9 @@ impl BlockManager {
         }
     }
 
-    /// concat: the blocks now belong to file `_file` (the namespace keeps that link; the
-    /// parameter stays for the callers in HA's apply), at its replication.
-    pub fn move_blocks(&self, ids: &[u64], _file: u64, replication: u16) {
+    /// concat: the blocks now belong to another file (the namespace keeps that link), at
+    /// its replication.
+    pub fn move_blocks(&self, ids: &[u64], replication: u16) {
         for chunk in ids.chunks(self.cfg.deletion_increment) {
             self.set_replication_chunk(chunk, replication);
         }

@@ -97,7 +97,7 @@ pub fn heartbeat_all(bm: &BlockManager, n: u32) {
 
 /// A COMPLETE block with finalized replicas on the given nodes.
 pub fn complete_block(bm: &BlockManager, id: u64, nodes: &[u32]) {
-    bm.add_block_under_construction(Block::new(id, 1001, 0), 100, 3, &[]);
+    bm.add_block_under_construction(Block::new(id, 1001, 0), 3, &[]);
     bm.commit_block(Block::new(id, 1001, 64)).expect("commit");
     for &i in nodes {
         bm.incremental_report(

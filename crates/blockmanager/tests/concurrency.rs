@@ -24,7 +24,7 @@ fn mixed_traffic_from_many_threads() {
     // 20,000 one-block files, three replicas each
     const OLD: u64 = 20_000;
     for id in 1..=OLD {
-        bm.add_block_under_construction(Block::new(id, 1001, 0), id, 3, &[]);
+        bm.add_block_under_construction(Block::new(id, 1001, 0), 3, &[]);
         bm.commit_block(Block::new(id, 1001, 8)).expect("commit");
     }
     for n in 1..=3u32 {
@@ -50,7 +50,7 @@ fn mixed_traffic_from_many_threads() {
                     let t = bm
                         .choose_targets("/w", 3, None, &[], &[], 8)
                         .expect("targets");
-                    bm.add_block_under_construction(Block::new(id, 1001, 0), id, 3, &t);
+                    bm.add_block_under_construction(Block::new(id, 1001, 0), 3, &t);
                     for l in &t {
                         bm.incremental_report(
                             &l.info.id.uuid,

@@ -146,7 +146,7 @@ fn million_replica_report_in_bounded_chunks_while_writes_continue() {
                     .into_iter()
                     .filter(|l| l.info.id.uuid != uuid(1))
                     .collect();
-                bm.add_block_under_construction(Block::new(id, 1001, 0), id, 2, &targets);
+                bm.add_block_under_construction(Block::new(id, 1001, 0), 2, &targets);
                 bm.commit_block(Block::new(id, 1001, 64)).expect("commit");
                 let first = targets.first().expect("a target other than node 1");
                 bm.incremental_report(

@@ -90,7 +90,7 @@ fn write_path_locations_and_completion() {
         .choose_targets("/f", 3, None, &[], &[], 1)
         .expect("targets");
     let b = Block::new(1 << 30 | 1, 1001, 0);
-    bm.add_block_under_construction(b, 16386, 3, &targets);
+    bm.add_block_under_construction(b, 3, &targets);
     let locs = bm.locations(b.id);
     assert_eq!(locs, targets);
     bm.commit_block(Block::new(b.id, 1001, 512))
@@ -125,7 +125,7 @@ fn full_report_diff_adds_removes_and_invalidates() {
     add_nodes(&bm, 2, GB);
     complete_block(&bm, 1, &[1]);
     complete_block(&bm, 2, &[1]);
-    bm.add_block_under_construction(Block::new(3, 1001, 0), 100, 3, &[]);
+    bm.add_block_under_construction(Block::new(3, 1001, 0), 3, &[]);
     let report = vec![
         // known good
         ReportedReplica {
@@ -523,7 +523,7 @@ fn deleted_block_report_removes_replica_and_dead_node_ibr_is_refused() {
 async fn wait_for_min_replication_wakes_on_received() {
     let (bm, _clock) = manager(config());
     add_nodes(&bm, 1, GB);
-    bm.add_block_under_construction(Block::new(1, 1001, 0), 100, 1, &[]);
+    bm.add_block_under_construction(Block::new(1, 1001, 0), 1, &[]);
     bm.commit_block(Block::new(1, 1001, 64)).expect("commit");
     assert!(!bm.wait_for_min_replication(1, Duration::ZERO).await);
     let waiter = {
@@ -550,7 +550,7 @@ async fn remove_blocks_returns_at_once_and_finishes_in_background() {
     let (bm, _clock) = manager(config());
     add_nodes(&bm, 1, GB);
     for id in 1..=2500 {
-        bm.add_block_under_construction(Block::new(id, 1001, 0), 100, 1, &[]);
+        bm.add_block_under_construction(Block::new(id, 1001, 0), 1, &[]);
     }
     bm.remove_blocks((1..=2500).collect());
     for _ in 0..1000 {

@@ -63,7 +63,7 @@ fn pipeline_replicas_count_as_pending_until_timeout() {
     let targets = bm
         .choose_targets("/f", 3, Some("10.0.0.1"), &[], &[], 1)
         .expect("targets");
-    bm.add_block_under_construction(Block::new(1, 1001, 0), 100, 3, &targets);
+    bm.add_block_under_construction(Block::new(1, 1001, 0), 3, &targets);
     bm.commit_block(Block::new(1, 1001, 64)).expect("commit");
     received(&bm, 1, Block::new(1, 1001, 64));
     assert!(bm.try_complete_block(1));

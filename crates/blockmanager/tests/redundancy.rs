@@ -129,7 +129,7 @@ fn open_file_blocks_hold_decommission_until_replicated_elsewhere() {
     let (bm, path) = with_exclude("open", "");
     add_nodes(&bm, 4, GB);
     // A block being written whose only replica so far is on node 1.
-    bm.add_block_under_construction(Block::new(5, 1001, 0), 100, 3, &[]);
+    bm.add_block_under_construction(Block::new(5, 1001, 0), 3, &[]);
     bm.incremental_report(
         &uuid(1),
         &storage(1),

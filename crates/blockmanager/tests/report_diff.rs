@@ -180,7 +180,7 @@ fn lists_are_applied_by_a_full_report() {
     let t = bm
         .choose_targets("/f", 3, None, &[], &[], 64)
         .expect("targets");
-    bm.add_block_under_construction(Block::new(4, 1001, 0), 4, 3, &t);
+    bm.add_block_under_construction(Block::new(4, 1001, 0), 3, &t);
     let reps = vec![
         ReportedReplica {
             block: Block::new(1, 1001, 64),

@@ -88,7 +88,7 @@ fn join(bm: &BlockManager, i: u32) {
 /// number of nodes (no surplus to delete).
 fn complete_block(bm: &BlockManager, id: u64, nodes: &[u32]) {
     let replication = u16::try_from(nodes.len()).unwrap_or(3);
-    bm.add_block_under_construction(Block::new(id, 1001, 0), 100, replication, &[]);
+    bm.add_block_under_construction(Block::new(id, 1001, 0), replication, &[]);
     bm.commit_block(Block::new(id, 1001, 64))
         .unwrap_or_else(|e| panic!("commit: {e}"));
     for &i in nodes {

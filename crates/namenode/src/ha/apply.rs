@@ -50,12 +50,12 @@ enum Step {
 #[derive(Debug, Default)]
 struct BlockWork {
     removed: Vec<u64>,
-    added: Option<(FileBlock, u64, u16)>,
+    added: Option<(FileBlock, u16)>,
     abandoned: Option<u64>,
     /// A closed file's last block: committed with its final length and stamp.
     closed_last: Option<FileBlock>,
     replication: Option<(Vec<u64>, u16)>,
-    moved: Option<(Vec<u64>, u64, u16)>,
+    moved: Option<(Vec<u64>, u16)>,
 }
 
 /// How often applied edits are synced to the member's own edit log.
@@ -133,8 +133,8 @@ impl NamespaceApp {
         if !w.removed.is_empty() {
             bm.remove_blocks(w.removed);
         }
-        if let Some((b, inode, replication)) = w.added {
-            bm.add_block_under_construction(to_block(&b), inode, replication, &[]);
+        if let Some((b, replication)) = w.added {
+            bm.add_block_under_construction(to_block(&b), replication, &[]);
         }
         if let Some(id) = w.abandoned {
             bm.abandon_block(id);
@@ -153,8 +153,8 @@ impl NamespaceApp {
         if let Some((ids, r)) = w.replication {
             bm.set_replication(&ids, r);
         }
-        if let Some((ids, inode, r)) = w.moved {
-            bm.move_blocks(&ids, inode, r);
+        if let Some((ids, r)) = w.moved {
+            bm.move_blocks(&ids, r);
         }
     }
 }
@@ -169,7 +169,7 @@ fn block_work(ns: &crate::namespace::Namespace, op: &EditOp, removed: Removed) -
     match op {
         EditOp::AddBlock { file: id, block } => {
             let replication = file(*id).map_or(1, |f| f.replication());
-            w.added = Some((*block, *id, replication));
+            w.added = Some((*block, replication));
         }
         EditOp::AbandonBlock { block_id, .. } => w.abandoned = Some(*block_id),
         EditOp::CloseFile { file: id, .. } => {
@@ -182,11 +182,7 @@ fn block_work(ns: &crate::namespace::Namespace, op: &EditOp, removed: Removed) -
         }
         EditOp::Concat { target, .. } => {
             if let Some(f) = file(*target) {
-                w.moved = Some((
-                    f.blocks.iter().map(|b| b.id).collect(),
-                    *target,
-                    f.replication(),
-                ));
+                w.moved = Some((f.blocks.iter().map(|b| b.id).collect(), f.replication()));
             }
         }
         _ => {}

@@ -84,7 +84,6 @@ impl Namesystem {
             ) {
                 self.bm.add_block_under_construction(
                     to_block(&b),
-                    r.file_id,
                     r.status.replication,
                     &locations,
                 );
@@ -188,7 +187,7 @@ impl Namesystem {
         let (file, block, offset) = self.with_ns_op("add_block", |ns| {
             let r = ns.add_block_allocate(&a.src, a.file_id, &a.client_name, last_id, now)?;
             self.bm
-                .add_block_under_construction(to_block(&r.1), r.0.id, r.0.replication, &targets);
+                .add_block_under_construction(to_block(&r.1), r.0.replication, &targets);
             Ok::<_, FsError>(r)
         })?;
         tracing::debug!(src = %file.path, block = block.id, "allocated block");

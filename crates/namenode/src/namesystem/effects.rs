@@ -30,8 +30,8 @@ pub enum Effects {
     SetReplication(Vec<u64>, u16),
     /// Every held orphan replica deleted (`dfsadmin -releaseOrphans`).
     ReleaseOrphans,
-    /// concat: the sources' blocks now belong to the target file (id, replication).
-    MoveBlocks(Vec<u64>, u64, u16),
+    /// concat: the sources' blocks now belong to the target file (at its replication).
+    MoveBlocks(Vec<u64>, u16),
 }
 
 /// A mutation's answer with the effects that wait for its edits to be durable.
@@ -85,9 +85,7 @@ impl Namesystem {
             Effects::ReleaseOrphans => {
                 self.bm.release_orphans(None);
             }
-            Effects::MoveBlocks(ids, inode, replication) => {
-                self.bm.move_blocks(&ids, inode, replication)
-            }
+            Effects::MoveBlocks(ids, replication) => self.bm.move_blocks(&ids, replication),
         }
     }
 

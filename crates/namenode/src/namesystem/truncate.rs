@@ -63,7 +63,7 @@ impl Namesystem {
             });
             let locations = self.locations(last.id);
             self.bm
-                .add_block_under_construction(to_block(last), of.file, replication, &locations);
+                .add_block_under_construction(to_block(last), replication, &locations);
         }
         self.start_block_recovery(of, last)
     }
@@ -75,7 +75,7 @@ impl Namesystem {
         Ok(Applied::new(
             "concat",
             (),
-            Effects::MoveBlocks(c.moved, c.target, c.replication),
+            Effects::MoveBlocks(c.moved, c.replication),
         ))
     }
 }

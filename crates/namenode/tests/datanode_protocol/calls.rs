@@ -98,7 +98,7 @@ async fn version_register_heartbeat_reports() {
     assert_eq!(info.xceiver_count, 3);
 
     // a block written to the node, then the file deleted
-    bm.add_block_under_construction(Block::new(7, 1001, 0), 100, 1, &[]);
+    bm.add_block_under_construction(Block::new(7, 1001, 0), 1, &[]);
     let ibr = BlockReceivedAndDeletedRequestProto {
         registration: registration(1),
         block_pool_id: "BP-1-127.0.0.1-1".into(),
