@@ -35,9 +35,7 @@ use anyhow::{Context, ensure};
 use rhdfs_client::FileSystem;
 use rhdfs_testkit::java::JavaShell;
 
-use crate::common::ha_load::{
-    Client, Model, Op, ROOT, Rng, Writer, native, some_file, start_writer,
-};
+use crate::common::ha_load::{Client, Model, Op, ROOT, Rng, Writer, native, start_writer};
 use crate::common::ha_procs::{HaCluster, digest};
 use crate::common::procs::{read_file, with_timeout, write_file};
 
@@ -344,18 +342,23 @@ async fn ha_nameservice_of_processes_fails_over_under_load() -> anyhow::Result<(
             .await
             .with_context(|| format!("round {round} (seed {seed})"))?;
         if round == 1 {
-            // Test 1's reads after the failover: each client reads the other's file.
-            let native_file = some_file(&writers[2]).context("hdfs-native wrote no file")?;
-            let got = writers[0].client.read(&native_file.0).await?;
+            // Test 1's reads after the failover: each client reads a file the other wrote
+            // through the new active. Not one of the writers' files: its writer may rename or
+            // delete it while it is being read. Outside ROOT, which the final check walks.
+            let native_writer = native(&cluster)?;
+            let (from_native, from_java) =
+                (b"written by hdfs-native".to_vec(), b"by Java".to_vec());
+            native_writer.mkdir("/cross").await?;
+            native_writer.create("/cross/native", &from_native).await?;
+            let got = writers[0].client.read("/cross/native").await?;
             ensure!(
-                got == native_file.1,
-                "{} read {} wrongly",
-                writers[0].client.kind(),
-                native_file.0
+                got == from_native,
+                "{} read /cross/native wrongly",
+                writers[0].client.kind()
             );
-            let other = some_file(&writers[0]).context("writer 0 wrote no file")?;
-            let got = writers[2].client.read(&other.0).await?;
-            ensure!(got == other.1, "hdfs-native read {} wrongly", other.0);
+            writers[0].client.create("/cross/java", &from_java).await?;
+            let got = native_writer.read("/cross/java").await?;
+            ensure!(got == from_java, "hdfs-native read /cross/java wrongly");
             // The rest of the loop is cheaper without a JVM per operation.
             let java: Vec<Writer> = writers.drain(..2).collect();
             for w in &java {

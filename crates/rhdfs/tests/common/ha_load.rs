@@ -349,9 +349,3 @@ pub fn start_writer(
         epoch,
     ));
 }
-
-/// A file `writer` acknowledged, with its content.
-pub fn some_file(w: &Writer) -> Option<(String, Vec<u8>)> {
-    let m = w.model.lock().expect("model lock");
-    m.files.iter().next().map(|(k, v)| (k.clone(), v.clone()))
-}
