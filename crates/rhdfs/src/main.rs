@@ -57,7 +57,10 @@ fn main() -> ExitCode {
     let cmd = argv.remove(0);
     // Daemons set up their own logging (info, a log file) once their configuration is read;
     // client tools only warn, like Hadoop's shell.
-    let daemon = matches!(cmd.as_str(), "cluster" | "namenode" | "datanode");
+    let daemon = matches!(
+        cmd.as_str(),
+        "cluster" | "namenode" | "datanode" | "journalnode"
+    );
     let _log = if daemon { None } else { logs::init_client() };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

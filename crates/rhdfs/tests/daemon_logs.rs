@@ -164,3 +164,60 @@ async fn help_texts_of_dfsadmin_and_dfs() -> anyhow::Result<()> {
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("-help: `nope': Unknown command\n"));
     Ok(())
 }
+
+/// `rhdfs journalnode` as a process: it sets up its own daemon log (like the other daemons),
+/// finds its place in `dfs.namenode.shared.edits.dir`, serves and opens its journal's log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn journalnode_process_serves_its_journal() -> anyhow::Result<()> {
+    use tokio::io::AsyncBufReadExt;
+    let dir = tempfile::tempdir()?;
+    let port = rhdfs_testkit::ports::reserve()?;
+    let jn = port.port();
+    let logs = dir.path().join("logs");
+    let edits = dir.path().join("journal");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+        .arg("journalnode")
+        .args([
+            "-D",
+            "dfs.nameservices=ns",
+            "-D",
+            "dfs.ha.namenodes.ns=nn1,nn2",
+        ])
+        .args(["-D", "dfs.namenode.rpc-address.ns.nn1=127.0.0.1:1"])
+        .args(["-D", "dfs.namenode.rpc-address.ns.nn2=127.0.0.1:2"])
+        .arg("-D")
+        .arg(format!(
+            "dfs.namenode.shared.edits.dir=qjournal://127.0.0.1:{jn}/ns"
+        ))
+        .arg("-D")
+        .arg(format!("dfs.journalnode.rpc-address=127.0.0.1:{jn}"))
+        .arg("-D")
+        .arg(format!("dfs.journalnode.edits.dir={}", edits.display()))
+        .arg("-D")
+        .arg(format!("hadoop.log.dir={}", logs.display()))
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+        .await
+        .context("the JournalNode did not start within 60 s")??
+        .unwrap_or_default();
+    assert_eq!(
+        line,
+        format!("journalnode 3 listening on 127.0.0.1:{jn}"),
+        "member 3: after the two NameNodes"
+    );
+    assert!(edits.join("ns").join("log").is_dir(), "the journal's log");
+    let log_files: Vec<String> = std::fs::read_dir(&logs)?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    assert!(
+        log_files.iter().any(|f| f.contains("-journalnode-")),
+        "{log_files:?}"
+    );
+    child.kill().await?;
+    Ok(())
+}

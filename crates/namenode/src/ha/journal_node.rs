@@ -6,8 +6,13 @@
 //! qjournal://jn1:8485;.../<journal>`; they are the Raft members after the NameNodes. A
 //! JournalNode stores the replicated log (in `dfs.journalnode.edits.dir/<journal>`), votes and
 //! acknowledges appends, and holds no namespace: its state machine ignores what it applies.
-//! It never starts an election itself (openraft's `elect(false)`), so it never leads — the
-//! leader must be a NameNode, the active one. It finds its own place in the list by
+//! The leader must be a NameNode (the active one), yet a JournalNode may hold entries a
+//! surviving NameNode lacks, which only a leader can send it. So a JournalNode campaigns, but
+//! late (its election timeout is three times the NameNodes'), and when it wins it only
+//! brings the others' logs up to its own, then yields as an active NameNode hands over
+//! (`transition`): its heartbeats stop, the NameNodes' leases run out and one of them, now
+//! as complete as the JournalNode, is elected. It never takes part in the initial election
+//! (no `initialize`: the NameNodes propose the membership, which reaches it by replication). It finds its own place in the list by
 //! `dfs.journalnode.rpc-address` (the entry with its port on a local host).
 
 use std::net::SocketAddr;
@@ -17,10 +22,10 @@ use openraft::LogId;
 use rhdfs_conf::{Configuration, keys};
 use rhdfs_ipc::{ProtocolRouter, RpcServer, ServerConfig};
 use rhdfs_raftlog::net::{Faults, IpcNetwork, RaftService};
-use rhdfs_raftlog::{AppStateMachine, RaftLogStore, StateMachineApp, StoreOptions};
+use rhdfs_raftlog::{AppStateMachine, StateMachineApp};
 
 use crate::ha::batch::{EditBatch, EditRaft};
-use crate::ha::member::{HaError, NnRaft, RaftSettings, members};
+use crate::ha::member::{HaError, NnRaft, RaftSettings};
 
 /// The state machine of a log-only member: entries are stored by the log, nothing is built.
 struct LogOnly;
@@ -43,6 +48,7 @@ pub struct JournalNode {
     raft: NnRaft,
     service: Arc<RaftService<EditRaft>>,
     rpc: RpcServer,
+    yielding: tokio::task::JoinHandle<()>,
 }
 
 impl JournalNode {
@@ -84,13 +90,10 @@ impl JournalNode {
             .join(&journal_id);
         let mut settings = RaftSettings::from_conf(conf, Some(dir.clone()))?;
         settings.dir = dir;
-        let store = RaftLogStore::open_async(&settings.dir.join("log"), StoreOptions::default())
-            .await
-            .map_err(|source| HaError::Log {
-                dir: settings.dir.display().to_string(),
-                source,
-            })?;
-        let members = members(&ns, &settings.journals);
+        let lead_for = settings.election * 10;
+        // Campaign only once no NameNode could: after three of their election timeouts.
+        settings.election *= 3;
+        let store = settings.open_log().await?;
         let raft = NnRaft::new(
             id,
             settings.raft_config(&ns.id)?,
@@ -100,8 +103,6 @@ impl JournalNode {
         )
         .await
         .map_err(|e| HaError::Raft(e.to_string()))?;
-        // A log-only member votes and stores, and never campaigns: it cannot lead.
-        raft.runtime_config().elect(false);
         let service = Arc::new(RaftService::new(Faults::new()));
         service.attach(raft.clone());
         let router =
@@ -115,14 +116,7 @@ impl JournalNode {
         let rpc = RpcServer::bind(addr, Arc::new(router), server_conf)
             .await
             .map_err(|e| HaError::Raft(format!("binding {addr}: {e}")))?;
-        if !raft
-            .is_initialized()
-            .await
-            .map_err(|e| HaError::Raft(e.to_string()))?
-            && let Err(e) = raft.initialize(members).await
-        {
-            tracing::info!("Raft membership already proposed: {e}");
-        }
+        let yielding = tokio::spawn(yield_leadership(raft.clone(), id, lead_for));
         tracing::info!(
             member = id,
             nameservice = %ns.id,
@@ -136,6 +130,7 @@ impl JournalNode {
             raft,
             service,
             rpc,
+            yielding,
         })
     }
 
@@ -155,10 +150,45 @@ impl JournalNode {
 
     /// Stops serving and closes the log.
     pub async fn shutdown(self) {
+        self.yielding.abort();
         self.service.detach();
         self.rpc.shutdown().await;
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!("Raft shutdown: {e}");
+        }
+    }
+}
+
+/// Whenever this JournalNode leads: waits (at most `lead_for`) until every follower's log
+/// matches its own, then stops its heartbeats until another member leads.
+async fn yield_leadership(raft: NnRaft, own: u64, lead_for: std::time::Duration) {
+    let mut metrics = raft.metrics();
+    loop {
+        let leading = metrics
+            .wait_for(|m| m.state == openraft::ServerState::Leader && m.current_leader == Some(own))
+            .await
+            .is_ok();
+        if !leading {
+            return;
+        }
+        tracing::info!("the JournalNode leads: bringing the NameNodes' logs up to its own");
+        let caught_up = metrics.wait_for(|m| {
+            let last = m.last_log_index;
+            m.replication.as_ref().is_some_and(|r| {
+                r.iter()
+                    .all(|(id, matched)| *id == own || matched.map(|l| l.index) == last)
+            })
+        });
+        let _ = tokio::time::timeout(lead_for, async { caught_up.await.is_ok() }).await;
+        raft.runtime_config().heartbeat(false);
+        tracing::info!("the JournalNode yields: heartbeats stop until a NameNode leads");
+        let handed = metrics
+            .wait_for(|m| m.current_leader != Some(own) || m.state != openraft::ServerState::Leader)
+            .await
+            .is_ok();
+        raft.runtime_config().heartbeat(true);
+        if !handed {
+            return;
         }
     }
 }
