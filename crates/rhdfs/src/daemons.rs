@@ -39,13 +39,7 @@ pub async fn namenode(args: Vec<String>) -> Result<()> {
     // rhdfs never prompts: without -force a formatted directory is refused (Hadoop's
     // -nonInteractive answer), so the flag is accepted and changes nothing.
     let _ = take_flag(&mut rest, &["-nonInteractive", "--nonInteractive"]);
-    if !rest.is_empty() {
-        bail!("unexpected arguments: {}", rest.join(" "));
-    }
-    let mut conf = common.configuration()?;
-    require_simple_authentication(&conf)?;
-    let dir = crate::logs::log_dir(common.log_dir.clone(), &conf, None);
-    let _log = crate::logs::init_daemon("namenode", dir, &mut conf)?;
+    let (conf, _log) = setup(&common, &rest, "namenode")?;
     if format {
         rhdfs_namenode::format(&conf, force).context("formatting the namespace")?;
         println!("formatted");
@@ -85,17 +79,27 @@ pub async fn namenode(args: Vec<String>) -> Result<()> {
     Ok(())
 }
 
-/// Runs a DataNode until Ctrl-C.
-/// Runs a JournalNode (a log-only voter of an HA nameservice's Raft group) until Ctrl-C.
-pub async fn journalnode(args: Vec<String>) -> Result<()> {
-    let (common, rest) = CommonArgs::extract(args)?;
+/// A daemon's configuration (simple authentication only) and its log, once every argument
+/// but the common ones was taken from `rest`.
+fn setup(
+    common: &CommonArgs,
+    rest: &[String],
+    daemon: &str,
+) -> Result<(rhdfs_conf::Configuration, rhdfs_logging::LogGuard)> {
     if !rest.is_empty() {
         bail!("unexpected arguments: {}", rest.join(" "));
     }
     let mut conf = common.configuration()?;
     require_simple_authentication(&conf)?;
     let dir = crate::logs::log_dir(common.log_dir.clone(), &conf, None);
-    let _log = crate::logs::init_daemon("journalnode", dir, &mut conf)?;
+    let log = crate::logs::init_daemon(daemon, dir, &mut conf)?;
+    Ok((conf, log))
+}
+
+/// Runs a JournalNode (a log-only voter of an HA nameservice's Raft group) until Ctrl-C.
+pub async fn journalnode(args: Vec<String>) -> Result<()> {
+    let (common, rest) = CommonArgs::extract(args)?;
+    let (conf, _log) = setup(&common, &rest, "journalnode")?;
     let span = rhdfs_logging::daemon_span("journalnode");
     let jn = rhdfs_namenode::ha::journal_node::JournalNode::start(&conf)
         .instrument(span)
@@ -107,15 +111,10 @@ pub async fn journalnode(args: Vec<String>) -> Result<()> {
     Ok(())
 }
 
+/// Runs a DataNode until Ctrl-C.
 pub async fn datanode(args: Vec<String>) -> Result<()> {
     let (common, rest) = CommonArgs::extract(args)?;
-    if !rest.is_empty() {
-        bail!("unexpected arguments: {}", rest.join(" "));
-    }
-    let mut conf = common.configuration()?;
-    require_simple_authentication(&conf)?;
-    let dir = crate::logs::log_dir(common.log_dir.clone(), &conf, None);
-    let _log = crate::logs::init_daemon("datanode", dir, &mut conf)?;
+    let (conf, _log) = setup(&common, &rest, "datanode")?;
     let span = rhdfs_logging::daemon_span("datanode");
     let dn = DataNode::start(conf, system_clock())
         .instrument(span)

@@ -3,6 +3,7 @@
 //! live MiniCluster NameNode; an at-most-once call re-sent after failover keeps its client id
 //! and call id, so the NameNode's retry cache answers it; `rhdfs haadmin` against a NameNode.
 
+use crate::common::haadmin::haadmin;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -215,17 +216,6 @@ async fn a_create_resent_after_failover_gets_the_first_answer() -> anyhow::Resul
     assert_eq!((calls[0].0.as_str(), calls[0].3), ("create", 0));
     assert_eq!(read_file(&fs, "/ha/once").await?, b"written once");
     Ok(())
-}
-
-async fn haadmin(conf: &Configuration, args: &[&str]) -> anyhow::Result<(i32, String, String)> {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let argv = args.iter().map(|s| s.to_string()).collect();
-    let code = rhdfs::haadmin::run_with(conf.clone(), argv, &mut out, &mut err).await?;
-    Ok((
-        code,
-        String::from_utf8_lossy(&out).into_owned(),
-        String::from_utf8_lossy(&err).into_owned(),
-    ))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

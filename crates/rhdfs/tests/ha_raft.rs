@@ -19,6 +19,7 @@
 //!   (`namenode -bootstrapStandby`; refused while its directories hold a namespace), restarts
 //!   with an empty Raft log and catches up to the identical namespace.
 
+use crate::common::haadmin::haadmin;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -454,17 +455,6 @@ async fn a_lost_member_is_bootstrapped_from_another() -> anyhow::Result<()> {
     fs.close().await;
     c.shutdown().await;
     Ok(())
-}
-
-async fn haadmin(conf: &Configuration, args: &[&str]) -> anyhow::Result<(i32, String, String)> {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let argv = args.iter().map(|s| s.to_string()).collect();
-    let code = rhdfs::haadmin::run_with(conf.clone(), argv, &mut out, &mut err).await?;
-    Ok((
-        code,
-        String::from_utf8_lossy(&out).into_owned(),
-        String::from_utf8_lossy(&err).into_owned(),
-    ))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -96,6 +96,16 @@ impl RaftSettings {
         })
     }
 
+    /// Opens the member's Raft log (`<dir>/log`).
+    pub(crate) async fn open_log(&self) -> Result<RaftLogStore<EditRaft>, HaError> {
+        RaftLogStore::open_async(&self.dir.join("log"), StoreOptions::default())
+            .await
+            .map_err(|source| HaError::Log {
+                dir: self.dir.display().to_string(),
+                source,
+            })
+    }
+
     pub(crate) fn raft_config(&self, cluster: &str) -> Result<Arc<Config>, HaError> {
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let c = Config {
@@ -111,6 +121,15 @@ impl RaftSettings {
             .map(Arc::new)
             .map_err(|e| HaError::Raft(e.to_string()))
     }
+}
+
+/// The Raft id of NameNode `own` of `ns` (its place in `dfs.ha.namenodes.<ns>`, from 1).
+fn member_id(ns: &Nameservice, own: &str) -> Result<u64, HaError> {
+    ns.namenodes
+        .iter()
+        .position(|n| n.id == own)
+        .map(|i| i as u64 + 1)
+        .ok_or_else(|| HaError::Raft(format!("{own} is not a NameNode of {}", ns.id)))
 }
 
 /// The members of `ns`: the NameNodes, numbered from 1 by place in `dfs.ha.namenodes.<ns>`,
@@ -135,12 +154,7 @@ pub fn leadership(
     conf: &Configuration,
 ) -> Result<crate::ha::transition::Leadership, HaError> {
     let members = members(ns, &[]);
-    let own_id = ns
-        .namenodes
-        .iter()
-        .position(|n| n.id == own)
-        .map(|i| i as u64 + 1)
-        .ok_or_else(|| HaError::Raft(format!("{own} is not a NameNode of {}", ns.id)))?;
+    let own_id = member_id(ns, own)?;
     let election = conf.get_duration(
         keys::RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_KEY,
         keys::RHDFS_HA_RAFT_ELECTION_TIMEOUT_MS_DEFAULT,
@@ -183,12 +197,7 @@ impl HaMember {
         stop: Arc<AtomicBool>,
     ) -> Result<HaMember, HaError> {
         let members = members(ns, &settings.journals);
-        let id = ns
-            .namenodes
-            .iter()
-            .position(|n| n.id == own)
-            .map(|i| i as u64 + 1)
-            .ok_or_else(|| HaError::Raft(format!("{own} is not a NameNode of {}", ns.id)))?;
+        let id = member_id(ns, own)?;
         let log = fs
             .durable()
             .map(|d| d.log().clone())
@@ -196,12 +205,7 @@ impl HaMember {
         let shipper = EditShipper::new();
         enter_standby(&fs);
         fs.attach_shipper(shipper.clone());
-        let store = RaftLogStore::open_async(&settings.dir.join("log"), StoreOptions::default())
-            .await
-            .map_err(|source| HaError::Log {
-                dir: settings.dir.display().to_string(),
-                source,
-            })?;
+        let store = settings.open_log().await?;
         let sm = AppStateMachine::new(NamespaceApp::new(fs.clone(), log, shipper.clone()));
         let network = IpcNetwork::new(id).with_faults(faults.clone());
         let raft = NnRaft::new(id, settings.raft_config(&ns.id)?, network, store, sm)

@@ -2,4 +2,5 @@
 
 pub mod ha_load;
 pub mod ha_procs;
+pub mod haadmin;
 pub mod procs;
