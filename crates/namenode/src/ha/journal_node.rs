@@ -26,6 +26,7 @@ use rhdfs_raftlog::{AppStateMachine, StateMachineApp};
 
 use crate::ha::batch::{EditBatch, EditRaft};
 use crate::ha::member::{HaError, NnRaft, RaftSettings};
+use crate::ha::transition::{followers_caught_up, leads};
 
 /// The state machine of a log-only member: entries are stored by the log, nothing is built.
 struct LogOnly;
@@ -164,28 +165,14 @@ impl JournalNode {
 async fn yield_leadership(raft: NnRaft, own: u64, lead_for: std::time::Duration) {
     let mut metrics = raft.metrics();
     loop {
-        let leading = metrics
-            .wait_for(|m| m.state == openraft::ServerState::Leader && m.current_leader == Some(own))
-            .await
-            .is_ok();
-        if !leading {
+        if metrics.wait_for(|m| leads(m, own)).await.is_err() {
             return;
         }
         tracing::info!("the JournalNode leads: bringing the NameNodes' logs up to its own");
-        let caught_up = metrics.wait_for(|m| {
-            let last = m.last_log_index;
-            m.replication.as_ref().is_some_and(|r| {
-                r.iter()
-                    .all(|(id, matched)| *id == own || matched.map(|l| l.index) == last)
-            })
-        });
-        let _ = tokio::time::timeout(lead_for, async { caught_up.await.is_ok() }).await;
+        followers_caught_up(&raft, own, lead_for).await;
         raft.runtime_config().heartbeat(false);
         tracing::info!("the JournalNode yields: heartbeats stop until a NameNode leads");
-        let handed = metrics
-            .wait_for(|m| m.current_leader != Some(own) || m.state != openraft::ServerState::Leader)
-            .await
-            .is_ok();
+        let handed = metrics.wait_for(|m| !leads(m, own)).await.is_ok();
         raft.runtime_config().heartbeat(true);
         if !handed {
             return;

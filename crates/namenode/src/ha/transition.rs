@@ -208,7 +208,11 @@ impl Leadership {
 }
 
 /// Waits until every follower's log matches the leader's last entry, at most `wait`.
-async fn followers_caught_up(raft: &openraft::Raft<EditRaft>, own: u64, wait: Duration) -> bool {
+pub(crate) async fn followers_caught_up(
+    raft: &openraft::Raft<EditRaft>,
+    own: u64,
+    wait: Duration,
+) -> bool {
     let mut metrics = raft.metrics();
     let check = metrics.wait_for(|m| {
         let last = m.last_log_index;
@@ -222,11 +226,15 @@ async fn followers_caught_up(raft: &openraft::Raft<EditRaft>, own: u64, wait: Du
         .is_ok_and(|r| r.is_ok())
 }
 
+/// Whether `own` is the Raft leader by these metrics.
+pub(crate) fn leads(m: &openraft::RaftMetrics<u64, openraft::BasicNode>, own: u64) -> bool {
+    m.state == openraft::ServerState::Leader && m.current_leader == Some(own)
+}
+
 /// Waits until `own` is no longer the Raft leader, at most `wait`.
 async fn left_leadership(raft: &openraft::Raft<EditRaft>, own: u64, wait: Duration) -> bool {
     let mut metrics = raft.metrics();
-    let check = metrics
-        .wait_for(|m| m.current_leader != Some(own) || m.state != openraft::ServerState::Leader);
+    let check = metrics.wait_for(|m| !leads(m, own));
     tokio::time::timeout(wait, check)
         .await
         .is_ok_and(|r| r.is_ok())
