@@ -686,14 +686,6 @@ impl BlockManager {
         }
     }
 
-    /// concat: the blocks now belong to another file (the namespace keeps that link), at
-    /// its replication.
-    pub fn move_blocks(&self, ids: &[u64], replication: u16) {
-        for chunk in ids.chunks(self.cfg.deletion_increment) {
-            self.set_replication_chunk(chunk, replication);
-        }
-    }
-
     // ---- reports for clients and operators ----
 
     /// `(safe_blocks, complete_blocks)` as `fs_stats` counts them: what start-up safe

@@ -54,8 +54,8 @@ struct BlockWork {
     abandoned: Option<u64>,
     /// A closed file's last block: committed with its final length and stamp.
     closed_last: Option<FileBlock>,
+    /// Blocks at a new replication (setReplication, or concat's blocks at the target's).
     replication: Option<(Vec<u64>, u16)>,
-    moved: Option<(Vec<u64>, u16)>,
 }
 
 /// How often applied edits are synced to the member's own edit log.
@@ -153,9 +153,6 @@ impl NamespaceApp {
         if let Some((ids, r)) = w.replication {
             bm.set_replication(&ids, r);
         }
-        if let Some((ids, r)) = w.moved {
-            bm.move_blocks(&ids, r);
-        }
     }
 }
 
@@ -182,7 +179,7 @@ fn block_work(ns: &crate::namespace::Namespace, op: &EditOp, removed: Removed) -
         }
         EditOp::Concat { target, .. } => {
             if let Some(f) = file(*target) {
-                w.moved = Some((f.blocks.iter().map(|b| b.id).collect(), f.replication()));
+                w.replication = Some((f.blocks.iter().map(|b| b.id).collect(), f.replication()));
             }
         }
         _ => {}

@@ -26,12 +26,11 @@ pub enum Effects {
     RemoveBlocks(Vec<u64>),
     /// An abandoned last block: out of the blocks map at once (the writer goes on).
     Abandon(u64),
-    /// A new replication factor for these blocks (surplus replicas deleted).
+    /// A new replication factor for these blocks (surplus replicas deleted): setReplication,
+    /// and concat's blocks at the target's replication.
     SetReplication(Vec<u64>, u16),
     /// Every held orphan replica deleted (`dfsadmin -releaseOrphans`).
     ReleaseOrphans,
-    /// concat: the sources' blocks now belong to the target file (at its replication).
-    MoveBlocks(Vec<u64>, u16),
 }
 
 /// A mutation's answer with the effects that wait for its edits to be durable.
@@ -85,7 +84,6 @@ impl Namesystem {
             Effects::ReleaseOrphans => {
                 self.bm.release_orphans(None);
             }
-            Effects::MoveBlocks(ids, replication) => self.bm.move_blocks(&ids, replication),
         }
     }
 

@@ -75,7 +75,7 @@ impl Namesystem {
         Ok(Applied::new(
             "concat",
             (),
-            Effects::MoveBlocks(c.moved, c.replication),
+            Effects::SetReplication(c.moved, c.replication),
         ))
     }
 }
