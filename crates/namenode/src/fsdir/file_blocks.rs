@@ -2,17 +2,18 @@
 //! vector. Reads as a slice; the few changes a file's block list sees are methods here.
 //! The file's replication and preferred block size ride along in the spare bytes of the
 //! list's tag word (as HDFS packs them into one header long). A file open for write (its
-//! writer, [`UnderConstruction`]) or one whose block size is above `u32::MAX` keeps all of
-//! it in a box of its own: an inode needs no word for the writer most files lack.
+//! writer, [`UnderConstruction`]), one with ACL entries or xattrs ([`InodeExt`]) or one
+//! whose block size is above `u32::MAX` keeps all of it in a box of its own: an inode
+//! needs no word for the writer or the extension most files lack.
 //!
 //! Memory: 32 bytes in the inode and nothing else for a file of one block, where a
 //! `Vec<FileBlock>` took 24 bytes plus a 32-byte malloc chunk; the replication, a `u16`
 //! field of the inode, took 8 more with its padding, the block size, a `u64`, 8, and the
-//! writer, an `Option<Box<UnderConstruction>>`, 8.
+//! writer, an `Option<Box<UnderConstruction>>`, 8, and so did the extension.
 
 use std::ops::{Deref, DerefMut};
 
-use super::{FileBlock, UnderConstruction};
+use super::{FileBlock, InodeExt, UnderConstruction};
 
 /// A file's replication, preferred block size, blocks, and writer while it is open.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,8 +32,8 @@ enum Repr {
         block_size: u32,
         blocks: Vec<FileBlock>,
     },
-    /// A file open for write, or a block size that does not fit the tag word's 32 bits
-    /// (any block count).
+    /// A file open for write, or with an extension, or a block size that does not fit the
+    /// tag word's 32 bits (any block count).
     Boxed(Box<Boxed>),
 }
 
@@ -42,6 +43,14 @@ struct Boxed {
     block_size: u64,
     blocks: Vec<FileBlock>,
     uc: Option<UnderConstruction>,
+    ext: Option<Box<InodeExt>>,
+}
+
+/// Everything but the replication and block size, taken out to be changed.
+struct Parts {
+    blocks: Vec<FileBlock>,
+    uc: Option<UnderConstruction>,
+    ext: Option<Box<InodeExt>>,
 }
 
 impl FileBlocks {
@@ -50,17 +59,35 @@ impl FileBlocks {
     pub fn new(
         replication: u16,
         block_size: u64,
-        mut blocks: Vec<FileBlock>,
+        blocks: Vec<FileBlock>,
         uc: Option<UnderConstruction>,
     ) -> Self {
+        Self::build(
+            replication,
+            block_size,
+            Parts {
+                blocks,
+                uc,
+                ext: None,
+            },
+        )
+    }
+
+    fn build(replication: u16, block_size: u64, parts: Parts) -> Self {
+        let Parts {
+            mut blocks,
+            uc,
+            ext,
+        } = parts;
         let block_size = match u32::try_from(block_size) {
-            Ok(b) if uc.is_none() => b,
+            Ok(b) if uc.is_none() && ext.is_none() => b,
             _ => {
                 return FileBlocks(Repr::Boxed(Box::new(Boxed {
                     replication,
                     block_size,
                     blocks,
                     uc,
+                    ext,
                 })));
             }
         };
@@ -101,19 +128,52 @@ impl FileBlocks {
     /// Opens the file for write by `uc`, or with `None` closes it; returns the writer it
     /// had.
     pub fn set_uc(&mut self, uc: Option<UnderConstruction>) -> Option<UnderConstruction> {
-        let (replication, block_size) = (self.replication(), self.block_size());
-        let (blocks, old) = self.take_parts();
-        *self = FileBlocks::new(replication, block_size, blocks, uc);
-        old
+        self.change(|p| std::mem::replace(&mut p.uc, uc))
     }
 
-    /// The blocks and the writer, leaving an empty list behind.
-    fn take_parts(&mut self) -> (Vec<FileBlock>, Option<UnderConstruction>) {
-        match std::mem::replace(&mut self.0, FileBlocks::new(0, 0, Vec::new(), None).0) {
-            Repr::One { block, .. } => (vec![block], None),
-            Repr::Many { blocks, .. } => (blocks, None),
-            Repr::Boxed(b) => (b.blocks, b.uc),
+    /// The file's ACL entries and xattrs, if it has any.
+    pub fn ext(&self) -> Option<&InodeExt> {
+        match &self.0 {
+            Repr::Boxed(b) => b.ext.as_deref(),
+            _ => None,
         }
+    }
+
+    /// Removes and returns the extension.
+    pub fn take_ext(&mut self) -> Option<Box<InodeExt>> {
+        match &self.0 {
+            Repr::Boxed(b) if b.ext.is_some() => self.change(|p| p.ext.take()),
+            _ => None,
+        }
+    }
+
+    /// Replaces the extension (None, or an empty one, drops it).
+    pub fn set_ext(&mut self, ext: Option<Box<InodeExt>>) {
+        let ext = ext.filter(|e| !e.is_empty());
+        if ext.is_none() && self.ext().is_none() {
+            return;
+        }
+        self.change(|p| p.ext = ext);
+    }
+
+    /// Changes the parts, then stores them compactly again.
+    fn change<T>(&mut self, f: impl FnOnce(&mut Parts) -> T) -> T {
+        let (replication, block_size) = (self.replication(), self.block_size());
+        let mut parts = self.take_parts();
+        let out = f(&mut parts);
+        *self = FileBlocks::build(replication, block_size, parts);
+        out
+    }
+
+    /// The blocks, writer and extension, leaving an empty list behind.
+    fn take_parts(&mut self) -> Parts {
+        let (blocks, uc, ext) =
+            match std::mem::replace(&mut self.0, FileBlocks::new(0, 0, Vec::new(), None).0) {
+                Repr::One { block, .. } => (vec![block], None, None),
+                Repr::Many { blocks, .. } => (blocks, None, None),
+                Repr::Boxed(b) => (b.blocks, b.uc, b.ext),
+            };
+        Parts { blocks, uc, ext }
     }
 
     pub fn replication(&self) -> u16 {
@@ -175,11 +235,7 @@ impl FileBlocks {
 
     /// Changes the list as a vector, then stores it compactly again.
     fn edit<T>(&mut self, f: impl FnOnce(&mut Vec<FileBlock>) -> T) -> T {
-        let (replication, block_size) = (self.replication(), self.block_size());
-        let (mut v, uc) = self.take_parts();
-        let out = f(&mut v);
-        *self = FileBlocks::new(replication, block_size, v, uc);
-        out
+        self.change(|p| f(&mut p.blocks))
     }
 
     pub fn push(&mut self, b: FileBlock) {
@@ -230,6 +286,7 @@ mod tests {
         SplitOff(usize),
         Extend(Vec<u64>),
         Open(bool),
+        Ext(bool),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -240,6 +297,7 @@ mod tests {
             1 => (0usize..4).prop_map(Op::SplitOff),
             1 => proptest::collection::vec(any::<u64>(), 0..3).prop_map(Op::Extend),
             1 => any::<bool>().prop_map(Op::Open),
+            1 => any::<bool>().prop_map(Op::Ext),
         ]
     }
 
@@ -268,8 +326,8 @@ mod tests {
 
     proptest! {
         /// The list behaves as a vector, holds exactly one block inline (when the block size
-        /// fits the tag word and the file is closed), and keeps its replication, block size
-        /// and writer.
+        /// fits the tag word and the file is closed and has no extension), and keeps its
+        /// replication, block size, writer and extension.
         #[test]
         fn behaves_as_a_vec(
             ops in proptest::collection::vec(op(), 0..60),
@@ -278,6 +336,7 @@ mod tests {
             let mut f = FileBlocks::new(7, block_size, Vec::new(), None);
             let mut v: Vec<FileBlock> = Vec::new();
             let mut open: Option<UnderConstruction> = None;
+            let mut ext: Option<InodeExt> = None;
             for o in ops {
                 match o {
                     Op::Push(i) => { f.push(b(i)); v.push(b(i)); }
@@ -299,12 +358,31 @@ mod tests {
                         });
                         prop_assert_eq!(f.set_uc(uc.clone()), std::mem::replace(&mut open, uc));
                     }
+                    Op::Ext(e) => {
+                        let x = e.then(|| InodeExt {
+                            acl: Vec::new(),
+                            xattrs: vec![crate::fsdir::xattr::XAttr {
+                                ns: crate::fsdir::xattr::XAttrNs::User,
+                                name: format!("x{}", v.len()),
+                                value: None,
+                            }],
+                        });
+                        if v.len().is_multiple_of(2) {
+                            prop_assert_eq!(f.take_ext().map(|b| *b), ext.take());
+                        }
+                        f.set_ext(x.clone().map(Box::new));
+                        ext = x;
+                    }
                 }
                 prop_assert_eq!(f.uc(), open.as_ref());
+                prop_assert_eq!(f.ext(), ext.as_ref());
                 prop_assert_eq!(f.as_slice(), v.as_slice());
                 prop_assert_eq!(
                     matches!(f.0, Repr::One { .. }),
-                    v.len() == 1 && block_size <= u64::from(u32::MAX) && open.is_none()
+                    v.len() == 1
+                        && block_size <= u64::from(u32::MAX)
+                        && open.is_none()
+                        && ext.is_none()
                 );
                 prop_assert_eq!((f.replication(), f.block_size()), (7, block_size));
             }

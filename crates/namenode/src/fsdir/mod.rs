@@ -6,6 +6,7 @@
 
 pub mod acl;
 pub mod children;
+pub mod dir_inode;
 pub mod file_blocks;
 pub mod name;
 pub mod path;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 use rhdfs_blockmanager::IdTable;
 
 pub use children::Children;
+pub use dir_inode::{DISK, DirInode, STORAGE_TYPES, TypeQuotas};
 pub use file_blocks::FileBlocks;
 pub use name::Name;
 pub use path::FsPath;
@@ -113,112 +115,6 @@ impl FileInode {
     }
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct DirInode {
-    /// Children ids in byte order of their names (HDFS's listing order); the names are
-    /// the children's own ([`FsDirectory::child`] and [`FsDirectory::children_after`]
-    /// search them).
-    pub children: Children,
-    /// `None` (the common case, one word) when no quota is set: a directory is then 16
-    /// bytes, and fits beside a file's tag word in the inode.
-    quotas: Option<Box<DirQuotas>>,
-}
-
-/// A directory's quotas, boxed: few directories have any.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct DirQuotas {
-    ns: i64,
-    ds: i64,
-    /// Storage-space quotas by storage type (`dfsadmin -setSpaceQuota -storageType`).
-    types: Option<TypeQuotas>,
-}
-
-/// The storage types, indexed by `StorageTypeProto` value − 1: DISK, SSD, ARCHIVE, RAM_DISK,
-/// PROVIDED, NVDIMM.
-pub const STORAGE_TYPES: [&str; 6] = ["DISK", "SSD", "ARCHIVE", "RAM_DISK", "PROVIDED", "NVDIMM"];
-/// `StorageTypeProto` value of DISK, the only type rhdfs DataNodes store on.
-pub const DISK: u8 = 1;
-
-/// One quota per storage type (`QUOTA_UNSET` where none), indexed by proto value − 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TypeQuotas(pub [i64; 6]);
-
-impl TypeQuotas {
-    /// The quota of `storage_type` (a `StorageTypeProto` value), `QUOTA_UNSET` if none.
-    pub fn get(&self, storage_type: u8) -> i64 {
-        usize::from(storage_type)
-            .checked_sub(1)
-            .and_then(|i| self.0.get(i).copied())
-            .unwrap_or(QUOTA_UNSET)
-    }
-
-    /// Whether every type is unset.
-    pub fn is_empty(&self) -> bool {
-        self.0.iter().all(|&q| q == QUOTA_UNSET)
-    }
-}
-
-impl DirInode {
-    /// The namespace quota (`QUOTA_UNSET` if none).
-    pub fn ns_quota(&self) -> i64 {
-        self.quotas.as_ref().map_or(QUOTA_UNSET, |q| q.ns)
-    }
-
-    /// The storage-space quota (`QUOTA_UNSET` if none).
-    pub fn ds_quota(&self) -> i64 {
-        self.quotas.as_ref().map_or(QUOTA_UNSET, |q| q.ds)
-    }
-
-    /// The quotas by storage type; `None` when none is set.
-    pub fn type_quotas(&self) -> Option<&TypeQuotas> {
-        self.quotas.as_ref().and_then(|q| q.types.as_ref())
-    }
-
-    /// The quota of `storage_type`, `QUOTA_UNSET` if none.
-    pub fn type_quota(&self, storage_type: u8) -> i64 {
-        self.type_quotas()
-            .map_or(QUOTA_UNSET, |t| t.get(storage_type))
-    }
-
-    /// Whether any quota (namespace, space, or by storage type) is set here.
-    pub fn has_quota(&self) -> bool {
-        self.ns_quota() != QUOTA_UNSET
-            || self.ds_quota() != QUOTA_UNSET
-            || self.type_quotas().is_some()
-    }
-
-    /// Sets the namespace and storage-space quotas (`QUOTA_UNSET` clears one).
-    pub fn set_quota(&mut self, ns: i64, ds: i64) {
-        let types = self.type_quotas().copied();
-        self.set_quotas(ns, ds, types);
-    }
-
-    /// Takes every quota of `src`.
-    pub fn set_quotas_from(&mut self, src: &DirInode) {
-        self.quotas = src.quotas.clone();
-    }
-
-    /// Sets (or with `QUOTA_UNSET` clears) the quota of `storage_type`.
-    pub fn set_type_quota(&mut self, storage_type: u8, quota: i64) {
-        let Some(i) = usize::from(storage_type).checked_sub(1).filter(|&i| i < 6) else {
-            return;
-        };
-        let mut t = self
-            .type_quotas()
-            .copied()
-            .unwrap_or(TypeQuotas([QUOTA_UNSET; 6]));
-        t.0[i] = quota;
-        let types = (!t.is_empty()).then_some(t);
-        self.set_quotas(self.ns_quota(), self.ds_quota(), types);
-    }
-
-    /// The box is there exactly when some quota is set.
-    fn set_quotas(&mut self, ns: i64, ds: i64, types: Option<TypeQuotas>) {
-        self.quotas = (ns != QUOTA_UNSET || ds != QUOTA_UNSET || types.is_some())
-            .then(|| Box::new(DirQuotas { ns, ds, types }));
-    }
-}
-
 #[derive(Debug, Clone)]
 pub enum InodeKind {
     Dir(DirInode),
@@ -235,9 +131,9 @@ pub struct Inode {
     pub perm: Perm,
     pub mtime: u64,
     pub atime: u64,
+    /// The file's or directory's record; ACL entries and xattrs ([`Inode::ext`]) ride in
+    /// the box each kind has for its rare parts.
     pub kind: InodeKind,
-    /// ACL entries and xattrs; None for the (common) inode that has neither.
-    pub ext: Option<Box<InodeExt>>,
 }
 
 /// The rarely present parts of an inode.
@@ -255,21 +151,35 @@ impl InodeExt {
 }
 
 impl Inode {
+    /// ACL entries and xattrs; None for the (common) inode that has neither.
+    pub fn ext(&self) -> Option<&InodeExt> {
+        match &self.kind {
+            InodeKind::Dir(d) => d.ext(),
+            InodeKind::File(f) => f.blocks.ext(),
+        }
+    }
+
     /// The stored ACL entries (empty for none).
     pub fn acl(&self) -> &[acl::AclEntry] {
-        self.ext.as_deref().map_or(&[], |e| &e.acl)
+        self.ext().map_or(&[], |e| &e.acl)
     }
 
     pub fn xattrs(&self) -> &[xattr::XAttr] {
-        self.ext.as_deref().map_or(&[], |e| &e.xattrs)
+        self.ext().map_or(&[], |e| &e.xattrs)
     }
 
     /// Changes the inode's extension, dropping it when it becomes empty.
     pub fn update_ext(&mut self, f: impl FnOnce(&mut InodeExt)) {
-        let mut ext = self.ext.take().unwrap_or_default();
+        let taken = match &mut self.kind {
+            InodeKind::Dir(d) => d.take_ext(),
+            InodeKind::File(f) => f.blocks.take_ext(),
+        };
+        let mut ext = taken.unwrap_or_default();
         f(&mut ext);
-        if !ext.is_empty() {
-            self.ext = Some(ext);
+        let ext = (!ext.is_empty()).then_some(ext);
+        match &mut self.kind {
+            InodeKind::Dir(d) => d.set_ext(ext),
+            InodeKind::File(f) => f.blocks.set_ext(ext),
         }
     }
 
@@ -362,7 +272,6 @@ impl FsDirectory {
             mtime: now,
             atime: now,
             kind: InodeKind::Dir(DirInode::default()),
-            ext: None,
         };
         let mut inodes = IdTable::new();
         inodes.insert(ROOT_INODE_ID, root);
@@ -599,7 +508,7 @@ mod tests {
         assert_eq!(size_of::<super::FileInode>(), 32);
         assert_eq!(size_of::<super::DirInode>(), 16);
         assert_eq!(size_of::<super::InodeKind>(), 32);
-        assert_eq!(size_of::<super::Inode>(), 104);
-        assert_eq!(size_of::<Option<super::Inode>>(), 104);
+        assert_eq!(size_of::<super::Inode>(), 96);
+        assert_eq!(size_of::<Option<super::Inode>>(), 96);
     }
 }

@@ -203,7 +203,6 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
         mtime,
         atime,
         kind,
-        ext: None,
     })
 }
 
@@ -233,7 +232,7 @@ impl Namespace {
             .dir
             .ids()
             .filter_map(|id| self.dir.get(id))
-            .filter(|i| i.ext.is_some())
+            .filter(|i| i.ext().is_some())
             .collect();
         if !with_ext.is_empty() {
             w.0.push(TAG_INODE_EXT);

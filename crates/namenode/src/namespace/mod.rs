@@ -403,7 +403,6 @@ impl Namespace {
                     mtime: *mtime,
                     atime: *mtime,
                     kind: InodeKind::Dir(DirInode::default()),
-                    ext: None,
                 };
                 let inode = self.inherit_default_acl(inode);
                 self.attach(inode, *mtime)?;
@@ -440,7 +439,6 @@ impl Namespace {
                             truncate_last_to: None,
                         }),
                     )),
-                    ext: None,
                 };
                 let inode = self.inherit_default_acl(inode);
                 self.attach(inode, *mtime)?;

@@ -87,7 +87,6 @@ impl SyntheticSpec {
             mtime: self.time_ms,
             atime: self.time_ms,
             kind,
-            ext: None,
         }
     }
 
