@@ -130,12 +130,15 @@ pub struct BlockRecovery {
 }
 
 /// Everything the block manager knows about one block. Not its file: the namespace
-/// keeps each block's file once (its block → file map), fsck asks it there.
+/// keeps each block's file once (its block → file map), fsck asks it there. Not its id
+/// either: that is the blocks map's key (`BlockInfo::block(id)` puts them together).
 #[derive(Clone, Debug)]
 pub struct BlockInfo {
-    /// Changed only through `set_block` once replicas may be present (their generation
-    /// stamp and length are the block's unless they hold their own).
-    pub block: Block,
+    /// The block's generation stamp and length. Changed only through `set_block` once
+    /// replicas may be present (their generation stamp and length are the block's unless
+    /// they hold their own).
+    gs: u64,
+    num_bytes: u64,
     pub state: BlockUcState,
     pub replication: u16,
     /// Its replicas, each naming its storage by index (`BlocksMap::storage`); three
@@ -163,7 +166,8 @@ impl BlockInfo {
         expected: Vec<ExpectedLocation>,
     ) -> Self {
         let mut info = BlockInfo {
-            block,
+            gs: block.gs,
+            num_bytes: block.num_bytes,
             state: BlockUcState::UnderConstruction,
             replication,
             replicas: Replicas::default(),
@@ -186,6 +190,21 @@ impl BlockInfo {
         }
     }
 
+    /// The block's generation stamp.
+    pub fn gs(&self) -> u64 {
+        self.gs
+    }
+
+    /// The block's length.
+    pub fn num_bytes(&self) -> u64 {
+        self.num_bytes
+    }
+
+    /// The block, given its id (the blocks map's key).
+    pub fn block(&self, id: u64) -> Block {
+        Block::new(id, self.gs, self.num_bytes)
+    }
+
     pub fn is_complete(&self) -> bool {
         self.state == BlockUcState::Complete
     }
@@ -202,43 +221,40 @@ impl BlockInfo {
     pub fn good_finalized(&self) -> usize {
         self.replicas
             .iter()
-            .filter(|r| r.is_good_finalized() && self.replica_gs(r) == self.block.gs)
+            .filter(|r| r.is_good_finalized() && self.replica_gs(r) == self.gs)
             .count()
     }
 
-    /// The block as replica `r` was last reported: its generation stamp and length are
-    /// the block's unless it holds its own (`Replicas::own`).
-    pub fn replica_block(&self, r: &Replica) -> Block {
+    /// The block (of id `id`) as replica `r` was last reported: its generation stamp and
+    /// length are the block's unless it holds its own (`Replicas::own`).
+    pub fn replica_block(&self, id: u64, r: &Replica) -> Block {
         let (gs, num_bytes) = self
             .replicas
             .own(r.storage)
-            .unwrap_or((self.block.gs, self.block.num_bytes));
-        Block::new(self.block.id, gs, num_bytes)
+            .unwrap_or((self.gs, self.num_bytes));
+        Block::new(id, gs, num_bytes)
     }
 
     /// The generation stamp replica `r` was last reported with.
     pub fn replica_gs(&self, r: &Replica) -> u64 {
-        self.replicas.own(r.storage).map_or(self.block.gs, |o| o.0)
+        self.replicas.own(r.storage).map_or(self.gs, |o| o.0)
     }
 
     /// Records the generation stamp and length reported for the replica on `storage`
     /// (which must be present).
     pub fn set_replica_values(&mut self, storage: StorageIdx, gs: u64, num_bytes: u64) {
-        let own =
-            ((gs, num_bytes) != (self.block.gs, self.block.num_bytes)).then_some((gs, num_bytes));
+        let own = ((gs, num_bytes) != (self.gs, self.num_bytes)).then_some((gs, num_bytes));
         self.replicas.set_own(storage, own);
     }
 
-    /// Changes the block's generation stamp and length (same id); each replica keeps the
-    /// values it was reported with. Every change of `block` after the record is made
-    /// goes through here, else a replica would take the block's new values as its own.
+    /// Changes the block's generation stamp and length to `new`'s (its id is the map's
+    /// key, unchanged); each replica keeps the values it was reported with. Every change
+    /// of them after the record is made goes through here, else a replica would take the
+    /// block's new values as its own.
     pub fn set_block(&mut self, new: Block) {
-        debug_assert_eq!(new.id, self.block.id);
-        self.replicas.rebase(
-            (self.block.gs, self.block.num_bytes),
-            (new.gs, new.num_bytes),
-        );
-        self.block = new;
+        self.replicas
+            .rebase((self.gs, self.num_bytes), (new.gs, new.num_bytes));
+        (self.gs, self.num_bytes) = (new.gs, new.num_bytes);
     }
 
     pub fn corrupt_replicas(&self) -> usize {

@@ -193,8 +193,9 @@ impl BlocksMap {
         self.blocks.contains_key(id)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &BlockInfo> {
-        self.blocks.values()
+    /// Every (block id, block).
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &BlockInfo)> {
+        self.blocks.iter()
     }
 
     /// Every block id (a snapshot, for work done in chunks outside the lock).
@@ -236,13 +237,13 @@ impl BlocksMap {
         }
     }
 
-    /// Inserts a block; an existing entry with the same id is replaced (its replicas are
-    /// dropped from the storage index). `info`'s replicas must name storages of this map.
-    pub fn insert(&mut self, mut info: BlockInfo) {
-        let id = info.block.id;
+    /// Inserts block `id`; an existing entry with the same id is replaced (its replicas
+    /// are dropped from the storage index). `info`'s replicas must name storages of this
+    /// map.
+    pub fn insert(&mut self, id: u64, mut info: BlockInfo) {
         if let Some(old) = self.blocks.remove(id) {
             self.safe.sub(old.counted);
-            self.unindex(&old);
+            self.unindex(id, &old);
         }
         info.counted = 0;
         self.safe.reconcile(&mut info, self.min_replication);
@@ -261,14 +262,14 @@ impl BlocksMap {
         let mut info = self.blocks.remove(id)?;
         self.safe.sub(info.counted);
         info.counted = 0;
-        self.unindex(&info);
+        self.unindex(id, &info);
         Some(info)
     }
 
-    fn unindex(&mut self, info: &BlockInfo) {
+    fn unindex(&mut self, id: u64, info: &BlockInfo) {
         for r in &info.replicas {
             if let Some(s) = self.storage_mut(r.storage) {
-                s.blocks.remove(info.block.id);
+                s.blocks.remove(id);
             }
         }
     }

@@ -75,7 +75,7 @@ proptest! {
                     prop_assert_eq!(m.remove(b).is_some(), model.remove(&b).is_some());
                 }
                 Op::InsertBlock(b) => {
-                    m.insert(BlockInfo::new_under_construction(Block::new(b, 1, 1), 3, vec![]));
+                    m.insert(b, BlockInfo::new_under_construction(Block::new(b, 1, 1), 3, vec![]));
                     model.insert(b, BTreeSet::new());
                 }
                 Op::ForgetStorage(s) => {
@@ -120,11 +120,10 @@ fn a_full_report_keeps_what_was_added_while_it_ran() {
     let mut m = BlocksMap::new();
     let (dn, s1) = (arc("dn1"), arc("DS-1"));
     for id in 1..=3 {
-        m.insert(BlockInfo::new_under_construction(
-            Block::new(id, 1, 1),
-            3,
-            vec![],
-        ));
+        m.insert(
+            id,
+            BlockInfo::new_under_construction(Block::new(id, 1, 1), 3, vec![]),
+        );
     }
     m.add_replica(&dn, &s1, Block::new(1, 1, 1), ReplicaState::Finalized);
     m.add_replica(&dn, &s1, Block::new(2, 1, 1), ReplicaState::Finalized);
@@ -145,11 +144,10 @@ fn a_full_report_keeps_what_was_added_while_it_ran() {
 #[test]
 fn three_replicas_take_the_three_inline_slots() {
     let mut m = BlocksMap::new();
-    m.insert(BlockInfo::new_under_construction(
-        Block::new(1, 1, 1),
-        3,
-        vec![],
-    ));
+    m.insert(
+        1,
+        BlockInfo::new_under_construction(Block::new(1, 1, 1), 3, vec![]),
+    );
     for k in 0..3 {
         let (dn, s) = (arc(&format!("dn{k}")), arc(&format!("DS-{k}")));
         m.add_replica(&dn, &s, Block::new(1, 1, 1), ReplicaState::Finalized);
@@ -172,7 +170,7 @@ fn three_replicas_take_the_three_inline_slots() {
 fn replicas_are_indexed_by_storage() {
     let mut m = BlocksMap::new();
     let b = Block::new(1, 1001, 10);
-    m.insert(BlockInfo::new_under_construction(b, 3, vec![]));
+    m.insert(b.id, BlockInfo::new_under_construction(b, 3, vec![]));
     let (dn, s1, s2) = (arc("dn1"), arc("DS-1"), arc("DS-2"));
     assert_eq!(
         m.add_replica(&dn, &s1, b, ReplicaState::Finalized),

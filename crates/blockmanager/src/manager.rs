@@ -410,7 +410,7 @@ impl BlockManager {
             .lock("get_block")
             .map
             .get(id)
-            .map(|i| (i.block, i.state))
+            .map(|i| (i.block(id), i.state))
     }
 
     /// Live locations: the expected pipeline for blocks not yet COMPLETE, otherwise the
@@ -454,7 +454,7 @@ impl BlockManager {
                     );
                 }
             }
-            (info.block, info.state, picks, corrupt)
+            (info.block(id), info.state, picks, corrupt)
         };
         let dns = self.datanodes.lock("locations");
         let now = self.now_mono();
@@ -735,7 +735,7 @@ impl BlockManager {
             for id in chunk {
                 if let Some(info) = st.map.get(*id) {
                     counts.blocks_total += 1;
-                    st.count_block(&mut counts, info);
+                    st.count_block(&mut counts, *id, info);
                 }
             }
         }

@@ -184,7 +184,7 @@ pub fn check_corrupt(
     reported: &ReportedReplica,
     stored: &BlockInfo,
 ) -> Option<(CorruptReason, String)> {
-    let sb = &stored.block;
+    let sb = &stored.block(reported.block.id);
     let rb = &reported.block;
     match reported.state {
         ReplicaState::Finalized => match stored.state {

@@ -124,11 +124,10 @@ impl BlockState {
             });
             return;
         }
-        self.map.insert(BlockInfo::new_under_construction(
-            block,
-            replication,
-            expected,
-        ));
+        self.map.insert(
+            block.id,
+            BlockInfo::new_under_construction(block, replication, expected),
+        );
     }
 
     /// Adds a block loaded from the image or edit log: COMPLETE blocks (and UC ones) start
@@ -136,7 +135,7 @@ impl BlockState {
     pub fn load_block(&mut self, block: Block, replication: u16, state: BlockUcState) {
         let mut info = BlockInfo::new_under_construction(block, replication, Vec::new());
         info.state = state;
-        self.map.insert(info);
+        self.map.insert(block.id, info);
     }
 
     /// UC -> COMMITTED with the client's length and generation stamp, then COMPLETE at once
@@ -149,18 +148,22 @@ impl BlockState {
         match info.state {
             BlockUcState::Complete => return Ok(true),
             BlockUcState::Committed => {
-                if info.block.gs != commit.gs || info.block.num_bytes != commit.num_bytes {
+                if info.gs() != commit.gs || info.num_bytes() != commit.num_bytes {
                     return Err(BlockManagerError::InvalidState(format!(
                         "Trying to commit block {} of length {} but it is already committed as {} of length {}",
-                        commit, commit.num_bytes, info.block, info.block.num_bytes
+                        commit,
+                        commit.num_bytes,
+                        info.block(commit.id),
+                        info.num_bytes()
                     )));
                 }
             }
             BlockUcState::UnderConstruction | BlockUcState::UnderRecovery => {
-                if info.block.gs != commit.gs {
+                if info.gs() != commit.gs {
                     return Err(BlockManagerError::InvalidState(format!(
                         "Commit block with mismatching GS. NN has {}, client submits {}",
-                        info.block, commit
+                        info.block(commit.id),
+                        commit
                     )));
                 }
                 info.set_block(commit);
@@ -171,7 +174,7 @@ impl BlockState {
                     .replicas
                     .iter()
                     .filter(|r| {
-                        let b = info.replica_block(r);
+                        let b = info.replica_block(commit.id, r);
                         r.state == ReplicaState::Finalized
                             && b.gs == commit.gs
                             && b.num_bytes != commit.num_bytes
@@ -212,7 +215,8 @@ impl BlockState {
         ) {
             return Err(BlockManagerError::InvalidState(format!(
                 "Cannot recover block {} in state {}",
-                info.block, info.state
+                info.block(id),
+                info.state
             )));
         }
         let mut tried = info.uc.take_recovery().map(|r| r.tried).unwrap_or_default();
@@ -259,7 +263,7 @@ impl BlockState {
             BlockUcState::Committed if info.good_finalized() >= min => {
                 // Pipeline nodes that have not reported yet are counted as replicas on
                 // their way (Hadoop's addExpectedReplicasToPending).
-                let gs = info.block.gs;
+                let gs = info.gs();
                 let coming: Vec<Arc<str>> = info
                     .uc
                     .expected()
@@ -292,7 +296,7 @@ impl BlockState {
         for r in &info.replicas {
             if r.corrupt.is_some() {
                 n.corrupt += 1;
-            } else if r.is_good_finalized() && info.replica_gs(r) == info.block.gs {
+            } else if r.is_good_finalized() && info.replica_gs(r) == info.gs() {
                 match self.admin.state(self.map.dn_of(r)) {
                     AdminState::Normal => n.live += 1,
                     AdminState::DecommissionInProgress => n.decommissioning += 1,
@@ -315,7 +319,7 @@ impl BlockState {
             return;
         }
         let n = self.count_replicas(info);
-        let badly_distributed = self.is_badly_distributed(info, n.live);
+        let badly_distributed = self.is_badly_distributed(id, info, n.live);
         match priority(n, usize::from(info.replication), badly_distributed) {
             Some(p) => self.recon.mark_needed(id, p),
             None => self.recon.unmark(id),
@@ -346,7 +350,7 @@ impl BlockState {
             .iter()
             .filter(|r| {
                 r.corrupt.is_none()
-                    && info.replica_gs(r) == info.block.gs
+                    && info.replica_gs(r) == info.gs()
                     && !self.admin.state(self.map.dn_of(r)).is_out_of_service()
             })
             .count();
@@ -374,7 +378,7 @@ impl BlockState {
                 (
                     self.map.dn_of(r).clone(),
                     self.map.storage_id_of(r).clone(),
-                    info.replica_block(r),
+                    info.replica_block(id, r),
                 )
             })
             .collect();
@@ -399,7 +403,7 @@ impl BlockState {
             return 0;
         }
         let keep = usize::from(info.replication).max(1);
-        let live = self.live_replicas(info);
+        let live = self.live_replicas(id, info);
         let mut n = 0;
         for (dn, storage, b) in live.into_iter().skip(keep) {
             self.map.remove_replica(id, &storage);
@@ -412,19 +416,23 @@ impl BlockState {
     }
 
     /// Good finalized replicas of the block's generation stamp on in-service nodes.
-    pub(crate) fn live_replicas(&self, info: &BlockInfo) -> Vec<(Arc<str>, Arc<str>, Block)> {
+    pub(crate) fn live_replicas(
+        &self,
+        id: u64,
+        info: &BlockInfo,
+    ) -> Vec<(Arc<str>, Arc<str>, Block)> {
         info.replicas
             .iter()
             .filter(|r| {
                 r.is_good_finalized()
-                    && info.replica_gs(r) == info.block.gs
+                    && info.replica_gs(r) == info.gs()
                     && !self.admin.state(self.map.dn_of(r)).is_out_of_service()
             })
             .map(|r| {
                 (
                     self.map.dn_of(r).clone(),
                     self.map.storage_id_of(r).clone(),
-                    info.replica_block(r),
+                    info.replica_block(id, r),
                 )
             })
             .collect()
@@ -511,7 +519,7 @@ impl BlockState {
                 .any(|r| *self.map.dn_of(r) == e.dn_uuid)
                 && self
                     .invalidate
-                    .add(&e.dn_uuid, Block::new(id, info.block.gs, NO_ACK))
+                    .add(&e.dn_uuid, Block::new(id, info.gs(), NO_ACK))
             {
                 n += 1;
             }
@@ -678,7 +686,7 @@ impl BlockState {
         let corrupt = info.corrupt_replicas();
         let expected = usize::from(info.replication);
         let min_ok = live >= min;
-        let older_write = reported.gs < info.block.gs;
+        let older_write = reported.gs < info.gs();
         drop(info);
         let invalidated =
             if live >= expected.max(1) || (min_ok && (live + corrupt > expected || older_write)) {
@@ -723,17 +731,17 @@ impl BlockState {
             blocks_total: self.map.len() as u64,
             ..BlockCounts::default()
         };
-        for info in self.map.iter() {
-            self.count_block(&mut c, info);
+        for (id, info) in self.map.iter() {
+            self.count_block(&mut c, id, info);
         }
         c
     }
 
     /// Adds one block's contribution to `c`, its replicas counted as the redundancy rules
     /// count them (decommissioning and decommissioned replicas are not live).
-    pub fn count_block(&self, c: &mut BlockCounts, info: &BlockInfo) {
+    pub fn count_block(&self, c: &mut BlockCounts, id: u64, info: &BlockInfo) {
         let n = self.count_replicas(info);
-        let badly_distributed = self.recon.priority_of(info.block.id)
+        let badly_distributed = self.recon.priority_of(id)
             == Some(crate::redundancy::low_redundancy::QUEUE_REPLICAS_BADLY_DISTRIBUTED);
         c.add(info, n, badly_distributed, self.min_replication);
     }

@@ -226,7 +226,7 @@ fn pipeline_update_drops_stale_replicas() {
     }];
     st.update_pipeline(Block::new(5, 1002, 10), exp);
     let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
-    assert_eq!(info.block.gs, 1002);
+    assert_eq!(info.gs(), 1002);
     assert_eq!(info.replicas.len(), 1);
     assert_eq!(&**st.map.dn_of(&info.replicas[0]), "dn2");
     assert_eq!(st.map.storage_block_count("DS-1"), 0);
@@ -452,7 +452,7 @@ fn safe_counts_follow_every_change() {
             let n = rng.random_range(1..=5usize);
             let (dn, ds) = (a(&format!("dn{n}")), a(&format!("DS-{n}")));
             // Mostly the block's own values, so that blocks do become safe.
-            let cur = st.map.get(id).map(|i| i.block);
+            let cur = st.map.get(id).map(|i| i.block(id));
             let gs = match cur {
                 Some(b) if rng.random_bool(0.8) => b.gs,
                 _ => 1000 + rng.random_range(0..4u64),

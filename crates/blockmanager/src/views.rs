@@ -163,7 +163,7 @@ impl BlockManager {
                         for e in info.uc.expected() {
                             let r = info.replicas.iter().find(|r| *st.map.dn_of(r) == e.dn_uuid);
                             let state = r.map_or(ReplicaState::Rbw, |r| r.state);
-                            let gs = r.map_or(info.block.gs, |r| info.replica_gs(r));
+                            let gs = r.map_or(info.gs(), |r| info.replica_gs(r));
                             let corrupt = r.and_then(|r| r.corrupt);
                             reps.push((
                                 e.dn_uuid.clone(),
@@ -189,7 +189,7 @@ impl BlockManager {
                         }
                     }
                     Some(Raw {
-                        block: info.block,
+                        block: info.block(*id),
                         state: info.state,
                         replication: info.replication,
                         reps,

@@ -59,7 +59,7 @@ proptest! {
                 .replicas
                 .iter()
                 .map(|r| {
-                    let b = info.replica_block(r);
+                    let b = info.replica_block(9, r);
                     prop_assert_eq!(b.id, 9);
                     prop_assert_eq!(info.replica_gs(r), b.gs);
                     Ok((r.storage.0, b.gs, b.num_bytes))
@@ -68,7 +68,7 @@ proptest! {
             prop_assert_eq!(&got, &model);
             let own_needed = model
                 .iter()
-                .any(|m| (m.1, m.2) != (info.block.gs, info.block.num_bytes));
+                .any(|m| (m.1, m.2) != (info.gs(), info.num_bytes()));
             prop_assert_eq!(info.replicas.is_spilled(), own_needed || model.len() > INLINE);
         }
     }
@@ -78,7 +78,8 @@ proptest! {
 fn three_replicas_fit_in_the_record() {
     assert_eq!(std::mem::size_of::<Replica>(), 8);
     assert_eq!(std::mem::size_of::<super::Replicas>(), 24);
-    assert_eq!(std::mem::size_of::<BlockInfo>(), 64);
+    // Its id is the blocks map's key, not a field.
+    assert_eq!(std::mem::size_of::<BlockInfo>(), 56);
 }
 
 #[test]
@@ -110,7 +111,7 @@ fn commit_length_leaves_earlier_reports_their_own() {
     let r: Vec<Block> = info
         .replicas
         .iter()
-        .map(|r| info.replica_block(r))
+        .map(|r| info.replica_block(1, r))
         .collect();
     assert_eq!(r, [Block::new(1, 5, 10), Block::new(1, 5, 0)]);
     info.set_replica_values(StorageIdx(1), 5, 10);

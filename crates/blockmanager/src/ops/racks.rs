@@ -22,11 +22,11 @@ impl BlockState {
     /// True when a COMPLETE block has enough live replicas but not on enough racks, and no
     /// copy is already on its way (Hadoop's hasEnoughEffectiveReplicas: pending copies
     /// count as satisfying the placement).
-    pub(crate) fn is_badly_distributed(&self, info: &BlockInfo, live: usize) -> bool {
+    pub(crate) fn is_badly_distributed(&self, id: u64, info: &BlockInfo, live: usize) -> bool {
         let expected = usize::from(info.replication).max(1);
         live >= expected
             && self.recon.racks.ever_multi_rack()
-            && self.recon.pending_count(info.block.id) == 0
+            && self.recon.pending_count(id) == 0
             && !self
                 .recon
                 .racks

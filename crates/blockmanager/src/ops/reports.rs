@@ -347,7 +347,7 @@ impl BlockManager {
                     && storage_id.is_none_or(|s| &**st.map.storage_id_of(r) == s)
             })
             .map(|r| {
-                let b = info.replica_block(r);
+                let b = info.replica_block(block.id, r);
                 (st.map.storage_id_of(r).clone(), r.state, b.gs, b.num_bytes)
             });
         let (storage, state, gs, len) = match found {

@@ -66,7 +66,7 @@ impl BlockManager {
                     .filter_map(|&id| {
                         let info = st.map.get(id)?;
                         let expected = usize::from(info.replication).max(1);
-                        let live = st.live_replicas(info);
+                        let live = st.live_replicas(id, info);
                         if !info.is_complete() || live.len() <= expected {
                             return None;
                         }
@@ -77,7 +77,7 @@ impl BlockManager {
                             return None;
                         }
                         Some(Surplus {
-                            block: info.block,
+                            block: info.block(id),
                             expected,
                             live,
                         })
@@ -133,7 +133,7 @@ impl BlockManager {
                 // Still surplus under the lock (a report may have changed the block).
                 let still = st.map.get(id).is_some_and(|info| {
                     info.is_complete()
-                        && st.live_replicas(info).len() > usize::from(info.replication).max(1)
+                        && st.live_replicas(id, info).len() > usize::from(info.replication).max(1)
                 });
                 if still && st.map.remove_replica(id, &storage).is_some() {
                     tracing::info!(block = id, dn = %dn, "BLOCK* chooseExcessRedundancies: deleting surplus replica");

@@ -126,7 +126,7 @@ impl BlockManager {
                     st.recon.unmark(id);
                     continue;
                 };
-                let gs = info.block.gs;
+                let gs = info.gs();
                 let sources: Vec<(Arc<str>, AdminState)> = info
                     .replicas
                     .iter()
@@ -144,7 +144,7 @@ impl BlockManager {
                     // gets one copy on a new rack (Hadoop's scheduleReconstruction:
                     // additionalReplRequired = 1).
                     if priority != QUEUE_REPLICAS_BADLY_DISTRIBUTED
-                        || !st.is_badly_distributed(info, live)
+                        || !st.is_badly_distributed(id, info, live)
                     {
                         if priority == QUEUE_REPLICAS_BADLY_DISTRIBUTED {
                             recheck.push(id);
@@ -178,7 +178,7 @@ impl BlockManager {
                     .collect();
                 holders.extend(st.recon.pending_targets(id).iter().map(|t| t.to_string()));
                 out.push(Candidate {
-                    block: info.block,
+                    block: info.block(id),
                     priority,
                     missing,
                     sources,
@@ -264,10 +264,7 @@ impl BlockManager {
                 })
                 .collect();
             let mut st = self.blocks.lock("reconstruction_work");
-            let still = st
-                .map
-                .get(c.block.id)
-                .is_some_and(|i| i.block.gs == c.block.gs);
+            let still = st.map.get(c.block.id).is_some_and(|i| i.gs() == c.block.gs);
             if !still {
                 continue;
             }
