@@ -458,6 +458,11 @@ pub mod namenode {
     pub const DFS_HA_NN_NOT_BECOME_ACTIVE_IN_SAFEMODE_KEY: &str =
         "dfs.ha.nn.not-become-active-in-safemode";
     pub const DFS_HA_NN_NOT_BECOME_ACTIVE_IN_SAFEMODE_DEFAULT: bool = false;
+    /// `dfs.namenode.state.context.enabled`: the NameNode answers its last applied txid in
+    /// every RPC response header (`stateId`), which clients of ObserverReadProxyProvider
+    /// need. Hadoop's default is false; rhdfs's is true (the cost is one atomic read).
+    pub const DFS_NAMENODE_STATE_CONTEXT_ENABLED_KEY: &str = "dfs.namenode.state.context.enabled";
+    pub const DFS_NAMENODE_STATE_CONTEXT_ENABLED_DEFAULT: bool = true;
 
     /// `dfs.hosts`: File of hosts allowed to connect as DataNodes.
     pub const DFS_HOSTS_KEY: &str = "dfs.hosts";

@@ -9,6 +9,7 @@ use rhdfs_conf::clock::SharedClock;
 use rhdfs_conf::keys;
 use tokio::sync::watch;
 
+use crate::alignment::AlignmentContext;
 use crate::idle::IdleRules;
 use crate::metrics::RpcMetrics;
 
@@ -45,6 +46,8 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// TCP_NODELAY on accepted connections (`ipc.server.tcpnodelay`).
     pub tcp_nodelay: bool,
+    /// The state id every response header carries (`crate::alignment`); None: no state id.
+    pub alignment: Option<Arc<dyn AlignmentContext>>,
 }
 
 impl Default for ServerConfig {
@@ -58,6 +61,7 @@ impl Default for ServerConfig {
             listen_backlog: keys::IPC_SERVER_LISTEN_QUEUE_SIZE_DEFAULT as u32,
             max_connections: keys::IPC_SERVER_MAX_CONNECTIONS_DEFAULT as usize,
             tcp_nodelay: keys::IPC_SERVER_TCPNODELAY_DEFAULT,
+            alignment: None,
         }
     }
 }
@@ -90,6 +94,12 @@ impl ServerConfig {
             )?,
             ..Self::default()
         })
+    }
+
+    /// The same configuration, its responses carrying `alignment`'s state id.
+    pub fn with_alignment(mut self, alignment: Arc<dyn AlignmentContext>) -> Self {
+        self.alignment = Some(alignment);
+        self
     }
 
     /// The same configuration on another clock.

@@ -18,6 +18,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::JoinSet;
 use tracing::{debug, error, trace, warn};
 
+use crate::alignment::{AlignmentContext, with_client_state_id};
 use crate::caller::Forwarded;
 use crate::config::{ServerConfig, shutdown_signalled};
 use crate::error::{IPC_EXCEPTION, RpcError, VERSION_MISMATCH_EXCEPTION};
@@ -473,9 +474,9 @@ impl Connection {
             self.cfg.metrics.enqueued();
             calls.spawn(tracing::Instrument::in_current_span(run_call(
                 Arc::clone(&self.svc),
-                ctx,
+                (ctx, header.state_id),
                 body,
-                reply_to,
+                (reply_to, self.cfg.alignment.clone()),
                 tx.clone(),
                 (permit, self.reg.state().call_started()),
                 (Arc::clone(&self.cfg.metrics), Instant::now()),
@@ -532,9 +533,11 @@ async fn send_fatal<W: AsyncWrite + Unpin>(wr: &mut W, frame: &[u8]) {
 
 async fn run_call(
     svc: Arc<dyn RpcService>,
-    ctx: CallContext,
+    // The call and the state id its client sent (`alignment`).
+    (ctx, client_state_id): (CallContext, Option<i64>),
     body: Bytes,
-    reply_to: ReplyTo,
+    // Whom to answer, and the server's state to answer with.
+    (mut reply_to, alignment): (ReplyTo, Option<Arc<dyn AlignmentContext>>),
     tx: mpsc::Sender<Bytes>,
     // Held until the response is queued: the connection is busy (not idle) meanwhile.
     _running: (OwnedSemaphorePermit, CallGuard),
@@ -544,8 +547,14 @@ async fn run_call(
     let peer = ctx.peer;
     let started = Instant::now();
     metrics.started(started.duration_since(read_at));
-    let result = AssertUnwindSafe(svc.call(ctx, body)).catch_unwind().await;
+    let result = with_client_state_id(
+        client_state_id,
+        AssertUnwindSafe(svc.call(ctx, body)).catch_unwind(),
+    )
+    .await;
     metrics.finished(&method, started.elapsed(), matches!(result, Ok(Ok(_))));
+    // Read after the call: the state its answer reflects, at least.
+    reply_to.state_id = alignment.map(|a| a.last_seen_state_id());
     let frame = match result {
         Ok(Ok(resp)) => success_frame(&reply_to, &resp),
         Ok(Err(e)) => {

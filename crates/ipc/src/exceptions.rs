@@ -43,6 +43,9 @@ pub const UNRESOLVED_TOPOLOGY: &str = "org.apache.hadoop.net.UnresolvedTopologyE
 pub const RETRIABLE: &str = "org.apache.hadoop.ipc.RetriableException";
 /// A standby NameNode's answer to a call it does not serve: the client fails over.
 pub const STANDBY: &str = "org.apache.hadoop.ipc.StandbyException";
+/// An observer NameNode's answer to a read it cannot serve (a block without locations yet):
+/// the client of ObserverReadProxyProvider sends the call to the active.
+pub const OBSERVER_RETRY_ON_ACTIVE: &str = "org.apache.hadoop.ipc.ObserverRetryOnActiveException";
 /// HAServiceProtocol.monitorHealth: the service is not healthy.
 pub const HEALTH_CHECK_FAILED: &str = "org.apache.hadoop.ha.HealthCheckFailedException";
 /// HAServiceProtocol: a state transition could not be made.

@@ -23,6 +23,8 @@ pub struct ReplyTo {
     pub call_id: i32,
     pub client_id: Bytes,
     pub retry_count: i32,
+    /// The server's state id for the response header (`crate::alignment`).
+    pub state_id: Option<i64>,
 }
 
 impl ReplyTo {
@@ -31,6 +33,7 @@ impl ReplyTo {
             call_id: h.call_id,
             client_id: h.client_id.clone(),
             retry_count: h.retry_count(),
+            state_id: None,
         }
     }
 
@@ -40,6 +43,7 @@ impl ReplyTo {
             call_id: FATAL_CALL_ID,
             client_id: Bytes::new(),
             retry_count: -1,
+            state_id: None,
         }
     }
 
@@ -51,6 +55,7 @@ impl ReplyTo {
             server_ipc_version_num: Some(u32::from(IPC_VERSION)),
             client_id: (!self.client_id.is_empty()).then(|| self.client_id.clone()),
             retry_count: Some(self.retry_count),
+            state_id: self.state_id,
             ..Default::default()
         }
     }

@@ -13,6 +13,7 @@
 //!
 //! [`frame`] and [`headers`] expose the byte-level pieces for tests and tools.
 
+pub mod alignment;
 pub mod caller;
 mod client;
 mod config;

@@ -372,11 +372,17 @@ impl NameNode {
                 &conf,
             )?);
         }
-        let client_service = Arc::new(
-            ClientProtocolService::new(fs.clone(), defaults)
-                .with_retry_cache(retry_cache)
-                .with_audit(audit),
-        );
+        let mut client_service = ClientProtocolService::new(fs.clone(), defaults)
+            .with_retry_cache(retry_cache)
+            .with_audit(audit);
+        if ha_of.is_some() {
+            client_service =
+                client_service.with_observer_reads(crate::rpc::observer_reads::ObserverGate {
+                    settings: crate::ha::observer::ObserverSettings::from_conf(&conf)?,
+                    raft: raft_service.clone(),
+                });
+        }
+        let client_service = Arc::new(client_service);
         if let Some(cache) = client_service.retry_cache() {
             fs.attach_retry_cache(cache.clone());
         }
@@ -403,7 +409,7 @@ impl NameNode {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "cannot resolve host"),
             })?;
         let rpc =
-            match RpcServer::bind(addr, Arc::new(router), ServerConfig::from_conf(&conf)?).await {
+            match RpcServer::bind(addr, Arc::new(router), rpc_server_config(&conf, &bm)?).await {
                 Ok(rpc) => rpc,
                 Err(source) => {
                     starting.abandon().await;
@@ -572,4 +578,25 @@ impl NameNodeHandle {
         self.durable.abandon();
         tracing::info!("NameNode crashed (test)");
     }
+}
+
+/// The RPC server's configuration; with `dfs.namenode.state.context.enabled` every response
+/// header carries the NameNode's state id (`ha::observer::StateIdContext`).
+fn rpc_server_config(
+    conf: &Configuration,
+    bm: &Arc<BlockManager>,
+) -> Result<ServerConfig, rhdfs_conf::ConfError> {
+    let config = ServerConfig::from_conf(conf)?;
+    Ok(
+        if conf.get_bool(
+            keys::DFS_NAMENODE_STATE_CONTEXT_ENABLED_KEY,
+            keys::DFS_NAMENODE_STATE_CONTEXT_ENABLED_DEFAULT,
+        )? {
+            config.with_alignment(Arc::new(crate::ha::observer::StateIdContext::new(
+                bm.clone(),
+            )))
+        } else {
+            config
+        },
+    )
 }

@@ -13,6 +13,7 @@ use rhdfs_proto::common::{
     GetServiceStatusRequestProto, GetServiceStatusResponseProto, HaRequestSource,
     HaServiceStateProto, HaStateChangeRequestInfoProto, MonitorHealthRequestProto,
     MonitorHealthResponseProto, TransitionToActiveRequestProto, TransitionToActiveResponseProto,
+    TransitionToObserverRequestProto, TransitionToObserverResponseProto,
     TransitionToStandbyRequestProto, TransitionToStandbyResponseProto,
 };
 use rhdfs_proto::protocols::HA_SERVICE_PROTOCOL;
@@ -23,6 +24,7 @@ const FAILED: i32 = 255;
 const USAGE: &str = "Usage: haadmin [-ns <nameserviceId>]
     [-transitionToActive <serviceId>]
     [-transitionToStandby <serviceId>]
+    [-transitionToObserver <serviceId>]
     [-failover [--forcefence] [--forceactive] <serviceId> <serviceId>]
     [-getServiceState <serviceId>]
     [-getAllServiceState]
@@ -76,7 +78,11 @@ pub async fn run_with(
     }
     let takes_id = matches!(
         cmd.as_str(),
-        "-getServiceState" | "-checkHealth" | "-transitionToActive" | "-transitionToStandby"
+        "-getServiceState"
+            | "-checkHealth"
+            | "-transitionToActive"
+            | "-transitionToStandby"
+            | "-transitionToObserver"
     );
     if cmd == "-failover" {
         // Fencing is Raft's (a deposed active cannot commit): --forcefence changes nothing.
@@ -143,7 +149,7 @@ pub async fn run_with(
             }
             Err(e) => Err(e),
         },
-        _ => ctx.transition(&addr, cmd == "-transitionToActive").await,
+        _ => ctx.transition(&addr, &cmd[1..]).await,
     };
     match result {
         Ok(()) => Ok(0),
@@ -229,25 +235,34 @@ impl Ctx {
         r.map(drop)
     }
 
-    async fn transition(&self, addr: &str, to_active: bool) -> Result<(), IpcError> {
+    /// `method`: transitionToActive, transitionToStandby or transitionToObserver.
+    async fn transition(&self, addr: &str, method: &str) -> Result<(), IpcError> {
         let c = self.client(addr).await?;
         let req_info = HaStateChangeRequestInfoProto {
             req_source: HaRequestSource::RequestByUser as i32,
         };
-        let r = if to_active {
-            c.call::<_, TransitionToActiveResponseProto>(
-                "transitionToActive",
-                &TransitionToActiveRequestProto { req_info },
-            )
-            .await
-            .map(drop)
-        } else {
-            c.call::<_, TransitionToStandbyResponseProto>(
-                "transitionToStandby",
-                &TransitionToStandbyRequestProto { req_info },
-            )
-            .await
-            .map(drop)
+        let r = match method {
+            "transitionToActive" => c
+                .call::<_, TransitionToActiveResponseProto>(
+                    method,
+                    &TransitionToActiveRequestProto { req_info },
+                )
+                .await
+                .map(drop),
+            "transitionToObserver" => c
+                .call::<_, TransitionToObserverResponseProto>(
+                    method,
+                    &TransitionToObserverRequestProto { req_info },
+                )
+                .await
+                .map(drop),
+            _ => c
+                .call::<_, TransitionToStandbyResponseProto>(
+                    method,
+                    &TransitionToStandbyRequestProto { req_info },
+                )
+                .await
+                .map(drop),
         };
         c.close().await;
         r
@@ -294,7 +309,7 @@ async fn failover(
         writeln!(err, "Failover failed: {why}")?;
         return Ok(FAILED);
     }
-    match ctx.transition(&to_addr, true).await {
+    match ctx.transition(&to_addr, "transitionToActive").await {
         Ok(()) => {
             writeln!(out, "Failover from {from} to {to} successful")?;
             Ok(0)

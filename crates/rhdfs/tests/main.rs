@@ -12,6 +12,7 @@ mod datanode_volume_failure;
 mod dfs_shell;
 mod fsshell_vs_java;
 mod ha_failover;
+mod ha_observer;
 mod ha_process;
 mod ha_raft;
 mod http_connections;

@@ -278,15 +278,35 @@ async fn watch_role(
     let mut metrics = raft.metrics();
     let election_ms = u64::try_from(settings.election.as_millis()).unwrap_or(u64::MAX);
     while !stop.load(Ordering::Relaxed) {
-        let (leading, term, state, quorum_ack) = {
+        let (leading, raft_leader, term, state, quorum_ack) = {
             let m = metrics.borrow_and_update();
-            let leading = m.state == ServerState::Leader
-                && m.current_leader == Some(me)
+            let raft_leader = m.state == ServerState::Leader && m.current_leader == Some(me);
+            let leading = raft_leader
                 && m.millis_since_quorum_ack.is_some_and(|ms| ms < election_ms)
                 && !fs.ha_role().yielding();
-            (leading, m.current_term, m.state, m.millis_since_quorum_ack)
+            (
+                leading,
+                raft_leader,
+                m.current_term,
+                m.state,
+                m.millis_since_quorum_ack,
+            )
         };
         match (fs.ha_role().get(), leading) {
+            // An observer never becomes active: elected all the same (it campaigns no
+            // more, but an election it had started may end after), it hands leadership to
+            // another member as a transitionToStandby would.
+            (Role::Observer, _) if raft_leader && !fs.ha_role().yielding() => {
+                tracing::warn!(
+                    term,
+                    "an observer won a Raft election: handing leadership away"
+                );
+                let (fs, raft) = (fs.clone(), raft.clone());
+                let wait = (settings.election * 10).max(Duration::from_secs(10));
+                tokio::spawn(async move {
+                    crate::ha::transition::yield_leadership(&fs, &raft, me, wait).await;
+                });
+            }
             (Role::Standby, true) => activate(&fs, &raft, &shipper, term, &settings).await,
             (Role::Active, false) => {
                 deactivate(&fs, &shipper);
@@ -334,15 +354,19 @@ async fn activate(
     }
     let local = fs.durable().map_or(0, |d| d.log().last_txid());
     let became = fs.with_ns(|ns| {
+        // Made an observer meanwhile: it never becomes active.
+        if !fs.ha_role().replace(Role::Standby, Role::Active) {
+            return Ok(false);
+        }
         if !shipper.activate(local, ns.last_txid()) {
             return Err(ns.last_txid());
         }
         ns.set_journal(Box::new(RaftJournal::new(shipper.clone())));
-        fs.ha_role().set(Role::Active);
-        Ok(())
+        Ok(true)
     });
     match became {
-        Ok(()) => {
+        Ok(false) => tracing::info!(term, "not becoming active: this NameNode is an observer"),
+        Ok(true) => {
             let bm = fs.block_manager();
             bm.set_last_txid(local);
             let dropped = bm.become_active();

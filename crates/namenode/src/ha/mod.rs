@@ -17,6 +17,11 @@
 //!   majority acknowledged it for an election timeout (fencing: a partitioned active cannot
 //!   acknowledge a mutation, and refuses new ones).
 //!
+//! - [`observer`]: a standby made an observer (`haadmin -transitionToObserver`) serves
+//!   reads to clients of ObserverReadProxyProvider once it applied their state id; every
+//!   response header carries the NameNode's state id. An observer never becomes active: it
+//!   does not campaign, and hands Raft leadership away should it win anyway.
+//!
 //! What a standby refuses, and the words of the refusal, are [`Role::check`]'s.
 
 pub mod apply;
@@ -24,6 +29,7 @@ pub mod batch;
 pub mod bootstrap;
 pub mod journal_node;
 pub mod member;
+pub mod observer;
 pub mod ship;
 pub mod transition;
 
@@ -38,6 +44,10 @@ pub enum Role {
     Active,
     /// Applies the active's edits; refuses client operations.
     Standby,
+    /// A standby that serves reads (Hadoop's observer NameNode) to clients of
+    /// ObserverReadProxyProvider, honouring their state ids (`observer`); never becomes
+    /// active.
+    Observer,
     /// Its namespace diverged from the replicated log (edits it applied were not committed);
     /// refuses everything until restarted.
     Failed,
@@ -67,14 +77,19 @@ impl Role {
     pub fn state_name(self) -> &'static str {
         match self {
             Role::Active => "active",
+            Role::Observer => "observer",
             Role::Standby | Role::Failed => "standby",
         }
     }
 
     /// Whether an operation of `category` may run in this state; a standby's refusal is
-    /// Hadoop's StandbyException and message, so stock clients fail over.
+    /// Hadoop's StandbyException and message, so stock clients fail over. An observer
+    /// serves reads (Hadoop's stale reads, always allowed on an observer).
     pub fn check(self, category: OperationCategory) -> FsResult<()> {
-        if self == Role::Active || category == OperationCategory::Unchecked {
+        if self == Role::Active
+            || category == OperationCategory::Unchecked
+            || (self == Role::Observer && category == OperationCategory::Read)
+        {
             return Ok(());
         }
         Err(FsError::Standby(format!(
@@ -93,6 +108,8 @@ pub struct RoleCell {
     /// Set while a leader hands the active role over (`transition`): it does not take the
     /// active role even though Raft still makes it leader.
     yielding: std::sync::atomic::AtomicBool,
+    /// What this NameNode did with reads as an observer.
+    observer_reads: observer::ObserverReads,
 }
 
 impl Default for RoleCell {
@@ -100,6 +117,7 @@ impl Default for RoleCell {
         RoleCell {
             role: AtomicU8::new(0),
             yielding: std::sync::atomic::AtomicBool::new(false),
+            observer_reads: observer::ObserverReads::default(),
         }
     }
 }
@@ -109,22 +127,47 @@ impl RoleCell {
         match self.role.load(Ordering::Acquire) {
             0 => Role::Active,
             1 => Role::Standby,
+            3 => Role::Observer,
             _ => Role::Failed,
+        }
+    }
+
+    fn code(role: Role) -> u8 {
+        match role {
+            Role::Active => 0,
+            Role::Standby => 1,
+            Role::Failed => 2,
+            Role::Observer => 3,
         }
     }
 
     /// Sets the role; `Failed` is final.
     pub fn set(&self, role: Role) {
-        let v = match role {
-            Role::Active => 0,
-            Role::Standby => 1,
-            Role::Failed => 2,
-        };
+        let v = Self::code(role);
         let _ = self
             .role
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
                 (old != 2).then_some(v)
             });
+    }
+
+    /// Sets the role to `to` only if it is `from`; whether it did.
+    pub fn replace(&self, from: Role, to: Role) -> bool {
+        from != Role::Failed
+            && self
+                .role
+                .compare_exchange(
+                    Self::code(from),
+                    Self::code(to),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok()
+    }
+
+    /// Reads served, waited for and refused as an observer.
+    pub fn observer_reads(&self) -> &observer::ObserverReads {
+        &self.observer_reads
     }
 
     /// Whether the member is handing the active role over.
@@ -156,6 +199,29 @@ mod tests {
         assert!(Role::Standby.check(OperationCategory::Unchecked).is_ok());
         assert!(Role::Active.check(OperationCategory::Write).is_ok());
         assert!(Role::Failed.check(OperationCategory::Read).is_err());
+    }
+
+    #[test]
+    fn an_observer_serves_reads_and_refuses_writes_with_hadoops_message() {
+        assert!(Role::Observer.check(OperationCategory::Read).is_ok());
+        assert!(Role::Observer.check(OperationCategory::Unchecked).is_ok());
+        let e = Role::Observer.check(OperationCategory::Write).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Operation category WRITE is not supported in state observer. Visit https://s.apache.org/sbnn-error"
+        );
+    }
+
+    #[test]
+    fn replace_moves_only_from_the_given_role() {
+        let r = RoleCell::default();
+        r.set(Role::Standby);
+        assert!(!r.replace(Role::Active, Role::Observer));
+        assert!(r.replace(Role::Standby, Role::Observer));
+        assert_eq!(r.get(), Role::Observer);
+        r.set(Role::Failed);
+        assert!(!r.replace(Role::Failed, Role::Standby));
+        assert_eq!(r.get(), Role::Failed);
     }
 
     #[test]

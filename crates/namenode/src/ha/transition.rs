@@ -95,6 +95,7 @@ impl Leadership {
             Role::Failed => {
                 return Err("its namespace diverged from the replicated edit log".into());
             }
+            Role::Observer => return Err(OBSERVER_TO_ACTIVE.into()),
             Role::Standby => {}
         }
         let raft = self.raft()?;
@@ -135,42 +136,82 @@ impl Leadership {
     /// asked to campaign, and the call returns once this member is a standby), else a member
     /// that campaigns asked (yield and answer at once).
     pub async fn become_standby(&self, by_user: bool) -> Result<(), String> {
+        if self.fs.ha_role().get() == Role::Observer {
+            return self.leave_observer();
+        }
         if self.fs.ha_role().get() != Role::Active && !self.fs.ha_role().yielding() {
             return Ok(());
         }
         let raft = self.raft()?;
-        if !self.fs.ha_role().set_yielding(true) {
-            tracing::info!("handing the active role over: edits stop");
-            if !followers_caught_up(&raft, self.own, self.wait / 2).await {
-                tracing::warn!("not every follower caught up before the hand-over");
-            }
-            raft.runtime_config().heartbeat(false);
-            tracing::info!("handing the active role over: heartbeats stop");
-            tokio::spawn(end_yield(
-                self.fs.clone(),
-                raft.clone(),
-                self.own,
-                self.wait,
-            ));
-        }
+        yield_leadership(&self.fs, &raft, self.own, self.wait).await;
         if !by_user {
             return Ok(());
         }
+        // The standbys by how far their log matches this one's; an observer refuses to
+        // become active, and the next one is asked.
         let progress = raft.metrics().borrow().replication.clone();
-        let best = progress
+        let mut candidates: Vec<_> = progress
             .into_iter()
             .flatten()
             .filter(|(id, _)| *id != self.own && self.members.iter().any(|(m, _)| m == id))
-            .max_by_key(|(_, matched)| matched.map(|l| l.index))
-            .map(|(id, _)| id)
-            .ok_or("no other member to hand the active role to")?;
-        let addr = self.addr_of(best)?;
-        self.ask(&addr, true).await?;
-        if left_leadership(&raft, self.own, self.wait).await {
-            Ok(())
-        } else {
-            Err(format!("still the leader after {:?}", self.wait))
+            .collect();
+        candidates.sort_by_key(|(_, matched)| std::cmp::Reverse(matched.map(|l| l.index)));
+        if candidates.is_empty() {
+            return Err("no other member to hand the active role to".into());
         }
+        let mut refusals = Vec::new();
+        for (id, _) in candidates {
+            match self.ask(&self.addr_of(id)?, true).await {
+                Ok(()) => {
+                    return if left_leadership(&raft, self.own, self.wait).await {
+                        Ok(())
+                    } else {
+                        Err(format!("still the leader after {:?}", self.wait))
+                    };
+                }
+                Err(e) => refusals.push(e),
+            }
+        }
+        Err(refusals.join("; "))
+    }
+
+    /// transitionToObserver: a standby serves reads and never becomes active. It stops
+    /// campaigning (openraft's elections off), so it leads only should it win an election it
+    /// had started before; the role watch then hands leadership away.
+    pub fn become_observer(&self) -> Result<(), String> {
+        let raft = self.raft()?;
+        let role = self.fs.ha_role();
+        match role.get() {
+            Role::Observer => return Ok(()),
+            Role::Active => return Err(ACTIVE_TO_OBSERVER.into()),
+            Role::Failed => {
+                return Err("its namespace diverged from the replicated edit log".into());
+            }
+            Role::Standby if role.yielding() => {
+                return Err("it is handing the active role over".into());
+            }
+            Role::Standby => {}
+        }
+        raft.runtime_config().elect(false);
+        if !role.replace(Role::Standby, Role::Observer) {
+            raft.runtime_config().elect(true);
+            return Err(format!(
+                "its state changed to {} meanwhile",
+                role.get().state_name()
+            ));
+        }
+        tracing::info!("this NameNode is an observer now: it serves reads, never campaigns");
+        Ok(())
+    }
+
+    /// An observer back to a standby: it campaigns again.
+    fn leave_observer(&self) -> Result<(), String> {
+        let raft = self.raft()?;
+        if self.fs.ha_role().replace(Role::Observer, Role::Standby) {
+            raft.runtime_config().elect(true);
+            tracing::info!("this NameNode is a standby now (no longer an observer)");
+        }
+        Ok(())
     }
 
     /// Asks the member at `addr` to become active (`to_active`) or to yield, as ZKFC.
@@ -205,6 +246,32 @@ impl Leadership {
         let what = if to_active { "become active" } else { "yield" };
         asked.map_err(|e| format!("asking {addr} to {what}: {e}"))
     }
+}
+
+/// Hadoop's refusal of transitionToActive on an observer.
+pub const OBSERVER_TO_ACTIVE: &str = "Cannot transition from 'observer' to 'active'";
+/// Hadoop's refusal of transitionToObserver on the active.
+pub const ACTIVE_TO_OBSERVER: &str = "Cannot transition from 'active' to 'observer'";
+
+/// The leader yields (see the module docs): it stops being active, waits for its followers'
+/// logs (at most half of `wait`), stops its heartbeats, and takes them back once another
+/// member leads or `wait` is over. Nothing happens while a yield is already going on.
+pub(crate) async fn yield_leadership(
+    fs: &Arc<Namesystem>,
+    raft: &openraft::Raft<EditRaft>,
+    own: u64,
+    wait: Duration,
+) {
+    if fs.ha_role().set_yielding(true) {
+        return;
+    }
+    tracing::info!("handing the active role over: edits stop");
+    if !followers_caught_up(raft, own, wait / 2).await {
+        tracing::warn!("not every follower caught up before the hand-over");
+    }
+    raft.runtime_config().heartbeat(false);
+    tracing::info!("handing the active role over: heartbeats stop");
+    tokio::spawn(end_yield(fs.clone(), raft.clone(), own, wait));
 }
 
 /// Waits until every follower's log matches the leader's last entry, at most `wait`.

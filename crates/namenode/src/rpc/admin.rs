@@ -1,14 +1,13 @@
 //! getServerDefaults, getFsStats/getStats, getFsReplicatedBlockStats, getDatanodeReport,
-//! setSafeMode, msync, getHAServiceState.
+//! setSafeMode.
 
 use bytes::Bytes;
 use rhdfs_ipc::{CallContext, RpcError, decode_request, encode_response};
-use rhdfs_proto::common::HaServiceStateProto;
 use rhdfs_proto::hdfs::{
     GetDatanodeReportRequestProto, GetDatanodeReportResponseProto,
     GetFsReplicatedBlockStatsResponseProto, GetFsStatsResponseProto,
-    GetServerDefaultsResponseProto, HaServiceStateResponseProto, MsyncResponseProto,
-    SafeModeActionProto, SetSafeModeRequestProto, SetSafeModeResponseProto,
+    GetServerDefaultsResponseProto, SafeModeActionProto, SetSafeModeRequestProto,
+    SetSafeModeResponseProto,
 };
 
 use super::ClientProtocolService;
@@ -110,20 +109,5 @@ impl ClientProtocolService {
             tracing::info!(user = %caller.user, "safe mode is {}", if result { "ON" } else { "OFF" });
         }
         Ok(encode_response(&SetSafeModeResponseProto { result }))
-    }
-
-    /// A single active NameNode is always up to date: nothing to wait for.
-    pub(super) async fn msync(&self, _ctx: &CallContext, _body: &Bytes) -> Result<Bytes, RpcError> {
-        Ok(encode_response(&MsyncResponseProto {}))
-    }
-
-    pub(super) async fn get_ha_service_state(
-        &self,
-        _ctx: &CallContext,
-        _body: &Bytes,
-    ) -> Result<Bytes, RpcError> {
-        Ok(encode_response(&HaServiceStateResponseProto {
-            state: HaServiceStateProto::Active as i32,
-        }))
     }
 }

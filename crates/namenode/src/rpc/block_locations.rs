@@ -9,6 +9,7 @@ use rhdfs_proto::hdfs::{
 
 use super::ClientProtocolService;
 use super::convert::located_blocks;
+use crate::ha::observer::ObserverError;
 
 impl ClientProtocolService {
     /// FileNotFoundException for a missing path ("File does not exist: /x").
@@ -24,6 +25,13 @@ impl ClientProtocolService {
         let mut lbs = self
             .fs
             .get_block_locations(&caller, &req.src, offset, length)?;
+        // An observer may not know a new block's replicas yet: the client asks the active.
+        if self.fs.ha_role().get() == crate::ha::Role::Observer
+            && lbs.blocks.iter().any(|b| b.locations.is_empty())
+        {
+            self.fs.ha_role().observer_reads().count_refused();
+            return Err(ObserverError::ZeroBlockLocations(req.src).into());
+        }
         // Closest replicas first for the caller's address (Hadoop sorts the located blocks
         // and the last block by the client machine after the namespace work).
         let reader = ctx.peer.ip().to_string();

@@ -6,8 +6,11 @@
 //! whether it is serving. Without HA a state transition is refused with
 //! `ServiceFailedException` (there is nothing to hand over to); with HA it moves Raft
 //! leadership (`crate::ha::transition`): transitionToActive wins an election,
-//! transitionToStandby hands the role to the most caught-up standby; transitionToObserver is
-//! refused. Every method needs the superuser, as in Hadoop.
+//! transitionToStandby hands the role to the most caught-up standby (an observer becomes a
+//! standby); transitionToObserver makes a standby an observer (`crate::ha::observer`;
+//! refused on the active with Hadoop's "Cannot transition from 'active' to 'observer'", and
+//! transitionToActive on an observer with the reverse). Every method needs the superuser,
+//! as in Hadoop.
 
 use std::sync::Arc;
 
@@ -18,9 +21,9 @@ use rhdfs_ipc::exceptions::{HEALTH_CHECK_FAILED, SERVICE_FAILED};
 use rhdfs_ipc::{CallContext, RpcError, RpcService, decode_request, encode_response};
 use rhdfs_proto::common::{
     GetServiceStatusRequestProto, GetServiceStatusResponseProto, HaRequestSource,
-    HaServiceStateProto, MonitorHealthRequestProto, MonitorHealthResponseProto,
-    TransitionToActiveRequestProto, TransitionToActiveResponseProto,
-    TransitionToObserverRequestProto, TransitionToStandbyRequestProto,
+    MonitorHealthRequestProto, MonitorHealthResponseProto, TransitionToActiveRequestProto,
+    TransitionToActiveResponseProto, TransitionToObserverRequestProto,
+    TransitionToObserverResponseProto, TransitionToStandbyRequestProto,
     TransitionToStandbyResponseProto,
 };
 
@@ -73,6 +76,12 @@ impl HaServiceProtocolService {
         match method {
             "transitionToActive" => {
                 let req = decode_request::<TransitionToActiveRequestProto>(body)?;
+                if self.fs.ha_role().get() == crate::ha::Role::Observer {
+                    return Err(RpcError::new(
+                        SERVICE_FAILED,
+                        crate::ha::transition::OBSERVER_TO_ACTIVE,
+                    ));
+                }
                 if let Some(why) = self.unhealthy() {
                     return Err(failed(why));
                 }
@@ -81,6 +90,18 @@ impl HaServiceProtocolService {
                     .await
                     .map_err(failed)?;
                 Ok(encode_response(&TransitionToActiveResponseProto {}))
+            }
+            "transitionToObserver" => {
+                decode_request::<TransitionToObserverRequestProto>(body)?;
+                if self.fs.ha_role().get() == crate::ha::Role::Active {
+                    // Hadoop's words, without this NameNode's preamble.
+                    return Err(RpcError::new(
+                        SERVICE_FAILED,
+                        crate::ha::transition::ACTIVE_TO_OBSERVER,
+                    ));
+                }
+                leadership.become_observer().map_err(failed)?;
+                Ok(encode_response(&TransitionToObserverResponseProto {}))
             }
             _ => {
                 let req = decode_request::<TransitionToStandbyRequestProto>(body)?;
@@ -152,11 +173,12 @@ impl HaServiceProtocolService {
 
     fn get_service_status(&self, body: &Bytes) -> Result<Bytes, RpcError> {
         decode_request::<GetServiceStatusRequestProto>(body)?;
-        let not_ready = self.unhealthy();
-        let state = match self.fs.ha_role().get() {
-            crate::ha::Role::Active => HaServiceStateProto::Active,
-            crate::ha::Role::Standby | crate::ha::Role::Failed => HaServiceStateProto::Standby,
-        };
+        let role = self.fs.ha_role().get();
+        // An observer cannot become active (Hadoop: "State is observer").
+        let not_ready = self.unhealthy().or_else(|| {
+            (role == crate::ha::Role::Observer).then(|| format!("State is {}", role.state_name()))
+        });
+        let state = super::ha_state::ha_state_proto(role);
         Ok(encode_response(&GetServiceStatusResponseProto {
             state: state as i32,
             ready_to_become_active: Some(not_ready.is_none()),
@@ -214,10 +236,12 @@ impl RpcService for HaServiceProtocolService {
         match ctx.method.as_str() {
             "monitorHealth" => self.monitor_health(&body),
             "getServiceStatus" => self.get_service_status(&body),
-            m @ ("transitionToActive" | "transitionToStandby") => match &self.leadership {
-                Some(l) => self.transition(l, m, &body).await,
-                None => self.refuse_transition(m, &body),
-            },
+            m @ ("transitionToActive" | "transitionToStandby" | "transitionToObserver") => {
+                match &self.leadership {
+                    Some(l) => self.transition(l, m, &body).await,
+                    None => self.refuse_transition(m, &body),
+                }
+            }
             m => self.refuse_transition(m, &body),
         }
     }

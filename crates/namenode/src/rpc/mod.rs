@@ -18,10 +18,13 @@ pub mod datanode_info;
 mod delete;
 pub mod errors;
 pub mod ha_service;
+mod ha_state;
 mod info;
 mod listing;
 mod metasave;
 mod mkdirs;
+mod msync;
+pub mod observer_reads;
 pub mod open_files;
 pub mod orphans;
 mod pipeline;
@@ -96,6 +99,8 @@ pub struct ClientProtocolService {
     defaults: FsServerDefaultsProto,
     retry_cache: Option<Arc<RetryCache>>,
     audit: Option<Arc<AuditLog>>,
+    /// With HA: how reads are served as an observer (`observer_reads`).
+    observer: Option<observer_reads::ObserverGate>,
 }
 
 impl ClientProtocolService {
@@ -109,7 +114,15 @@ impl ClientProtocolService {
             defaults,
             retry_cache,
             audit: None,
+            observer: None,
         }
+    }
+
+    /// An HA member: as an observer it serves reads once it applied the client's state id,
+    /// waking on `gate.raft`'s metrics.
+    pub fn with_observer_reads(mut self, gate: observer_reads::ObserverGate) -> Self {
+        self.observer = Some(gate);
+        self
     }
 
     /// Writes an audit line per audited call to `log` (see `audit`).
@@ -315,7 +328,13 @@ impl RpcService for ClientProtocolService {
     async fn call(&self, ctx: CallContext, body: Bytes) -> Result<Bytes, RpcError> {
         let kind = method_kind(&ctx.method);
         // A standby serves nothing but HA queries: clients fail over on its StandbyException.
-        self.fs.ha_role().get().check(operation_category(kind))?;
+        // An observer serves reads too, coordinated ones once it applied the client's state.
+        let role = self.fs.ha_role().get();
+        role.check(operation_category(kind))?;
+        let observer_read = role == crate::ha::Role::Observer && kind == Some(MethodKind::Read);
+        if observer_read {
+            self.align_observer_read(&ctx.method).await?;
+        }
         let at_most_once = kind == Some(MethodKind::AtMostOnce)
             && RetryCache::applies(&ctx.client_id, ctx.call_id);
         let (guard, replay) = match &self.retry_cache {
@@ -350,6 +369,9 @@ impl RpcService for ClientProtocolService {
             },
             Some(MethodKind::Read | MethodKind::Unchecked) | None => answer,
         };
+        if observer_read && answer.is_ok() {
+            self.fs.ha_role().observer_reads().count_served();
+        }
         if let Some(g) = guard {
             g.finish(&answer);
         }
