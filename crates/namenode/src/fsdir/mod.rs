@@ -121,9 +121,10 @@ pub enum InodeKind {
     File(FileInode),
 }
 
+/// An inode. Not its id: that is the inode table's key (the caller that looked it up
+/// has it).
 #[derive(Debug, Clone)]
 pub struct Inode {
-    pub id: u64,
     pub parent: u64,
     /// Short names inline ([`Name`]).
     pub name: Name,
@@ -261,7 +262,6 @@ impl FsDirectory {
     /// A namespace holding only `/` (owner `owner`, group `group`, 0755).
     pub fn new(owner: &str, group: &str, now: u64) -> Self {
         let root = Inode {
-            id: ROOT_INODE_ID,
             parent: ROOT_INODE_ID,
             name: Name::default(),
             perm: Perm::intern(PermissionStatus {
@@ -406,11 +406,10 @@ impl FsDirectory {
         }
     }
 
-    /// Adds `inode` under its `parent` (which must be a directory). Returns false if
-    /// the parent is missing, not a directory, or already has a child of that name.
-    pub fn attach(&mut self, inode: Inode) -> bool {
+    /// Adds `inode` as `id` under its `parent` (which must be a directory). Returns false
+    /// if the parent is missing, not a directory, or already has a child of that name.
+    pub fn attach(&mut self, id: u64, inode: Inode) -> bool {
         let parent = inode.parent;
-        let id = inode.id;
         let Some(dir) = self.inodes.get(parent).and_then(Inode::as_dir) else {
             return false;
         };
@@ -441,11 +440,11 @@ impl FsDirectory {
         self.inodes.remove(id)
     }
 
-    /// Re-links a detached inode under `parent` as `name`.
-    pub fn reattach(&mut self, mut inode: Inode, parent: u64, name: Vec<u8>) -> bool {
+    /// Re-links detached inode `id` under `parent` as `name`.
+    pub fn reattach(&mut self, id: u64, mut inode: Inode, parent: u64, name: Vec<u8>) -> bool {
         inode.parent = parent;
         inode.name = name.into();
-        self.attach(inode)
+        self.attach(id, inode)
     }
 
     /// Unlinks `id` and drops its whole subtree, collecting the blocks and open files.
@@ -454,21 +453,21 @@ impl FsDirectory {
         let Some(top) = self.detach(id) else {
             return out;
         };
-        let mut stack = vec![top];
-        while let Some(inode) = stack.pop() {
+        let mut stack = vec![(id, top)];
+        while let Some((id, inode)) = stack.pop() {
             out.inodes += 1;
             match inode.kind {
                 InodeKind::Dir(d) => {
                     for child in d.children.values() {
                         if let Some(c) = self.inodes.remove(*child) {
-                            stack.push(c);
+                            stack.push((*child, c));
                         }
                     }
                 }
                 InodeKind::File(f) => {
                     out.blocks.extend(f.blocks.iter().map(|b| b.id));
                     if let Some(uc) = f.uc() {
-                        out.open_files.push((inode.id, uc.client_name.clone()));
+                        out.open_files.push((id, uc.client_name.clone()));
                     }
                 }
             }
@@ -500,15 +499,16 @@ impl FsDirectory {
 mod tests {
     use std::mem::size_of;
 
-    /// A file's inode is 104 bytes: the replication and block size ride in the block
-    /// list's tag word, the writer in the box open files' lists have, a directory's
-    /// children are one word and its quotas another, so a directory fits around that tag.
+    /// A file's inode is 88 bytes: the replication and block size ride in the block
+    /// list's tag word, the writer and the ACL/xattr extension in the box open files'
+    /// lists have, a directory's children are one word and its quotas and extension
+    /// another, so a directory fits around that tag; the id is the table's key.
     #[test]
     fn inode_sizes() {
         assert_eq!(size_of::<super::FileInode>(), 32);
         assert_eq!(size_of::<super::DirInode>(), 16);
         assert_eq!(size_of::<super::InodeKind>(), 32);
-        assert_eq!(size_of::<super::Inode>(), 96);
-        assert_eq!(size_of::<Option<super::Inode>>(), 96);
+        assert_eq!(size_of::<super::Inode>(), 88);
+        assert_eq!(size_of::<Option<super::Inode>>(), 88);
     }
 }

@@ -111,12 +111,12 @@ impl PermissionChecker<'_> {
         granted & bits & 7 == bits & 7
     }
 
-    fn denied(&self, bits: u16, inode: &Inode) -> FsError {
+    fn denied(&self, bits: u16, id: u64, inode: &Inode) -> FsError {
         FsError::AccessControl(format!(
             "Permission denied: user={}, access={}, inode=\"{}\":{}:{}:{}",
             self.caller.user,
             action_name(bits),
-            self.dir.path_of(inode.id),
+            self.dir.path_of(id),
             inode.perm.owner,
             inode.perm.group,
             mode_string(inode.is_dir(), inode.perm.mode)
@@ -132,13 +132,13 @@ impl PermissionChecker<'_> {
     }
 
     fn check_inode(&self, id: Option<u64>, bits: u16) -> FsResult<()> {
-        let Some(inode) = id.and_then(|i| self.dir.get(i)) else {
+        let Some((id, inode)) = id.and_then(|i| Some((i, self.dir.get(i)?))) else {
             return Ok(());
         };
         if self.has(inode, bits) {
             Ok(())
         } else {
-            Err(self.denied(bits, inode))
+            Err(self.denied(bits, id, inode))
         }
     }
 
@@ -153,7 +153,7 @@ impl PermissionChecker<'_> {
                 && inode.is_dir()
                 && !self.has(inode, EXECUTE)
             {
-                return Err(self.denied(EXECUTE, inode));
+                return Err(self.denied(EXECUTE, id, inode));
             }
         }
         Ok(())
@@ -190,7 +190,7 @@ impl PermissionChecker<'_> {
                     && !(c.ignore_empty_dir && d.children.is_empty())
                     && !self.has(inode, bits)
                 {
-                    return Err(self.denied(bits, inode));
+                    return Err(self.denied(bits, id, inode));
                 }
             }
         }
@@ -205,7 +205,7 @@ impl PermissionChecker<'_> {
         if self.bypass() {
             return Ok(());
         }
-        let Some(inode) = id.and_then(|i| self.dir.get(i)) else {
+        let Some((id, inode)) = id.and_then(|i| Some((i, self.dir.get(i)?))) else {
             return Ok(());
         };
         if *inode.perm.owner == *self.caller.user {
@@ -214,14 +214,14 @@ impl PermissionChecker<'_> {
         Err(FsError::AccessControl(format!(
             "Permission denied. user={} is not the owner of inode={}",
             self.caller.user,
-            self.dir.path_of(inode.id)
+            self.dir.path_of(id)
         )))
     }
 
     fn check_sticky(&self, parent: Option<u64>, child: Option<u64>) -> FsResult<()> {
-        let (Some(p), Some(c)) = (
-            parent.and_then(|i| self.dir.get(i)),
-            child.and_then(|i| self.dir.get(i)),
+        let (Some((p_id, p)), Some((c_id, c))) = (
+            parent.and_then(|i| Some((i, self.dir.get(i)?))),
+            child.and_then(|i| Some((i, self.dir.get(i)?))),
         ) else {
             return Ok(());
         };
@@ -234,11 +234,11 @@ impl PermissionChecker<'_> {
         Err(FsError::AccessControl(format!(
             "Permission denied by sticky bit: user={}, path=\"{}\":{}:{}:{}, parent=\"{}\":{}:{}:{}",
             self.caller.user,
-            self.dir.path_of(c.id),
+            self.dir.path_of(c_id),
             c.perm.owner,
             c.perm.group,
             mode_string(c.is_dir(), c.perm.mode),
-            self.dir.path_of(p.id),
+            self.dir.path_of(p_id),
             p.perm.owner,
             p.perm.group,
             mode_string(true, p.perm.mode)

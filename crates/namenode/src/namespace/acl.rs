@@ -96,9 +96,9 @@ impl Namespace {
                 ..Check::default()
             },
         )?;
-        let inode = r
+        let (id, inode) = r
             .last()
-            .and_then(|id| self.dir.get(id))
+            .and_then(|id| Some((id, self.dir.get(id)?)))
             .ok_or_else(|| FsError::FileNotFound(format!("cannot find {path}")))?;
         let mode = inode.perm.mode;
         let existing = acl::logical_acl(mode, inode.acl());
@@ -118,7 +118,6 @@ impl Namespace {
                 } else {
                     mode
                 };
-                let id = inode.id;
                 if inode.acl().is_empty() {
                     return Ok(());
                 }
@@ -134,7 +133,6 @@ impl Namespace {
             }
         };
         let (new_mode, entries) = acl::to_stored(&new_acl, mode, inode.is_dir())?;
-        let id = inode.id;
         self.log_and_apply(
             EditOp::SetAcl {
                 id,

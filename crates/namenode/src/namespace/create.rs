@@ -214,7 +214,7 @@ impl Namespace {
             .dir
             .get(id)
             .ok_or_else(|| FsError::Io(format!("inode {id} vanished after create")))?;
-        Ok((self.status_of(inode, Vec::new(), false), removed.blocks))
+        Ok((self.status_of(id, inode, Vec::new(), false), removed.blocks))
     }
 
     /// append: re-opens a closed file for `client_name`. Returns the status and, unless
@@ -282,7 +282,7 @@ impl Namespace {
             _ => None,
         };
         Some(AppendResult {
-            status: self.status_of(inode, Vec::new(), false),
+            status: self.status_of(id, inode, Vec::new(), false),
             last_block,
             file_id: id,
         })

@@ -68,8 +68,8 @@ const KIND_FILE: u8 = 1;
 /// (storage type, quota) pairs (older images never carry it).
 const KIND_DIR_TYPED: u8 = 2;
 
-pub(super) fn encode_inode(w: &mut W, inode: &Inode) {
-    w.u(inode.id);
+pub(super) fn encode_inode(w: &mut W, id: u64, inode: &Inode) {
+    w.u(id);
     w.u(inode.parent);
     w.bytes(&inode.name);
     w.bytes(inode.perm.owner.as_bytes());
@@ -124,7 +124,7 @@ pub(super) fn encode_inode(w: &mut W, inode: &Inode) {
     }
 }
 
-fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
+fn decode_inode(r: &mut R<'_>) -> Result<(u64, Inode), ImageDecodeError> {
     let id = r.u()?;
     let parent = r.u()?;
     let name = r.bytes()?;
@@ -191,19 +191,21 @@ fn decode_inode(r: &mut R<'_>) -> Result<Inode, ImageDecodeError> {
             });
         }
     };
-    Ok(Inode {
+    Ok((
         id,
-        parent,
-        name: name.into(),
-        perm: Perm::intern(PermissionStatus {
-            owner: owner.into(),
-            group: group.into(),
-            mode,
-        }),
-        mtime,
-        atime,
-        kind,
-    })
+        Inode {
+            parent,
+            name: name.into(),
+            perm: Perm::intern(PermissionStatus {
+                owner: owner.into(),
+                group: group.into(),
+                mode,
+            }),
+            mtime,
+            atime,
+            kind,
+        },
+    ))
 }
 
 impl Namespace {
@@ -221,24 +223,24 @@ impl Namespace {
         w.u(ids.len() as u64);
         for id in ids {
             if let Some(inode) = self.dir.get(id) {
-                encode_inode(&mut w, inode);
+                encode_inode(&mut w, id, inode);
             }
         }
         if let Some(floor) = self.orphan_floor {
             w.0.push(TAG_ORPHAN_FLOOR);
             w.u(floor);
         }
-        let with_ext: Vec<&Inode> = self
+        let with_ext: Vec<(u64, &Inode)> = self
             .dir
             .ids()
-            .filter_map(|id| self.dir.get(id))
-            .filter(|i| i.ext().is_some())
+            .filter_map(|id| Some((id, self.dir.get(id)?)))
+            .filter(|(_, i)| i.ext().is_some())
             .collect();
         if !with_ext.is_empty() {
             w.0.push(TAG_INODE_EXT);
             w.u(with_ext.len() as u64);
-            for inode in with_ext {
-                w.u(inode.id);
+            for (id, inode) in with_ext {
+                w.u(id);
                 w.acl(inode.acl());
                 w.u(inode.xattrs().len() as u64);
                 for x in inode.xattrs() {
@@ -285,20 +287,20 @@ impl Namespace {
         block_owner.reserve(room);
         let mut leases = crate::leases::LeaseManager::default();
         for i in 0..count {
-            let inode = decode_inode(&mut r)?;
+            let (id, inode) = decode_inode(&mut r)?;
             loaded.fetch_add(1, Ordering::Relaxed);
             if let InodeKind::File(f) = &inode.kind {
                 for b in &f.blocks {
-                    block_owner.insert(b.id, inode.id);
+                    block_owner.insert(b.id, id);
                 }
                 if let Some(uc) = f.uc() {
-                    leases.add(&uc.client_name, inode.id, mono);
+                    leases.add(&uc.client_name, id, mono);
                 }
             }
             if i == 0 {
-                if inode.id != ROOT_INODE_ID {
+                if id != ROOT_INODE_ID {
                     return Err(ImageDecodeError::Orphan {
-                        id: inode.id,
+                        id,
                         parent: inode.parent,
                     });
                 }
@@ -313,8 +315,8 @@ impl Namespace {
                 }
                 continue;
             }
-            let (id, parent) = (inode.id, inode.parent);
-            if !dir.attach(inode) {
+            let parent = inode.parent;
+            if !dir.attach(id, inode) {
                 return Err(ImageDecodeError::Orphan { id, parent });
             }
         }

@@ -396,7 +396,6 @@ impl Namespace {
                 mtime,
             } => {
                 let inode = Inode {
-                    id: *id,
                     parent: *parent,
                     name: name.as_slice().into(),
                     perm: Perm::intern(perm.clone()),
@@ -405,7 +404,7 @@ impl Namespace {
                     kind: InodeKind::Dir(DirInode::default()),
                 };
                 let inode = self.inherit_default_acl(inode);
-                self.attach(inode, *mtime)?;
+                self.attach(*id, inode, *mtime)?;
             }
             EditOp::AddFile {
                 id,
@@ -423,7 +422,6 @@ impl Namespace {
                     removed = self.remove(*old);
                 }
                 let inode = Inode {
-                    id: *id,
                     parent: *parent,
                     name: name.as_slice().into(),
                     perm: Perm::intern(perm.clone()),
@@ -441,7 +439,7 @@ impl Namespace {
                     )),
                 };
                 let inode = self.inherit_default_acl(inode);
-                self.attach(inode, *mtime)?;
+                self.attach(*id, inode, *mtime)?;
                 self.leases.add(client_name, *id, mono);
             }
             EditOp::AddBlock { file, block } => {
@@ -531,7 +529,7 @@ impl Namespace {
                 }
                 let inode = self.dir.detach(*id).ok_or_else(|| inconsistent(op))?;
                 let src_parent = inode.parent;
-                if !self.dir.reattach(inode, *dst_parent, dst_name.clone()) {
+                if !self.dir.reattach(*id, inode, *dst_parent, dst_name.clone()) {
                     return Err(inconsistent(op));
                 }
                 for p in [src_parent, *dst_parent] {
@@ -643,9 +641,9 @@ impl Namespace {
         inode
     }
 
-    fn attach(&mut self, inode: Inode, mtime: u64) -> FsResult<()> {
-        let (id, parent) = (inode.id, inode.parent);
-        if !self.dir.attach(inode) {
+    fn attach(&mut self, id: u64, inode: Inode, mtime: u64) -> FsResult<()> {
+        let parent = inode.parent;
+        if !self.dir.attach(id, inode) {
             return Err(FsError::Io(format!(
                 "inconsistent namespace: cannot add inode {id} under {parent}"
             )));

@@ -147,18 +147,18 @@ impl Namespace {
                 )));
             }
         }
-        let dst_parent = match dr.parent().and_then(|p| self.dir.get(p)) {
+        let dst_parent = match dr.parent().and_then(|p| Some((p, self.dir.get(p)?))) {
             None => {
                 return Err(FsError::FileNotFound(format!(
                     "rename destination parent {dpath} not found."
                 )));
             }
-            Some(p) if !p.is_dir() => {
+            Some((_, p)) if !p.is_dir() => {
                 return Err(FsError::ParentNotDirectory(format!(
                     "rename destination parent {dpath} is a file."
                 )));
             }
-            Some(p) => p.id,
+            Some((p, _)) => p,
         };
         if replaced.is_none() {
             self.check_new_child(dst_parent, dpath.name())?;

@@ -38,8 +38,8 @@ impl Namespace {
     ) -> FsResult<Option<FileStatus>> {
         Ok(self
             .open_by(caller, src, client_name)?
-            .and_then(|id| self.dir.get(id))
-            .map(|i| self.status_of(i, Vec::new(), false)))
+            .and_then(|id| Some((id, self.dir.get(id)?)))
+            .map(|(id, i)| self.status_of(id, i, Vec::new(), false)))
     }
 
     /// append's answer for a file `client_name` re-opened at `src` with `flag`; None when

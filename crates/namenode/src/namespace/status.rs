@@ -44,13 +44,19 @@ pub struct Listing {
 }
 
 impl Namespace {
-    pub(crate) fn status_of(&self, inode: &Inode, name: Vec<u8>, with_blocks: bool) -> FileStatus {
+    pub(crate) fn status_of(
+        &self,
+        id: u64,
+        inode: &Inode,
+        name: Vec<u8>,
+        with_blocks: bool,
+    ) -> FileStatus {
         let (is_dir, length, replication, block_size, children_num) = match &inode.kind {
             InodeKind::Dir(d) => (true, 0, 0, 0, d.children.len() as u32),
             InodeKind::File(f) => (false, f.length(), f.replication(), f.block_size(), 0),
         };
         FileStatus {
-            id: inode.id,
+            id,
             name,
             is_dir,
             length,
@@ -62,7 +68,7 @@ impl Namespace {
             children_num,
             has_acl: !inode.acl().is_empty(),
             blocks: if with_blocks && !is_dir {
-                self.blocks_of(inode.id)
+                self.blocks_of(id)
             } else {
                 None
             },
@@ -101,8 +107,8 @@ impl Namespace {
         }
         self.checker(caller).check_traverse(&r)?;
         Ok(r.last()
-            .and_then(|id| self.dir.get(id))
-            .map(|i| self.status_of(i, Vec::new(), false)))
+            .and_then(|id| Some((id, self.dir.get(id)?)))
+            .map(|(id, i)| self.status_of(id, i, Vec::new(), false)))
     }
 
     /// getLocatedFileInfo: getFileInfo with the blocks attached.
@@ -128,13 +134,13 @@ impl Namespace {
         if let Some(e) = not_a_directory(&path, &r, false) {
             return Err(e);
         }
-        let Some(inode) = r.last().and_then(|id| self.dir.get(id)) else {
+        let Some((id, inode)) = r.last().and_then(|id| Some((id, self.dir.get(id)?))) else {
             self.checker(caller).check_traverse(&r)?;
             return Ok(None);
         };
         let Some(dir) = inode.as_dir() else {
             self.checker(caller).check_traverse(&r)?;
-            let st = self.status_of(inode, Vec::new(), need_location);
+            let st = self.status_of(id, inode, Vec::new(), need_location);
             return Ok(Some(Listing {
                 entries: vec![st],
                 remaining: 0,
@@ -151,7 +157,7 @@ impl Namespace {
         let mut entries = Vec::new();
         for (name, id) in range.by_ref().take(self.cfg.ls_limit.max(1)) {
             if let Some(child) = self.dir.get(id) {
-                entries.push(self.status_of(child, name.to_vec(), need_location));
+                entries.push(self.status_of(id, child, name.to_vec(), need_location));
             }
         }
         let remaining = range.count() as u32;
@@ -169,14 +175,14 @@ impl Namespace {
                 ..Check::default()
             },
         )?;
-        let inode = r
+        let (id, inode) = r
             .last()
-            .and_then(|id| self.dir.get(id))
+            .and_then(|id| Some((id, self.dir.get(id)?)))
             .ok_or_else(|| FsError::not_found(path.as_str()))?;
         if inode.is_dir() {
             return Err(FsError::FileNotFound(format!("Path is not a file: {path}")));
         }
-        self.blocks_of(inode.id)
+        self.blocks_of(id)
             .ok_or_else(|| FsError::not_found(path.as_str()))
     }
 

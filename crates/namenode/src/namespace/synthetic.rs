@@ -74,9 +74,8 @@ impl SyntheticSpec {
         )
     }
 
-    fn inode(&self, id: u64, parent: u64, name: String, kind: InodeKind, mode: u16) -> Inode {
+    fn inode(&self, parent: u64, name: String, kind: InodeKind, mode: u16) -> Inode {
         Inode {
-            id,
             parent,
             name: name.into_bytes().into(),
             perm: Perm::intern(PermissionStatus {
@@ -116,20 +115,21 @@ impl SyntheticSpec {
         w.u(FIRST_GENERATION_STAMP.max(fresh.last_gs));
         w.u(inodes);
         if let Some(root) = fresh.dir.get(ROOT_INODE_ID) {
-            encode_inode(&mut w, root);
+            encode_inode(&mut w, ROOT_INODE_ID, root);
         }
         let top = ROOT_INODE_ID + 1;
         let name = SYNTHETIC_ROOT.trim_start_matches('/').to_string();
         encode_inode(
             &mut w,
-            &self.inode(top, ROOT_INODE_ID, name, Self::dir_kind(), 0o755),
+            top,
+            &self.inode(ROOT_INODE_ID, name, Self::dir_kind(), 0o755),
         );
         let mut next_id = top + 1;
         for d in 0..dirs {
             let dir_id = next_id;
             next_id += 1;
-            let dir = self.inode(dir_id, top, self.dir_name(d), Self::dir_kind(), 0o755);
-            encode_inode(&mut w, &dir);
+            let dir = self.inode(top, self.dir_name(d), Self::dir_kind(), 0o755);
+            encode_inode(&mut w, dir_id, &dir);
             let first = d * self.per_dir();
             for k in first..self.files.min(first + self.per_dir()) {
                 let file = InodeKind::File(FileInode {
@@ -137,7 +137,8 @@ impl SyntheticSpec {
                 });
                 encode_inode(
                     &mut w,
-                    &self.inode(next_id, dir_id, self.file_name(k), file, 0o644),
+                    next_id,
+                    &self.inode(dir_id, self.file_name(k), file, 0o644),
                 );
                 next_id += 1;
             }

@@ -463,14 +463,14 @@ impl Namespace {
                 ..Check::default()
             },
         )?;
-        let inode = r
+        let (id, inode) = r
             .last()
-            .and_then(|id| self.dir.get(id))
+            .and_then(|id| Some((id, self.dir.get(id)?)))
             .ok_or_else(|| FsError::not_found(path.as_str()))?;
         let f = inode
             .as_file()
             .ok_or_else(|| FsError::FileNotFound(format!("Path is not a file: {path}")))?;
-        Ok(self.open_file(inode.id, f))
+        Ok(self.open_file(id, f))
     }
 
     fn open_file(&self, id: u64, f: &crate::fsdir::FileInode) -> Option<OpenFile> {
