@@ -4,6 +4,7 @@
 
 mod common;
 
+mod alignment;
 mod capture;
 mod client_server;
 mod idle;

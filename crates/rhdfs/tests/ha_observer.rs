@@ -9,14 +9,16 @@
 //!   supported in state observer") and coordinated reads without a state id; it answers
 //!   getHAServiceState OBSERVER, and msync only on the active.
 //! - The Java client writes through the active and reads back what it wrote from the
-//!   observer (its read counter moves); with the observer cut off from Raft, a new write is
-//!   acknowledged by the majority, and the next read waits on the observer (its wait counter
-//!   moves) until, healed, it applied the client's state id, then answers the new bytes.
+//!   observer (its read counter moves); with the observer cut off from Raft, another
+//!   client's write is acknowledged by the majority, and the Java client's next read (after
+//!   its msync to the active) waits on the observer (its wait counter moves) until, healed,
+//!   it applied the client's state id, then answers the new bytes.
 //! - The observer never becomes active: the active crashes, the standby takes over, the
 //!   observer stays an observer.
 
 use std::time::Duration;
 
+use rhdfs_client::FileSystem;
 use rhdfs_conf::Configuration;
 use rhdfs_ipc::{IpcError, RpcClient};
 use rhdfs_minicluster::ha::HaMiniCluster;
@@ -28,7 +30,7 @@ use rhdfs_proto::hdfs::{
     MkdirsResponseProto, MsyncRequestProto, MsyncResponseProto,
 };
 use rhdfs_proto::protocols::CLIENT_PROTOCOL;
-use rhdfs_testkit::cluster::data;
+use rhdfs_testkit::cluster::{data, write_file};
 use rhdfs_testkit::java::JavaShell;
 use rhdfs_testkit::ports::{self, ReservedPort};
 
@@ -254,10 +256,12 @@ async fn an_observer_serves_consistent_reads_to_the_java_client() -> anyhow::Res
         .ok_or_else(|| anyhow::anyhow!("the observer has no Raft member"))?;
     let peers: Vec<u64> = (1..=3).filter(|p| *p != member.id).collect();
     member.faults.cut_all(peers.iter().copied());
+    // Another client (rhdfs's, through the active) writes; the Java client's msync then
+    // gives it the active's state id. (A Java -put here would work too, but each of its
+    // reads after the create would wait out the bound before going to the active.)
     let second = data(200_000, 2);
-    sh.run(&["-put", &put("b", &second)?, "hdfs://ns/obs/b"])
-        .await?
-        .ok();
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), c.client_conf().clone()).await?;
+    write_file(&fs, "/obs/b", &second).await?;
     assert!(
         state_id(&c, obs) < state_id(&c, active),
         "the cut-off observer applied the new edits"
