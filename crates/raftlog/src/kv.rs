@@ -7,7 +7,7 @@ use std::io::Cursor;
 use openraft::LogId;
 
 use crate::codec::{EntryData, Reader};
-use crate::state_machine::StateMachineApp;
+use crate::state_machine::{AppSnapshot, SnapshotJob, StateMachineApp};
 
 /// Sets `key` to `value`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,15 +64,20 @@ impl StateMachineApp<KvConfig> for KvApp {
         }
     }
 
-    fn snapshot(&self) -> Result<Vec<u8>, String> {
-        let mut out = Vec::new();
+    fn snapshot(&self, last_applied: Option<LogId<u64>>) -> SnapshotJob {
+        let mut data = Vec::new();
         for (k, v) in &self.map {
             for s in [k, v] {
-                out.extend_from_slice(s.as_bytes());
-                out.push(0);
+                data.extend_from_slice(s.as_bytes());
+                data.push(0);
             }
         }
-        Ok(out)
+        Box::new(move || {
+            Ok(AppSnapshot {
+                covers: last_applied,
+                data,
+            })
+        })
     }
 
     fn restore(&mut self, snapshot: &[u8]) -> Result<(), String> {

@@ -27,5 +27,7 @@ mod writer;
 pub use codec::{EntryData, Meta, decode_entry, encode_entry};
 pub use error::{RaftLogError, Result};
 pub use segments::{META_FILE, segment_name};
-pub use state_machine::{AppStateMachine, SnapshotBuilder, StateMachineApp};
+pub use state_machine::{
+    AppSnapshot, AppStateMachine, SnapshotBuilder, SnapshotJob, StateMachineApp,
+};
 pub use store::{LogReader, LogTypeConfig, RaftLogStore, StoreOptions};

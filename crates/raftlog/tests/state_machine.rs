@@ -75,3 +75,99 @@ async fn a_damaged_snapshot_file_is_an_error() {
     std::fs::write(dir.join("raft_snapshot"), b"RHDFSRS1 not a snapshot").expect("write");
     assert!(Sm::open(KvApp::default(), &dir, Arc::new(LocalFs)).is_err());
 }
+
+/// An application that keeps its own state durable and snapshots an earlier point of it
+/// (the NameNode's newest image): what it covers is set by the test.
+#[derive(Default)]
+struct Behind {
+    kv: KvApp,
+    covers: Arc<std::sync::Mutex<Option<openraft::LogId<u64>>>>,
+    restored: Vec<Vec<u8>>,
+}
+
+impl rhdfs_raftlog::StateMachineApp<KvConfig> for Behind {
+    fn apply(
+        &mut self,
+        log_id: &openraft::LogId<u64>,
+        data: Option<&rhdfs_raftlog::kv::KvCommand>,
+    ) -> KvResponse {
+        self.kv.apply(log_id, data)
+    }
+
+    fn snapshot(&self, _last_applied: Option<openraft::LogId<u64>>) -> rhdfs_raftlog::SnapshotJob {
+        let covers = *self.covers.lock().expect("covers");
+        let data = format!("state covering {covers:?}").into_bytes();
+        Box::new(move || Ok(rhdfs_raftlog::AppSnapshot { covers, data }))
+    }
+
+    fn restore(&mut self, snapshot: &[u8]) -> Result<(), String> {
+        self.restored.push(snapshot.to_vec());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_application_durable_snapshot_covers_its_own_point_and_keeps_only_the_meta()
+-> Result<(), Box<StorageError<u64>>> {
+    type Bsm = AppStateMachine<KvConfig, Behind>;
+    let tmp = TempDir::new().expect("tempdir");
+    let dir = tmp.path().join("sm");
+    let fs = Arc::new(LocalFs);
+    let covers = Arc::new(std::sync::Mutex::new(None));
+    let app = Behind {
+        covers: covers.clone(),
+        ..Behind::default()
+    };
+    let mut sm = Bsm::open_app_durable(app, &dir, fs.clone()).expect("open");
+    sm.apply(entries(1, 0..=10)).await?;
+    // A membership change after the point the application's snapshot will cover.
+    sm.apply([crate::common::membership(2, 11), normal(2, 12)])
+        .await?;
+
+    // Nothing to offer yet: no snapshot, nothing saved.
+    let none = sm.get_snapshot_builder().await.build_snapshot().await?;
+    assert_eq!(none.meta.last_log_id, None);
+    assert_eq!(sm.snapshot_last_log_id(), None);
+    assert!(sm.get_current_snapshot().await?.is_none());
+
+    // A snapshot behind the last applied entry takes the membership in force there.
+    *covers.lock().expect("covers") = Some(log_id(1, 7));
+    let snap = sm.get_snapshot_builder().await.build_snapshot().await?;
+    assert_eq!(snap.meta.last_log_id, Some(log_id(1, 7)));
+    assert_eq!(*snap.meta.last_membership.log_id(), Some(log_id(1, 0)));
+    // The file holds the meta only.
+    let on_disk = std::fs::metadata(dir.join("raft_snapshot"))
+        .expect("file")
+        .len();
+    assert!(on_disk < 200, "{on_disk} bytes: the meta alone");
+
+    // An older point changes nothing.
+    *covers.lock().expect("covers") = Some(log_id(1, 3));
+    let again = sm.get_snapshot_builder().await.build_snapshot().await?;
+    assert_eq!(again.meta, snap.meta);
+    drop(sm);
+
+    // A restart resumes after the snapshot without restoring the application (its own
+    // storage holds the state), and the bytes a follower gets are built by the application.
+    let mut sm = Bsm::open_app_durable(Behind::default(), &dir, fs.clone()).expect("reopen");
+    assert_eq!(sm.applied_state().await?.0, Some(log_id(1, 7)));
+    assert!(sm.with_app(|a| a.restored.is_empty()));
+    let current = sm.get_current_snapshot().await?.expect("current");
+    assert_eq!(current.meta, snap.meta);
+    assert_eq!(
+        current.snapshot.into_inner(),
+        b"state covering None".to_vec()
+    );
+
+    // Installing: the application restores, then the meta is saved.
+    let mut other = Sm::new(KvApp::default());
+    other.apply(entries(5, 0..=3)).await?;
+    let theirs = other.get_snapshot_builder().await.build_snapshot().await?;
+    let bytes = theirs.snapshot.get_ref().clone();
+    sm.install_snapshot(&theirs.meta, theirs.snapshot).await?;
+    assert_eq!(sm.with_app(|a| a.restored.clone()), vec![bytes]);
+    drop(sm);
+    let mut sm = Bsm::open_app_durable(Behind::default(), &dir, fs).expect("reopen");
+    assert_eq!(sm.applied_state().await?.0, Some(log_id(5, 3)));
+    Ok(())
+}
