@@ -42,6 +42,10 @@ pub enum EditLogError {
     /// The log was closed (or failed) and accepts no more records.
     #[error("edit log is closed")]
     Closed,
+    #[error(
+        "the edit log holds txids up to {last}, past the image at txid {txid} it was to start after"
+    )]
+    AheadOfImage { txid: u64, last: u64 },
     /// `sync(txid)` was asked for a txid that was never handed out.
     #[error("txid {txid} has not been appended (last appended is {last})")]
     NotAppended { txid: u64, last: u64 },

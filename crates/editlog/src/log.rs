@@ -31,6 +31,17 @@ use crate::record::{EditRecord, MAX_PAYLOAD, SEGMENT_MAGIC, encode_record};
 use crate::recovery::{RecoveryMode, list_segments, recover};
 use crate::storage::StorageDirs;
 
+/// How [`EditLog::exclusive_as`] takes the log.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Take {
+    /// Appends go on after (roll).
+    Keep,
+    /// Appends are refused from now on (close).
+    Close,
+    /// Appends are refused while the log starts over, then numbered from its new start.
+    Restart,
+}
+
 /// The durable write-ahead log. Cheap to clone; all clones share one log.
 #[derive(Clone)]
 pub struct EditLog {
@@ -303,6 +314,16 @@ impl EditLog {
         close: bool,
         io: impl FnOnce(&[u8], u64, u64) -> Result<(T, u64)>,
     ) -> Result<T> {
+        self.exclusive_as(if close { Take::Close } else { Take::Keep }, io)
+    }
+
+    /// [`EditLog::exclusive`]; with [`Take::Restart`] appends are refused while `io` runs
+    /// and numbering continues from the new segment's first txid.
+    fn exclusive_as<T>(
+        &self,
+        take: Take,
+        io: impl FnOnce(&[u8], u64, u64) -> Result<(T, u64)>,
+    ) -> Result<T> {
         let inner = &*self.inner;
         let mut st = inner.state.lock();
         st.exclusive_waiting += 1;
@@ -325,7 +346,7 @@ impl EditLog {
             return Err(e);
         }
         st.leader = true;
-        st.closed = close;
+        st.closed = take != Take::Keep;
         let buf = std::mem::take(&mut st.buf);
         let last = st.next_txid - 1;
         let first = st.segment_first;
@@ -335,6 +356,11 @@ impl EditLog {
             Ok((v, new_first)) => {
                 st.synced = st.synced.max(last);
                 st.segment_first = new_first;
+                if take == Take::Restart {
+                    st.next_txid = new_first;
+                    st.synced = new_first - 1;
+                    st.closed = false;
+                }
                 Ok(v)
             }
             Err(e) => {
@@ -408,6 +434,43 @@ impl EditLog {
             self.inner.dirs.write_seen_txid(next)?;
             tracing::info!(first, last, "edit log segment rolled");
             Ok((next, next))
+        })
+    }
+
+    /// Starts the log over after `txid`, the txid of an image just saved that holds every
+    /// edit this log has (a member of an HA nameservice installing another member's image):
+    /// the current segment is finalized, every segment is removed and
+    /// `edits_inprogress_<txid+1>` started; the next append gets `txid + 1`. Refuses when the
+    /// log holds edits past `txid`. Blocking.
+    pub fn restart_after(&self, txid: u64) -> Result<()> {
+        // Only the caller appends to a log being started over, so this holds below too
+        // (an error inside `exclusive_as` would leave the log failed).
+        let last = self.last_txid();
+        if last > txid {
+            return Err(EditLogError::AheadOfImage { txid, last });
+        }
+        self.exclusive_as(Take::Restart, |buf, first, last| {
+            let mut streams = self.inner.streams.lock();
+            self.finalize_streams(&mut streams, buf, first, last)?;
+            let dirs = &self.inner.dirs;
+            let fs = dirs.fs().clone();
+            dirs.for_each_active("remove edit segments", |dir| {
+                for seg in list_segments(fs.as_ref(), dir)? {
+                    let p = dir.join(&seg.name);
+                    fs.remove_file(&p)
+                        .map_err(|e| EditLogError::io("remove", &p, e))?;
+                }
+                fs.sync_dir(dir)
+                    .map_err(|e| EditLogError::io("sync directory", dir, e))
+            })?;
+            let next = txid + 1;
+            *streams = start_segment(dirs, next)?;
+            dirs.write_seen_txid(next)?;
+            tracing::info!(
+                after_txid = txid,
+                "edit log started over after an installed image"
+            );
+            Ok(((), next))
         })
     }
 

@@ -220,3 +220,36 @@ fn read_edits_is_read_only() {
     assert_eq!(txids(&recs), vec![3, 4, 5]);
     assert_eq!(files(&roots[0], "edits_"), before);
 }
+
+#[test]
+fn a_log_starts_over_after_an_installed_image() {
+    let t = tempfile::tempdir().unwrap();
+    let roots = formatted_roots(t.path(), 2);
+    let (log, _) = open(&roots, 0);
+    for i in 1..=10u64 {
+        log.append(&payload(i)).unwrap();
+    }
+    log.roll().unwrap();
+    log.append(&payload(11)).unwrap();
+    // Not behind an image that does not hold its edits.
+    assert!(matches!(
+        log.restart_after(5),
+        Err(EditLogError::AheadOfImage { txid: 5, last: 11 })
+    ));
+    // After an image at txid 100: every segment goes, numbering goes on from 101.
+    log.restart_after(100).unwrap();
+    for root in &roots {
+        assert_eq!(files(root, "edits_"), vec![inprogress_name(101)]);
+        let seen = std::fs::read_to_string(root.join("current/seen_txid")).unwrap();
+        assert_eq!(seen.trim(), "101");
+    }
+    assert_eq!(log.last_txid(), 100);
+    assert_eq!(log.synced_txid(), 100);
+    assert_eq!(log.append(&payload(101)).unwrap(), 101);
+    log.sync(101).unwrap();
+    drop(log);
+    // A restart after the image reads the edits after it.
+    let (log, recs) = open(&roots, 100);
+    assert_eq!(txids(&recs), vec![101]);
+    assert_eq!(log.last_txid(), 101);
+}
