@@ -80,6 +80,7 @@ pub use id_table::IdTable;
 pub use locks::LockStat;
 pub use manager::{BlockLocations, BlockManager, FsStats, Location, NamespaceInfo};
 pub use monitor::HeartbeatPass;
+pub use ops::reload::{ReloadSummary, ReloadedBlock};
 pub use ops::reports::{FullReportSummary, HeartbeatOutcome, IncrementalItem};
 pub use orphans::{HeldReplica, OrphanClass, OrphanCounts};
 pub use placement::rack_aware::{PlacementConfig, PlacementOutcome, RackAwarePlacement};

@@ -8,6 +8,7 @@ mod deletion;
 mod failover;
 mod postponed;
 mod racks;
+pub(crate) mod reload;
 mod report_leases;
 pub(crate) mod reports;
 mod slow_nodes;
