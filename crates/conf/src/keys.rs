@@ -363,6 +363,12 @@ pub mod namenode {
     /// `rhdfs.ha.raft.dir` (rhdfs only): where a NameNode of an HA nameservice keeps its Raft
     /// log; by default `raft` inside the first `dfs.namenode.name.dir`.
     pub const RHDFS_HA_RAFT_DIR_KEY: &str = "rhdfs.ha.raft.dir";
+    /// `rhdfs.ha.raft.log.retained.entries` (rhdfs only): Raft entries (one group commit of
+    /// edits each) a member keeps behind its newest snapshot, which is taken at each of its
+    /// checkpoints (`dfs.namenode.checkpoint.period`/`.txns`): a member behind by fewer catches
+    /// up from the log, one behind by more from the snapshot's image.
+    pub const RHDFS_HA_RAFT_LOG_RETAINED_ENTRIES_KEY: &str = "rhdfs.ha.raft.log.retained.entries";
+    pub const RHDFS_HA_RAFT_LOG_RETAINED_ENTRIES_DEFAULT: u64 = 100_000;
     /// `dfs.namenode.shared.edits.dir`: with HA, `qjournal://h1:8485;h2:8485/<journal>` names
     /// the JournalNodes; in rhdfs they are log-only Raft voters beside the NameNodes
     /// (`rhdfs journalnode`), so two NameNodes and one JournalNode make a majority of three.

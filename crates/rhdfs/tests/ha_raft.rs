@@ -15,6 +15,10 @@
 //!   the client fails over to; healed, the old active follows as a standby.
 //! - `haadmin -failover` and `-transitionToStandby` move the active role through a Raft
 //!   election; a failover to the active is refused; the client follows.
+//! - A member down while the others compacted their Raft logs (a snapshot at each image,
+//!   the log purged behind it) catches up from the active's image installed as a Raft
+//!   snapshot: identical namespace, a block map that knows the blocks written and deleted
+//!   while it was down with their replicas, so it serves the files once made active.
 //! - A member whose directories are lost is bootstrapped from another member's image
 //!   (`namenode -bootstrapStandby`; refused while its directories hold a namespace), restarts
 //!   with an empty Raft log and catches up to the identical namespace.
@@ -56,12 +60,20 @@ const EXTRA: &[(&str, &str)] = &[
 ];
 
 async fn start(datanodes: usize) -> anyhow::Result<(HaMiniCluster, Vec<ReservedPort>)> {
+    start_with(datanodes, &[]).await
+}
+
+/// [`start`] with `more` keys beside [`EXTRA`].
+async fn start_with(
+    datanodes: usize,
+    more: &[(&str, &str)],
+) -> anyhow::Result<(HaMiniCluster, Vec<ReservedPort>)> {
     let reserved = (0..3)
         .map(|_| ports::reserve())
         .collect::<Result<Vec<_>, _>>()?;
     let ports: Vec<u16> = reserved.iter().map(|p| p.port()).collect();
     let mut conf = Configuration::new();
-    for (k, v) in EXTRA {
+    for (k, v) in EXTRA.iter().chain(more) {
         conf.set(k, v.to_string());
     }
     let c = HaMiniCluster::start(None, &ports, datanodes, &conf).await?;
@@ -417,6 +429,11 @@ async fn a_lost_member_is_bootstrapped_from_another() -> anyhow::Result<()> {
         let durable = nn.namesystem().durable().expect("storage").clone();
         durable.checkpoint().await?;
     }
+    // Each image is a Raft snapshot; the victim's is written before it crashes (an
+    // in-process crash does not stop a blocking thread writing into its directories).
+    for i in 0..3 {
+        wait_raft(&c, i, "a snapshot", |m| m.snapshot.is_some()).await?;
+    }
     let victim = (active + 1) % 3;
     let mut conf = c.namenode_conf(victim).expect("configured").clone();
     for i in (0..3).filter(|&i| i != victim) {
@@ -577,5 +594,137 @@ async fn two_namenodes_and_a_journal_node_fail_over() -> anyhow::Result<()> {
     fs.close().await;
     c.shutdown().await;
     journal.shutdown().await;
+    Ok(())
+}
+
+/// Waits until `f` holds on member `i`'s Raft metrics.
+async fn wait_raft(
+    c: &HaMiniCluster,
+    i: usize,
+    what: &str,
+    f: impl Fn(&openraft::RaftMetrics<u64, openraft::BasicNode>) -> bool,
+) -> anyhow::Result<openraft::RaftMetrics<u64, openraft::BasicNode>> {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let m = c
+            .namenode(i)
+            .and_then(|nn| nn.ha_member())
+            .map(|m| m.raft.metrics().borrow().clone())
+            .ok_or_else(|| anyhow::anyhow!("nn{} is not running", i + 1))?;
+        if f(&m) {
+            return Ok(m);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            anyhow::bail!("nn{}: {what} not reached in {DEADLINE:?}: {m:?}", i + 1);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_member_behind_the_compacted_log_catches_up_from_a_snapshot() -> anyhow::Result<()> {
+    let (mut c, _reserved) = start_with(3, &[("rhdfs.ha.raft.log.retained.entries", "4")]).await?;
+    let conf = client_conf(&c);
+    let active = c.wait_active(DEADLINE).await?;
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), conf.clone()).await?;
+    let keep = data(1_500_000, 1);
+    write_file(&fs, "/snap/keep", &keep).await?;
+    write_file(&fs, "/snap/gone", &data(300_000, 2)).await?;
+    let before = wait_identical(&c, 1).await?;
+    let victim = (active + 1) % 3;
+    let victim_last = wait_raft(&c, victim, "applied", |m| m.last_applied.is_some())
+        .await?
+        .last_log_index
+        .unwrap_or(0);
+    c.crash_namenode(victim).await;
+
+    // While it is down: a delete, a new file, and enough entries to purge past it.
+    assert!(fs.delete("/snap/gone", false).await?);
+    let fresh = data(1_200_000, 3);
+    write_file(&fs, "/snap/new", &fresh).await?;
+    for i in 0..40 {
+        fs.mkdirs(&format!("/snap/d{i}"), None).await?;
+    }
+    // The running members checkpoint; each image saved is a Raft snapshot, and the log is
+    // purged behind it.
+    for i in (0..3).filter(|&i| i != victim) {
+        let durable = c
+            .namenode(i)
+            .expect("running")
+            .namesystem()
+            .durable()
+            .expect("storage")
+            .clone();
+        durable.checkpoint().await?;
+    }
+    let purged = wait_raft(&c, active, "a snapshot and a purge past the victim", |m| {
+        m.snapshot.is_some_and(|s| s.index > victim_last)
+            && m.purged.is_some_and(|p| p.index > victim_last)
+    })
+    .await?;
+    let snap_index = purged.snapshot.map_or(0, |s| s.index);
+
+    // Back, it gets the active's image (its log no longer has what the victim lacks).
+    c.restart_namenode(victim).await?;
+    let txid = c
+        .namenode(active)
+        .expect("running")
+        .namesystem()
+        .with_ns(|ns| ns.last_txid());
+    assert!(txid > before);
+    wait_identical(&c, txid).await?;
+    let m = wait_raft(&c, victim, "the snapshot installed", |m| {
+        m.snapshot.is_some_and(|s| s.index >= snap_index)
+    })
+    .await?;
+    assert!(
+        m.purged
+            .is_some_and(|p| p.index >= snap_index.saturating_sub(4)),
+        "the victim's own log starts after the snapshot: {m:?}"
+    );
+    // Its block map follows the installed namespace: the deleted file's blocks are gone,
+    // and every block of the namespace gets its replicas.
+    let victim_fs = c.namenode(victim).expect("running").namesystem().clone();
+    let ids: Vec<u64> =
+        victim_fs.with_ns(|ns| ns.loaded_blocks().iter().map(|b| b.block.id).collect());
+    assert!(
+        ids.len() >= 3,
+        "blocks of /snap/keep and /snap/new: {ids:?}"
+    );
+    let bm = victim_fs.block_manager().clone();
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while !ids.iter().all(|&id| !bm.locations(id).is_empty()) {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the victim's block map has no replicas for some of {ids:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        bm.fs_stats().complete_blocks as usize,
+        ids.len(),
+        "no block of the deleted file is left"
+    );
+
+    // Made active (once out of start-up safe mode), it serves what was written while it
+    // was down.
+    let nn = |i: usize| format!("nn{}", i + 1);
+    while haadmin(&conf, &["-checkHealth", &nn(victim)]).await?.0 != 0 {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "nn{} never became healthy",
+            victim + 1
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (code, _, err) = haadmin(&conf, &["-failover", &nn(active), &nn(victim)]).await?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(wait_other_active(&c, active).await?, victim);
+    assert_eq!(read_file(&fs, "/snap/keep").await?, keep);
+    assert_eq!(read_file(&fs, "/snap/new").await?, fresh);
+    assert!(fs.get_file_info("/snap/gone").await?.is_none());
+    fs.mkdirs("/snap/after", None).await?;
+    fs.close().await;
+    c.shutdown().await;
     Ok(())
 }

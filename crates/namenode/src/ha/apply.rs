@@ -17,16 +17,17 @@
 //!    a crash loses of the edit log's tail is applied again from the Raft log at restart; an
 //!    fdatasync of it per batch would double each member's disk writes.
 //!
-//! Snapshots: members keep the whole Raft log (no snapshot is ever built, so a member that
-//! was down catches up from the log). [`StateMachineApp::snapshot`] encodes the namespace
-//! image; installing one on a member is not supported yet and is refused.
+//! Snapshots are the member's newest image (`ha::snapshot`): after each entry the member's
+//! last txid is remembered ([`AppliedPoints`]) so a snapshot can name the entry an image
+//! covers; installing one replaces the namespace with the image's.
 
 use std::sync::Arc;
 
 use openraft::LogId;
+use parking_lot::Mutex;
 use rhdfs_blockmanager::BlockUcState;
 use rhdfs_editlog::EditLog;
-use rhdfs_raftlog::StateMachineApp;
+use rhdfs_raftlog::{SnapshotJob, StateMachineApp};
 
 use crate::edit::EditOp;
 use crate::edit_codec;
@@ -34,6 +35,7 @@ use crate::fsdir::{FileBlock, Inode, Removed};
 use crate::ha::Role;
 use crate::ha::batch::{BatchCall, EditBatch, EditRaft};
 use crate::ha::ship::EditShipper;
+use crate::ha::snapshot::{self, AppliedPoints};
 use crate::namesystem::{Namesystem, to_block};
 
 /// What applying one record found.
@@ -68,6 +70,8 @@ pub struct NamespaceApp {
     shipper: Arc<EditShipper>,
     /// Monotonic time of the last background sync of the edit log.
     last_sync: Option<std::time::Duration>,
+    /// The member's last txid after applied entries (what a snapshot covers).
+    points: Arc<Mutex<AppliedPoints>>,
 }
 
 impl NamespaceApp {
@@ -77,6 +81,7 @@ impl NamespaceApp {
             log,
             shipper,
             last_sync: None,
+            points: Arc::default(),
         }
     }
 
@@ -188,13 +193,28 @@ fn block_work(ns: &crate::namespace::Namespace, op: &EditOp, removed: Removed) -
 }
 
 impl StateMachineApp<EditRaft> for NamespaceApp {
-    fn apply(&mut self, _log_id: &LogId<u64>, data: Option<&EditBatch>) {
-        let Some(batch) = data else {
-            return;
-        };
+    fn apply(&mut self, log_id: &LogId<u64>, data: Option<&EditBatch>) {
         if self.fs.ha_role().get() == Role::Failed {
             return;
         }
+        if let Some(batch) = data {
+            self.apply_batch(batch);
+        }
+        self.points.lock().record(*log_id, self.log.last_txid());
+    }
+
+    fn snapshot(&self, _last_applied: Option<LogId<u64>>) -> SnapshotJob {
+        snapshot::snapshot_job(&self.fs, &self.points)
+    }
+
+    fn restore(&mut self, data: &[u8]) -> Result<(), String> {
+        snapshot::install(&self.fs, &self.shipper, &self.points, data)
+    }
+}
+
+impl NamespaceApp {
+    /// Applies one committed batch: see the module docs.
+    fn apply_batch(&mut self, batch: &EditBatch) {
         let mut appended = None;
         let mut calls = batch.calls.iter().peekable();
         for (txid, record) in &batch.records {
@@ -248,17 +268,5 @@ impl StateMachineApp<EditRaft> for NamespaceApp {
                 }
             });
         }
-    }
-
-    fn snapshot(&self) -> Result<Vec<u8>, String> {
-        Ok(self.fs.with_ns(|ns| ns.encode_image().1))
-    }
-
-    fn restore(&mut self, _snapshot: &[u8]) -> Result<(), String> {
-        Err(
-            "installing a namespace image from the active NameNode is not supported yet; \
-             members keep the whole Raft log"
-                .to_string(),
-        )
     }
 }

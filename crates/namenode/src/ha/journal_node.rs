@@ -22,24 +22,31 @@ use openraft::LogId;
 use rhdfs_conf::{Configuration, keys};
 use rhdfs_ipc::{ProtocolRouter, RpcServer, ServerConfig};
 use rhdfs_raftlog::net::{Faults, IpcNetwork, RaftService};
-use rhdfs_raftlog::{AppStateMachine, StateMachineApp};
+use rhdfs_raftlog::{AppSnapshot, SnapshotJob, StateMachineApp};
 
 use crate::ha::batch::{EditBatch, EditRaft};
 use crate::ha::member::{HaError, NnRaft, RaftSettings};
 use crate::ha::transition::{followers_caught_up, leads};
 
 /// The state machine of a log-only member: entries are stored by the log, nothing is built.
+/// It builds no snapshot; one it is sent (it fell behind a NameNode's purged log) is kept
+/// as it came, so it can pass it on to a NameNode behind it while it leads.
 struct LogOnly;
 
 impl StateMachineApp<EditRaft> for LogOnly {
     fn apply(&mut self, _log_id: &LogId<u64>, _data: Option<&EditBatch>) {}
 
-    fn snapshot(&self) -> Result<Vec<u8>, String> {
-        Err("a JournalNode holds no namespace to snapshot".to_string())
+    fn snapshot(&self, _last_applied: Option<LogId<u64>>) -> SnapshotJob {
+        Box::new(|| {
+            Ok(AppSnapshot {
+                covers: None,
+                data: Vec::new(),
+            })
+        })
     }
 
     fn restore(&mut self, _snapshot: &[u8]) -> Result<(), String> {
-        Err("a JournalNode holds no namespace to restore".to_string())
+        Ok(())
     }
 }
 
@@ -100,7 +107,7 @@ impl JournalNode {
             settings.raft_config(&ns.id)?,
             IpcNetwork::new(id),
             store,
-            AppStateMachine::new(LogOnly),
+            settings.open_state_machine(LogOnly, false).await?,
         )
         .await
         .map_err(|e| HaError::Raft(e.to_string()))?;

@@ -59,6 +59,8 @@ pub struct RaftSettings {
     pub dir: PathBuf,
     /// The JournalNodes' addresses (`dfs.namenode.shared.edits.dir`): log-only voters.
     pub journals: Vec<String>,
+    /// Entries kept behind the newest snapshot (`rhdfs.ha.raft.log.retained.entries`).
+    pub retained: u64,
 }
 
 impl RaftSettings {
@@ -87,13 +89,41 @@ impl RaftSettings {
                     .collect()
             })
             .unwrap_or_default();
+        let retained = conf.get_u64(
+            keys::RHDFS_HA_RAFT_LOG_RETAINED_ENTRIES_KEY,
+            keys::RHDFS_HA_RAFT_LOG_RETAINED_ENTRIES_DEFAULT,
+        )?;
         Ok(RaftSettings {
             journals,
+            retained,
             heartbeat: heartbeat.max(Duration::from_millis(10)),
             // Raft needs the election timeout well above the heartbeat.
             election: election.max(heartbeat * 3),
             dir,
         })
+    }
+
+    /// Opens the state machine adapter over `app`, its current snapshot in `<dir>/snapshot`:
+    /// the meta alone for a NameNode (`app_durable`: its image and edit log hold its state),
+    /// meta and bytes for a JournalNode (it passes on the image it was sent).
+    pub(crate) async fn open_state_machine<A: rhdfs_raftlog::StateMachineApp<EditRaft>>(
+        &self,
+        app: A,
+        app_durable: bool,
+    ) -> Result<AppStateMachine<EditRaft, A>, HaError> {
+        let dir = self.dir.join("snapshot");
+        let shown = dir.display().to_string();
+        let fs: Arc<dyn rhdfs_editlog::fs::FileSystem> = Arc::new(rhdfs_editlog::fs::LocalFs);
+        tokio::task::spawn_blocking(move || {
+            if app_durable {
+                AppStateMachine::open_app_durable(app, &dir, fs)
+            } else {
+                AppStateMachine::open(app, &dir, fs)
+            }
+        })
+        .await
+        .map_err(|e| HaError::Raft(format!("opening the state machine: {e}")))?
+        .map_err(|source| HaError::Log { dir: shown, source })
     }
 
     /// Opens the member's Raft log (`<dir>/log`).
@@ -113,8 +143,12 @@ impl RaftSettings {
             heartbeat_interval: ms(self.heartbeat),
             election_timeout_min: ms(self.election),
             election_timeout_max: ms(self.election) * 2,
-            // The whole log is kept: a member that was down catches up from it.
+            // Snapshots are taken when the member saves an image (`spawn_snapshots`), not
+            // by entry count; the log is purged behind them less `retained` entries, in
+            // batches no larger than that.
             snapshot_policy: SnapshotPolicy::Never,
+            max_in_snapshot_log_to_keep: self.retained,
+            purge_batch_size: self.retained.clamp(1, 256),
             ..Config::default()
         };
         c.validate()
@@ -206,7 +240,9 @@ impl HaMember {
         enter_standby(&fs);
         fs.attach_shipper(shipper.clone());
         let store = settings.open_log().await?;
-        let sm = AppStateMachine::new(NamespaceApp::new(fs.clone(), log, shipper.clone()));
+        let sm = settings
+            .open_state_machine(NamespaceApp::new(fs.clone(), log, shipper.clone()), true)
+            .await?;
         let network = IpcNetwork::new(id).with_faults(faults.clone());
         let raft = NnRaft::new(id, settings.raft_config(&ns.id)?, network, store, sm)
             .await
@@ -229,7 +265,12 @@ impl HaMember {
             dir = %settings.dir.display(),
             "NameNode joined the nameservice's Raft group as a standby"
         );
+        let images = fs
+            .durable()
+            .map(|d| d.images_saved())
+            .ok_or(HaError::NoDirectory)?;
         let tasks = vec![
+            tokio::spawn(snapshot_at_each_image(raft.clone(), images).in_current_span()),
             tokio::spawn(shipper.clone().run(raft.clone()).in_current_span()),
             tokio::spawn(
                 watch_role(fs, raft.clone(), shipper, id, settings.clone(), stop).in_current_span(),
@@ -252,6 +293,19 @@ impl HaMember {
         }
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!("Raft shutdown: {e}");
+        }
+    }
+}
+
+/// Takes a Raft snapshot each time the member saves an image (`ha::snapshot`), so its Raft
+/// log is compacted at the pace of its checkpoints.
+async fn snapshot_at_each_image(raft: NnRaft, mut images: tokio::sync::watch::Receiver<u64>) {
+    while images.changed().await.is_ok() {
+        let txid = *images.borrow_and_update();
+        tracing::debug!(txid, "image saved: taking a Raft snapshot");
+        if let Err(e) = raft.trigger().snapshot().await {
+            tracing::info!("Raft snapshot not taken: {e}");
+            return;
         }
     }
 }

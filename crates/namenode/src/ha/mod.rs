@@ -31,6 +31,7 @@ pub mod journal_node;
 pub mod member;
 pub mod observer;
 pub mod ship;
+pub mod snapshot;
 pub mod transition;
 
 use std::sync::atomic::{AtomicU8, Ordering};

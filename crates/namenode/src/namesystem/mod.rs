@@ -8,6 +8,7 @@
 mod block_mutations;
 mod durable;
 mod effects;
+mod installed_image;
 mod located;
 mod open_file_leases;
 mod orphans;

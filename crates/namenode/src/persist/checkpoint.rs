@@ -182,6 +182,7 @@ impl Durable {
     /// directory), then removes the segments no retained image needs. Blocking.
     fn save_and_purge(&self, txid: u64, payload: &[u8]) -> Result<(), PersistError> {
         self.images.save_image(txid, payload)?;
+        self.saved.send_replace(txid);
         if let Some(oldest) = self.images.oldest_retained_txid() {
             self.log.purge_before(oldest + 1)?;
         }

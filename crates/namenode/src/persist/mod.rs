@@ -9,6 +9,7 @@
 //! built and written; saveNamespace encodes the live namespace under the lock.
 
 mod checkpoint;
+mod install;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -92,6 +93,8 @@ pub struct Durable {
     /// What a checkpoint's private namespace is built with.
     ns_cfg: NamespaceConfig,
     clock: SharedClock,
+    /// The txid of the newest image saved while running (checkpoints, installed images).
+    saved: tokio::sync::watch::Sender<u64>,
 }
 
 impl Durable {
@@ -101,6 +104,17 @@ impl Durable {
 
     pub fn images(&self) -> &ImageStore {
         &self.images
+    }
+
+    /// Follows the txid of the newest image saved (an HA member snapshots its Raft log at
+    /// each one).
+    pub fn images_saved(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.saved.subscribe()
+    }
+
+    /// What a namespace loaded from an image is built with.
+    pub fn namespace_config(&self) -> &NamespaceConfig {
+        &self.ns_cfg
     }
 
     pub fn version(&self) -> &StorageVersion {
@@ -294,6 +308,7 @@ pub fn load_reporting(
             checkpointing: tokio::sync::Mutex::new(()),
             ns_cfg,
             clock: clock.clone(),
+            saved: tokio::sync::watch::Sender::new(image_txid),
         }),
         ns,
     ))
