@@ -9,7 +9,7 @@
 //!   supported in state observer") and coordinated reads without a state id; it answers
 //!   getHAServiceState OBSERVER, and msync only on the active.
 //! - The Java client writes through the active and reads back what it wrote from the
-//!   observer (its read counter moves); with the observer cut off from Raft, another
+//!   observer (its read counter moves, and /jmx shows it and the state); with the observer cut off from Raft, another
 //!   client's write is acknowledged by the majority, and the Java client's next read (after
 //!   its msync to the active) waits on the observer (its wait counter moves) until, healed,
 //!   it applied the client's state id, then answers the new bytes.
@@ -244,6 +244,31 @@ async fn an_observer_serves_consistent_reads_to_the_java_client() -> anyhow::Res
         reads.served() > served,
         "the observer served none of -cat's reads"
     );
+
+    // The web port says so too.
+    let http = c
+        .namenode(obs)
+        .map(|nn| nn.http_addr().to_string())
+        .unwrap_or_default();
+    let (code, page) = rhdfs_http::client::get(
+        &http,
+        "/jmx?qry=rhdfs:service=NameNode,name=ObserverReads",
+        DEADLINE,
+    )
+    .await?;
+    assert_eq!(code, 200, "{page}");
+    let served_jmx = format!("\"Served\" : {}", reads.served());
+    assert!(
+        page.contains(&served_jmx) || page.contains(&served_jmx.replace(" : ", ":")),
+        "{page}"
+    );
+    let (_, page) = rhdfs_http::client::get(
+        &http,
+        "/jmx?get=Hadoop:service=NameNode,name=NameNodeStatus::State",
+        DEADLINE,
+    )
+    .await?;
+    assert!(page.contains("observer"), "{page}");
 
     // A lagging observer: reads wait for the client's state id.
     wait_for("the observer caught up", || {

@@ -55,6 +55,10 @@ pub(crate) struct Figures {
     pub slow_disks: Option<String>,
     /// Start-up progress (None for a namesystem not started by `NameNode::start`).
     pub startup: Option<crate::startup::ProgressView>,
+    /// The HA state as Hadoop names it (active, standby, observer).
+    pub ha_state: &'static str,
+    /// Reads served, waited for and refused as an observer (`ha::observer`).
+    pub observer_reads: [u64; 3],
 }
 
 impl Figures {
@@ -132,6 +136,11 @@ impl Figures {
             slow_peers: slow.slow_peers_report(),
             slow_disks: slow.slow_disks_report(),
             startup: fs.startup_progress().map(|p| p.view()),
+            ha_state: fs.ha_role().get().state_name(),
+            observer_reads: {
+                let r = fs.ha_role().observer_reads();
+                [r.served(), r.waited(), r.refused()]
+            },
             facts: facts.clone(),
         }
     }

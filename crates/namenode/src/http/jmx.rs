@@ -149,7 +149,7 @@ fn name_node_status(f: &Figures) -> Bean {
     .with("NNRole", "NameNode")
     .with("HostAndPort", host_port)
     .with("SecurityEnabled", false)
-    .with("State", "active")
+    .with("State", f.ha_state)
     .with("LastHATransitionTime", 0u64)
     .with("BytesWithFutureGenerationStamps", f.future_bytes);
     if let Some(r) = &f.slow_peers {
@@ -166,7 +166,7 @@ fn fs_namesystem(f: &Figures) -> Bean {
     let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
     Bean::new(format!("{NN},name=FSNamesystem"), "FSNamesystem")
         .with("tag.Context", "dfs")
-        .with("tag.HAState", "active")
+        .with("tag.HAState", f.ha_state)
         .with("tag.Hostname", f.facts.host.as_str())
         .with("MissingBlocks", s.missing_blocks)
         .with("MissingReplOneBlocks", s.missing_repl_one)
@@ -364,6 +364,11 @@ pub(crate) fn beans(f: &Figures) -> Vec<Bean> {
         .with("PendingRemovalBlocks", f.s.pending_removal)
         .with("HeldOrphanReplicas", f.orphan_replicas)
         .with("ReplicasInFuture", f.future_replicas),
+        // Not one of Hadoop's beans: what this NameNode did with reads as an observer.
+        Bean::new("rhdfs:service=NameNode,name=ObserverReads", "ObserverReads")
+            .with("Served", f.observer_reads[0])
+            .with("Waited", f.observer_reads[1])
+            .with("Refused", f.observer_reads[2]),
     ];
     if let Some((port, r)) = &f.rpc {
         out.extend(r.beans("NameNode", *port, &f.facts.host));
