@@ -322,7 +322,7 @@ impl FsDirectory {
     /// The child of `dir` (a directory of this tree) called `name`.
     pub fn child_in(&self, dir: &DirInode, name: &[u8]) -> Option<u64> {
         let at = dir.children.search(name, |c| self.name_of(c)).ok()?;
-        dir.children.values().nth(at).copied()
+        dir.children.get(at)
     }
 
     /// The children of `dir` (a directory of this tree) in name order, as (name, id), from
@@ -337,10 +337,7 @@ impl FsDirectory {
             Some(Ok(at)) => at + 1,
             Some(Err(at)) => at,
         };
-        dir.children
-            .from(at)
-            .iter()
-            .map(move |&c| (self.name_of(c), c))
+        dir.children.from(at).map(move |c| (self.name_of(c), c))
     }
 
     /// Walks `path` from the root.
@@ -459,8 +456,8 @@ impl FsDirectory {
             match inode.kind {
                 InodeKind::Dir(d) => {
                     for child in d.children.values() {
-                        if let Some(c) = self.inodes.remove(*child) {
-                            stack.push((*child, c));
+                        if let Some(c) = self.inodes.remove(child) {
+                            stack.push((child, c));
                         }
                     }
                 }
@@ -488,7 +485,7 @@ impl FsDirectory {
             let Some(inode) = self.get(cur) else { continue };
             out.push(cur);
             if let Some(d) = inode.as_dir() {
-                stack.extend(d.children.values().rev().copied());
+                stack.extend(d.children.values().rev());
             }
         }
         out

@@ -39,7 +39,7 @@ impl FsDirectory {
             match &inode.kind {
                 InodeKind::Dir(d) => {
                     s.directory_count += 1;
-                    stack.extend(d.children.values().copied());
+                    stack.extend(d.children.values());
                 }
                 InodeKind::File(f) => {
                     let len = f.length();

@@ -88,7 +88,7 @@ impl Namespace {
             };
             u.add(inode_usage(inode));
             if let InodeKind::Dir(d) = &inode.kind {
-                stack.extend(d.children.values().copied());
+                stack.extend(d.children.values());
             }
         }
         u
