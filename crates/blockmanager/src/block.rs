@@ -142,12 +142,9 @@ pub struct BlockInfo {
     pub state: BlockUcState,
     pub replication: u16,
     /// Its replicas, each naming its storage by index (`BlocksMap::storage`); three
-    /// inline, 24 bytes.
+    /// inline, 24 bytes. Its spill record also holds the block's construction parts
+    /// ([`BlockInfo::uc`]).
     pub replicas: Replicas,
-    /// The pipeline while the block is not COMPLETE, and the recovery, set while the
-    /// block is UNDER_RECOVERY (and kept until it is committed, so a later attempt knows
-    /// which primaries were tried). One word, boxed: almost every block has neither.
-    pub uc: Construction,
     /// What the blocks map's `SafeCounts` hold of this block (`COUNTED_*` bits), so that
     /// a change to the block adjusts them exactly; in the struct's padding.
     pub(crate) counted: u8,
@@ -171,10 +168,9 @@ impl BlockInfo {
             state: BlockUcState::UnderConstruction,
             replication,
             replicas: Replicas::default(),
-            uc: Construction::default(),
             counted: 0,
         };
-        info.uc.set_expected(expected);
+        info.set_expected(expected);
         info
     }
 
@@ -203,6 +199,45 @@ impl BlockInfo {
     /// The block, given its id (the blocks map's key).
     pub fn block(&self, id: u64) -> Block {
         Block::new(id, self.gs, self.num_bytes)
+    }
+
+    /// The pipeline while the block is not COMPLETE, and the recovery, set while the
+    /// block is UNDER_RECOVERY (and kept until it is committed, so a later attempt knows
+    /// which primaries were tried). Held in the replicas' spill record: almost every
+    /// block has neither, and the record then has no word for them.
+    pub fn uc(&self) -> &Construction {
+        self.replicas.uc()
+    }
+
+    /// Replaces the pipeline (the recovery is kept).
+    pub fn set_expected(&mut self, expected: Vec<ExpectedLocation>) {
+        if expected.is_empty() && self.uc().expected().is_empty() {
+            return;
+        }
+        self.replicas.change_uc(|c| c.set_expected(expected));
+    }
+
+    pub fn push_expected(&mut self, e: ExpectedLocation) {
+        self.replicas.change_uc(|c| c.push_expected(e));
+    }
+
+    /// Forgets the pipeline (the recovery is kept).
+    pub fn clear_expected(&mut self) {
+        self.set_expected(Vec::new());
+    }
+
+    /// Replaces the recovery (the pipeline is kept).
+    pub fn set_recovery(&mut self, recovery: Option<BlockRecovery>) {
+        if recovery.is_none() && self.uc().recovery().is_none() {
+            return;
+        }
+        self.replicas.change_uc(|c| c.set_recovery(recovery));
+    }
+
+    /// Removes the recovery and returns it (the pipeline is kept).
+    pub fn take_recovery(&mut self) -> Option<BlockRecovery> {
+        self.uc().recovery()?;
+        self.replicas.change_uc(Construction::take_recovery)
     }
 
     pub fn is_complete(&self) -> bool {

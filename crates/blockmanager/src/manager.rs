@@ -428,9 +428,9 @@ impl BlockManager {
             let info = st.map.get(id)?;
             let mut picks: Vec<(Arc<str>, Arc<str>)> = Vec::new();
             let mut corrupt = false;
-            if !info.is_complete() && !info.uc.expected().is_empty() {
+            if !info.is_complete() && !info.uc().expected().is_empty() {
                 picks.extend(
-                    info.uc
+                    info.uc()
                         .expected()
                         .iter()
                         .map(|e| (e.dn_uuid.clone(), e.storage_id.clone())),
@@ -540,7 +540,7 @@ impl BlockManager {
         let expected: Vec<(Arc<str>, Arc<str>)> = {
             let st = self.blocks.lock("recovery");
             let info = st.map.get(id).ok_or(BlockManagerError::UnknownBlock(id))?;
-            info.uc
+            info.uc()
                 .expected()
                 .iter()
                 .map(|e| (e.dn_uuid.clone(), e.storage_id.clone()))
@@ -596,7 +596,7 @@ impl BlockManager {
         if info.state != BlockUcState::UnderRecovery {
             return None;
         }
-        info.uc.recovery().cloned()
+        info.uc().recovery().cloned()
     }
 
     /// True when `uuid` is a registered DataNode not declared dead.

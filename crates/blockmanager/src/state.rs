@@ -110,14 +110,14 @@ impl BlockState {
         if let Some(mut info) = map.get_mut(block.id) {
             info.set_block(block);
             info.state = BlockUcState::UnderConstruction;
-            info.uc.set_recovery(None);
+            info.set_recovery(None);
             info.replication = replication;
             for r in &mut info.replicas {
                 if r.state == ReplicaState::Finalized {
                     r.state = ReplicaState::Rbw;
                 }
             }
-            info.uc.set_expected(if expected.is_empty() {
+            info.set_expected(if expected.is_empty() {
                 located
             } else {
                 expected
@@ -168,7 +168,7 @@ impl BlockState {
                 }
                 info.set_block(commit);
                 info.state = BlockUcState::Committed;
-                info.uc.set_recovery(None);
+                info.set_recovery(None);
                 // Finalized replicas of another length cannot serve the committed block.
                 let short: Vec<StorageIdx> = info
                     .replicas
@@ -219,10 +219,10 @@ impl BlockState {
                 info.state
             )));
         }
-        let mut tried = info.uc.take_recovery().map(|r| r.tried).unwrap_or_default();
+        let mut tried = info.take_recovery().map(|r| r.tried).unwrap_or_default();
         info.state = BlockUcState::UnderRecovery;
         let live: Vec<(Arc<str>, Duration)> = info
-            .uc
+            .uc()
             .expected()
             .iter()
             .filter_map(|e| alive(&e.dn_uuid).map(|t| (e.dn_uuid.clone(), t)))
@@ -243,7 +243,7 @@ impl BlockState {
         if let Some(p) = &primary {
             tried.push(p.clone());
         }
-        info.uc.set_recovery(Some(BlockRecovery {
+        info.set_recovery(Some(BlockRecovery {
             recovery_id,
             primary: primary.clone(),
             tried,
@@ -265,7 +265,7 @@ impl BlockState {
                 // their way (Hadoop's addExpectedReplicasToPending).
                 let gs = info.gs();
                 let coming: Vec<Arc<str>> = info
-                    .uc
+                    .uc()
                     .expected()
                     .iter()
                     .filter(|e| {
@@ -279,7 +279,7 @@ impl BlockState {
                     .collect();
                 if let Some(mut info) = self.map.get_mut(id) {
                     info.state = BlockUcState::Complete;
-                    info.uc.clear_expected();
+                    info.clear_expected();
                 }
                 self.recon.add_pending(id, coming);
                 self.check_redundancy(id);
@@ -478,7 +478,7 @@ impl BlockState {
         };
         info.set_block(new);
         if !expected.is_empty() {
-            info.uc.set_expected(expected);
+            info.set_expected(expected);
         }
         let stale: Vec<StorageIdx> = info
             .replicas
@@ -512,7 +512,7 @@ impl BlockState {
                 n += 1;
             }
         }
-        for e in info.uc.expected() {
+        for e in info.uc().expected() {
             if !info
                 .replicas
                 .iter()
@@ -594,9 +594,9 @@ impl BlockState {
                 self.map
                     .add_replica(dn, storage, reported.block, reported.state);
                 if let Some(mut info) = self.map.get_mut(id)
-                    && !info.uc.expected().iter().any(|e| e.dn_uuid == *dn)
+                    && !info.uc().expected().iter().any(|e| e.dn_uuid == *dn)
                 {
-                    info.uc.push_expected(ExpectedLocation {
+                    info.push_expected(ExpectedLocation {
                         dn_uuid: dn.clone(),
                         storage_id: storage.clone(),
                     });

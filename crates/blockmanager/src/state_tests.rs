@@ -115,7 +115,7 @@ fn rbw_of_under_construction_block() {
     assert!(!o.finalized_added);
     let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.replicas[0].state, ReplicaState::Rbw);
-    assert_eq!(info.uc.expected().len(), 1);
+    assert_eq!(info.uc().expected().len(), 1);
     assert!(!st.has_min_replicas(5));
 }
 
@@ -136,7 +136,7 @@ fn finalized_of_under_construction_block_then_commit_completes() {
         st.process_replica(&a("dn1"), &a("DS-1"), &r)
             .finalized_added
     );
-    assert_eq!(st.map.get(5).map(|i| i.uc.expected().len()), Some(1));
+    assert_eq!(st.map.get(5).map(|i| i.uc().expected().len()), Some(1));
     assert_eq!(st.commit(Block::new(5, 1001, 10)), Ok(true));
     assert_eq!(st.map.get(5).map(|i| i.state), Some(BlockUcState::Complete));
 }
@@ -283,7 +283,7 @@ fn reopen_for_append_keeps_replicas_until_rereported() {
     let info = st.map.get(1).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.state, BlockUcState::UnderConstruction);
     assert_eq!(info.replicas.len(), 2);
-    assert_eq!(info.uc.expected().len(), 2);
+    assert_eq!(info.uc().expected().len(), 2);
     assert_eq!(info.good_finalized(), 0);
     // same generation stamp (hdfs-native appends without a bump), new length
     st.process_replica(
@@ -368,7 +368,7 @@ fn recovery_primary_is_the_latest_heartbeat_not_yet_tried() {
     );
     let info = st.map.get(7).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.state, BlockUcState::UnderRecovery);
-    let rec = info.uc.recovery().cloned().unwrap_or_default();
+    let rec = info.uc().recovery().cloned().unwrap_or_default();
     assert_eq!(rec.recovery_id, 2003);
     assert_eq!(rec.primary, Some(a("dn2")));
     assert_eq!(rec.tried, vec![a("dn2")]);
@@ -394,7 +394,7 @@ fn recovery_skips_dead_nodes_and_may_find_none() {
     );
     let info = st.map.get(7).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.state, BlockUcState::UnderRecovery);
-    assert_eq!(info.uc.recovery().map(|r| r.recovery_id), Some(2002));
+    assert_eq!(info.uc().recovery().map(|r| r.recovery_id), Some(2002));
 }
 
 #[test]
@@ -410,7 +410,7 @@ fn recovered_block_commits_and_leaves_recovery() {
     assert_eq!(st.commit(Block::new(7, 2000, 50)), Ok(true));
     let info = st.map.get(7).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.state, BlockUcState::Complete);
-    assert_eq!(info.uc.recovery(), None);
+    assert_eq!(info.uc().recovery(), None);
     // A COMPLETE block cannot be recovered; an unknown one neither.
     assert!(matches!(
         st.initialize_recovery(7, 2001, &heartbeats(&[])),

@@ -159,8 +159,8 @@ impl BlockManager {
                 .map(|id| {
                     let info = st.map.get(*id)?;
                     let mut reps = Vec::new();
-                    if !info.is_complete() && !info.uc.expected().is_empty() {
-                        for e in info.uc.expected() {
+                    if !info.is_complete() && !info.uc().expected().is_empty() {
+                        for e in info.uc().expected() {
                             let r = info.replicas.iter().find(|r| *st.map.dn_of(r) == e.dn_uuid);
                             let state = r.map_or(ReplicaState::Rbw, |r| r.state);
                             let gs = r.map_or(info.gs(), |r| info.replica_gs(r));

@@ -24,6 +24,13 @@ impl Parts {
 pub struct Construction(Option<Box<Parts>>);
 
 impl Construction {
+    /// Neither a pipeline nor a recovery.
+    pub const NONE: Construction = Construction(None);
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
     /// Changes the parts, then drops the box if they are both empty.
     fn edit<T>(&mut self, f: impl FnOnce(&mut Parts) -> T) -> T {
         let parts = self.0.get_or_insert_with(Default::default);

@@ -9,8 +9,12 @@
 //! was last reported with the block's values, so almost every block holds its replicas
 //! inline. (A 24-byte replica with its own gs and length, three in a boxed slice, took 16
 //! bytes in the record plus an 80-byte malloc chunk per block.)
+//!
+//! The spill record also holds the block's under-construction parts ([`Construction`]: its
+//! pipeline and recovery), which only blocks being written or recovered have: they cost
+//! the block record no word of its own.
 
-use super::{CorruptReason, ReplicaState, StorageIdx};
+use super::{Construction, CorruptReason, ReplicaState, StorageIdx};
 
 /// One replica of a block on one storage (whose DataNode the storage table knows).
 /// 8 bytes, `Copy`. Its generation stamp and length: `BlockInfo::replica_block`.
@@ -39,6 +43,9 @@ impl Replica {
 /// Marks an unused inline slot of `Replicas` (no storage table hands out this index).
 pub const VACANT: StorageIdx = StorageIdx(u32::MAX);
 
+/// What an inline block's `uc()` reads.
+static NO_CONSTRUCTION: Construction = Construction::NONE;
+
 /// Replicas held inline.
 pub const INLINE: usize = 3;
 
@@ -65,6 +72,8 @@ struct Spilled {
     replicas: Vec<Replica>,
     /// At most one per replica, only for replicas present.
     own: Vec<Own>,
+    /// The block's pipeline and recovery.
+    uc: Construction,
 }
 
 /// 24 bytes: the spill box takes the niche of the inline slots' states.
@@ -103,6 +112,7 @@ impl Replicas {
             self.0 = Repr::Spilled(Box::new(Spilled {
                 replicas,
                 own: Vec::new(),
+                uc: Construction::NONE,
             }));
         }
         match &mut self.0 {
@@ -115,12 +125,38 @@ impl Replicas {
     fn unspill_if_small(&mut self) {
         if let Repr::Spilled(s) = &self.0
             && s.own.is_empty()
+            && s.uc.is_empty()
             && s.replicas.len() <= INLINE
         {
             let mut a = [EMPTY_SLOT; INLINE];
             a[..s.replicas.len()].copy_from_slice(&s.replicas);
             self.0 = Repr::Inline(a);
         }
+    }
+
+    /// The block's pipeline and recovery (none unless spilled).
+    pub fn uc(&self) -> &Construction {
+        match &self.0 {
+            Repr::Inline(_) => &NO_CONSTRUCTION,
+            Repr::Spilled(s) => &s.uc,
+        }
+    }
+
+    /// Changes the block's pipeline and recovery: in the spill record, made when they
+    /// become non-empty and dropped when nothing needs it any more.
+    pub fn change_uc<T>(&mut self, f: impl FnOnce(&mut Construction) -> T) -> T {
+        if let Repr::Spilled(s) = &mut self.0 {
+            let out = f(&mut s.uc);
+            self.unspill_if_small();
+            return out;
+        }
+        let mut uc = Construction::NONE;
+        let out = f(&mut uc);
+        if !uc.is_empty() {
+            let n = self.count();
+            self.spill(n).uc = uc;
+        }
+        out
     }
 
     /// Whether the replicas live in a spill record (more than `INLINE`, or some with

@@ -78,8 +78,44 @@ proptest! {
 fn three_replicas_fit_in_the_record() {
     assert_eq!(std::mem::size_of::<Replica>(), 8);
     assert_eq!(std::mem::size_of::<super::Replicas>(), 24);
-    // Its id is the blocks map's key, not a field.
-    assert_eq!(std::mem::size_of::<BlockInfo>(), 56);
+    // Its id is the blocks map's key, its construction parts in the spill record.
+    assert_eq!(std::mem::size_of::<BlockInfo>(), 48);
+}
+
+#[test]
+fn construction_parts_ride_in_the_spill_record() {
+    use std::sync::Arc;
+    let loc = |n: &str| crate::block::ExpectedLocation {
+        dn_uuid: Arc::from(n),
+        storage_id: Arc::from(n),
+    };
+    let mut info = BlockInfo::new_under_construction(Block::new(1, 5, 10), 3, vec![loc("a")]);
+    assert!(info.replicas.is_spilled(), "a pipeline needs the record");
+    for s in 0..2 {
+        info.replicas
+            .push(Replica::new(StorageIdx(s), ReplicaState::Rbw));
+    }
+    info.set_recovery(Some(crate::block::BlockRecovery {
+        recovery_id: 7,
+        ..Default::default()
+    }));
+    info.clear_expected();
+    assert!(info.replicas.is_spilled(), "the recovery still needs it");
+    assert_eq!(info.uc().expected(), &[]);
+    assert_eq!(info.take_recovery().map(|r| r.recovery_id), Some(7));
+    assert!(
+        !info.replicas.is_spilled(),
+        "back inline once both are gone"
+    );
+    assert_eq!(info.replicas.len(), 2);
+    assert!(info.uc().is_empty());
+    // nothing to set: no record made
+    info.set_recovery(None);
+    info.set_expected(Vec::new());
+    assert!(!info.replicas.is_spilled());
+    info.push_expected(loc("b"));
+    assert_eq!(info.uc().expected(), &[loc("b")]);
+    assert_eq!(info.replicas.len(), 2);
 }
 
 #[test]
