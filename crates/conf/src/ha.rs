@@ -41,7 +41,7 @@ pub enum HaConfError {
         namenodes_key: String,
     },
     /// A failover proxy provider rhdfs does not implement.
-    #[error("{key} is {class}; rhdfs fails over only with {supported}", supported = keys::CONFIGURED_FAILOVER_PROXY_PROVIDER)]
+    #[error("{key} is {class}; rhdfs fails over only with {supported} (or {observer})", supported = keys::CONFIGURED_FAILOVER_PROXY_PROVIDER, observer = keys::OBSERVER_READ_PROXY_PROVIDER)]
     UnsupportedProxyProvider { key: String, class: String },
     /// `dfs.ha.namenode.id` names a NameNode the nameservice does not list.
     #[error("{key} is {nn}, which is not one of the NameNodes of {ns} ({listed})", key = keys::DFS_HA_NAMENODE_ID_KEY)]
@@ -135,6 +135,7 @@ pub fn nameservice(conf: &Configuration, ns: &str) -> Result<Option<Nameservice>
     let provider = conf.get_trimmed(&provider_key);
     if let Some(class) = provider
         && class != keys::CONFIGURED_FAILOVER_PROXY_PROVIDER
+        && class != keys::OBSERVER_READ_PROXY_PROVIDER
     {
         return Err(HaConfError::UnsupportedProxyProvider {
             key: provider_key,
@@ -468,6 +469,16 @@ mod tests {
         );
         let e = nameservice(&c, "mycluster").unwrap_err();
         assert!(e.to_string().contains("RequestHedgingProxyProvider"), "{e}");
+        // Java clients' observer reads: rhdfs fails over with it as with the configured one.
+        let mut c = ha_conf();
+        c.set(
+            "dfs.client.failover.proxy.provider.mycluster",
+            keys::OBSERVER_READ_PROXY_PROVIDER,
+        );
+        assert_eq!(
+            nameservice(&c, "mycluster").unwrap(),
+            nameservice(&ha_conf(), "mycluster").unwrap()
+        );
         let mut c = ha_conf();
         c.set("dfs.nameservices", "mycluster,other");
         c.set("dfs.ha.namenodes.other", "a");

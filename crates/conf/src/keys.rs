@@ -1018,6 +1018,12 @@ pub mod client {
     /// The proxy provider rhdfs implements: the configured NameNodes tried in turn.
     pub const CONFIGURED_FAILOVER_PROXY_PROVIDER: &str =
         "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider";
+    /// Hadoop's provider that reads from observer NameNodes. rhdfs's own client and tools
+    /// take it as [`CONFIGURED_FAILOVER_PROXY_PROVIDER`] (every call to the active, as an
+    /// observer refuses their reads without a state id), so a site configuration written for
+    /// Java clients reading from observers serves rhdfs's daemons and tools as well.
+    pub const OBSERVER_READ_PROXY_PROVIDER: &str =
+        "org.apache.hadoop.hdfs.server.namenode.ha.ObserverReadProxyProvider";
 
     /// `dfs.client.failover.max.attempts`: Failover attempts.
     pub const DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_KEY: &str = "dfs.client.failover.max.attempts";
