@@ -69,7 +69,7 @@ impl BlockManager {
                             info.set_block(b.block);
                         }
                         if info.state != b.state && b.state == BlockUcState::Complete {
-                            info.uc.clear_expected();
+                            info.clear_expected();
                         }
                         info.state = b.state;
                         info.replication = b.replication;
