@@ -53,11 +53,14 @@ pub enum EditOp {
         mtime: u64,
         atime: u64,
     },
-    /// Re-opens a closed file for append.
+    /// Re-opens a closed file for append. `new_block`: the append asked for NEW_BLOCK, so a
+    /// partial last block stays complete (Hadoop's OP_APPEND carries the same flag); records
+    /// written before the flag existed read as false.
     ReopenFile {
         file: u64,
         client_name: String,
         client_machine: String,
+        new_block: bool,
     },
     /// The open file's lease passes to `holder` (Hadoop's OP_REASSIGN_LEASE): lease
     /// recovery takes a file from a writer that is gone, so that writer can no longer

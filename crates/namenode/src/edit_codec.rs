@@ -124,11 +124,13 @@ pub fn encode(op: &EditOp) -> Vec<u8> {
             file,
             client_name,
             client_machine,
+            new_block,
         } => {
             w.0.push(REOPEN_FILE);
             w.u(*file);
             w.bytes(client_name.as_bytes());
             w.bytes(client_machine.as_bytes());
+            w.0.push(u8::from(*new_block));
         }
         EditOp::ReassignLease { file, holder } => {
             w.0.push(REASSIGN_LEASE);
@@ -304,6 +306,12 @@ pub fn decode(payload: &[u8]) -> Result<EditOp, EditDecodeError> {
             file: r.u()?,
             client_name: r.string()?,
             client_machine: r.string()?,
+            // Absent in records from before the flag.
+            new_block: if r.at < payload.len() {
+                r.flag()?
+            } else {
+                false
+            },
         },
         REASSIGN_LEASE => EditOp::ReassignLease {
             file: r.u()?,
@@ -454,6 +462,7 @@ mod tests {
                 file: 16387,
                 client_name: "c".into(),
                 client_machine: String::new(),
+                new_block: true,
             },
             EditOp::ReassignLease {
                 file: 16387,
@@ -564,6 +573,24 @@ mod tests {
         for op in samples() {
             let bytes = encode(&op);
             for cut in 0..bytes.len() {
+                if let EditOp::ReopenFile {
+                    file,
+                    client_name,
+                    client_machine,
+                    ..
+                } = &op
+                    && cut == bytes.len() - 1
+                {
+                    // Without its last byte: a record from before the NEW_BLOCK flag.
+                    let old = EditOp::ReopenFile {
+                        file: *file,
+                        client_name: client_name.clone(),
+                        client_machine: client_machine.clone(),
+                        new_block: false,
+                    };
+                    assert_eq!(decode(&bytes[..cut]), Ok(old));
+                    continue;
+                }
                 assert!(decode(&bytes[..cut]).is_err(), "{op:?} cut at {cut}");
             }
             let mut longer = bytes.clone();

@@ -728,3 +728,75 @@ async fn a_member_behind_the_compacted_log_catches_up_from_a_snapshot() -> anyho
     c.shutdown().await;
     Ok(())
 }
+
+/// The block map of member `i`: the state of the last block of the namespace's only file
+/// with blocks, once `want` holds for it.
+async fn wait_last_block(
+    c: &HaMiniCluster,
+    i: usize,
+    what: &str,
+    want: impl Fn(&rhdfs_blockmanager::Block, rhdfs_blockmanager::BlockUcState) -> bool,
+) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let fs = c.namenode(i).expect("running").namesystem().clone();
+        let last = fs.with_ns(|ns| ns.loaded_blocks().iter().map(|b| b.block.id).max());
+        let state = last.and_then(|id| fs.block_manager().get_block(id));
+        if state.is_some_and(|(b, s)| want(&b, s)) {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "nn{}: the last block is not {what}: {state:?}",
+            i + 1
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn standbys_follow_an_append_and_a_new_active_finishes_it() -> anyhow::Result<()> {
+    use rhdfs_blockmanager::BlockUcState;
+    let (mut c, _reserved) = start(3).await?;
+    let first = c.wait_active(DEADLINE).await?;
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), client_conf(&c)).await?;
+    let head = data(300_000, 1);
+    write_file(&fs, "/append/f", &head).await?;
+    let standbys: Vec<usize> = (0..3).filter(|&i| i != first).collect();
+    for &i in &standbys {
+        wait_last_block(&c, i, "complete", |_, s| s == BlockUcState::Complete).await?;
+    }
+
+    // The append re-opens the partial last block at a new stamp: each standby's block map
+    // has it under construction again, at the stamp the pipeline update logged.
+    let mut w = fs.append("/append/f").await?;
+    let more = data(200_000, 2);
+    w.write(&more).await?;
+    w.hflush().await?;
+    let gs = {
+        let nn = c.namenode(first).expect("running").namesystem().clone();
+        let id = nn
+            .with_ns(|ns| ns.loaded_blocks().iter().map(|b| b.block.id).max())
+            .expect("a block");
+        nn.block_manager().get_block(id).expect("known").0.gs
+    };
+    for &i in &standbys {
+        wait_last_block(&c, i, "re-opened at the new stamp", |b, s| {
+            s == BlockUcState::UnderConstruction && b.gs == gs
+        })
+        .await?;
+    }
+
+    // The active dies mid-append; the writer finishes through the new active.
+    c.crash_namenode(first).await;
+    let second = wait_other_active(&c, first).await?;
+    let tail = data(100_000, 3);
+    w.write(&tail).await?;
+    w.close().await?;
+    wait_last_block(&c, second, "complete", |_, s| s == BlockUcState::Complete).await?;
+    let whole: Vec<u8> = [&head[..], &more[..], &tail[..]].concat();
+    assert_eq!(read_file(&fs, "/append/f").await?, whole);
+    fs.close().await;
+    c.shutdown().await;
+    Ok(())
+}

@@ -58,6 +58,10 @@ struct BlockWork {
     closed_last: Option<FileBlock>,
     /// Blocks at a new replication (setReplication, or concat's blocks at the target's).
     replication: Option<(Vec<u64>, u16)>,
+    /// An append's re-opened last block, back under construction.
+    reopened: Option<(FileBlock, u16)>,
+    /// The last block at a new stamp or length (updatePipeline, fsync's length).
+    updated: Option<FileBlock>,
 }
 
 /// How often applied edits are synced to the member's own edit log.
@@ -158,6 +162,13 @@ impl NamespaceApp {
         if let Some((ids, r)) = w.replication {
             bm.set_replication(&ids, r);
         }
+        if let Some((b, replication)) = w.reopened {
+            self.fs.reopen_block(&b, replication);
+        }
+        if let Some(b) = w.updated {
+            // Replicas at another stamp leave; those at the new one come with their reports.
+            bm.update_pipeline(to_block(&b), to_block(&b), &[], &[]);
+        }
     }
 }
 
@@ -176,6 +187,16 @@ fn block_work(ns: &crate::namespace::Namespace, op: &EditOp, removed: Removed) -
         EditOp::AbandonBlock { block_id, .. } => w.abandoned = Some(*block_id),
         EditOp::CloseFile { file: id, .. } => {
             w.closed_last = file(*id).and_then(|f| f.blocks.last().copied());
+        }
+        EditOp::UpdateLastBlock { block, .. } => w.updated = Some(*block),
+        EditOp::ReopenFile {
+            file: id,
+            new_block,
+            ..
+        } => {
+            w.reopened = file(*id).and_then(|f| {
+                crate::namespace::reopened_block(f, *new_block).map(|b| (b, f.replication()))
+            });
         }
         EditOp::SetReplication { id, replication } => {
             if let Some(f) = file(*id) {

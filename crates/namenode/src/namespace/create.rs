@@ -14,6 +14,16 @@ pub mod flags {
     pub const NEW_BLOCK: u32 = 0x20;
 }
 
+/// The block an append re-opens for writing: the file's last block when it is partial and
+/// the append did not ask for a new block (NEW_BLOCK). The active's block map and a
+/// standby's replaying the append's edit both follow it.
+pub fn reopened_block(file: &crate::fsdir::FileInode, new_block: bool) -> Option<FileBlock> {
+    file.blocks
+        .last()
+        .filter(|b| !new_block && b.num_bytes < file.block_size())
+        .copied()
+}
+
 /// Arguments of create.
 #[derive(Debug, Clone)]
 pub struct CreateArgs<'a> {
@@ -263,6 +273,7 @@ impl Namespace {
                 file: id,
                 client_name: client_name.to_string(),
                 client_machine: client_machine.to_string(),
+                new_block: flag & flags::NEW_BLOCK != 0,
             },
             now.mono,
         )?;
@@ -275,12 +286,8 @@ impl Namespace {
     pub(crate) fn append_result(&self, id: u64, flag: u32) -> Option<AppendResult> {
         let inode = self.dir.get(id)?;
         let file = inode.as_file()?;
-        let last_block = match file.blocks.last() {
-            Some(b) if flag & flags::NEW_BLOCK == 0 && b.num_bytes < file.block_size() => {
-                Some((*b, file.length() - b.num_bytes))
-            }
-            _ => None,
-        };
+        let last_block = reopened_block(file, flag & flags::NEW_BLOCK != 0)
+            .map(|b| (b, file.length() - b.num_bytes));
         Some(AppendResult {
             status: self.status_of(id, inode, Vec::new(), false),
             last_block,

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 pub use acl::{AclChange, AclStatus};
 pub use concat::Concatenated;
-pub use create::{AppendResult, CreateArgs, flags};
+pub use create::{AppendResult, CreateArgs, flags, reopened_block};
 pub use image::{IMAGE_PAYLOAD_MAGIC, ImageDecodeError, LoadedBlock};
 pub use open_files::{OpenFileEntry, is_parent_entry};
 pub use quota::{QUOTA_DONT_SET, QUOTA_RESET, Usage, file_space};
@@ -480,6 +480,7 @@ impl Namespace {
                 file,
                 client_name,
                 client_machine,
+                ..
             } => {
                 let f = self.file_mut(*file)?;
                 f.set_uc(Some(UnderConstruction {

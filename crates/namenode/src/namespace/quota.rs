@@ -207,6 +207,7 @@ impl Namespace {
                 file,
                 client_name,
                 client_machine,
+                ..
             } => {
                 out = file_change(*file, &|f| {
                     let mut f = f.clone();

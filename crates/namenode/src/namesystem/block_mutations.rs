@@ -76,29 +76,31 @@ impl Namesystem {
     /// append's answer for a re-opened file: its last block, when the client continues it,
     /// is under construction in the block map at its current replicas.
     fn locate_append(&self, r: AppendResult) -> LocatedAppend {
-        let block = r.last_block.map(|(b, off)| {
-            let locations = self.locations(b.id);
-            if matches!(
-                self.bm.get_block(b.id),
-                Some((_, BlockUcState::Complete)) | None
-            ) {
-                self.bm.add_block_under_construction(
-                    to_block(&b),
-                    r.status.replication,
-                    &locations,
-                );
-            }
-            LocatedBlock {
-                block: b,
-                offset: off,
-                locations,
-                corrupt: false,
-            }
+        let block = r.last_block.map(|(b, off)| LocatedBlock {
+            block: b,
+            offset: off,
+            locations: self.reopen_block(&b, r.status.replication),
+            corrupt: false,
         });
         LocatedAppend {
             status: r.status,
             block,
         }
+    }
+
+    /// A block an append re-opened (`namespace::reopened_block`) under construction in the
+    /// block map at its current replicas, which are returned; a block already not COMPLETE
+    /// stays as it is. The active's append and a standby's replay of it both call this.
+    pub(crate) fn reopen_block(&self, b: &FileBlock, replication: u16) -> Vec<Location> {
+        let locations = self.locations(b.id);
+        if matches!(
+            self.bm.get_block(b.id),
+            Some((_, BlockUcState::Complete)) | None
+        ) {
+            self.bm
+                .add_block_under_construction(to_block(b), replication, &locations);
+        }
+        locations
     }
 
     /// A retried append whose edits another NameNode committed (HA): the answer as that

@@ -102,6 +102,7 @@ fn script() -> Vec<EditOp> {
             file: 16387,
             client_name: "DFSClient_2".into(),
             client_machine: "127.0.0.2".into(),
+            new_block: false,
         },
         EditOp::UpdateLastBlock {
             file: 16387,
