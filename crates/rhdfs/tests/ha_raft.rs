@@ -292,6 +292,28 @@ async fn edits_replicate_and_a_crashed_active_is_replaced() -> anyhow::Result<()
         answers.push(retrier.send(&first_addr, call, 0).await?);
     }
 
+    // Its own edit log has the calls' records (synced), so after its restart they are
+    // skipped, not replayed: their calls must be remembered all the same (below).
+    let log = c
+        .namenode(first)
+        .expect("running")
+        .namesystem()
+        .durable()
+        .expect("storage")
+        .log()
+        .clone();
+    let want = c
+        .namenode(first)
+        .expect("running")
+        .namesystem()
+        .with_ns(|ns| ns.last_txid());
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while log.last_txid() < want {
+        anyhow::ensure!(tokio::time::Instant::now() < deadline, "edits not applied");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::task::spawn_blocking(move || log.sync_all()).await??;
+
     // The active dies; another takes over and the client goes on.
     c.crash_namenode(first).await;
     let second = wait_other_active(&c, first).await?;
@@ -353,6 +375,28 @@ async fn edits_replicate_and_a_crashed_active_is_replaced() -> anyhow::Result<()
             .ha_role()
             .get(),
         Role::Standby
+    );
+    // The restarted member applied the Raft log again and remembered its calls: made
+    // active, it answers the delete's retry with the first answer, not a second run.
+    let conf = client_conf(&c);
+    let nn = |i: usize| format!("nn{}", i + 1);
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while haadmin(&conf, &["-checkHealth", &nn(first)]).await?.0 != 0 {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "nn{} unhealthy",
+            first + 1
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (code, _, err) = haadmin(&conf, &["-failover", &nn(second), &nn(first)]).await?;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(wait_other_active(&c, second).await?, first);
+    let first_addr = c.namenode(first).expect("running").rpc_addr().to_string();
+    let retried = retrier.send(&first_addr, &calls[2], 2).await?;
+    assert!(
+        DeleteResponseProto::decode(&retried[..])?.result,
+        "a restarted member rebuilds the retry cache from the Raft log"
     );
     fs.close().await;
     c.shutdown().await;

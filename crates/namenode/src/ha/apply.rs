@@ -10,7 +10,8 @@
 //! 3. the next txid is replayed into the namespace (the replay path of a restart) and its
 //!    consequences for the block map follow ([`to_block_manager`]);
 //! 4. an at-most-once call the batch says the record completes is remembered in the retry
-//!    cache as committed, so a retry of it reaching this member once it is active gets the
+//!    cache as committed (also for a record skipped by rule 1, so a restarted member knows
+//!    the calls of the entries it applies again), so a retry of it reaching this member once it is active gets the
 //!    call's answer rebuilt instead of a second run (at-most-once across failover);
 //! 5. the record is appended to the member's own edit log, synced in the background at most
 //!    once a second (`LOCAL_SYNC_EVERY`): the Raft log is what makes an edit durable, and what
@@ -89,8 +90,9 @@ impl NamespaceApp {
         }
     }
 
-    /// Remembers the calls completed at `txid` (replayed here), taken from `calls` (the
-    /// batch's, in txid order) with those of earlier records, which were not replayed here.
+    /// Remembers the calls completed at `txid` as committed (an entry the cache already has
+    /// is kept), taken from `calls` (the batch's, in txid order) past those of earlier
+    /// records.
     fn remember_calls<'a>(
         &self,
         calls: &mut std::iter::Peekable<impl Iterator<Item = &'a BatchCall>>,
@@ -241,11 +243,15 @@ impl NamespaceApp {
         for (txid, record) in &batch.records {
             let txid = *txid;
             if txid <= self.log.last_txid() {
+                // Applied before a restart (or in an installed image): its calls are
+                // remembered again, so a retry after the restart gets its answer.
+                self.remember_calls(&mut calls, txid);
                 continue;
             }
             match self.apply_record(txid, record) {
                 Step::Own => match self.shipper.take_own(txid) {
-                    Some(own) if own == *record => {}
+                    // The call's own answer is in the cache already (not overwritten).
+                    Some(own) if own == *record => self.remember_calls(&mut calls, txid),
                     _ => {
                         self.diverge(txid, "another leader's edit at a txid this NameNode used");
                         return;
