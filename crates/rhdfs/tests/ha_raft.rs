@@ -622,6 +622,12 @@ async fn two_namenodes_and_a_journal_node_fail_over() -> anyhow::Result<()> {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // So does the other NameNode (a standby with an empty log, just started, cannot win;
+    // it would compete with the JournalNode's late campaign for many election timeouts).
+    wait_raft(&c, 1 - first, "the leader's log", |m| {
+        m.last_log_index.unwrap_or(0) >= leader_last
+    })
+    .await?;
     // The active dies: the other NameNode wins with the JournalNode's vote.
     c.crash_namenode(first).await;
     let second = wait_other_active(&c, first).await?;
