@@ -200,6 +200,27 @@ fn at_most_once_calls() -> Vec<Call> {
 }
 
 /// Waits for an active NameNode other than `not`.
+/// Once NameNode `to` is healthy (out of start-up safe mode): `haadmin -failover from to`,
+/// then waits until `to` is the active one.
+async fn fail_over(c: &HaMiniCluster, from: usize, to: usize) -> anyhow::Result<()> {
+    let conf = client_conf(c);
+    let nn = |i: usize| format!("nn{}", i + 1);
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while haadmin(&conf, &["-checkHealth", &nn(to)]).await?.0 != 0 {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "{} never became healthy",
+            nn(to)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (code, _, err) = haadmin(&conf, &["-failover", &nn(from), &nn(to)]).await?;
+    anyhow::ensure!(code == 0, "-failover {} {}: {err}", nn(from), nn(to));
+    let now = wait_other_active(c, from).await?;
+    anyhow::ensure!(now == to, "{} is active instead of {}", nn(now), nn(to));
+    Ok(())
+}
+
 async fn wait_other_active(c: &HaMiniCluster, not: usize) -> anyhow::Result<usize> {
     let deadline = tokio::time::Instant::now() + DEADLINE;
     loop {
@@ -378,20 +399,7 @@ async fn edits_replicate_and_a_crashed_active_is_replaced() -> anyhow::Result<()
     );
     // The restarted member applied the Raft log again and remembered its calls: made
     // active, it answers the delete's retry with the first answer, not a second run.
-    let conf = client_conf(&c);
-    let nn = |i: usize| format!("nn{}", i + 1);
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while haadmin(&conf, &["-checkHealth", &nn(first)]).await?.0 != 0 {
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "nn{} unhealthy",
-            first + 1
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (code, _, err) = haadmin(&conf, &["-failover", &nn(second), &nn(first)]).await?;
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(wait_other_active(&c, second).await?, first);
+    fail_over(&c, second, first).await?;
     let first_addr = c.namenode(first).expect("running").rpc_addr().to_string();
     let retried = retrier.send(&first_addr, &calls[2], 2).await?;
     assert!(
@@ -674,9 +682,8 @@ async fn wait_raft(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_member_behind_the_compacted_log_catches_up_from_a_snapshot() -> anyhow::Result<()> {
     let (mut c, _reserved) = start_with(3, &[("rhdfs.ha.raft.log.retained.entries", "4")]).await?;
-    let conf = client_conf(&c);
     let active = c.wait_active(DEADLINE).await?;
-    let fs = FileSystem::connect_with(Some("hdfs://ns"), conf.clone()).await?;
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), client_conf(&c)).await?;
     let keep = data(1_500_000, 1);
     write_file(&fs, "/snap/keep", &keep).await?;
     write_file(&fs, "/snap/gone", &data(300_000, 2)).await?;
@@ -758,18 +765,7 @@ async fn a_member_behind_the_compacted_log_catches_up_from_a_snapshot() -> anyho
 
     // Made active (once out of start-up safe mode), it serves what was written while it
     // was down.
-    let nn = |i: usize| format!("nn{}", i + 1);
-    while haadmin(&conf, &["-checkHealth", &nn(victim)]).await?.0 != 0 {
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "nn{} never became healthy",
-            victim + 1
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (code, _, err) = haadmin(&conf, &["-failover", &nn(active), &nn(victim)]).await?;
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(wait_other_active(&c, active).await?, victim);
+    fail_over(&c, active, victim).await?;
     assert_eq!(read_file(&fs, "/snap/keep").await?, keep);
     assert_eq!(read_file(&fs, "/snap/new").await?, fresh);
     assert!(fs.get_file_info("/snap/gone").await?.is_none());
