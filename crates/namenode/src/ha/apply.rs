@@ -11,8 +11,9 @@
 //!    consequences for the block map follow ([`to_block_manager`]);
 //! 4. an at-most-once call the batch says the record completes is remembered in the retry
 //!    cache as committed (also for a record skipped by rule 1, so a restarted member knows
-//!    the calls of the entries it applies again), so a retry of it reaching this member once it is active gets the
-//!    call's answer rebuilt instead of a second run (at-most-once across failover);
+//!    the calls of the entries it applies again), so a retry of it reaching this member
+//!    once it is active gets the call's answer rebuilt instead of a second run
+//!    (at-most-once across failover);
 //! 5. the record is appended to the member's own edit log, synced in the background at most
 //!    once a second (`LOCAL_SYNC_EVERY`): the Raft log is what makes an edit durable, and what
 //!    a crash loses of the edit log's tail is applied again from the Raft log at restart; an
