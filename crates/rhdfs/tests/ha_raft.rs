@@ -24,6 +24,7 @@
 //!   with an empty Raft log and catches up to the identical namespace.
 
 use crate::common::haadmin::haadmin;
+use crate::common::procs::wait_for;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -205,15 +206,10 @@ fn at_most_once_calls() -> Vec<Call> {
 async fn fail_over(c: &HaMiniCluster, from: usize, to: usize) -> anyhow::Result<()> {
     let conf = client_conf(c);
     let nn = |i: usize| format!("nn{}", i + 1);
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while haadmin(&conf, &["-checkHealth", &nn(to)]).await?.0 != 0 {
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "{} never became healthy",
-            nn(to)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for(&format!("{} healthy", nn(to)), DEADLINE, || async {
+        Ok(haadmin(&conf, &["-checkHealth", &nn(to)]).await?.0 == 0)
+    })
+    .await?;
     let (code, _, err) = haadmin(&conf, &["-failover", &nn(from), &nn(to)]).await?;
     anyhow::ensure!(code == 0, "-failover {} {}: {err}", nn(from), nn(to));
     let now = wait_other_active(c, from).await?;
@@ -328,11 +324,10 @@ async fn edits_replicate_and_a_crashed_active_is_replaced() -> anyhow::Result<()
         .expect("running")
         .namesystem()
         .with_ns(|ns| ns.last_txid());
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while log.last_txid() < want {
-        anyhow::ensure!(tokio::time::Instant::now() < deadline, "edits not applied");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_for("the calls' edits in its own log", DEADLINE, || async {
+        Ok(log.last_txid() >= want)
+    })
+    .await?;
     tokio::task::spawn_blocking(move || log.sync_all()).await??;
 
     // The active dies; another takes over and the client goes on.
@@ -749,14 +744,10 @@ async fn a_member_behind_the_compacted_log_catches_up_from_a_snapshot() -> anyho
         "blocks of /snap/keep and /snap/new: {ids:?}"
     );
     let bm = victim_fs.block_manager().clone();
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while !ids.iter().all(|&id| !bm.locations(id).is_empty()) {
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "the victim's block map has no replicas for some of {ids:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for("replicas in the victim's block map", DEADLINE, || async {
+        Ok(ids.iter().all(|&id| !bm.locations(id).is_empty()))
+    })
+    .await?;
     assert_eq!(
         bm.fs_stats().complete_blocks as usize,
         ids.len(),
