@@ -26,7 +26,6 @@ use rhdfs_raftlog::{AppSnapshot, SnapshotJob};
 
 use crate::ha::Role;
 use crate::ha::ship::EditShipper;
-use crate::namespace::{Namespace, Now};
 use crate::namesystem::Namesystem;
 
 /// Applied entries remembered at most; past it the older half is thinned to every other one.
@@ -137,18 +136,9 @@ pub fn install(
 ) -> Result<(), String> {
     let (payload, txid) = decode(data)?;
     let durable = fs.durable().ok_or("the NameNode has no storage")?;
-    let clock = fs.clock();
-    let mono = clock.monotonic();
-    let mut ns = Namespace::new(
-        durable.namespace_config().clone(),
-        Now {
-            wall_ms: clock.now_millis(),
-            mono,
-        },
-    );
-    ns.load_image(payload, mono)
-        .map_err(|e| format!("the snapshot's image (txid {txid}) does not load: {e}"))?;
-    ns.set_last_txid(txid);
+    let ns = durable
+        .namespace_from_image(txid, payload)
+        .map_err(|e| format!("the snapshot's image does not load: {e}"))?;
     // A leader never installs; a member that still thinks it is active stops serving
     // first (the new namespace journals as a standby's).
     if fs.ha_role().get() == Role::Active {

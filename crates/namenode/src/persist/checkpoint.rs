@@ -19,7 +19,6 @@ use tokio::task::JoinHandle;
 
 use super::{Durable, PersistError};
 use crate::edit_codec;
-use crate::namespace::{Namespace, Now};
 
 /// When the NameNode checkpoints on its own.
 #[derive(Debug, Clone, Copy)]
@@ -124,21 +123,9 @@ impl Durable {
                 "the newest image (txid {base_txid}) is past the edits finalized (txid {upto})"
             )));
         }
-        let mono = self.clock.monotonic();
-        let mut ns = Namespace::new(
-            self.ns_cfg.clone(),
-            Now {
-                wall_ms: self.clock.now_millis(),
-                mono,
-            },
-        );
-        ns.load_image(&image, mono)
-            .map_err(|source| PersistError::Image {
-                txid: base_txid,
-                source,
-            })?;
-        ns.set_last_txid(base_txid);
+        let mut ns = self.namespace_from_image(base_txid, &image)?;
         drop(image);
+        let mono = self.clock.monotonic();
         let replayed = self
             .log
             .read_finalized::<PersistError>(base_txid, upto, |at, rec| {

@@ -112,9 +112,25 @@ impl Durable {
         self.saved.subscribe()
     }
 
-    /// What a namespace loaded from an image is built with.
-    pub fn namespace_config(&self) -> &NamespaceConfig {
-        &self.ns_cfg
+    /// A namespace of its own loaded from the image `payload` at `txid` (a checkpoint's
+    /// private namespace, an installed image). Blocking.
+    pub fn namespace_from_image(
+        &self,
+        txid: u64,
+        payload: &[u8],
+    ) -> Result<Namespace, PersistError> {
+        let mono = self.clock.monotonic();
+        let mut ns = Namespace::new(
+            self.ns_cfg.clone(),
+            Now {
+                wall_ms: self.clock.now_millis(),
+                mono,
+            },
+        );
+        ns.load_image(payload, mono)
+            .map_err(|source| PersistError::Image { txid, source })?;
+        ns.set_last_txid(txid);
+        Ok(ns)
     }
 
     pub fn version(&self) -> &StorageVersion {
