@@ -165,6 +165,7 @@ mod tests {
                 name: "a".into(),
                 value: Some(vec![1]),
             }],
+            far_parent: None,
         })));
         d.set_type_quota(2, 9);
         assert_eq!(

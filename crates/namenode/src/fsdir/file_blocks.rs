@@ -366,6 +366,7 @@ mod tests {
                                 name: format!("x{}", v.len()),
                                 value: None,
                             }],
+                            far_parent: None,
                         });
                         if v.len().is_multiple_of(2) {
                             prop_assert_eq!(f.take_ext().map(|b| *b), ext.take());

@@ -125,10 +125,13 @@ pub enum InodeKind {
 /// has it).
 #[derive(Debug, Clone)]
 pub struct Inode {
-    pub parent: u64,
+    /// The parent's id as its distance above [`ROOT_INODE_ID`] ([`Inode::parent`]), or
+    /// [`FAR_PARENT`] when it is not within 32 bits of it: the id is then kept whole in
+    /// the inode's extension ([`InodeExt::far_parent`]).
+    parent: u32,
     /// Short names inline ([`Name`]).
     pub name: Name,
-    /// Interned ([`Perm`]): reads as a `PermissionStatus`.
+    /// Interned ([`Perm`], 4 bytes): reads as a `PermissionStatus`.
     pub perm: Perm,
     pub mtime: u64,
     pub atime: u64,
@@ -137,21 +140,86 @@ pub struct Inode {
     pub kind: InodeKind,
 }
 
+/// `Inode::parent` of an inode whose parent's id is kept in its extension.
+pub const FAR_PARENT: u32 = u32::MAX;
+
 /// The rarely present parts of an inode.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InodeExt {
     /// Stored ACL entries (see [`acl`]): empty when the inode has no extended ACL.
     pub acl: Vec<acl::AclEntry>,
     pub xattrs: Vec<xattr::XAttr>,
+    /// The parent's id when it is below [`ROOT_INODE_ID`] or 2^32 - 1 or more above it
+    /// (ids are handed out in sequence from the root's: only an image or edit from
+    /// elsewhere brings such ids).
+    pub far_parent: Option<u64>,
 }
 
 impl InodeExt {
     pub fn is_empty(&self) -> bool {
-        self.acl.is_empty() && self.xattrs.is_empty()
+        self.acl.is_empty() && self.xattrs.is_empty() && self.far_parent.is_none()
+    }
+
+    /// Whether the inode has ACL entries or xattrs (what the image's extension section
+    /// holds).
+    pub fn has_acl_or_xattrs(&self) -> bool {
+        !self.acl.is_empty() || !self.xattrs.is_empty()
     }
 }
 
 impl Inode {
+    /// An inode under `parent`.
+    pub fn new(
+        parent: u64,
+        name: Name,
+        perm: Perm,
+        mtime: u64,
+        atime: u64,
+        kind: InodeKind,
+    ) -> Inode {
+        let mut inode = Inode {
+            parent: 0,
+            name,
+            perm,
+            mtime,
+            atime,
+            kind,
+        };
+        inode.set_parent(parent);
+        inode
+    }
+
+    /// The parent directory's id (the root's is its own).
+    pub fn parent(&self) -> u64 {
+        if self.parent != FAR_PARENT {
+            return ROOT_INODE_ID + u64::from(self.parent);
+        }
+        self.ext()
+            .and_then(|e| e.far_parent)
+            .unwrap_or(ROOT_INODE_ID)
+    }
+
+    /// Moves the inode under `parent` (its id only: the directories' children are
+    /// [`FsDirectory`]'s business).
+    pub fn set_parent(&mut self, parent: u64) {
+        let near = parent
+            .checked_sub(ROOT_INODE_ID)
+            .and_then(|d| u32::try_from(d).ok())
+            .filter(|&d| d != FAR_PARENT);
+        match near {
+            Some(d) => {
+                if self.parent == FAR_PARENT {
+                    self.update_ext(|e| e.far_parent = None);
+                }
+                self.parent = d;
+            }
+            None => {
+                self.update_ext(|e| e.far_parent = Some(parent));
+                self.parent = FAR_PARENT;
+            }
+        }
+    }
+
     /// ACL entries and xattrs; None for the (common) inode that has neither.
     pub fn ext(&self) -> Option<&InodeExt> {
         match &self.kind {
@@ -261,18 +329,18 @@ pub struct FsDirectory {
 impl FsDirectory {
     /// A namespace holding only `/` (owner `owner`, group `group`, 0755).
     pub fn new(owner: &str, group: &str, now: u64) -> Self {
-        let root = Inode {
-            parent: ROOT_INODE_ID,
-            name: Name::default(),
-            perm: Perm::intern(PermissionStatus {
+        let root = Inode::new(
+            ROOT_INODE_ID,
+            Name::default(),
+            Perm::intern(PermissionStatus {
                 owner: owner.into(),
                 group: group.into(),
                 mode: 0o755,
             }),
-            mtime: now,
-            atime: now,
-            kind: InodeKind::Dir(DirInode::default()),
-        };
+            now,
+            now,
+            InodeKind::Dir(DirInode::default()),
+        );
         let mut inodes = IdTable::new();
         inodes.insert(ROOT_INODE_ID, root);
         FsDirectory { inodes }
@@ -371,7 +439,7 @@ impl FsDirectory {
             match self.get(id) {
                 Some(inode) => {
                     names.push(&inode.name);
-                    id = inode.parent;
+                    id = inode.parent();
                 }
                 None => break,
             }
@@ -397,7 +465,7 @@ impl FsDirectory {
                 return false;
             }
             match self.get(id) {
-                Some(i) => id = i.parent,
+                Some(i) => id = i.parent(),
                 None => return false,
             }
         }
@@ -406,7 +474,7 @@ impl FsDirectory {
     /// Adds `inode` as `id` under its `parent` (which must be a directory). Returns false
     /// if the parent is missing, not a directory, or already has a child of that name.
     pub fn attach(&mut self, id: u64, inode: Inode) -> bool {
-        let parent = inode.parent;
+        let parent = inode.parent();
         let Some(dir) = self.inodes.get(parent).and_then(Inode::as_dir) else {
             return false;
         };
@@ -423,7 +491,7 @@ impl FsDirectory {
     /// Unlinks `id` from its parent's children; the inode and its subtree stay in the map.
     pub fn detach(&mut self, id: u64) -> Option<Inode> {
         let inode = self.inodes.get(id)?;
-        let parent = inode.parent;
+        let parent = inode.parent();
         // Found while the inode (its name) is still in the table.
         let at = self
             .get(parent)
@@ -439,7 +507,7 @@ impl FsDirectory {
 
     /// Re-links detached inode `id` under `parent` as `name`.
     pub fn reattach(&mut self, id: u64, mut inode: Inode, parent: u64, name: Vec<u8>) -> bool {
-        inode.parent = parent;
+        inode.set_parent(parent);
         inode.name = name.into();
         self.attach(id, inode)
     }
@@ -496,16 +564,104 @@ impl FsDirectory {
 mod tests {
     use std::mem::size_of;
 
-    /// A file's inode is 88 bytes: the replication and block size ride in the block
+    use super::*;
+
+    /// A file's inode is 80 bytes: the replication and block size ride in the block
     /// list's tag word, the writer and the ACL/xattr extension in the box open files'
     /// lists have, a directory's children are one word and its quotas and extension
-    /// another, so a directory fits around that tag; the id is the table's key.
+    /// another, so a directory fits around that tag; the id is the table's key; the
+    /// parent is a 4-byte distance, the permission a 4-byte index.
     #[test]
     fn inode_sizes() {
-        assert_eq!(size_of::<super::FileInode>(), 32);
-        assert_eq!(size_of::<super::DirInode>(), 16);
-        assert_eq!(size_of::<super::InodeKind>(), 32);
-        assert_eq!(size_of::<super::Inode>(), 88);
-        assert_eq!(size_of::<Option<super::Inode>>(), 88);
+        assert_eq!(size_of::<FileInode>(), 32);
+        assert_eq!(size_of::<DirInode>(), 16);
+        assert_eq!(size_of::<InodeKind>(), 32);
+        assert_eq!(size_of::<Inode>(), 80);
+        assert_eq!(size_of::<Option<Inode>>(), 80);
+    }
+
+    fn perm() -> Perm {
+        Perm::intern(PermissionStatus {
+            owner: "fsdir-u".into(),
+            group: "fsdir-g".into(),
+            mode: 0o644,
+        })
+    }
+
+    fn file() -> InodeKind {
+        InodeKind::File(FileInode::new(3, 1 << 20, Vec::new(), None))
+    }
+
+    /// Parents near the root are 4-byte distances; any other id is kept whole in the
+    /// extension, which goes again (or keeps only its ACL) once the parent is near.
+    #[test]
+    fn far_parents_are_kept_whole() {
+        let near = [
+            ROOT_INODE_ID,
+            ROOT_INODE_ID + 1,
+            ROOT_INODE_ID + u64::from(u32::MAX) - 1,
+        ];
+        let far = [
+            0,
+            1,
+            ROOT_INODE_ID - 1,
+            ROOT_INODE_ID + u64::from(u32::MAX),
+            u64::MAX,
+        ];
+        for kind in [file(), InodeKind::Dir(DirInode::default())] {
+            for &p in near.iter().chain(&far) {
+                let mut i = Inode::new(p, Name::new(b"x"), perm(), 1, 2, kind.clone());
+                assert_eq!(i.parent(), p);
+                assert_eq!(i.ext().is_some(), far.contains(&p), "parent {p}");
+                for &q in far.iter().chain(&near) {
+                    i.set_parent(q);
+                    assert_eq!(i.parent(), q);
+                    assert_eq!(i.ext().is_some(), far.contains(&q), "parent {q}");
+                }
+                i.set_parent(u64::MAX);
+                i.update_ext(|e| {
+                    e.xattrs.push(xattr::XAttr {
+                        ns: xattr::XAttrNs::User,
+                        name: "a".into(),
+                        value: None,
+                    })
+                });
+                i.set_parent(ROOT_INODE_ID + 5);
+                assert_eq!(i.parent(), ROOT_INODE_ID + 5);
+                assert_eq!(i.xattrs().len(), 1);
+                assert!(i.ext().is_some_and(|e| e.far_parent.is_none()));
+            }
+        }
+    }
+
+    /// A directory tree under a far directory: attach, paths, ancestry and detach read the
+    /// whole ids.
+    #[test]
+    fn a_tree_under_a_far_directory() {
+        let mut dir = FsDirectory::new("u", "g", 0);
+        let far = u64::MAX - 3;
+        let dir_kind = || InodeKind::Dir(DirInode::default());
+        assert!(dir.attach(
+            far,
+            Inode::new(ROOT_INODE_ID, Name::new(b"far"), perm(), 0, 0, dir_kind())
+        ));
+        assert!(dir.attach(
+            7,
+            Inode::new(far, Name::new(b"low"), perm(), 0, 0, dir_kind())
+        ));
+        assert!(dir.attach(
+            ROOT_INODE_ID + 9,
+            Inode::new(7, Name::new(b"f"), perm(), 0, 0, file())
+        ));
+        assert_eq!(dir.path_of(ROOT_INODE_ID + 9), "/far/low/f");
+        assert!(dir.is_descendant(ROOT_INODE_ID + 9, far));
+        assert_eq!(
+            dir.resolve(&FsPath::parse("/far/low/f").unwrap()).last(),
+            Some(ROOT_INODE_ID + 9)
+        );
+        let moved = dir.detach(7).unwrap();
+        assert!(dir.reattach(7, moved, ROOT_INODE_ID, b"up".to_vec()));
+        assert_eq!(dir.path_of(ROOT_INODE_ID + 9), "/up/f");
+        assert!(dir.get(7).is_some_and(|i| i.ext().is_none()));
     }
 }

@@ -1,51 +1,80 @@
-//! An inode's owner, group and mode as one pointer to a shared record.
+//! An inode's owner, group and mode as a 4-byte index of a shared record.
 //!
 //! A namespace has few distinct (owner, group, mode) triples — millions of files share a
 //! handful — so each distinct [`PermissionStatus`] is stored once, in a process-wide table
 //! that never shrinks (as HDFS's `SerialNumberManager` keeps every user and group name it
-//! has seen), and an inode holds a [`Perm`]: 8 bytes where the record itself (two
-//! `Arc<str>` and the mode) took 40. Reads go through `Deref`, so `inode.perm.owner`,
-//! `inode.perm.group` and `inode.perm.mode` read as before; a change makes a new `Perm`
-//! ([`Perm::with_mode`], [`Perm::with_owner_group`]) and never touches the shared record,
-//! so changing one inode's owner or mode leaves every other inode's as it was.
+//! has seen), and an inode holds a [`Perm`]: the record's 4-byte index in that table where
+//! the record itself (two `Arc<str>` and the mode) took 40, and a pointer to it 8. Reads
+//! go through `Deref`, so `inode.perm.owner`, `inode.perm.group` and `inode.perm.mode`
+//! read as before; a change makes a new `Perm` ([`Perm::with_mode`],
+//! [`Perm::with_owner_group`]) and never touches the shared record, so changing one
+//! inode's owner or mode leaves every other inode's as it was.
+//!
+//! The table: records by index in segments of doubling size (segment `k` holds indexes
+//! `2^k - 1 ..= 2^(k+1) - 2`), each segment and each entry set once (`OnceLock`), so a
+//! read takes no lock and an entry never moves; interning a record takes the lock of the
+//! map from records to their indexes.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
 use super::PermissionStatus;
 
-/// Every distinct record interned so far, each allocated once and kept for the process's
-/// life (the table only grows, by one record per new triple).
-static TABLE: LazyLock<Mutex<HashSet<&'static PermissionStatus>>> =
-    LazyLock::new(|| Mutex::new(HashSet::new()));
+/// Segments of the table: 2^32 - 1 indexes in all, every `u32` but `u32::MAX`.
+const SEGMENTS: usize = 32;
 
-/// An interned [`PermissionStatus`]; copying it copies a pointer.
-#[derive(Clone, Copy)]
-pub struct Perm(&'static PermissionStatus);
+type Segment = Box<[OnceLock<&'static PermissionStatus>]>;
+
+/// The records by index (see the module docs).
+static RECORDS: [OnceLock<Segment>; SEGMENTS] = [const { OnceLock::new() }; SEGMENTS];
+
+/// Every distinct record interned so far, each allocated once and kept for the process's
+/// life (the table only grows, by one record per new triple), with its index.
+static INDEXES: LazyLock<Mutex<HashMap<&'static PermissionStatus, u32>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Segment and position in it of index `i`.
+fn slot(i: u32) -> (usize, usize) {
+    let n = u64::from(i) + 1;
+    let k = n.ilog2();
+    (k as usize, (n - (1u64 << k)) as usize)
+}
+
+/// An interned [`PermissionStatus`]: 4 bytes, `Copy`. Equal records have equal indexes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Perm(u32);
 
 impl Perm {
     /// The shared record equal to `p`, added to the table if it is new.
     pub fn intern(p: PermissionStatus) -> Perm {
-        let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(&have) = table.get(&p) {
-            return Perm(have);
+        let mut indexes = INDEXES.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(&i) = indexes.get(&p) {
+            return Perm(i);
         }
+        // Every record is at least 40 bytes of memory: 2^32 - 1 of them cannot be held.
+        let i = u32::try_from(indexes.len())
+            .ok()
+            .filter(|&i| i != u32::MAX)
+            .expect("fewer than 2^32 - 1 distinct owner, group and mode triples");
         let record: &'static PermissionStatus = Box::leak(Box::new(p));
-        table.insert(record);
-        Perm(record)
+        let (k, at) = slot(i);
+        let segment =
+            RECORDS[k].get_or_init(|| (0..1usize << k).map(|_| OnceLock::new()).collect());
+        // Set only here, under the lock, for an index not handed out before.
+        let _ = segment[at].set(record);
+        indexes.insert(record, i);
+        Perm(i)
     }
 
     /// The same owner and group with `mode`.
     pub fn with_mode(self, mode: u16) -> Perm {
-        if self.0.mode == mode {
+        let s = self.status();
+        if s.mode == mode {
             return self;
         }
-        Perm::intern(PermissionStatus {
-            mode,
-            ..self.0.clone()
-        })
+        Perm::intern(PermissionStatus { mode, ..s.clone() })
     }
 
     /// The owner and/or group replaced where given.
@@ -56,12 +85,13 @@ impl Perm {
                 _ => Arc::clone(old),
             }
         };
+        let s = self.status();
         let next = PermissionStatus {
-            owner: changed(owner, &self.0.owner),
-            group: changed(group, &self.0.group),
-            mode: self.0.mode,
+            owner: changed(owner, &s.owner),
+            group: changed(group, &s.group),
+            mode: s.mode,
         };
-        if next == *self.0 {
+        if next == *s {
             return self;
         }
         Perm::intern(next)
@@ -69,7 +99,12 @@ impl Perm {
 
     /// The shared record.
     pub fn status(self) -> &'static PermissionStatus {
-        self.0
+        let (k, at) = slot(self.0);
+        RECORDS[k]
+            .get()
+            .and_then(|s| s[at].get())
+            .copied()
+            .expect("a Perm's record is set before the Perm is made")
     }
 }
 
@@ -82,21 +117,13 @@ impl From<PermissionStatus> for Perm {
 impl Deref for Perm {
     type Target = PermissionStatus;
     fn deref(&self) -> &PermissionStatus {
-        self.0
+        self.status()
     }
 }
-
-impl PartialEq for Perm {
-    fn eq(&self, other: &Perm) -> bool {
-        std::ptr::eq(self.0, other.0) || *self.0 == *other.0
-    }
-}
-
-impl Eq for Perm {}
 
 impl fmt::Debug for Perm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+        self.status().fmt(f)
     }
 }
 
@@ -121,7 +148,7 @@ mod tests {
         assert!(std::ptr::eq(a.status(), b.status()));
         let c = Perm::intern(status("perms-alice", "perms-staff", 0o600));
         assert!(!std::ptr::eq(a.status(), c.status()));
-        assert_eq!(std::mem::size_of::<Perm>(), 8);
+        assert_eq!(std::mem::size_of::<Perm>(), 4);
     }
 
     #[test]
@@ -147,6 +174,24 @@ mod tests {
                 .status(),
             shared.status()
         ));
+    }
+
+    /// Every index has its own place, segment `k` holding 2^k of them.
+    #[test]
+    fn indexes_map_to_distinct_slots() {
+        assert_eq!(slot(0), (0, 0));
+        assert_eq!(slot(1), (1, 0));
+        assert_eq!(slot(2), (1, 1));
+        assert_eq!(slot(3), (2, 0));
+        assert_eq!(slot(6), (2, 3));
+        assert_eq!(slot(7), (3, 0));
+        assert_eq!(slot(u32::MAX - 1), (SEGMENTS - 1, (1 << 31) - 1));
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..5000 {
+            let (k, at) = slot(i);
+            assert!(at < 1 << k);
+            assert!(seen.insert((k, at)));
+        }
     }
 
     proptest! {

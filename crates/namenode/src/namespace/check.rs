@@ -12,11 +12,11 @@ impl Namespace {
         for id in dir.ids() {
             let Some(inode) = dir.get(id) else { continue };
             if id != ROOT_INODE_ID {
-                match dir.child(inode.parent, &inode.name) {
+                match dir.child(inode.parent(), &inode.name) {
                     Some(c) if c == id => {}
                     _ => bad.push(format!(
                         "inode {id} is not linked from its parent {}",
-                        inode.parent
+                        inode.parent()
                     )),
                 }
             }
@@ -24,7 +24,7 @@ impl Namespace {
                 let mut prev: Option<&[u8]> = None;
                 for (name, child) in dir.children_after(d, None) {
                     match dir.get(child) {
-                        Some(c) if c.parent == id => {}
+                        Some(c) if c.parent() == id => {}
                         _ => bad.push(format!(
                             "directory {id} links a missing or foreign child {child}"
                         )),

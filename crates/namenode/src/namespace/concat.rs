@@ -49,7 +49,7 @@ impl Namespace {
                 "concat: target file {tpath} is under construction"
             )));
         }
-        let tparent = self.dir.get(tid).map(|i| i.parent);
+        let tparent = self.dir.get(tid).map(|i| i.parent());
         let (tblock_size, treplication) = (tfile.block_size(), tfile.replication());
         let mut ids: Vec<u64> = Vec::with_capacity(srcs.len());
         for src in srcs {
@@ -64,7 +64,7 @@ impl Namespace {
                 },
             )?;
             let (sid, sfile) = self.file_at(sr.last(), &spath)?;
-            if self.dir.get(sid).map(|i| i.parent) != tparent {
+            if self.dir.get(sid).map(|i| i.parent()) != tparent {
                 return Err(FsError::IllegalArgument(format!(
                     "Source file {spath} is not in the same directory with the target {tpath}"
                 )));
@@ -145,7 +145,7 @@ impl Namespace {
             inode.mtime = mtime;
             let f = inode.as_file_mut().ok_or_else(bad)?;
             f.blocks.extend(blocks.iter().copied());
-            inode.parent
+            inode.parent()
         };
         for b in &blocks {
             self.block_owner.insert(b.id, target);

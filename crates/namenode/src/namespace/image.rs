@@ -17,8 +17,8 @@ use crate::codec::{CodecError, R, W};
 use crate::edit::EditOp;
 use crate::error::FsResult;
 use crate::fsdir::{
-    DirInode, FileBlock, FileInode, FsDirectory, Inode, InodeKind, Perm, PermissionStatus,
-    QUOTA_UNSET, ROOT_INODE_ID, UnderConstruction,
+    DirInode, FileBlock, FileInode, FsDirectory, Inode, InodeExt, InodeKind, Perm,
+    PermissionStatus, QUOTA_UNSET, ROOT_INODE_ID, UnderConstruction,
 };
 
 /// First bytes of an image payload.
@@ -70,7 +70,7 @@ const KIND_DIR_TYPED: u8 = 2;
 
 pub(super) fn encode_inode(w: &mut W, id: u64, inode: &Inode) {
     w.u(id);
-    w.u(inode.parent);
+    w.u(inode.parent());
     w.bytes(&inode.name);
     w.bytes(inode.perm.owner.as_bytes());
     w.bytes(inode.perm.group.as_bytes());
@@ -193,10 +193,10 @@ fn decode_inode(r: &mut R<'_>) -> Result<(u64, Inode), ImageDecodeError> {
     };
     Ok((
         id,
-        Inode {
+        Inode::new(
             parent,
-            name: name.into(),
-            perm: Perm::intern(PermissionStatus {
+            name.into(),
+            Perm::intern(PermissionStatus {
                 owner: owner.into(),
                 group: group.into(),
                 mode,
@@ -204,7 +204,7 @@ fn decode_inode(r: &mut R<'_>) -> Result<(u64, Inode), ImageDecodeError> {
             mtime,
             atime,
             kind,
-        },
+        ),
     ))
 }
 
@@ -234,7 +234,7 @@ impl Namespace {
             .dir
             .ids()
             .filter_map(|id| Some((id, self.dir.get(id)?)))
-            .filter(|(_, i)| i.ext().is_some())
+            .filter(|(_, i)| i.ext().is_some_and(InodeExt::has_acl_or_xattrs))
             .collect();
         if !with_ext.is_empty() {
             w.0.push(TAG_INODE_EXT);
@@ -301,7 +301,7 @@ impl Namespace {
                 if id != ROOT_INODE_ID {
                     return Err(ImageDecodeError::Orphan {
                         id,
-                        parent: inode.parent,
+                        parent: inode.parent(),
                     });
                 }
                 let root = dir
@@ -315,7 +315,7 @@ impl Namespace {
                 }
                 continue;
             }
-            let parent = inode.parent;
+            let parent = inode.parent();
             if !dir.attach(id, inode) {
                 return Err(ImageDecodeError::Orphan { id, parent });
             }

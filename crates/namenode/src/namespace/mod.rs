@@ -395,14 +395,14 @@ impl Namespace {
                 perm,
                 mtime,
             } => {
-                let inode = Inode {
-                    parent: *parent,
-                    name: name.as_slice().into(),
-                    perm: Perm::intern(perm.clone()),
-                    mtime: *mtime,
-                    atime: *mtime,
-                    kind: InodeKind::Dir(DirInode::default()),
-                };
+                let inode = Inode::new(
+                    *parent,
+                    name.as_slice().into(),
+                    Perm::intern(perm.clone()),
+                    *mtime,
+                    *mtime,
+                    InodeKind::Dir(DirInode::default()),
+                );
                 let inode = self.inherit_default_acl(inode);
                 self.attach(*id, inode, *mtime)?;
             }
@@ -421,13 +421,13 @@ impl Namespace {
                 if let Some(old) = replaced {
                     removed = self.remove(*old);
                 }
-                let inode = Inode {
-                    parent: *parent,
-                    name: name.as_slice().into(),
-                    perm: Perm::intern(perm.clone()),
-                    mtime: *mtime,
-                    atime: *mtime,
-                    kind: InodeKind::File(FileInode::new(
+                let inode = Inode::new(
+                    *parent,
+                    name.as_slice().into(),
+                    Perm::intern(perm.clone()),
+                    *mtime,
+                    *mtime,
+                    InodeKind::File(FileInode::new(
                         *replication,
                         *block_size,
                         Vec::new(),
@@ -437,7 +437,7 @@ impl Namespace {
                             truncate_last_to: None,
                         }),
                     )),
-                };
+                );
                 let inode = self.inherit_default_acl(inode);
                 self.attach(*id, inode, *mtime)?;
                 self.leases.add(client_name, *id, mono);
@@ -511,7 +511,7 @@ impl Namespace {
                 let parent = self
                     .dir
                     .get(*id)
-                    .map(|i| i.parent)
+                    .map(|i| i.parent())
                     .ok_or_else(|| inconsistent(op))?;
                 removed = self.remove(*id);
                 if let Some(p) = self.dir.get_mut(parent) {
@@ -529,7 +529,7 @@ impl Namespace {
                     removed = self.remove(*old);
                 }
                 let inode = self.dir.detach(*id).ok_or_else(|| inconsistent(op))?;
-                let src_parent = inode.parent;
+                let src_parent = inode.parent();
                 if !self.dir.reattach(*id, inode, *dst_parent, dst_name.clone()) {
                     return Err(inconsistent(op));
                 }
@@ -630,7 +630,7 @@ impl Namespace {
     /// A new inode under a directory with a default ACL takes its ACL from it (the op's
     /// mode then filters the copied entries instead of the umask).
     fn inherit_default_acl(&self, mut inode: Inode) -> Inode {
-        let Some(parent) = self.dir.get(inode.parent) else {
+        let Some(parent) = self.dir.get(inode.parent()) else {
             return inode;
         };
         if let Some((mode, entries)) =
@@ -643,7 +643,7 @@ impl Namespace {
     }
 
     fn attach(&mut self, id: u64, inode: Inode, mtime: u64) -> FsResult<()> {
-        let parent = inode.parent;
+        let parent = inode.parent();
         if !self.dir.attach(id, inode) {
             return Err(FsError::Io(format!(
                 "inconsistent namespace: cannot add inode {id} under {parent}"

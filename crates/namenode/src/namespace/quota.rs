@@ -126,7 +126,7 @@ impl Namespace {
                 return false;
             }
             match self.dir.get(id) {
-                Some(i) => id = i.parent,
+                Some(i) => id = i.parent(),
                 None => return false,
             }
         }
@@ -145,17 +145,17 @@ impl Namespace {
             let Some(f) = inode.as_file() else {
                 return Vec::new();
             };
-            if !self.quota_on_path(inode.parent) {
+            if !self.quota_on_path(inode.parent()) {
                 return Vec::new();
             }
             let d = file_space(&after(f)) as i64 - file_space(f) as i64;
-            vec![(inode.parent, Usage { ns: 0, ds: d })]
+            vec![(inode.parent(), Usage { ns: 0, ds: d })]
         };
         let removal = |id: u64, out: &mut Vec<(u64, Usage)>| {
             if let Some(inode) = self.dir.get(id)
-                && self.quota_on_path(inode.parent)
+                && self.quota_on_path(inode.parent())
             {
-                out.push((inode.parent, self.subtree_usage(id).neg()));
+                out.push((inode.parent(), self.subtree_usage(id).neg()));
             }
         };
         let mut out = Vec::new();
@@ -242,7 +242,7 @@ impl Namespace {
                 })
             }
             EditOp::Concat { target, srcs, .. } => {
-                if let Some(p) = self.dir.get(*target).map(|i| i.parent)
+                if let Some(p) = self.dir.get(*target).map(|i| i.parent())
                     && self.quota_on_path(p)
                 {
                     out.push((p, self.concat_usage_delta(*target, srcs)));
@@ -258,7 +258,7 @@ impl Namespace {
                 if let Some(old) = replaced {
                     removal(*old, &mut out);
                 }
-                let src_parent = self.dir.get(*id).map(|i| i.parent);
+                let src_parent = self.dir.get(*id).map(|i| i.parent());
                 let src_side = src_parent.is_some_and(|p| self.quota_on_path(p));
                 let dst_side = self.quota_on_path(*dst_parent);
                 if src_side || dst_side {
@@ -292,7 +292,7 @@ impl Namespace {
                     break;
                 }
                 match self.dir.get(id) {
-                    Some(i) => id = i.parent,
+                    Some(i) => id = i.parent(),
                     None => break,
                 }
             }

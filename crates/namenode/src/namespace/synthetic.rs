@@ -75,18 +75,18 @@ impl SyntheticSpec {
     }
 
     fn inode(&self, parent: u64, name: String, kind: InodeKind, mode: u16) -> Inode {
-        Inode {
+        Inode::new(
             parent,
-            name: name.into_bytes().into(),
-            perm: Perm::intern(PermissionStatus {
+            name.into_bytes().into(),
+            Perm::intern(PermissionStatus {
                 owner: self.owner.as_str().into(),
                 group: self.group.as_str().into(),
                 mode,
             }),
-            mtime: self.time_ms,
-            atime: self.time_ms,
+            self.time_ms,
+            self.time_ms,
             kind,
-        }
+        )
     }
 
     fn dir_kind() -> InodeKind {

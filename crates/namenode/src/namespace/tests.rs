@@ -711,3 +711,66 @@ fn open_files_page_in_id_order_under_a_path() {
     assert!(!more);
     assert_eq!(n.open_files_after(ids[3], "", 10), (Vec::new(), false));
 }
+
+/// Inode ids far from the root's (below it, and 2^32 and more above it) — a parent then
+/// kept whole in the inode's extension — load from an image and are written back byte
+/// for byte, with no extension section for them.
+#[test]
+fn an_image_with_far_inode_ids_reads_back_identically() {
+    use crate::codec::W;
+    use crate::fsdir::{DirInode, FileInode, Inode, InodeKind, Name, Perm, PermissionStatus};
+    let mut n = ns();
+    let perm = Perm::intern(PermissionStatus {
+        owner: "root".into(),
+        group: "supergroup".into(),
+        mode: 0o755,
+    });
+    let dir = |parent: u64, name: &[u8]| {
+        Inode::new(
+            parent,
+            Name::new(name),
+            perm,
+            5,
+            5,
+            InodeKind::Dir(DirInode::default()),
+        )
+    };
+    let file = |parent: u64, name: &[u8], id: u64| {
+        let block = FileBlock {
+            id,
+            gs: FIRST_GENERATION_STAMP,
+            num_bytes: 10,
+        };
+        let f = FileInode::new(3, 1024, vec![block], None);
+        Inode::new(parent, Name::new(name), perm, 6, 6, InodeKind::File(f))
+    };
+    let (far, low) = (u64::MAX - 7, 9);
+    let near = ROOT_INODE_ID + u64::from(u32::MAX) - 1;
+    let mut w = W(IMAGE_PAYLOAD_MAGIC.to_vec());
+    for v in [0, near, FIRST_BLOCK_ID + 1, FIRST_GENERATION_STAMP, 6] {
+        w.u(v);
+    }
+    let root = n.dir.get(ROOT_INODE_ID).unwrap().clone();
+    // Parent first, each directory's children by name: the order encode_image writes.
+    for (id, inode) in [
+        (ROOT_INODE_ID, root),
+        (far, dir(ROOT_INODE_ID, b"a")),
+        (
+            near,
+            file(far, b"f-with-a-name-longer-than-inline", FIRST_BLOCK_ID),
+        ),
+        (low, dir(ROOT_INODE_ID, b"b")),
+        (ROOT_INODE_ID + 1, dir(low, b"c")),
+        (
+            u64::from(u32::MAX) * 2,
+            file(ROOT_INODE_ID + 1, b"g", FIRST_BLOCK_ID + 1),
+        ),
+    ] {
+        super::image::encode_inode(&mut w, id, &inode);
+    }
+    n.load_image(&w.0, Duration::ZERO).unwrap();
+    assert_eq!(n.check_consistency(), Vec::<String>::new());
+    assert_eq!(n.dir.path_of(u64::from(u32::MAX) * 2), "/b/c/g");
+    assert_eq!(n.dir.get(near).map(Inode::parent), Some(far));
+    assert_eq!(n.encode_image().1, w.0);
+}
