@@ -14,16 +14,24 @@ mod ha;
 mod nn;
 mod nn_memory;
 
-const USAGE: &str = "\
-Usage: rhdfs bench SUBCOMMAND [options]
+const HEAD: &str = "Usage: rhdfs bench SUBCOMMAND [options]\n\nSubcommands:\n";
 
-Subcommands:
+/// Each subcommand's usage, as `rhdfs bench` lists them and `rhdfs bench SUB --help` prints one.
+const SUBCOMMANDS: &[(&str, &str)] = &[
+    (
+        "delete-under-load",
+        "\
   delete-under-load [--blocks N] [--writers W] [--datanodes D] [--creators C]
                     [--replication R] [-fs URI [--nn-http HOST:PORT]] [-D key=value ...]
         create N one-block files, then delete them while W writers create and close
         small files; prints close latency p50/p99/max, failures, the longest lock hold
         per lock and operation, and the time until pending deletions reach zero.
         Without -fs an in-process cluster of D DataNodes (default 3) is started.
+",
+    ),
+    (
+        "nn",
+        "\
   nn [-op create|mkdirs|open|fileStatus|webFileStatus|rename|delete|addBlock|
          blockReport|all[,...]]
      [-threads T] [-files N] [-filesPerDir P] [-datanodes D] [-blocksPerReport B]
@@ -40,6 +48,11 @@ Subcommands:
         question through WebHDFS GETFILESTATUS, one keep-alive connection per thread
         (web port: --nn-http, else dfs.namenode.http-address on the -fs host), and
         the ratio of its p50 to fileStatus's is printed.
+",
+    ),
+    (
+        "nn-memory",
+        "\
   nn-memory [-files N] [-filesPerDir P] [-datanodes D] [-replication R] [-dir DIR]
             [-D key=value ...]
         NameNode memory and restart time: the namespace loader writes an image of N
@@ -48,6 +61,11 @@ Subcommands:
         then D simulated DataNodes send full reports (R replicas per block; time to
         leaving safe mode, RSS per replica location). Defaults: 100000 files, 1000 per
         directory, 10 DataNodes, replication 3, a scratch directory under the temp dir.
+",
+    ),
+    (
+        "ha",
+        "\
   ha [-kills K] [-writers W] [-seconds S] [-ports A,B,C] [-D key=value ...]
         NameNode HA on the Raft-replicated edit log, in-process: 3 NameNodes of
         nameservice ns and 3 DataNodes. Prints mkdirs/s of W clients for S seconds
@@ -57,6 +75,11 @@ Subcommands:
         reads back every acknowledged file and compares the NameNodes' namespaces (exit
         status 1 if a file was lost or they differ). Defaults: 5 kills, 4 writers, 3 s,
         three free loopback ports for the NameNodes.
+",
+    ),
+    (
+        "dfsio",
+        "\
   dfsio -write|-read --files N --size SIZE [--replication R] [--warm] [--repeat K]
         [--local-dir DIR] [-fs URI] [-D key=value ...]
         TestDFSIO-like throughput of N concurrent writers/readers against the same bytes
@@ -65,24 +88,66 @@ Subcommands:
         (writes: of local / R), and CPU seconds per GiB of the client, the local DataNode
         processes and the whole machine. Reads drop the page cache before each pass (as
         root); --warm reads every replica and the plain files once first instead.
-";
+",
+    ),
+];
 
 /// Runs `rhdfs bench ARGS`; the exit code is non-zero when the benchmark saw failures.
 pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     let Some(sub) = args.first().cloned() else {
-        eprint!("{USAGE}");
+        eprint!("{}", usage());
         return Ok(1);
     };
+    // `rhdfs bench SUB --help`: that subcommand's usage, exit 0, as `rhdfs SUB --help` does.
+    if args[1..].iter().any(|a| is_help(a))
+        && let Some((_, text)) = SUBCOMMANDS.iter().find(|(name, _)| *name == sub)
+    {
+        print!("Usage: rhdfs bench {text}");
+        return Ok(0);
+    }
     match sub.as_str() {
         "delete-under-load" => delete_under_load::run(args[1..].to_vec()).await,
         "nn" => nn::run(args[1..].to_vec()).await,
         "ha" => ha::run(args[1..].to_vec()).await,
         "nn-memory" => nn_memory::run(args[1..].to_vec()).await,
         "dfsio" => crate::dfs::bench::bench(args).await,
-        "help" | "-h" | "--help" | "-help" => {
-            print!("{USAGE}");
+        "help" => {
+            print!("{}", usage());
             Ok(0)
         }
-        other => anyhow::bail!("unknown bench `{other}`\n\n{USAGE}"),
+        h if is_help(h) => {
+            print!("{}", usage());
+            Ok(0)
+        }
+        other => anyhow::bail!("unknown bench `{other}`\n\n{}", usage()),
+    }
+}
+
+fn is_help(a: &str) -> bool {
+    matches!(a, "-h" | "--help" | "-help")
+}
+
+/// `rhdfs bench`'s usage: every subcommand's.
+fn usage() -> String {
+    let mut u = HEAD.to_string();
+    for (_, text) in SUBCOMMANDS {
+        u.push_str("  ");
+        u.push_str(text);
+    }
+    u
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_lists_every_subcommand_under_its_name() {
+        let u = usage();
+        for (name, text) in SUBCOMMANDS {
+            assert!(text.starts_with(name), "{name}: {text}");
+            assert!(text.ends_with('\n'), "{name}");
+            assert!(u.contains(&format!("\n  {name} ")), "{name} listed");
+        }
     }
 }
