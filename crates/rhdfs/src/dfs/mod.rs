@@ -27,11 +27,39 @@ pub const EXIT_USAGE: i32 = 255;
 
 /// Runs `rhdfs dfs <args>` on the process's stdout and stderr; returns the exit code.
 pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
-    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let mut out = stdout_writer();
     let mut err = std::io::stderr();
     let code = run_with(args, &mut out, &mut err).await;
-    out.flush()?;
+    quiet_on_closed_pipe(out.flush())?;
     code
+}
+
+/// The shell's buffer for standard output; writes of file contents this large or larger
+/// (`-cat`'s chunks are up to a packet or a short-circuit piece, 1 MiB) go to the descriptor
+/// without being copied.
+const STDOUT_BUFFER: usize = 64 << 10;
+
+/// Standard output as a plain buffered writer on a duplicate of descriptor 1. Std's `Stdout`
+/// is line-buffered: its `LineWriter` scans every write for the last newline and splits the
+/// write there, a pass over each byte `-cat` prints. Nothing else in the shell writes to
+/// std's `Stdout`, so the two never interleave. Without a descriptor 1 to duplicate, std's
+/// `Stdout` (which drops output to a closed descriptor).
+fn stdout_writer() -> std::io::BufWriter<Box<dyn Write + Send>> {
+    use std::os::fd::AsFd;
+    let sink: Box<dyn Write + Send> = match std::io::stdout().as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(std::fs::File::from(fd)),
+        Err(_) => Box::new(std::io::stdout()),
+    };
+    std::io::BufWriter::with_capacity(STDOUT_BUFFER, sink)
+}
+
+/// Output to a reader that went away (`rhdfs dfs -ls | head`) is dropped, as Java's
+/// `System.out` drops it: not an error of the command. `-cat` and `-text` say so themselves.
+fn quiet_on_closed_pipe(r: std::io::Result<()>) -> std::io::Result<()> {
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
 }
 
 /// [`run`] with explicit output streams (used by tests).
@@ -125,12 +153,14 @@ pub async fn run_with(
             writeln!(sh.err, "{name}: {msg}")?;
             1
         }
+        // Output to a reader that went away: dropped, as Java's `System.out` drops it.
+        Err(ShellError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => sh.code,
         Err(ShellError::Io(e)) => {
             writeln!(sh.err, "{name}: {e}")?;
             1
         }
     };
-    sh.out.flush()?;
+    quiet_on_closed_pipe(sh.out.flush())?;
     sh.fs.close().await;
     Ok(code)
 }

@@ -27,16 +27,24 @@ impl Shell<'_> {
                     }
                 };
                 if text {
-                    self.text_one(&mut r, &s.path).await?;
+                    self.text_one(&mut r, &s.path).await;
                     continue;
                 }
                 loop {
                     match r.read_chunk().await {
-                        Ok(Some(b)) => self.out.write_all(&b)?,
-                        Ok(None) => break,
+                        Ok(Some(b)) => {
+                            if !self.print(&b) {
+                                break;
+                            }
+                        }
+                        Ok(None) => {
+                            self.print_flush();
+                            break;
+                        }
                         Err(e) => {
-                            self.out.flush()?;
-                            self.error(&e.message());
+                            if self.print_flush() {
+                                self.error(&e.message());
+                            }
                             break;
                         }
                     }
@@ -46,45 +54,77 @@ impl Shell<'_> {
         Ok(())
     }
 
+    /// Writes file contents for `-cat`/`-text`; on a write error (the reader of a pipe went
+    /// away) prints FsShell's line for it (its `IOUtils.copyBytes` checks `System.out` after
+    /// each write) and returns false: the file is not read further.
+    fn print(&mut self, b: &[u8]) -> bool {
+        let r = self.out.write_all(b);
+        self.printed(r)
+    }
+
+    /// Flushes what `print` buffered, at the end of a file or before an error line.
+    fn print_flush(&mut self) -> bool {
+        let r = self.out.flush();
+        self.printed(r)
+    }
+
+    fn printed(&mut self, r: std::io::Result<()>) -> bool {
+        if r.is_err() {
+            self.error("Unable to write to output stream.");
+        }
+        r.is_ok()
+    }
+
     /// `-text` of one open file: decoded when it is gzip, a SequenceFile or has a codec's
     /// extension, else copied like `-cat`.
-    async fn text_one(&mut self, r: &mut rhdfs_client::FileReader, path: &str) -> ShResult {
+    async fn text_one(&mut self, r: &mut rhdfs_client::FileReader, path: &str) {
         let mut buf = Vec::new();
         let mut decided = false;
         loop {
             match r.read_chunk().await {
                 Ok(Some(b)) => {
                     if decided {
-                        self.out.write_all(&b)?;
+                        if !self.print(&b) {
+                            return;
+                        }
                         continue;
                     }
                     buf.extend_from_slice(&b);
                     if buf.len() >= 4 && !super::text::needs_decoding(path, &buf) {
                         decided = true;
-                        self.out.write_all(&buf)?;
+                        if !self.print(&buf) {
+                            return;
+                        }
                         buf.clear();
                     }
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    self.out.flush()?;
-                    self.error(&e.message());
-                    return Ok(());
+                    if self.print_flush() {
+                        self.error(&e.message());
+                    }
+                    return;
                 }
             }
         }
         if decided || (buf.len() < 4 && !super::text::needs_decoding(path, &buf)) {
-            self.out.write_all(&buf)?;
-            return Ok(());
+            if self.print(&buf) {
+                self.print_flush();
+            }
+            return;
         }
         match super::text::decode(path, &buf) {
-            Ok(v) => self.out.write_all(&v)?,
+            Ok(v) => {
+                if self.print(&v) {
+                    self.print_flush();
+                }
+            }
             Err(e) => {
-                self.out.flush()?;
-                self.error(&e);
+                if self.print_flush() {
+                    self.error(&e);
+                }
             }
         }
-        Ok(())
     }
 
     /// -head: the first 1024 bytes of each file the argument matches.
