@@ -566,18 +566,18 @@ mod tests {
 
     use super::*;
 
-    /// A file's inode is 80 bytes: the replication and block size ride in the block
+    /// A file's inode is 72 bytes: the replication and block size ride in the block
     /// list's tag word, the writer and the ACL/xattr extension in the box open files'
     /// lists have, a directory's children are one word and its quotas and extension
     /// another, so a directory fits around that tag; the id is the table's key; the
-    /// parent is a 4-byte distance, the permission a 4-byte index.
+    /// parent is a 4-byte distance, the permission a 4-byte index, the name 16 bytes.
     #[test]
     fn inode_sizes() {
         assert_eq!(size_of::<FileInode>(), 32);
         assert_eq!(size_of::<DirInode>(), 16);
         assert_eq!(size_of::<InodeKind>(), 32);
-        assert_eq!(size_of::<Inode>(), 80);
-        assert_eq!(size_of::<Option<Inode>>(), 80);
+        assert_eq!(size_of::<Inode>(), 72);
+        assert_eq!(size_of::<Option<Inode>>(), 72);
     }
 
     fn perm() -> Perm {
