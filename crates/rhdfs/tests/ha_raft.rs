@@ -45,9 +45,9 @@ use rhdfs_testkit::cluster::{data, read_file, write_file};
 use rhdfs_testkit::ports::{self, ReservedPort};
 
 /// Generous: the test machine is small and busy.
-const DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 
-const EXTRA: &[(&str, &str)] = &[
+pub(crate) const EXTRA: &[(&str, &str)] = &[
     ("rhdfs.ha.raft.heartbeat.interval.ms", "100"),
     ("rhdfs.ha.raft.election.timeout.ms", "600"),
     ("dfs.blocksize", "1048576"),
@@ -81,7 +81,7 @@ async fn start_with(
     Ok((c, reserved))
 }
 
-fn client_conf(c: &HaMiniCluster) -> Configuration {
+pub(crate) fn client_conf(c: &HaMiniCluster) -> Configuration {
     c.client_conf().clone()
 }
 
@@ -100,7 +100,7 @@ fn images(c: &HaMiniCluster) -> Vec<(usize, u64, Vec<u8>)> {
 
 /// Waits until every running NameNode holds the same namespace at the same txid, at
 /// least `min_txid`; returns that txid.
-async fn wait_identical(c: &HaMiniCluster, min_txid: u64) -> anyhow::Result<u64> {
+pub(crate) async fn wait_identical(c: &HaMiniCluster, min_txid: u64) -> anyhow::Result<u64> {
     let deadline = tokio::time::Instant::now() + DEADLINE;
     loop {
         let all = images(c);
@@ -217,7 +217,7 @@ async fn fail_over(c: &HaMiniCluster, from: usize, to: usize) -> anyhow::Result<
     Ok(())
 }
 
-async fn wait_other_active(c: &HaMiniCluster, not: usize) -> anyhow::Result<usize> {
+pub(crate) async fn wait_other_active(c: &HaMiniCluster, not: usize) -> anyhow::Result<usize> {
     let deadline = tokio::time::Instant::now() + DEADLINE;
     loop {
         if let Some(i) = c.active().filter(|&i| i != not) {
@@ -567,91 +567,8 @@ async fn haadmin_moves_the_active_role() -> anyhow::Result<()> {
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_namenodes_and_a_journal_node_fail_over() -> anyhow::Result<()> {
-    use rhdfs_namenode::ha::journal_node::JournalNode;
-    let reserved = (0..3)
-        .map(|_| ports::reserve())
-        .collect::<Result<Vec<_>, _>>()?;
-    let (nn1, nn2, jn) = (reserved[0].port(), reserved[1].port(), reserved[2].port());
-    let jn_dir = tempfile::tempdir()?;
-    let mut conf = Configuration::new();
-    for (k, v) in EXTRA {
-        conf.set(k, v.to_string());
-    }
-    for (k, v) in [
-        ("dfs.nameservices", "ns".to_string()),
-        ("dfs.ha.namenodes.ns", "nn1,nn2".to_string()),
-        (
-            "dfs.namenode.rpc-address.ns.nn1",
-            format!("127.0.0.1:{nn1}"),
-        ),
-        (
-            "dfs.namenode.rpc-address.ns.nn2",
-            format!("127.0.0.1:{nn2}"),
-        ),
-        (
-            "dfs.namenode.shared.edits.dir",
-            format!("qjournal://127.0.0.1:{jn}/ns"),
-        ),
-    ] {
-        conf.set(k, v);
-    }
-    let mut jn_conf = conf.clone();
-    jn_conf.set("dfs.journalnode.rpc-address", format!("127.0.0.1:{jn}"));
-    jn_conf.set(
-        "dfs.journalnode.edits.dir",
-        jn_dir.path().to_string_lossy().into_owned(),
-    );
-    let journal = JournalNode::start(&jn_conf).await?;
-    assert_eq!(journal.id(), 3, "the JournalNode follows the two NameNodes");
-    let mut c = HaMiniCluster::start(None, &[nn1, nn2], 1, &conf).await?;
-    let first = c.wait_active(DEADLINE).await?;
-    let fs = FileSystem::connect_with(Some("hdfs://ns"), client_conf(&c)).await?;
-    let one = data(300_000, 1);
-    write_file(&fs, "/jn/one", &one).await?;
-    // The JournalNode holds the log.
-    let leader_last = c
-        .namenode(first)
-        .expect("running")
-        .ha_member()
-        .and_then(|m| m.raft.metrics().borrow().last_log_index)
-        .unwrap_or(0);
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while journal.last_log_index().unwrap_or(0) < leader_last {
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "the JournalNode's log did not reach the leader's"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    // So does the other NameNode (a standby with an empty log, just started, cannot win;
-    // it would compete with the JournalNode's late campaign for many election timeouts).
-    wait_raft(&c, 1 - first, "the leader's log", |m| {
-        m.last_log_index.unwrap_or(0) >= leader_last
-    })
-    .await?;
-    // The active dies: the other NameNode wins with the JournalNode's vote.
-    c.crash_namenode(first).await;
-    let second = wait_other_active(&c, first).await?;
-    assert_eq!(read_file(&fs, "/jn/one").await?, one);
-    let two = data(200_000, 2);
-    write_file(&fs, "/jn/two", &two).await?;
-    c.restart_namenode(first).await?;
-    let txid = c
-        .namenode(second)
-        .expect("running")
-        .namesystem()
-        .with_ns(|ns| ns.last_txid());
-    wait_identical(&c, txid).await?;
-    fs.close().await;
-    c.shutdown().await;
-    journal.shutdown().await;
-    Ok(())
-}
-
 /// Waits until `f` holds on member `i`'s Raft metrics.
-async fn wait_raft(
+pub(crate) async fn wait_raft(
     c: &HaMiniCluster,
     i: usize,
     what: &str,

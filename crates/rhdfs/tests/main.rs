@@ -13,6 +13,7 @@ mod dfs_shell;
 mod dfs_stdout;
 mod fsshell_vs_java;
 mod ha_failover;
+mod ha_journal;
 mod ha_observer;
 mod ha_process;
 mod ha_raft;

@@ -9,21 +9,13 @@
 //! the answer is not a usable image or identity, 5 when the directories are formatted and
 //! `-force` was not given.
 
-use std::time::Duration;
-
 use rhdfs_conf::Configuration;
 use rhdfs_conf::ha::{self, HaConfError, NameNodeAddrs};
 use rhdfs_editlog::{ImageStore, StorageDirs, StorageVersion};
 
 use crate::ha::member::RaftSettings;
-use crate::http::image_transfer::IMAGE_TXID_HEADER;
+use crate::ha::peer_image;
 use crate::persist::PersistError;
-
-/// How long one request to another NameNode may take (the image is read whole).
-const FETCH_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// The HTTP port of a NameNode whose `dfs.namenode.http-address.<ns>.<nn>` is unset.
-const DEFAULT_HTTP_PORT: u16 = 9870;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BootstrapError {
@@ -87,10 +79,7 @@ pub async fn bootstrap_standby(
     }
     let mut tried = Vec::new();
     for other in ns.namenodes.iter().filter(|n| n.id != own) {
-        let http = match &other.http {
-            Some((h, p)) => rhdfs_conf::addr::join_host_port(h, *p),
-            None => rhdfs_conf::addr::join_host_port(&other.rpc.0, DEFAULT_HTTP_PORT),
-        };
+        let http = peer_image::http_address(other);
         let (version, txid, payload) = match fetch(&http).await {
             Ok(Ok(image)) => image,
             Ok(Err(reason)) => {
@@ -133,33 +122,13 @@ fn formatted(dirs: &StorageDirs, raft_dir: &std::path::Path) -> Option<String> {
 /// The identity and newest image of the NameNode at `http`: `Err` when it cannot be reached,
 /// `Ok(Err(reason))` when its answer is not usable.
 async fn fetch(http: &str) -> std::io::Result<Result<(StorageVersion, u64, Vec<u8>), String>> {
-    let get = |q: &'static str| async move {
-        let r = rhdfs_http::client::request(http, "GET", q, None, FETCH_TIMEOUT).await?;
-        if r.code != 200 {
-            return Err(std::io::Error::other(format!(
-                "{q}: HTTP {} {}",
-                r.code,
-                r.text().trim()
-            )));
-        }
-        Ok(r)
-    };
-    let version = get("/imagetransfer?getversion=1").await?;
-    let version = match StorageVersion::parse(&version.text()) {
+    let version = match peer_image::fetch_version(http).await? {
         Ok(v) => v,
-        Err(e) => return Ok(Err(format!("storage identity: {e}"))),
+        Err(reason) => return Ok(Err(reason)),
     };
-    let image = get("/imagetransfer?getimage=1&txid=latest").await?;
-    let Some(txid) = image
-        .header(IMAGE_TXID_HEADER)
-        .and_then(|t| t.trim().parse::<u64>().ok())
-    else {
-        return Ok(Err(format!("no {IMAGE_TXID_HEADER} header")));
-    };
-    Ok(match rhdfs_editlog::decode_image(&image.body) {
-        Ok(payload) => Ok((version, txid, payload.to_vec())),
-        Err(e) => Err(format!("image {txid}: {e}")),
-    })
+    Ok(peer_image::fetch_newest_image(http)
+        .await?
+        .map(|(txid, payload)| (version, txid, payload)))
 }
 
 /// Formats the name directories with `version`, saves the image and empties the Raft log

@@ -5,7 +5,9 @@
 //! The NameNodes name their JournalNodes with Hadoop's key, `dfs.namenode.shared.edits.dir =
 //! qjournal://jn1:8485;.../<journal>`; they are the Raft members after the NameNodes. A
 //! JournalNode stores the replicated log (in `dfs.journalnode.edits.dir/<journal>`), votes and
-//! acknowledges appends, and holds no namespace: its state machine ignores what it applies.
+//! acknowledges appends, and holds no namespace: its state machine only notes which txids
+//! each entry ends at, and its Raft snapshot is a NameNode's newest image, fetched over HTTP
+//! (`journal_snapshots`), so its log is compacted as the NameNodes' are.
 //! The leader must be a NameNode (the active one), yet a JournalNode may hold entries a
 //! surviving NameNode lacks, which only a leader can send it. So a JournalNode campaigns, but
 //! late (its election timeout is three times the NameNodes'), and when it wins it only
@@ -18,37 +20,15 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use openraft::LogId;
 use rhdfs_conf::{Configuration, keys};
 use rhdfs_ipc::{ProtocolRouter, RpcServer, ServerConfig};
 use rhdfs_raftlog::net::{Faults, IpcNetwork, RaftService};
-use rhdfs_raftlog::{AppSnapshot, SnapshotJob, StateMachineApp};
 
-use crate::ha::batch::{EditBatch, EditRaft};
+use crate::ha::batch::EditRaft;
+use crate::ha::journal_snapshots::{self, LogOnly};
 use crate::ha::member::{HaError, NnRaft, RaftSettings};
+use crate::ha::peer_image;
 use crate::ha::transition::{followers_caught_up, leads};
-
-/// The state machine of a log-only member: entries are stored by the log, nothing is built.
-/// It builds no snapshot; one it is sent (it fell behind a NameNode's purged log) is kept
-/// as it came, so it can pass it on to a NameNode behind it while it leads.
-struct LogOnly;
-
-impl StateMachineApp<EditRaft> for LogOnly {
-    fn apply(&mut self, _log_id: &LogId<u64>, _data: Option<&EditBatch>) {}
-
-    fn snapshot(&self, _last_applied: Option<LogId<u64>>) -> SnapshotJob {
-        Box::new(|| {
-            Ok(AppSnapshot {
-                covers: None,
-                data: Vec::new(),
-            })
-        })
-    }
-
-    fn restore(&mut self, _snapshot: &[u8]) -> Result<(), String> {
-        Ok(())
-    }
-}
 
 /// A running JournalNode.
 pub struct JournalNode {
@@ -57,6 +37,7 @@ pub struct JournalNode {
     service: Arc<RaftService<EditRaft>>,
     rpc: RpcServer,
     yielding: tokio::task::JoinHandle<()>,
+    compacting: tokio::task::JoinHandle<()>,
 }
 
 impl JournalNode {
@@ -101,13 +82,24 @@ impl JournalNode {
         let lead_for = settings.election * 10;
         // Campaign only once no NameNode could: after three of their election timeouts.
         settings.election *= 3;
+        let check = conf.get_duration(
+            keys::DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_KEY,
+            keys::DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_DEFAULT,
+            keys::DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_UNIT,
+        )?;
+        let peers: journal_snapshots::Peers = ns
+            .namenodes
+            .iter()
+            .map(|nn| (nn.id.clone(), peer_image::http_address(nn)))
+            .collect();
         let store = settings.open_log().await?;
+        let (log_only, journal_state) = LogOnly::new();
         let raft = NnRaft::new(
             id,
             settings.raft_config(&ns.id)?,
             IpcNetwork::new(id),
             store,
-            settings.open_state_machine(LogOnly, false).await?,
+            settings.open_state_machine(log_only, false).await?,
         )
         .await
         .map_err(|e| HaError::Raft(e.to_string()))?;
@@ -125,6 +117,13 @@ impl JournalNode {
             .await
             .map_err(|e| HaError::Raft(format!("binding {addr}: {e}")))?;
         let yielding = tokio::spawn(yield_leadership(raft.clone(), id, lead_for));
+        let compacting = tokio::spawn(journal_snapshots::compact(
+            raft.clone(),
+            journal_state,
+            peers,
+            check,
+            settings.retained,
+        ));
         tracing::info!(
             member = id,
             nameservice = %ns.id,
@@ -139,6 +138,7 @@ impl JournalNode {
             service,
             rpc,
             yielding,
+            compacting,
         })
     }
 
@@ -156,9 +156,15 @@ impl JournalNode {
         self.raft.metrics().borrow().last_log_index
     }
 
+    /// Its Raft metrics now (log, snapshot and purge points, leader).
+    pub fn metrics(&self) -> openraft::RaftMetrics<u64, openraft::BasicNode> {
+        self.raft.metrics().borrow().clone()
+    }
+
     /// Stops serving and closes the log.
     pub async fn shutdown(self) {
         self.yielding.abort();
+        self.compacting.abort();
         self.service.detach();
         self.rpc.shutdown().await;
         if let Err(e) = self.raft.shutdown().await {

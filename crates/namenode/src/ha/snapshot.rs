@@ -14,8 +14,9 @@
 //! - **Installing** (`install`): the image is checked and loaded into a new namespace off
 //!   every lock, saved as this member's newest image with its edit log started over after it
 //!   (`Durable::install_image`), and only then made the namespace (`Namesystem::
-//!   install_namespace`, the block map following). A snapshot without an image (one a
-//!   JournalNode passes on before it has received one) is refused.
+//!   install_namespace`, the block map following). A snapshot without an image is refused
+//!   (a JournalNode's snapshot is a NameNode's image too, `ha::journal_snapshots`, and it
+//!   purges its log only behind one).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -54,6 +55,15 @@ impl AppliedPoints {
         }
     }
 
+    /// The newest entry whose edits end at or before `txid`, all points kept.
+    pub fn peek_covered_by(&self, txid: u64) -> Option<LogId<u64>> {
+        self.points
+            .iter()
+            .rev()
+            .find(|(_, t)| *t <= txid)
+            .map(|(id, _)| *id)
+    }
+
     /// The newest entry whose edits end at or before `txid`; older points are forgotten.
     pub fn covered_by(&mut self, txid: u64) -> Option<LogId<u64>> {
         let i = self.points.iter().rposition(|(_, t)| *t <= txid)?;
@@ -75,7 +85,7 @@ impl AppliedPoints {
 }
 
 /// The snapshot's bytes for the image `payload` at `txid`.
-fn encode(mut payload: Vec<u8>, txid: u64) -> Vec<u8> {
+pub(crate) fn encode(mut payload: Vec<u8>, txid: u64) -> Vec<u8> {
     payload.extend_from_slice(&txid.to_be_bytes());
     let trailer = rhdfs_editlog::image_trailer(&payload);
     payload.extend_from_slice(&trailer);
@@ -83,7 +93,7 @@ fn encode(mut payload: Vec<u8>, txid: u64) -> Vec<u8> {
 }
 
 /// The image payload and its txid, checked.
-fn decode(data: &[u8]) -> Result<(&[u8], u64), String> {
+pub(crate) fn decode(data: &[u8]) -> Result<(&[u8], u64), String> {
     if data.is_empty() {
         return Err(
             "the snapshot holds no namespace image (a JournalNode's, before it received \
@@ -172,6 +182,9 @@ mod tests {
         p.record(id(4), 9);
         p.record(id(5), 12);
         assert_eq!(p.len(), 4);
+        assert_eq!(p.peek_covered_by(10), Some(id(4)));
+        assert_eq!(p.peek_covered_by(0), Some(id(1)));
+        assert_eq!(p.len(), 4, "peeking forgets nothing");
         assert_eq!(p.covered_by(4), Some(id(1)));
         assert_eq!(p.covered_by(10), Some(id(4)));
         assert_eq!(p.len(), 2, "points before the one found are forgotten");

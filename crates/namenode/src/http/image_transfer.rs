@@ -9,6 +9,9 @@
 //!   (payload + CRC32C trailer, checked again by the receiver), its txid in `X-Image-Txid`.
 //!   The image is read on a blocking thread and sent as it was read; it is held in memory
 //!   while it is sent (a spike of one image's size on the sender).
+//! - `?getimagetxid=1` (rhdfs's own): the newest image's txid as text (404 when there is
+//!   none), so a JournalNode asks whether an image is newer than its Raft snapshot before
+//!   fetching it (`ha::journal_snapshots`).
 
 use std::sync::Arc;
 
@@ -40,13 +43,26 @@ pub async fn serve(
             .respond(200, "text/plain; charset=utf-8", &[], text.as_bytes())
             .await;
     }
+    if req.param("getimagetxid").is_some() {
+        let images = durable.images().clone();
+        let txids = tokio::task::spawn_blocking(move || images.image_txids())
+            .await
+            .map_err(|e| std::io::Error::other(format!("image task failed: {e}")))?;
+        return match txids.first() {
+            Some(txid) => {
+                let text = format!("{txid}\n");
+                conn.respond(200, "text/plain", &[], text.as_bytes()).await
+            }
+            None => conn.respond(404, "text/plain", &[], b"no image\n").await,
+        };
+    }
     if req.param("getimage").is_none() {
         return conn
             .respond(
                 400,
                 "text/plain",
                 &[],
-                b"expected getimage=1 or getversion=1\n",
+                b"expected getimage=1, getimagetxid=1 or getversion=1\n",
             )
             .await;
     }
