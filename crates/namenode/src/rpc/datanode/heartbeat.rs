@@ -7,7 +7,9 @@ use rhdfs_blockmanager::StorageReport;
 use rhdfs_blockmanager::redundancy::decommission::disallowed_error;
 use rhdfs_ipc::{RpcError, decode_request, encode_response};
 use rhdfs_proto::datanode::{HeartbeatRequestProto, HeartbeatResponseProto};
-use rhdfs_proto::hdfs::{NnhaStatusHeartbeatProto, nnha_status_heartbeat_proto};
+use rhdfs_proto::hdfs::NnhaStatusHeartbeatProto;
+
+use crate::rpc::ha_state::datanode_ha_state;
 
 use super::DatanodeProtocolService;
 use super::commands::{invalidate_command, recovery_command, register_command, transfer_command};
@@ -44,7 +46,8 @@ impl DatanodeProtocolService {
             bm.slow_nodes().on_heartbeat(&reporting, &peers, &disks);
         }
         let mut cmds = Vec::new();
-        let active = self.fs.ha_role().get() == crate::ha::Role::Active;
+        let role = self.fs.ha_role().get();
+        let active = role == crate::ha::Role::Active;
         if !out.registered {
             // As Hadoop: an unknown node gets only DNA_REGISTER; its recoveries wait. A
             // DataNode takes this one from a standby too.
@@ -66,11 +69,7 @@ impl DatanodeProtocolService {
         Ok(encode_response(&HeartbeatResponseProto {
             cmds,
             ha_status: NnhaStatusHeartbeatProto {
-                state: if active {
-                    nnha_status_heartbeat_proto::State::Active
-                } else {
-                    nnha_status_heartbeat_proto::State::Standby
-                } as i32,
+                state: datanode_ha_state(role) as i32,
                 txid: bm.last_txid(),
             },
             rolling_upgrade_status: None,
