@@ -369,6 +369,10 @@ pub mod namenode {
     /// up from the log, one behind by more from the snapshot's image.
     pub const RHDFS_HA_RAFT_LOG_RETAINED_ENTRIES_KEY: &str = "rhdfs.ha.raft.log.retained.entries";
     pub const RHDFS_HA_RAFT_LOG_RETAINED_ENTRIES_DEFAULT: u64 = 100_000;
+    /// `dfs.namenode.startup`: the start-up option `namenode` was run with, as Hadoop's
+    /// NameNode puts it in its configuration; rhdfs reads `OBSERVER` (`namenode -observer`:
+    /// an HA NameNode joins as an observer, never campaigning) and starts as usual otherwise.
+    pub const DFS_NAMENODE_STARTUP_KEY: &str = "dfs.namenode.startup";
     /// `dfs.namenode.shared.edits.dir`: with HA, `qjournal://h1:8485;h2:8485/<journal>` names
     /// the JournalNodes; in rhdfs they are log-only Raft voters beside the NameNodes
     /// (`rhdfs journalnode`), so two NameNodes and one JournalNode make a majority of three.

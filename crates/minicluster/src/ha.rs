@@ -282,6 +282,11 @@ impl HaMiniCluster {
         self.nn_confs.get(i)
     }
 
+    /// The configuration NameNode `i` starts with next (a restart takes changes).
+    pub fn namenode_conf_mut(&mut self, i: usize) -> Option<&mut Configuration> {
+        self.nn_confs.get_mut(i)
+    }
+
     /// Stops NameNode `i` as a killed process would (nothing more synced).
     pub async fn crash_namenode(&mut self, i: usize) {
         if let Some(nn) = self.namenodes.get_mut(i).and_then(Option::take) {

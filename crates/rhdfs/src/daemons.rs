@@ -29,17 +29,23 @@ fn require_simple_authentication(conf: &rhdfs_conf::Configuration) -> Result<()>
 
 /// Runs a NameNode until Ctrl-C; with `-format`, formats the name directories and exits;
 /// with `-bootstrapStandby`, formats them from another NameNode of its HA nameservice and
-/// exits; with `-recover`, keeps the valid prefix of a damaged edit log and exits.
+/// exits; with `-recover`, keeps the valid prefix of a damaged edit log and exits; with
+/// `-observer`, an HA NameNode joins its nameservice as an observer.
 pub async fn namenode(args: Vec<String>) -> Result<()> {
     let (common, mut rest) = CommonArgs::extract(args)?;
     let format = take_flag(&mut rest, &["-format", "--format"]);
     let force = take_flag(&mut rest, &["-force", "--force"]);
     let recover = take_flag(&mut rest, &["-recover", "--recover"]);
     let bootstrap = take_flag(&mut rest, &["-bootstrapStandby", "--bootstrapStandby"]);
+    let observer = take_flag(&mut rest, &["-observer", "--observer"]);
     // rhdfs never prompts: without -force a formatted directory is refused (Hadoop's
     // -nonInteractive answer), so the flag is accepted and changes nothing.
     let _ = take_flag(&mut rest, &["-nonInteractive", "--nonInteractive"]);
-    let (conf, _log) = setup(&common, &rest, "namenode")?;
+    let (mut conf, _log) = setup(&common, &rest, "namenode")?;
+    if observer {
+        // As Hadoop's NameNode does with its start-up option.
+        conf.set(rhdfs_conf::keys::DFS_NAMENODE_STARTUP_KEY, "OBSERVER");
+    }
     if format {
         rhdfs_namenode::format(&conf, force).context("formatting the namespace")?;
         println!("formatted");

@@ -20,7 +20,7 @@ Commands:
              start a local NameNode and N DataNodes (default 3) on 127.0.0.1;
              prints `ready hdfs://host:port` once every DataNode has registered and
              writes DIR/conf/core-site.xml for clients. Ctrl-C stops everything.
-  namenode   [-format [-force] | -bootstrapStandby [-force] | -recover] [--config DIR]
+  namenode   [-format [-force] | -bootstrapStandby [-force] | -recover | -observer] [--config DIR]
              [-D key=value ...]
              run a NameNode from core-site.xml/hdfs-site.xml (HADOOP_CONF_DIR or --config)
   datanode   [--config DIR] [-D key=value ...]

@@ -318,6 +318,20 @@ async fn an_observer_serves_consistent_reads_to_the_java_client() -> anyhow::Res
     let (code, _, err) = haadmin(&conf, &["-transitionToStandby", &obs_id]).await?;
     assert_eq!(code, 0, "{err}");
     assert_eq!(observer.ha_role().get(), Role::Standby);
+
+    // Started with `namenode -observer` (Hadoop's start-up option in its configuration),
+    // it joins as an observer and tells DataNodes so.
+    c.namenode_conf_mut(obs)
+        .ok_or_else(|| anyhow::anyhow!("no configuration"))?
+        .set("dfs.namenode.startup", "OBSERVER");
+    c.restart_namenode(obs).await?;
+    let (code, out, _) = haadmin(&conf, &["-getServiceState", &obs_id]).await?;
+    assert_eq!((code, out.as_str()), (0, "observer\n"));
+    let restarted = c.namenode(obs).map(|nn| nn.namesystem().clone());
+    let restarted = restarted.ok_or_else(|| anyhow::anyhow!("not running"))?;
+    assert_eq!(restarted.ha_role().get(), Role::Observer);
+    let out = sh.run(&["-cat", "hdfs://ns/obs/b"]).await?.ok();
+    assert!(out.stdout == second, "-cat gave {} bytes", out.stdout.len());
     c.shutdown().await;
     Ok(())
 }

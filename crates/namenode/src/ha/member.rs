@@ -61,6 +61,9 @@ pub struct RaftSettings {
     pub journals: Vec<String>,
     /// Entries kept behind the newest snapshot (`rhdfs.ha.raft.log.retained.entries`).
     pub retained: u64,
+    /// Started with `namenode -observer` (`dfs.namenode.startup=OBSERVER`): joins as an
+    /// observer.
+    pub observer: bool,
 }
 
 impl RaftSettings {
@@ -93,9 +96,13 @@ impl RaftSettings {
             keys::RHDFS_HA_RAFT_LOG_RETAINED_ENTRIES_KEY,
             keys::RHDFS_HA_RAFT_LOG_RETAINED_ENTRIES_DEFAULT,
         )?;
+        let observer = conf
+            .get_trimmed(keys::DFS_NAMENODE_STARTUP_KEY)
+            .is_some_and(|o| o.eq_ignore_ascii_case("OBSERVER"));
         Ok(RaftSettings {
             journals,
             retained,
+            observer,
             heartbeat: heartbeat.max(Duration::from_millis(10)),
             // Raft needs the election timeout well above the heartbeat.
             election: election.max(heartbeat * 3),
@@ -247,6 +254,11 @@ impl HaMember {
         let raft = NnRaft::new(id, settings.raft_config(&ns.id)?, network, store, sm)
             .await
             .map_err(|e| HaError::Raft(e.to_string()))?;
+        if settings.observer {
+            // Before its first election timeout: an observer never campaigns.
+            raft.runtime_config().elect(false);
+            fs.ha_role().replace(Role::Standby, Role::Observer);
+        }
         service.attach(raft.clone());
         let initialized = raft
             .is_initialized()
@@ -263,7 +275,8 @@ impl HaMember {
             nameservice = %ns.id,
             members = ?members.keys().collect::<BTreeSet<_>>(),
             dir = %settings.dir.display(),
-            "NameNode joined the nameservice's Raft group as a standby"
+            state = fs.ha_role().get().state_name(),
+            "NameNode joined the nameservice's Raft group"
         );
         let images = fs
             .durable()
