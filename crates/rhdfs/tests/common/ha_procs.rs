@@ -3,8 +3,8 @@
 //! all of them, configured with `-D` (Hadoop's HA keys, quick-test defaults, the test's own),
 //! each logging to `<dir>/nn<k>.log` / `<dir>/dn<i>.log`; all are killed on drop.
 //!
-//! nn1 is formatted and its name directory copied to the others (what
-//! `namenode -bootstrapStandby` will do). Tests kill (SIGKILL) and restart NameNodes, ask
+//! nn1 is formatted and started; the others are formatted from it with
+//! `namenode -bootstrapStandby`, as an operator does. Tests kill (SIGKILL) and restart NameNodes, ask
 //! each one's HA state over HAServiceProtocol and its last written txid over `/jmx`, and,
 //! once every member is stopped cleanly, load each name directory offline to compare the
 //! namespaces (see [`HaCluster::offline_image`]).
@@ -59,8 +59,8 @@ impl Drop for HaCluster {
 }
 
 impl HaCluster {
-    /// Formats nn1 in `dir`, copies its name directory to nn2 and nn3, starts the three
-    /// NameNodes and `datanodes` DataNodes; `extra` (`key=value`) goes to every daemon.
+    /// Formats nn1 in `dir` and starts it, bootstraps nn2 and nn3 from it
+    /// (`-bootstrapStandby`), starts them and `datanodes` DataNodes; `extra` (`key=value`) goes to every daemon.
     pub fn start(dir: &Path, datanodes: usize, extra: &[&str]) -> anyhow::Result<Self> {
         std::fs::create_dir_all(dir.join("conf"))?;
         let reserve = || {
@@ -87,10 +87,11 @@ impl HaCluster {
             "format failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        c.start_namenode(0)?;
         for i in 1..NAMENODES {
-            copy_dir(&c.name_dir(0), &c.name_dir(i))?;
+            c.bootstrap_standby(i)?;
         }
-        for i in 0..NAMENODES {
+        for i in 1..NAMENODES {
             c.start_namenode(i)?;
         }
         for i in 0..datanodes {
@@ -176,6 +177,32 @@ impl HaCluster {
             v.push(kv);
         }
         v
+    }
+
+    /// `rhdfs namenode -bootstrapStandby` for NameNode `i`, repeated while it finds no other
+    /// NameNode serving (exit code 2: nn1 is still starting).
+    fn bootstrap_standby(&self, i: usize) -> anyhow::Result<()> {
+        let mut args = self.namenode_args(i);
+        args.push("-bootstrapStandby".into());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let out = Command::new(env!("CARGO_BIN_EXE_rhdfs"))
+                .args(&args)
+                .env("RUST_LOG", "warn")
+                .output()?;
+            match out.status.code() {
+                Some(0) => return Ok(()),
+                Some(2) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(200))
+                }
+                _ => anyhow::bail!(
+                    "nn{}: bootstrapStandby exited with {}: {}",
+                    i + 1,
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+            }
+        }
     }
 
     fn spawn(&self, args: &[String], log: &str) -> anyhow::Result<Child> {
@@ -387,21 +414,6 @@ impl HaCluster {
         })
         .await?
     }
-}
-
-/// Copies a formatted name directory (without its lock file), as bootstrapStandby would.
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
-        let entry = entry?;
-        let dst = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &dst)?;
-        } else if entry.file_name() != "in_use.lock" {
-            std::fs::copy(entry.path(), &dst)?;
-        }
-    }
-    Ok(())
 }
 
 /// A 64-bit FNV-1a digest of `bytes`, to print beside a comparison.
