@@ -159,6 +159,10 @@ pub async fn compact(
             }
         }
         let Some((txid, (id, http))) = newest else {
+            tracing::info!(
+                "no NameNode told its newest image over HTTP: the JournalNode's log is not \
+                 compacted this round"
+            );
             continue;
         };
         if !worth_fetching(applied, snap, retained, covering(txid)) {
