@@ -27,6 +27,53 @@ pub const EXIT_USAGE: i32 = 255;
 
 /// Runs `rhdfs dfs <args>` on the process's stdout and stderr; returns the exit code.
 pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
+    if !command_of(&args).is_some_and(|c| READERS.contains(&c)) {
+        return run_here(args).await;
+    }
+    // Commands that stream file contents run on a thread of their own with a single-threaded
+    // runtime: the thread that waits for a DataNode socket to become readable is the one that
+    // reads it. On the caller's runtime the command runs on the thread blocked on it, woken
+    // by a worker for every socket read (a quarter of the client's CPU on `-cat`). Commands
+    // that also write keep the caller's workers for the pipeline's tasks.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("dfs".to_string())
+        .spawn(move || {
+            let ran = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(anyhow::Error::from)
+                .and_then(|rt| rt.block_on(run_here(args)));
+            let _ = tx.send(ran);
+        })?;
+    rx.await?
+}
+
+/// Commands that only read HDFS files (see [`run`]).
+const READERS: &[&str] = &[
+    "-cat",
+    "-text",
+    "-get",
+    "-copyToLocal",
+    "-getmerge",
+    "-head",
+    "-tail",
+];
+
+/// The command of `rhdfs dfs` arguments: the first after the generic options.
+fn command_of(args: &[String]) -> Option<&str> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.as_str() {
+            "-D" | "-fs" | "-conf" => i += 2,
+            s if s.starts_with("-D") && s.len() > 2 => i += 1,
+            s => return Some(s),
+        }
+    }
+    None
+}
+
+async fn run_here(args: Vec<String>) -> anyhow::Result<i32> {
     let mut out = stdout_writer();
     let mut err = std::io::stderr();
     let code = run_with(args, &mut out, &mut err).await;
@@ -459,4 +506,31 @@ fn usage_all() -> String {
          -fs <file:///|hdfs://namenode:port> specify default filesystem URL to use, overrides 'fs.defaultFS' property from configurations.\n",
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_follows_the_generic_options() {
+        let of = |a: &[&str]| {
+            let v: Vec<String> = a.iter().map(|s| s.to_string()).collect();
+            command_of(&v).map(str::to_string)
+        };
+        assert_eq!(of(&["-cat", "/f"]).as_deref(), Some("-cat"));
+        let generic = [
+            "-D",
+            "k=v",
+            "-fs",
+            "hdfs://h:1",
+            "-Dx=y",
+            "-conf",
+            "c.xml",
+            "-put",
+        ];
+        assert_eq!(of(&generic).as_deref(), Some("-put"));
+        assert_eq!(of(&["-fs", "-cat"]), None, "the URI is not the command");
+        assert_eq!(of(&[]), None);
+    }
 }
