@@ -142,7 +142,7 @@ pub struct BlockInfo {
     pub state: BlockUcState,
     pub replication: u16,
     /// Its replicas, each naming its storage by index (`BlocksMap::storage`); three
-    /// inline, 24 bytes. Its spill record also holds the block's construction parts
+    /// inline, 4 bytes each. Its spill record also holds the block's construction parts
     /// ([`BlockInfo::uc`]).
     pub replicas: Replicas,
     /// What the blocks map's `SafeCounts` hold of this block (`COUNTED_*` bits), so that
@@ -245,11 +245,11 @@ impl BlockInfo {
     }
 
     pub fn replica_on(&self, storage: StorageIdx) -> Option<&Replica> {
-        self.replicas.iter().find(|r| r.storage == storage)
+        self.replicas.iter().find(|r| r.storage() == storage)
     }
 
     pub fn replica_on_mut(&mut self, storage: StorageIdx) -> Option<&mut Replica> {
-        self.replicas.iter_mut().find(|r| r.storage == storage)
+        self.replicas.iter_mut().find(|r| r.storage() == storage)
     }
 
     /// Finalized, non-corrupt replicas whose generation stamp matches the block's.
@@ -265,14 +265,14 @@ impl BlockInfo {
     pub fn replica_block(&self, id: u64, r: &Replica) -> Block {
         let (gs, num_bytes) = self
             .replicas
-            .own(r.storage)
+            .own(r.storage())
             .unwrap_or((self.gs, self.num_bytes));
         Block::new(id, gs, num_bytes)
     }
 
     /// The generation stamp replica `r` was last reported with.
     pub fn replica_gs(&self, r: &Replica) -> u64 {
-        self.replicas.own(r.storage).map_or(self.gs, |o| o.0)
+        self.replicas.own(r.storage()).map_or(self.gs, |o| o.0)
     }
 
     /// Records the generation stamp and length reported for the replica on `storage`
@@ -293,6 +293,9 @@ impl BlockInfo {
     }
 
     pub fn corrupt_replicas(&self) -> usize {
-        self.replicas.iter().filter(|r| r.corrupt.is_some()).count()
+        self.replicas
+            .iter()
+            .filter(|r| r.corrupt().is_some())
+            .count()
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use crate::block::{
-    Block, BlockInfo, COUNTED_COMPLETE, COUNTED_SAFE, Replica, ReplicaState, StorageIdx,
+    Block, BlockInfo, COUNTED_COMPLETE, COUNTED_SAFE, Replica, ReplicaState, StorageIdx, VACANT,
 };
 use crate::block_set::BlockSet;
 use crate::id_table::IdTable;
@@ -219,12 +219,12 @@ impl BlocksMap {
 
     /// The DataNode a replica is on.
     pub fn dn_of(&self, r: &Replica) -> &Arc<str> {
-        self.storage(r.storage).map_or(&NONE, |s| &s.dn_uuid)
+        self.storage(r.storage()).map_or(&NONE, |s| &s.dn_uuid)
     }
 
     /// The id of the storage a replica is on.
     pub fn storage_id_of(&self, r: &Replica) -> &Arc<str> {
-        self.storage(r.storage).map_or(&NONE, |s| &s.storage_id)
+        self.storage(r.storage()).map_or(&NONE, |s| &s.storage_id)
     }
 
     /// A test of whether a storage belongs to DataNode `dn`.
@@ -250,7 +250,7 @@ impl BlocksMap {
         for r in &info.replicas {
             self.seq += 1;
             let seq = self.seq;
-            if let Some(s) = self.storage_mut(r.storage) {
+            if let Some(s) = self.storage_mut(r.storage()) {
                 s.record(id, seq);
             }
         }
@@ -268,7 +268,7 @@ impl BlocksMap {
 
     fn unindex(&mut self, id: u64, info: &BlockInfo) {
         for r in &info.replicas {
-            if let Some(s) = self.storage_mut(r.storage) {
+            if let Some(s) = self.storage_mut(r.storage()) {
                 s.blocks.remove(id);
             }
         }
@@ -297,12 +297,13 @@ impl BlocksMap {
                 idx
             }
             None => {
-                // More than 4 G storages would be a million DataNodes of 4,000 disks each;
-                // the last index is `block::VACANT`, never handed out.
+                // More than 16 M storages at once (a replica names its storage in 24
+                // bits) would be 4,000 DataNodes of 4,000 disks each; the last index is
+                // `block::VACANT`, never handed out.
                 let idx = StorageIdx(
                     u32::try_from(self.slots.len())
                         .unwrap_or(u32::MAX)
-                        .min(u32::MAX - 1),
+                        .min(VACANT.0 - 1),
                 );
                 self.slots.push(Some(slot));
                 idx
@@ -329,8 +330,8 @@ impl BlocksMap {
             return AddResult::NoBlock;
         };
         let result = if let Some(r) = info.replica_on_mut(idx) {
-            r.state = state;
-            r.corrupt = None;
+            r.set_state(state);
+            r.set_corrupt(None);
             info.set_replica_values(idx, reported.gs, reported.num_bytes);
             AddResult::Replaced
         } else {
@@ -339,13 +340,13 @@ impl BlocksMap {
             let slots = &self.slots;
             let same_node = info.replicas.iter().position(|r| {
                 slots
-                    .get(r.storage.0 as usize)
+                    .get(r.storage().0 as usize)
                     .and_then(Option::as_ref)
                     .is_some_and(|s| s.dn_uuid == *dn_uuid)
             });
             if let Some(pos) = same_node {
                 let old = info.replicas.remove(pos);
-                if let Some(Some(s)) = self.slots.get_mut(old.storage.0 as usize) {
+                if let Some(Some(s)) = self.slots.get_mut(old.storage().0 as usize) {
                     s.blocks.remove(reported.id);
                 }
             }
@@ -387,7 +388,7 @@ impl BlocksMap {
                 .get(id)?
                 .replicas
                 .iter()
-                .find(|r| on(r.storage))?;
+                .find(|r| on(r.storage()))?;
             self.storage_id_of(r).clone()
         };
         self.remove_replica(id, &storage)

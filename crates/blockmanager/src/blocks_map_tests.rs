@@ -153,7 +153,7 @@ fn three_replicas_take_the_three_inline_slots() {
         m.add_replica(&dn, &s, Block::new(1, 1, 1), ReplicaState::Finalized);
         assert_eq!(m.get(1).map(|i| i.replicas.slots()), Some(3));
     }
-    assert_eq!(std::mem::size_of::<Replica>(), 8);
+    assert_eq!(std::mem::size_of::<Replica>(), 4);
     assert!(!m.get(1).is_some_and(|i| i.replicas.is_spilled()));
     assert!(m.remove_replica(1, "DS-1").is_some());
     let info = m.get(1).cloned().unwrap_or_else(|| panic!("block 1"));

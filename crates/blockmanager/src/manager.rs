@@ -440,7 +440,7 @@ impl BlockManager {
                     info.replicas
                         .iter()
                         .filter(|r| {
-                            r.corrupt.is_none() && (r.is_good_finalized() || !info.is_complete())
+                            r.corrupt().is_none() && (r.is_good_finalized() || !info.is_complete())
                         })
                         .map(|r| (st.map.dn_of(r).clone(), st.map.storage_id_of(r).clone())),
                 );
@@ -449,7 +449,7 @@ impl BlockManager {
                     picks.extend(
                         info.replicas
                             .iter()
-                            .filter(|r| r.corrupt.is_some())
+                            .filter(|r| r.corrupt().is_some())
                             .map(|r| (st.map.dn_of(r).clone(), st.map.storage_id_of(r).clone())),
                     );
                 }

@@ -288,7 +288,7 @@ pub fn classify(
     }
     if reported.state == ReplicaState::Finalized {
         let known_good = stored.replicas.iter().any(|r| {
-            r.corrupt.is_none() && r.state == ReplicaState::Finalized && on_node(r.storage)
+            r.corrupt().is_none() && r.state() == ReplicaState::Finalized && on_node(r.storage())
         });
         if !known_good {
             return ReportAction::Add;

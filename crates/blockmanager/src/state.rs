@@ -100,7 +100,7 @@ impl BlockState {
             located = info
                 .replicas
                 .iter()
-                .filter(|r| r.corrupt.is_none())
+                .filter(|r| r.corrupt().is_none())
                 .map(|r| ExpectedLocation {
                     dn_uuid: map.dn_of(r).clone(),
                     storage_id: map.storage_id_of(r).clone(),
@@ -113,8 +113,8 @@ impl BlockState {
             info.set_recovery(None);
             info.replication = replication;
             for r in &mut info.replicas {
-                if r.state == ReplicaState::Finalized {
-                    r.state = ReplicaState::Rbw;
+                if r.state() == ReplicaState::Finalized {
+                    r.set_state(ReplicaState::Rbw);
                 }
             }
             info.set_expected(if expected.is_empty() {
@@ -175,16 +175,16 @@ impl BlockState {
                     .iter()
                     .filter(|r| {
                         let b = info.replica_block(commit.id, r);
-                        r.state == ReplicaState::Finalized
+                        r.state() == ReplicaState::Finalized
                             && b.gs == commit.gs
                             && b.num_bytes != commit.num_bytes
-                            && r.corrupt.is_none()
+                            && r.corrupt().is_none()
                     })
-                    .map(|r| r.storage)
+                    .map(|r| r.storage())
                     .collect();
                 for st in short {
                     if let Some(r) = info.replica_on_mut(st) {
-                        r.corrupt = Some(CorruptReason::SizeMismatch);
+                        r.set_corrupt(Some(CorruptReason::SizeMismatch));
                     }
                 }
             }
@@ -294,7 +294,7 @@ impl BlockState {
     pub fn count_replicas(&self, info: &BlockInfo) -> NumberReplicas {
         let mut n = NumberReplicas::default();
         for r in &info.replicas {
-            if r.corrupt.is_some() {
+            if r.corrupt().is_some() {
                 n.corrupt += 1;
             } else if r.is_good_finalized() && info.replica_gs(r) == info.gs() {
                 match self.admin.state(self.map.dn_of(r)) {
@@ -349,7 +349,7 @@ impl BlockState {
             .replicas
             .iter()
             .filter(|r| {
-                r.corrupt.is_none()
+                r.corrupt().is_none()
                     && info.replica_gs(r) == info.gs()
                     && !self.admin.state(self.map.dn_of(r)).is_out_of_service()
             })
@@ -373,7 +373,7 @@ impl BlockState {
         let corrupt: Vec<(Arc<str>, Arc<str>, Block)> = info
             .replicas
             .iter()
-            .filter(|r| r.corrupt.is_some())
+            .filter(|r| r.corrupt().is_some())
             .map(|r| {
                 (
                     self.map.dn_of(r).clone(),
@@ -484,7 +484,7 @@ impl BlockState {
             .replicas
             .iter()
             .filter(|r| info.replica_gs(r) != new.gs)
-            .map(|r| r.storage)
+            .map(|r| r.storage())
             .collect();
         drop(info);
         let stale: Vec<Arc<str>> = stale
@@ -680,7 +680,7 @@ impl BlockState {
             return false;
         };
         if let Some(r) = idx.and_then(|i| info.replica_on_mut(i)) {
-            r.corrupt = Some(reason);
+            r.set_corrupt(Some(reason));
         }
         let live = info.good_finalized();
         let corrupt = info.corrupt_replicas();

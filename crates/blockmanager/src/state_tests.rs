@@ -114,7 +114,7 @@ fn rbw_of_under_construction_block() {
     let o = st.process_replica(&a("dn1"), &a("DS-1"), &r);
     assert!(!o.finalized_added);
     let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
-    assert_eq!(info.replicas[0].state, ReplicaState::Rbw);
+    assert_eq!(info.replicas[0].state(), ReplicaState::Rbw);
     assert_eq!(info.uc().expected().len(), 1);
     assert!(!st.has_min_replicas(5));
 }

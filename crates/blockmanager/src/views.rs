@@ -162,9 +162,9 @@ impl BlockManager {
                     if !info.is_complete() && !info.uc().expected().is_empty() {
                         for e in info.uc().expected() {
                             let r = info.replicas.iter().find(|r| *st.map.dn_of(r) == e.dn_uuid);
-                            let state = r.map_or(ReplicaState::Rbw, |r| r.state);
+                            let state = r.map_or(ReplicaState::Rbw, |r| r.state());
                             let gs = r.map_or(info.gs(), |r| info.replica_gs(r));
-                            let corrupt = r.and_then(|r| r.corrupt);
+                            let corrupt = r.and_then(|r| r.corrupt());
                             reps.push((
                                 e.dn_uuid.clone(),
                                 e.storage_id.clone(),
@@ -181,9 +181,9 @@ impl BlockManager {
                             reps.push((
                                 dn.clone(),
                                 st.map.storage_id_of(r).clone(),
-                                r.state,
+                                r.state(),
                                 info.replica_gs(r),
-                                r.corrupt,
+                                r.corrupt(),
                                 excess,
                             ));
                         }

@@ -1,4 +1,4 @@
-//! A block's replicas: up to three held in the block record itself, 8 bytes each, with no
+//! A block's replicas: up to three held in the block record itself, 4 bytes each, with no
 //! allocation; more, or any replica whose generation stamp or length differs from its
 //! block's, in one boxed spill record.
 //!
@@ -8,40 +8,108 @@
 //! in another (`BlockInfo::set_replica_values`). Almost every replica of a COMPLETE block
 //! was last reported with the block's values, so almost every block holds its replicas
 //! inline. (A 24-byte replica with its own gs and length, three in a boxed slice, took 16
-//! bytes in the record plus an 80-byte malloc chunk per block.)
+//! bytes in the record plus an 80-byte malloc chunk per block; three 8-byte replicas
+//! inline, 24 bytes.)
 //!
 //! The spill record also holds the block's under-construction parts ([`Construction`]: its
 //! pipeline and recovery), which only blocks being written or recovered have: they cost
 //! the block record no word of its own.
 
+use std::fmt;
+
 use super::{Construction, CorruptReason, ReplicaState, StorageIdx};
 
+/// The storage indexes a replica can name: 24 bits, the last of them [`VACANT`].
+pub const STORAGE_IDX_BITS: u32 = 24;
+
 /// One replica of a block on one storage (whose DataNode the storage table knows).
-/// 8 bytes, `Copy`. Its generation stamp and length: `BlockInfo::replica_block`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// 4 bytes, `Copy`: the storage's index in 24 bits ([`STORAGE_IDX_BITS`]), the state in
+/// the low 3 bits of the last byte and the corrupt reason (0 for none) in the next 3. Its
+/// generation stamp and length: `BlockInfo::replica_block`.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Replica {
-    pub storage: StorageIdx,
-    pub state: ReplicaState,
-    pub corrupt: Option<CorruptReason>,
+    storage: [u8; 3],
+    flags: u8,
 }
 
+/// `Replica::flags`: the state's bits.
+const STATE_MASK: u8 = 0b111;
+/// `Replica::flags`: where the corrupt reason's code starts.
+const CORRUPT_SHIFT: u32 = 3;
+
+const REASONS: [CorruptReason; 4] = [
+    CorruptReason::GenstampMismatch,
+    CorruptReason::SizeMismatch,
+    CorruptReason::InvalidState,
+    CorruptReason::CorruptionReported,
+];
+
 impl Replica {
+    /// A replica on `storage` (an index below [`VACANT`]'s, as the storage table hands
+    /// out), not corrupt.
     pub fn new(storage: StorageIdx, state: ReplicaState) -> Self {
+        debug_assert!(
+            storage.0 <= VACANT.0,
+            "storage index {} past 24 bits",
+            storage.0
+        );
+        let [a, b, c, _] = storage.0.to_le_bytes();
         Replica {
-            storage,
-            state,
-            corrupt: None,
+            storage: [a, b, c],
+            flags: state as u8,
         }
+    }
+
+    /// The storage the replica is on.
+    pub fn storage(&self) -> StorageIdx {
+        let [a, b, c] = self.storage;
+        StorageIdx(u32::from_le_bytes([a, b, c, 0]))
+    }
+
+    pub fn state(&self) -> ReplicaState {
+        ReplicaState::from_value(u64::from(self.flags & STATE_MASK))
+            .unwrap_or(ReplicaState::Finalized)
+    }
+
+    pub fn set_state(&mut self, state: ReplicaState) {
+        self.flags = (self.flags & !STATE_MASK) | state as u8;
+    }
+
+    /// Why the replica is corrupt; None when it is not.
+    pub fn corrupt(&self) -> Option<CorruptReason> {
+        let code = usize::from(self.flags >> CORRUPT_SHIFT);
+        code.checked_sub(1).and_then(|i| REASONS.get(i)).copied()
+    }
+
+    pub fn set_corrupt(&mut self, reason: Option<CorruptReason>) {
+        let code = reason.map_or(0, |r| {
+            REASONS
+                .iter()
+                .position(|&x| x == r)
+                .map_or(0, |i| i as u8 + 1)
+        });
+        self.flags = (self.flags & STATE_MASK) | code << CORRUPT_SHIFT;
     }
 
     /// A finalized, non-corrupt replica: what counts towards minimum replication.
     pub fn is_good_finalized(&self) -> bool {
-        self.state == ReplicaState::Finalized && self.corrupt.is_none()
+        self.state() == ReplicaState::Finalized && self.corrupt().is_none()
     }
 }
 
-/// Marks an unused inline slot of `Replicas` (no storage table hands out this index).
-pub const VACANT: StorageIdx = StorageIdx(u32::MAX);
+impl fmt::Debug for Replica {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Replica")
+            .field("storage", &self.storage())
+            .field("state", &self.state())
+            .field("corrupt", &self.corrupt())
+            .finish()
+    }
+}
+
+/// Marks an unused inline slot of `Replicas` (no storage table hands out this index): the
+/// last index 24 bits hold.
+pub const VACANT: StorageIdx = StorageIdx((1 << STORAGE_IDX_BITS) - 1);
 
 /// What an inline block's `uc()` reads.
 static NO_CONSTRUCTION: Construction = Construction::NONE;
@@ -54,9 +122,8 @@ pub const INLINE: usize = 3;
 const MAX_RESERVED: usize = 8;
 
 const EMPTY_SLOT: Replica = Replica {
-    storage: VACANT,
-    state: ReplicaState::Finalized,
-    corrupt: None,
+    storage: [0xff; 3],
+    flags: ReplicaState::Finalized as u8,
 };
 
 /// A replica's generation stamp and length where they differ from its block's.
@@ -76,7 +143,7 @@ struct Spilled {
     uc: Construction,
 }
 
-/// 24 bytes: the spill box takes the niche of the inline slots' states.
+/// 16 bytes: a tag byte beside the 12 bytes of inline slots or the 8-byte spill box.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Repr {
     /// Replicas first, `VACANT` slots after.
@@ -98,7 +165,10 @@ impl Replicas {
     /// How many replicas.
     fn count(&self) -> usize {
         match &self.0 {
-            Repr::Inline(a) => a.iter().position(|r| r.storage == VACANT).unwrap_or(INLINE),
+            Repr::Inline(a) => a
+                .iter()
+                .position(|r| r.storage() == VACANT)
+                .unwrap_or(INLINE),
             Repr::Spilled(s) => s.replicas.len(),
         }
     }
@@ -200,7 +270,7 @@ impl Replicas {
             }
             Repr::Spilled(s) => {
                 s.replicas.remove(pos);
-                s.own.retain(|o| o.storage != r.storage);
+                s.own.retain(|o| o.storage != r.storage());
                 self.unspill_if_small();
             }
         }
@@ -208,7 +278,7 @@ impl Replicas {
     }
 
     pub fn position(&self, storage: StorageIdx) -> Option<usize> {
-        self.iter().position(|r| r.storage == storage)
+        self.iter().position(|r| r.storage() == storage)
     }
 
     /// Slots allocated (inline slots, or the spill record's capacity).
@@ -267,7 +337,7 @@ impl Replicas {
         }
         let plain: Vec<StorageIdx> = self
             .iter()
-            .map(|r| r.storage)
+            .map(Replica::storage)
             .filter(|&st| self.own(st).is_none())
             .collect();
         if !plain.is_empty() {

@@ -5,7 +5,9 @@
 
 use proptest::prelude::*;
 
-use crate::block::{Block, BlockInfo, INLINE, Replica, ReplicaState, StorageIdx};
+use crate::block::{
+    Block, BlockInfo, CorruptReason, INLINE, Replica, ReplicaState, StorageIdx, VACANT,
+};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -49,7 +51,7 @@ proptest! {
                     prop_assert_eq!(pos, model.iter().position(|m| m.0 == s));
                     if let Some(pos) = pos {
                         let r = info.replicas.remove(pos);
-                        prop_assert_eq!(r.storage, StorageIdx(s));
+                        prop_assert_eq!(r.storage(), StorageIdx(s));
                         model.remove(pos);
                     }
                 }
@@ -62,7 +64,7 @@ proptest! {
                     let b = info.replica_block(9, r);
                     prop_assert_eq!(b.id, 9);
                     prop_assert_eq!(info.replica_gs(r), b.gs);
-                    Ok((r.storage.0, b.gs, b.num_bytes))
+                    Ok((r.storage().0, b.gs, b.num_bytes))
                 })
                 .collect::<Result<_, TestCaseError>>()?;
             prop_assert_eq!(&got, &model);
@@ -76,10 +78,71 @@ proptest! {
 
 #[test]
 fn three_replicas_fit_in_the_record() {
-    assert_eq!(std::mem::size_of::<Replica>(), 8);
-    assert_eq!(std::mem::size_of::<super::Replicas>(), 24);
+    assert_eq!(std::mem::size_of::<Replica>(), 4);
+    assert_eq!(std::mem::size_of::<super::Replicas>(), 16);
     // Its id is the blocks map's key, its construction parts in the spill record.
-    assert_eq!(std::mem::size_of::<BlockInfo>(), 48);
+    assert_eq!(std::mem::size_of::<BlockInfo>(), 40);
+    assert_eq!(std::mem::size_of::<Option<BlockInfo>>(), 40);
+}
+
+fn state() -> impl Strategy<Value = ReplicaState> {
+    (0u64..5).prop_map(|v| ReplicaState::from_value(v).expect("0..5 are states"))
+}
+
+fn reason() -> impl Strategy<Value = Option<CorruptReason>> {
+    prop_oneof![
+        Just(None),
+        Just(Some(CorruptReason::GenstampMismatch)),
+        Just(Some(CorruptReason::SizeMismatch)),
+        Just(Some(CorruptReason::InvalidState)),
+        Just(Some(CorruptReason::CorruptionReported)),
+    ]
+}
+
+proptest! {
+    /// A replica's storage index (every one below `VACANT`), state and corrupt reason read
+    /// back as set, each change leaving the other two alone, against a plain record.
+    #[test]
+    fn a_replica_packs_its_three_parts(
+        storage in prop_oneof![0u32..4, (VACANT.0 - 4)..VACANT.0, 0..VACANT.0],
+        first in state(),
+        changes in proptest::collection::vec((proptest::option::of(state()), reason()), 0..8),
+    ) {
+        let mut r = Replica::new(StorageIdx(storage), first);
+        let (mut want_state, mut want_corrupt) = (first, None);
+        prop_assert_eq!((r.storage(), r.state(), r.corrupt()), (StorageIdx(storage), first, None));
+        for (s, c) in changes {
+            if let Some(s) = s {
+                r.set_state(s);
+                want_state = s;
+            } else {
+                r.set_corrupt(c);
+                want_corrupt = c;
+            }
+            prop_assert_eq!(r.storage(), StorageIdx(storage));
+            prop_assert_eq!(r.state(), want_state);
+            prop_assert_eq!(r.corrupt(), want_corrupt);
+            prop_assert_eq!(
+                r.is_good_finalized(),
+                want_state == ReplicaState::Finalized && want_corrupt.is_none()
+            );
+        }
+    }
+}
+
+/// Three replicas on the highest storage indexes stay inline; the slot marker is not one
+/// of them.
+#[test]
+fn the_highest_storage_indexes_are_held_inline() {
+    let mut info = BlockInfo::new_under_construction(Block::new(1, 5, 10), 3, vec![]);
+    for s in (VACANT.0 - 3)..VACANT.0 {
+        info.replicas
+            .push(Replica::new(StorageIdx(s), ReplicaState::Finalized));
+    }
+    assert!(!info.replicas.is_spilled());
+    let ids: Vec<u32> = info.replicas.iter().map(|r| r.storage().0).collect();
+    assert_eq!(ids, [VACANT.0 - 3, VACANT.0 - 2, VACANT.0 - 1]);
+    assert_eq!(info.replicas.position(StorageIdx(VACANT.0 - 1)), Some(2));
 }
 
 #[test]
@@ -129,7 +192,7 @@ fn a_fourth_replica_spills_and_going_back_to_three_returns_inline() {
     assert_eq!(info.replicas.slots(), 4);
     info.replicas.remove(0);
     assert!(!info.replicas.is_spilled());
-    let ids: Vec<u32> = info.replicas.iter().map(|r| r.storage.0).collect();
+    let ids: Vec<u32> = info.replicas.iter().map(|r| r.storage().0).collect();
     assert_eq!(ids, [1, 2, 3]);
 }
 

@@ -14,7 +14,7 @@ impl BlockState {
         info.replicas
             .iter()
             .map(|r| (r, &**self.map.dn_of(r)))
-            .filter(|(r, dn)| r.corrupt.is_none() && !self.admin.state(dn).is_out_of_service())
+            .filter(|(r, dn)| r.corrupt().is_none() && !self.admin.state(dn).is_out_of_service())
             .map(|(_, dn)| dn)
             .collect()
     }

@@ -348,7 +348,12 @@ impl BlockManager {
             })
             .map(|r| {
                 let b = info.replica_block(block.id, r);
-                (st.map.storage_id_of(r).clone(), r.state, b.gs, b.num_bytes)
+                (
+                    st.map.storage_id_of(r).clone(),
+                    r.state(),
+                    b.gs,
+                    b.num_bytes,
+                )
             });
         let (storage, state, gs, len) = match found {
             Some(f) => f,
