@@ -8,14 +8,53 @@
 //! of ObserverReadProxyProvider knows how far a read of its must have been applied.
 //! The state id of the request a handler is running for is [`client_state_id`] (a
 //! task-local set around each call, as `caller` carries the caller context).
+//!
+//! Client side, [`ClientAlignment`] (Hadoop's `ClientGSIContext`): the highest state id a
+//! client saw in any successful response, sent in every request header. One is shared by the
+//! connections of a client to every NameNode of a nameservice (`ClientConfig::alignment`),
+//! so a read sent to an observer carries the state of the client's own writes on the active.
 
 use std::fmt::Debug;
 use std::future::Future;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// What a server tells its clients about its state.
 pub trait AlignmentContext: Send + Sync + Debug {
     /// The state id written into each response header.
     fn last_seen_state_id(&self) -> i64;
+}
+
+/// A client's view of the server state (Hadoop's `ClientGSIContext`): the highest state id
+/// seen in a response, [`i64::MIN`] before the first (what Hadoop's client sends then; an
+/// observer serves such a client at once). Shared (`Arc`) by every connection of one client.
+#[derive(Debug)]
+pub struct ClientAlignment {
+    last_seen: AtomicI64,
+}
+
+impl Default for ClientAlignment {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClientAlignment {
+    /// A client that has seen no response yet.
+    pub fn new() -> Self {
+        ClientAlignment {
+            last_seen: AtomicI64::new(i64::MIN),
+        }
+    }
+
+    /// The state id the next request carries.
+    pub fn last_seen_state_id(&self) -> i64 {
+        self.last_seen.load(Ordering::Acquire)
+    }
+
+    /// Takes in the state id of a successful response: kept when it is the highest seen.
+    pub fn receive_response_state(&self, state_id: i64) {
+        self.last_seen.fetch_max(state_id, Ordering::AcqRel);
+    }
 }
 
 tokio::task_local! {
@@ -36,6 +75,19 @@ pub async fn with_client_state_id<F: Future>(state_id: Option<i64>, f: F) -> F::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_keeps_the_highest_state_id_it_saw() {
+        let a = ClientAlignment::new();
+        assert_eq!(a.last_seen_state_id(), i64::MIN);
+        a.receive_response_state(7);
+        assert_eq!(a.last_seen_state_id(), 7);
+        // An observer behind the active answers an older state: the client keeps its own.
+        a.receive_response_state(3);
+        assert_eq!(a.last_seen_state_id(), 7);
+        a.receive_response_state(12);
+        assert_eq!(a.last_seen_state_id(), 12);
+    }
 
     #[tokio::test]
     async fn the_state_id_is_the_calls_only_inside_it() {

@@ -17,12 +17,13 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::{debug, trace};
 
+use crate::alignment::ClientAlignment;
 use crate::error::IpcError;
 use crate::frame::{
     AUTH_NONE, FrameError, STATUS_ERROR, STATUS_FATAL, STATUS_SUCCESS, decode_delimited, preamble,
     read_frame, take_delimited,
 };
-use crate::headers::{call_frame_for, context_frame};
+use crate::headers::{CallExtras, call_frame_for, context_frame};
 use crate::local::LocalConnector;
 
 /// Default of `ipc.maximum.response.length` (128 MiB).
@@ -57,6 +58,10 @@ pub struct ClientConfig {
     /// Connect through this in-process connector instead of TCP to the address (a gateway
     /// inside the server's process; see `local`).
     pub in_process: Option<LocalConnector>,
+    /// The client's state (Hadoop's `ClientGSIContext`): when set, every request carries its
+    /// state id and every successful response's state id updates it. Clients sharing one
+    /// (clones of this configuration) share it. None: requests carry no state id.
+    pub alignment: Option<Arc<ClientAlignment>>,
 }
 
 impl Default for ClientConfig {
@@ -67,6 +72,7 @@ impl Default for ClientConfig {
             connect_timeout: CONNECT_TIMEOUT_DEFAULT,
             max_idle: CLIENT_MAX_IDLE_DEFAULT,
             in_process: None,
+            alignment: None,
         }
     }
 }
@@ -94,6 +100,7 @@ impl ClientConfig {
                 Milliseconds,
             )?,
             in_process: None,
+            alignment: None,
         })
     }
 }
@@ -253,8 +260,15 @@ impl RpcClient {
             method,
             &shared.protocol,
             body,
-            crate::caller::current(),
-            id.map_or(0, |(_, retry)| retry),
+            CallExtras {
+                caller_context: crate::caller::current(),
+                retry_count: id.map_or(0, |(_, retry)| retry),
+                state_id: shared
+                    .cfg
+                    .alignment
+                    .as_ref()
+                    .map(|a| a.last_seen_state_id()),
+            },
         );
         trace!("IPC client {}: call {call_id} {method}", shared.addr);
         if conn.tx.send(frame).await.is_err() {
@@ -509,7 +523,10 @@ impl Conn {
         let reader = tokio::spawn(tracing::Instrument::in_current_span(read_loop(
             BufReader::new(rd),
             Arc::clone(&table),
-            shared.client_id.clone(),
+            Responses {
+                client_id: shared.client_id.clone(),
+                alignment: shared.cfg.alignment.clone(),
+            },
             shared.cfg.max_response_length,
         )));
         let writer = tokio::spawn(tracing::Instrument::in_current_span(write_loop(
@@ -571,16 +588,23 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     }
 }
 
+/// What the reader checks responses against and records from them.
+struct Responses {
+    client_id: Bytes,
+    /// Updated from each successful response's state id, before its caller sees it.
+    alignment: Option<Arc<ClientAlignment>>,
+}
+
 async fn read_loop<R: AsyncRead + Unpin>(
     mut rd: BufReader<R>,
     table: Arc<CallTable>,
-    client_id: Bytes,
+    responses: Responses,
     max_len: usize,
 ) {
     let failure = loop {
         match read_frame(&mut rd, max_len).await {
             Ok(Some(frame)) => {
-                if let Err(failure) = dispatch_response(frame, &table, &client_id) {
+                if let Err(failure) = dispatch_response(frame, &table, &responses) {
                     break failure;
                 }
             }
@@ -597,8 +621,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
 fn dispatch_response(
     mut frame: Bytes,
     table: &CallTable,
-    client_id: &Bytes,
+    responses: &Responses,
 ) -> Result<(), Failure> {
+    let client_id = &responses.client_id;
     let header: RpcResponseHeaderProto = decode_delimited(&mut frame, "RpcResponseHeaderProto")
         .map_err(|e| Failure::Protocol(e.to_string()))?;
     // The field is uint32; call ids are i32 reinterpreted.
@@ -623,6 +648,11 @@ fn dispatch_response(
                 take_delimited(&mut frame, "response body")
                     .map_err(|e| Failure::Protocol(e.to_string()))?
             };
+            // As Hadoop's client: only a successful response moves the client's state, and
+            // before the caller gets it (its next request carries it).
+            if let (Some(alignment), Some(state_id)) = (&responses.alignment, header.state_id) {
+                alignment.receive_response_state(state_id);
+            }
             table.complete(call_id, Ok(body));
             Ok(())
         }
@@ -636,3 +666,6 @@ fn dispatch_response(
         ))),
     }
 }
+
+#[cfg(test)]
+mod alignment_tests;

@@ -132,26 +132,43 @@ pub fn call_frame(
     protocol: &str,
     body: &[u8],
 ) -> Bytes {
-    call_frame_for(call_id, client_id, method, protocol, body, None, 0)
+    call_frame_for(
+        call_id,
+        client_id,
+        method,
+        protocol,
+        body,
+        CallExtras::default(),
+    )
 }
 
-/// [`call_frame`] with a caller context (`RpcRequestHeaderProto.callerContext`): whom the
-/// call is made for (see `caller`), and the retry count (0 for a first attempt; a retry of
-/// the same call id counts up, as the server's retry cache expects).
+/// What a request header carries besides the call's ids.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallExtras {
+    /// `RpcRequestHeaderProto.callerContext`: whom the call is made for (see `caller`).
+    pub caller_context: Option<String>,
+    /// 0 for a first attempt; a retry of the same call id counts up, as the server's retry
+    /// cache expects.
+    pub retry_count: i32,
+    /// `RpcRequestHeaderProto.stateId` (8): the client's state (`alignment::ClientAlignment`).
+    pub state_id: Option<i64>,
+}
+
+/// [`call_frame`] with a caller context, retry count and state id.
 pub fn call_frame_for(
     call_id: i32,
     client_id: &Bytes,
     method: &str,
     protocol: &str,
     body: &[u8],
-    caller_context: Option<String>,
-    retry_count: i32,
+    extras: CallExtras,
 ) -> Bytes {
-    let mut header = request_header(call_id, client_id, retry_count);
-    header.caller_context = caller_context.map(|context| RpcCallerContextProto {
+    let mut header = request_header(call_id, client_id, extras.retry_count);
+    header.caller_context = extras.caller_context.map(|context| RpcCallerContextProto {
         context,
         signature: None,
     });
+    header.state_id = extras.state_id;
     let request = RequestHeaderProto {
         method_name: method.to_owned(),
         declaring_class_protocol_name: protocol.to_owned(),
