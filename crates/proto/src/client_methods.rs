@@ -3,6 +3,35 @@
 //! client failing over reads to decide whether a call that may have reached a NameNode can be
 //! sent again, and that the NameNode's own method table is checked against (a method declared
 //! at-most-once must be answered from its retry cache there).
+//!
+//! [`COORDINATED_READS`]: the reads Hadoop marks `@ReadOnly(isCoordinated = true)`, which an
+//! observer NameNode serves once it applied the client's state id, and which a client reading
+//! from observers sends to one.
+
+/// The ClientProtocol methods rhdfs serves that Hadoop marks `@ReadOnly(isCoordinated =
+/// true)`: an observer serves them once it applied the state id the client sent; a client of
+/// ObserverReadProxyProvider sends them to an observer.
+pub const COORDINATED_READS: &[&str] = &[
+    "getServerDefaults",
+    "getFileInfo",
+    "getLocatedFileInfo",
+    "isFileClosed",
+    "getPreferredBlockSize",
+    "getLinkTarget",
+    "getListing",
+    "getContentSummary",
+    "getBlockLocations",
+    "listOpenFiles",
+    "getAclStatus",
+    "getXAttrs",
+    "listXAttrs",
+    "checkAccess",
+];
+
+/// Whether `method` is one of [`COORDINATED_READS`].
+pub fn is_coordinated_read(method: &str) -> bool {
+    COORDINATED_READS.contains(&method)
+}
 
 /// Whether a ClientProtocol call may be re-sent after it may have been received.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,5 +159,18 @@ mod tests {
         assert_eq!(retry_class("create"), Some(Retry::AtMostOnce));
         assert_eq!(retry_class("updatePipeline"), Some(Retry::AtMostOnce));
         assert_eq!(retry_class("releaseOrphans"), None);
+    }
+
+    /// A client re-sends a coordinated read to the next observer, then the active, after it
+    /// may have reached one: each is declared idempotent.
+    #[test]
+    fn coordinated_reads_are_idempotent() {
+        for m in COORDINATED_READS {
+            assert_eq!(retry_class(m), Some(Retry::Idempotent), "{m}");
+        }
+        assert!(is_coordinated_read("getBlockLocations"));
+        assert!(!is_coordinated_read("msync"));
+        assert!(!is_coordinated_read("getHAServiceState"));
+        assert!(!is_coordinated_read("mkdirs"));
     }
 }

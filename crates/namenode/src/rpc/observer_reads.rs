@@ -1,7 +1,7 @@
 //! Reads on an observer NameNode (`ha::observer`): which ClientProtocol reads wait for the
 //! client's state id, and the wait itself.
 //!
-//! [`COORDINATED`] are the methods Hadoop marks `@ReadOnly(isCoordinated = true)`: an
+//! [`COORDINATED`] (`rhdfs_proto::client_methods::COORDINATED_READS`) are the methods Hadoop marks `@ReadOnly(isCoordinated = true)`: an
 //! observer serves them only once it applied the client's state id. Its other reads
 //! (`@ReadOnly` without coordination: getFsStats, getDatanodeReport, …) are served at once;
 //! the active-only ones (`@ReadOnly(activeOnly = true)`: msync, getQuotaUsage) a client of
@@ -16,27 +16,13 @@ use super::ClientProtocolService;
 use crate::ha::batch::EditRaft;
 use crate::ha::observer::{Admit, ObserverError, ObserverSettings, admit, wait_until_applied};
 
-/// The served ClientProtocol methods Hadoop marks `@ReadOnly(isCoordinated = true)`.
-pub const COORDINATED: &[&str] = &[
-    "getServerDefaults",
-    "getFileInfo",
-    "getLocatedFileInfo",
-    "isFileClosed",
-    "getPreferredBlockSize",
-    "getLinkTarget",
-    "getListing",
-    "getContentSummary",
-    "getBlockLocations",
-    "listOpenFiles",
-    "getAclStatus",
-    "getXAttrs",
-    "listXAttrs",
-    "checkAccess",
-];
+/// The served ClientProtocol methods Hadoop marks `@ReadOnly(isCoordinated = true)` (one
+/// list, shared with the client that sends them to observers).
+pub use rhdfs_proto::client_methods::COORDINATED_READS as COORDINATED;
 
 /// Whether an observer waits for the client's state id before serving `method`.
 pub fn is_coordinated(method: &str) -> bool {
-    COORDINATED.contains(&method)
+    rhdfs_proto::client_methods::is_coordinated_read(method)
 }
 
 /// What an HA NameNode needs to serve reads as an observer.
