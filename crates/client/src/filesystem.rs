@@ -13,7 +13,7 @@ use tracing::debug;
 
 use crate::config::ClientConf;
 use crate::error::{ClientError, Result};
-use crate::failover::{FailoverSettings, NameNodeProxy};
+use crate::failover::{FailoverSettings, NameNodeProxy, ObserverSettings};
 use crate::lease::{LeaseGuard, LeaseRenewer, RENEW_INTERVAL_DEFAULT};
 use crate::path;
 use crate::peer_cache::PeerCache;
@@ -180,7 +180,9 @@ impl FileSystem {
                     in_process: ipc.in_process,
                     ..ClientConfig::from_conf(&conf)?
                 };
-                NameNodeProxy::for_nameservice(&ns, &user, ipc, settings, None, sleep)
+                let observer =
+                    ObserverSettings::from_conf(&conf, &ns.id)?.map(|s| (s, Arc::clone(&clock)));
+                NameNodeProxy::for_nameservice(&ns, &user, ipc, settings, None, sleep, observer)
             }
             None => {
                 let target = match uri_from_arg {

@@ -1022,12 +1022,22 @@ pub mod client {
     /// The proxy provider rhdfs implements: the configured NameNodes tried in turn.
     pub const CONFIGURED_FAILOVER_PROXY_PROVIDER: &str =
         "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider";
-    /// Hadoop's provider that reads from observer NameNodes. rhdfs's own client and tools
-    /// take it as [`CONFIGURED_FAILOVER_PROXY_PROVIDER`] (every call to the active, as an
-    /// observer refuses their reads without a state id), so a site configuration written for
-    /// Java clients reading from observers serves rhdfs's daemons and tools as well.
+    /// Hadoop's provider that reads from observer NameNodes: rhdfs's own client then sends its
+    /// state id with every call and its coordinated reads to an observer (its `failover`
+    /// module), as Hadoop's client does.
     pub const OBSERVER_READ_PROXY_PROVIDER: &str =
         "org.apache.hadoop.hdfs.server.namenode.ha.ObserverReadProxyProvider";
+
+    /// `dfs.client.failover.observer.probe.retry.period`: after a read found no observer
+    /// (every NameNode probed answered another state or could not be reached), reads go
+    /// straight to the active for this long before observers are looked for again.
+    pub const DFS_CLIENT_FAILOVER_OBSERVER_PROBE_RETRY_PERIOD_KEY: &str =
+        "dfs.client.failover.observer.probe.retry.period";
+    pub const DFS_CLIENT_FAILOVER_OBSERVER_PROBE_RETRY_PERIOD_DEFAULT: Duration =
+        Duration::from_secs(600);
+    /// Unit of a bare number in `dfs.client.failover.observer.probe.retry.period`.
+    pub const DFS_CLIENT_FAILOVER_OBSERVER_PROBE_RETRY_PERIOD_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
 
     /// `dfs.client.failover.max.attempts`: Failover attempts.
     pub const DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_KEY: &str = "dfs.client.failover.max.attempts";

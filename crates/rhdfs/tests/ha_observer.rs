@@ -37,7 +37,7 @@ use rhdfs_testkit::ports::{self, ReservedPort};
 use crate::common::haadmin::haadmin;
 
 /// Generous: the test machine is small and busy.
-const DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 
 const EXTRA: &[(&str, &str)] = &[
     ("rhdfs.ha.raft.heartbeat.interval.ms", "100"),
@@ -49,10 +49,10 @@ const EXTRA: &[(&str, &str)] = &[
     ("ipc.client.connection.maxidletime", "30000"),
 ];
 
-const OBSERVER_PROVIDER: &str =
+pub(crate) const OBSERVER_PROVIDER: &str =
     "org.apache.hadoop.hdfs.server.namenode.ha.ObserverReadProxyProvider";
 
-async fn start() -> anyhow::Result<(HaMiniCluster, Vec<ReservedPort>)> {
+pub(crate) async fn start() -> anyhow::Result<(HaMiniCluster, Vec<ReservedPort>)> {
     let reserved = (0..3)
         .map(|_| ports::reserve())
         .collect::<Result<Vec<_>, _>>()?;
@@ -135,7 +135,7 @@ async fn wait_for(what: &str, f: impl Fn() -> bool) -> anyhow::Result<()> {
 }
 
 /// The NameNode `i`'s last applied txid (its state id).
-fn state_id(c: &HaMiniCluster, i: usize) -> u64 {
+pub(crate) fn state_id(c: &HaMiniCluster, i: usize) -> u64 {
     c.namenode(i).map_or(0, |nn| nn.block_manager().last_txid())
 }
 

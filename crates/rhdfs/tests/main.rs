@@ -15,6 +15,7 @@ mod fsshell_vs_java;
 mod ha_failover;
 mod ha_journal;
 mod ha_observer;
+mod ha_observer_client;
 mod ha_process;
 mod ha_raft;
 mod http_connections;

@@ -11,8 +11,10 @@
 //! NameNode's client, so a call re-sent after failover carries the same client id and call id
 //! and the NameNode's retry cache answers an at-most-once call at most once.
 //!
-//! This file holds the settings and the decision; `proxy` the moving parts.
+//! This file holds the settings and the decision; `proxy` the moving parts; `observer` reads
+//! from observer NameNodes (ObserverReadProxyProvider).
 
+mod observer;
 mod proxy;
 
 use std::time::Duration;
@@ -21,6 +23,7 @@ use rhdfs_conf::{ConfError, Configuration, keys};
 use rhdfs_ipc::{IpcError, exceptions};
 use rhdfs_proto::client_methods::retry_class;
 
+pub use observer::{AfterFailure, ObserverSettings, Seen, after_observer_failure};
 pub use proxy::{NameNodeProxy, SleepFn, tokio_sleep};
 
 /// The `dfs.client.failover.*` settings.

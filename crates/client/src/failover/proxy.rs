@@ -1,5 +1,6 @@
 //! [`NameNodeProxy`]: a FileSystem's NameNode endpoint — one `RpcClient`, or one per NameNode of
-//! an HA nameservice with failover between them (see the parent module for the design).
+//! an HA nameservice with failover between them (see the parent module for the design), and
+//! with ObserverReadProxyProvider coordinated reads sent to observers (`observer`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,11 +11,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use prost::Message;
 use rand::seq::SliceRandom;
+use rhdfs_conf::clock::SharedClock;
 use rhdfs_conf::ha::Nameservice;
+use rhdfs_ipc::alignment::ClientAlignment;
 use rhdfs_ipc::{ClientConfig, IpcError, RpcClient};
+use rhdfs_proto::client_methods::is_coordinated_read;
+use rhdfs_proto::hdfs::{HaServiceStateRequestProto, MsyncRequestProto};
 use rhdfs_proto::protocols::CLIENT_PROTOCOL;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
+use super::observer::{
+    AfterFailure, ObserverReads, ObserverSettings, Seen, after_observer_failure,
+};
 use super::{FailoverSettings, should_fail_over};
 
 /// How the proxy sleeps between rounds (injected so tests need not wait).
@@ -36,6 +44,8 @@ struct Inner {
     next_call_id: AtomicI32,
     settings: FailoverSettings,
     sleep: SleepFn,
+    /// With ObserverReadProxyProvider: where coordinated reads go.
+    observer: Option<ObserverReads>,
 }
 
 struct Target {
@@ -50,6 +60,7 @@ impl std::fmt::Debug for NameNodeProxy {
         f.debug_struct("NameNodeProxy")
             .field("namenodes", &ids)
             .field("current", &self.current_namenode())
+            .field("observer_reads", &self.inner.observer.is_some())
             .finish()
     }
 }
@@ -67,19 +78,30 @@ impl NameNodeProxy {
             vec![Target { id, client }],
             FailoverSettings::default(),
             tokio_sleep(),
+            None,
         )
     }
 
     /// The NameNodes of `ns` (shuffled when `settings.random_order`, from `seed` or
-    /// `RHDFS_SEED`), connected lazily, as `user`.
+    /// `RHDFS_SEED`), connected lazily, as `user`. With `observer` (ObserverReadProxyProvider
+    /// configured: its settings and the clock of its probe period) every call carries the
+    /// client's state id and coordinated reads go to observers.
     pub fn for_nameservice(
         ns: &Nameservice,
         user: &str,
-        cfg: ClientConfig,
+        mut cfg: ClientConfig,
         settings: FailoverSettings,
         seed: Option<u64>,
         sleep: SleepFn,
+        observer: Option<(ObserverSettings, SharedClock)>,
     ) -> Self {
+        // One state for the client's connections to every NameNode (Hadoop's ClientGSIContext,
+        // made only by ObserverReadProxyProvider).
+        let observer = observer.map(|(s, clock)| {
+            let alignment = Arc::new(ClientAlignment::new());
+            cfg.alignment = Some(Arc::clone(&alignment));
+            ObserverReads::new(s, clock, alignment, ns.namenodes.len())
+        });
         let client_id = RpcClient::new_client_id();
         let mut targets: Vec<Target> = ns
             .namenodes
@@ -98,10 +120,15 @@ impl NameNodeProxy {
         if settings.random_order {
             targets.shuffle(&mut rhdfs_conf::rng::seeded_rng(seed));
         }
-        Self::from_targets(targets, settings, sleep)
+        Self::from_targets(targets, settings, sleep, observer)
     }
 
-    fn from_targets(targets: Vec<Target>, settings: FailoverSettings, sleep: SleepFn) -> Self {
+    fn from_targets(
+        targets: Vec<Target>,
+        settings: FailoverSettings,
+        sleep: SleepFn,
+        observer: Option<ObserverReads>,
+    ) -> Self {
         NameNodeProxy {
             inner: Arc::new(Inner {
                 targets,
@@ -109,8 +136,16 @@ impl NameNodeProxy {
                 next_call_id: AtomicI32::new(0),
                 settings,
                 sleep,
+                observer,
             }),
         }
+    }
+
+    /// The client's state id (the highest any NameNode answered) when it reads from
+    /// observers; `None` without ObserverReadProxyProvider.
+    pub fn state_id(&self) -> Option<i64> {
+        let o = self.inner.observer.as_ref()?;
+        Some(o.alignment().last_seen_state_id())
     }
 
     /// The id (address without HA) of the NameNode calls go to first.
@@ -133,14 +168,163 @@ impl NameNodeProxy {
         rhdfs_ipc::decode_response(method, self.call_raw(method, &req.encode_to_vec()).await?)
     }
 
-    /// Calls `method` with an encoded request, failing over between NameNodes.
+    /// Calls `method` with an encoded request, failing over between NameNodes; with
+    /// ObserverReadProxyProvider a coordinated read goes to an observer first.
     pub async fn call_raw(&self, method: &str, body: &[u8]) -> Result<Bytes, IpcError> {
         let inner = &*self.inner;
-        let n = inner.targets.len();
-        if n == 1 {
+        if inner.targets.len() == 1 {
             return inner.targets[0].client.call_raw(method, body).await;
         }
-        let call_id = inner.next_call_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
+        let call_id = self.next_call_id();
+        let Some(observer) = &inner.observer else {
+            return self.call_active(method, body, call_id).await;
+        };
+        if is_coordinated_read(method) && observer.should_find_observer() {
+            if observer.needs_msync() {
+                // Hadoop's initializeMsync: the client's state becomes the active's, so its
+                // reads see what was written before it started. Concurrent first reads may
+                // each msync; that is harmless.
+                let msync = MsyncRequestProto {}.encode_to_vec();
+                self.call_active("msync", &msync, self.next_call_id())
+                    .await?;
+            }
+            if let Some(answer) = self
+                .read_from_observers(observer, method, body, call_id)
+                .await
+            {
+                return answer;
+            }
+            self.skip_known_observers(observer);
+        }
+        self.call_active(method, body, call_id).await
+    }
+
+    fn next_call_id(&self) -> i32 {
+        self.inner.next_call_id.fetch_add(1, Ordering::Relaxed) & i32::MAX
+    }
+
+    /// Sends coordinated read `method` to the observers in the cursor's order, each tried at
+    /// most once; `None` when it goes to the active (no observer, each failed it, or one
+    /// answered ObserverRetryOnActiveException).
+    async fn read_from_observers(
+        &self,
+        observer: &ObserverReads,
+        method: &str,
+        body: &[u8],
+        call_id: i32,
+    ) -> Option<Result<Bytes, IpcError>> {
+        let targets = &self.inner.targets;
+        let mut found = false;
+        let mut attempt: i32 = 0;
+        for _ in 0..targets.len() {
+            let (idx, known) = observer.current();
+            let seen = match known {
+                Some(seen) => seen,
+                None => {
+                    let seen = self.probe(idx).await;
+                    observer.probed(idx, seen);
+                    seen
+                }
+            };
+            if seen != Seen::Observer {
+                debug!("{method}: skipping NameNode {} ({seen:?})", targets[idx].id);
+                observer.advance(idx);
+                continue;
+            }
+            found = true;
+            let target = &targets[idx];
+            let (err, sent) = match target.client.ensure_connected().await {
+                Err(IpcError::Closed) => return Some(Err(IpcError::Closed)),
+                Err(e) => (e, false),
+                Ok(()) => match target
+                    .client
+                    .call_raw_as(method, body, call_id, attempt)
+                    .await
+                {
+                    Ok(answer) => {
+                        observer.round_ended(true);
+                        return Some(Ok(answer));
+                    }
+                    Err(e) => (e, true),
+                },
+            };
+            attempt = attempt.saturating_add(1);
+            match after_observer_failure(&err, sent, method) {
+                AfterFailure::Active => {
+                    debug!(
+                        "{method}: observer {} asks for the active ({err})",
+                        target.id
+                    );
+                    observer.round_ended(true);
+                    return None;
+                }
+                AfterFailure::NextObserver => {
+                    warn!(
+                        "{method} to observer {} failed ({err}); trying the next",
+                        target.id
+                    );
+                    observer.advance(idx);
+                }
+                AfterFailure::Fail => return Some(Err(err)),
+            }
+        }
+        if !found {
+            debug!("{method}: no observer found; reading from the active");
+        }
+        observer.round_ended(found);
+        None
+    }
+
+    /// NameNode `idx`'s HA state (`getHAServiceState`, answered by any NameNode).
+    async fn probe(&self, idx: usize) -> Seen {
+        let target = &self.inner.targets[idx];
+        let answer = match target.client.ensure_connected().await {
+            Err(e) => Err(e),
+            Ok(()) => {
+                let req = HaServiceStateRequestProto {}.encode_to_vec();
+                match target
+                    .client
+                    .call_raw_as("getHAServiceState", &req, self.next_call_id(), 0)
+                    .await
+                {
+                    Ok(body) => rhdfs_ipc::decode_response("getHAServiceState", body),
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        Seen::from_probe(answer)
+    }
+
+    /// Before a read falls back to the active: moves the failover path off NameNodes last
+    /// seen as observers (it moves off a standby by itself; an observer would serve the read
+    /// again, or make it wait again).
+    fn skip_known_observers(&self, observer: &ObserverReads) {
+        let inner = &*self.inner;
+        let n = inner.targets.len();
+        for _ in 1..n {
+            let idx = inner.current.load(Ordering::Acquire) % n;
+            if observer.seen(idx) != Some(Seen::Observer) {
+                return;
+            }
+            let _ = inner.current.compare_exchange(
+                idx,
+                (idx + 1) % n,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+    }
+
+    /// Calls `method` as call `call_id` on the NameNode taken as active, failing over
+    /// between NameNodes (ConfiguredFailoverProxyProvider's path).
+    async fn call_active(
+        &self,
+        method: &str,
+        body: &[u8],
+        call_id: i32,
+    ) -> Result<Bytes, IpcError> {
+        let inner = &*self.inner;
+        let n = inner.targets.len();
         let mut failovers: u32 = 0;
         let mut tried_this_round = 0;
         let mut rounds = 0;
@@ -158,7 +342,14 @@ impl NameNodeProxy {
                         .call_raw_as(method, body, call_id, retry)
                         .await
                     {
-                        Ok(answer) => return Ok(answer),
+                        Ok(answer) => {
+                            if let Some(o) = &inner.observer
+                                && o.seen(idx) != Some(Seen::Observer)
+                            {
+                                o.reached_active();
+                            }
+                            return Ok(answer);
+                        }
                         Err(e) => (e, true),
                     }
                 }
@@ -245,6 +436,7 @@ mod tests {
             settings,
             None,
             sleep,
+            None,
         );
         let err = proxy.call_raw("getFileInfo", &[]).await.unwrap_err();
         assert!(matches!(err, IpcError::Io(_)), "{err:?}");
