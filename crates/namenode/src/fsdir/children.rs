@@ -29,11 +29,14 @@ enum Ids {
     Wide(Vec<u64>),
 }
 
-fn narrow(id: u64) -> Option<u32> {
+/// An inode id as its 4-byte distance above `ROOT_INODE_ID`, if it has one (also an
+/// inode's parent, `Inode::parent`).
+pub(crate) fn narrow(id: u64) -> Option<u32> {
     u32::try_from(id.checked_sub(ROOT_INODE_ID)?).ok()
 }
 
-fn wide(n: u32) -> u64 {
+/// The inode id `narrow` gave `n` for.
+pub(crate) fn wide(n: u32) -> u64 {
     ROOT_INODE_ID + u64::from(n)
 }
 

@@ -192,7 +192,7 @@ impl Inode {
     /// The parent directory's id (the root's is its own).
     pub fn parent(&self) -> u64 {
         if self.parent != FAR_PARENT {
-            return ROOT_INODE_ID + u64::from(self.parent);
+            return children::wide(self.parent);
         }
         self.ext()
             .and_then(|e| e.far_parent)
@@ -202,10 +202,7 @@ impl Inode {
     /// Moves the inode under `parent` (its id only: the directories' children are
     /// [`FsDirectory`]'s business).
     pub fn set_parent(&mut self, parent: u64) {
-        let near = parent
-            .checked_sub(ROOT_INODE_ID)
-            .and_then(|d| u32::try_from(d).ok())
-            .filter(|&d| d != FAR_PARENT);
+        let near = children::narrow(parent).filter(|&d| d != FAR_PARENT);
         match near {
             Some(d) => {
                 if self.parent == FAR_PARENT {
