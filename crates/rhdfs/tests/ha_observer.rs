@@ -23,6 +23,7 @@ use rhdfs_conf::Configuration;
 use rhdfs_ipc::{IpcError, RpcClient};
 use rhdfs_minicluster::ha::HaMiniCluster;
 use rhdfs_namenode::ha::Role;
+use rhdfs_namenode::ha::member::HaMember;
 use rhdfs_proto::common::HaServiceStateProto;
 use rhdfs_proto::hdfs::{
     FsPermissionProto, GetFileInfoRequestProto, GetFileInfoResponseProto,
@@ -135,6 +136,26 @@ async fn wait_for(what: &str, f: impl Fn() -> bool) -> anyhow::Result<()> {
 }
 
 /// The NameNode `i`'s last applied txid (its state id).
+/// Waits until observer `obs` applied what `active` has, then cuts its Raft traffic with
+/// every other member; returns its member (to heal).
+pub(crate) async fn cut_off_observer(
+    c: &HaMiniCluster,
+    obs: usize,
+    active: usize,
+) -> anyhow::Result<&HaMember> {
+    wait_for("the observer caught up", || {
+        state_id(c, obs) >= state_id(c, active)
+    })
+    .await?;
+    let member = c
+        .namenode(obs)
+        .and_then(|nn| nn.ha_member())
+        .ok_or_else(|| anyhow::anyhow!("the observer has no Raft member"))?;
+    let peers: Vec<u64> = (1..=3).filter(|p| *p != member.id).collect();
+    member.faults.cut_all(peers.iter().copied());
+    Ok(member)
+}
+
 pub(crate) fn state_id(c: &HaMiniCluster, i: usize) -> u64 {
     c.namenode(i).map_or(0, |nn| nn.block_manager().last_txid())
 }
@@ -271,16 +292,7 @@ async fn an_observer_serves_consistent_reads_to_the_java_client() -> anyhow::Res
     assert!(page.contains("observer"), "{page}");
 
     // A lagging observer: reads wait for the client's state id.
-    wait_for("the observer caught up", || {
-        state_id(&c, obs) >= state_id(&c, active)
-    })
-    .await?;
-    let member = c
-        .namenode(obs)
-        .and_then(|nn| nn.ha_member())
-        .ok_or_else(|| anyhow::anyhow!("the observer has no Raft member"))?;
-    let peers: Vec<u64> = (1..=3).filter(|p| *p != member.id).collect();
-    member.faults.cut_all(peers.iter().copied());
+    let member = cut_off_observer(&c, obs, active).await?;
     // Another client (rhdfs's, through the active) writes; the Java client's msync then
     // gives it the active's state id. (A Java -put here would work too, but each of its
     // reads after the create would wait out the bound before going to the active.)

@@ -18,7 +18,7 @@ use rhdfs_testkit::cluster::{data, read_file, write_file};
 
 use crate::common::haadmin::haadmin;
 use crate::common::procs::wait_for;
-use crate::ha_observer::{DEADLINE, OBSERVER_PROVIDER, start, state_id};
+use crate::ha_observer::{DEADLINE, OBSERVER_PROVIDER, cut_off_observer, start, state_id};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rhdfs_client_reads_its_writes_from_an_observer() -> anyhow::Result<()> {
@@ -95,16 +95,7 @@ async fn rhdfs_client_reads_its_writes_from_an_observer() -> anyhow::Result<()> 
 
     // A lagging observer: the client's read waits for its own write's state id.
     let active = c.wait_active(DEADLINE).await.context("wait_active 2")?;
-    wait_for("the observer caught up", DEADLINE, || async {
-        Ok(state_id(&c, obs) >= state_id(&c, active))
-    })
-    .await?;
-    let member = c
-        .namenode(obs)
-        .and_then(|nn| nn.ha_member())
-        .ok_or_else(|| anyhow::anyhow!("the observer has no Raft member"))?;
-    let peers: Vec<u64> = (1..=3).filter(|p| *p != member.id).collect();
-    member.faults.cut_all(peers.iter().copied());
+    let member = cut_off_observer(&c, obs, active).await?;
     let third = data(120_000, 3);
     // Two voters left: on a busy machine an election may fail a write; it is written again.
     wait_for("the write of /plain/c", DEADLINE, || async {
