@@ -1,7 +1,10 @@
-//! Latency figures for `rhdfs bench nn`: percentiles of recorded call times, and the
-//! loopback TCP round trip measured in the same run, which every latency is compared with
-//! (an RPC can never beat one round trip; what it costs above that is the NameNode's).
+//! Latency figures for `rhdfs bench nn`: percentiles of recorded call times, the loopback
+//! TCP round trip measured in the same run, which every latency is compared with (an RPC
+//! can never beat one round trip; what it costs above that is the NameNode's), and the
+//! cost of one fdatasync in the name directory's file system, which a mutation pays once
+//! (a single client's mutation cannot beat one round trip plus one fdatasync).
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -56,6 +59,42 @@ pub async fn loopback_round_trip(pings: usize) -> anyhow::Result<Duration> {
     Ok(p50_p99(&mut samples).0)
 }
 
+/// The median cost of one small write plus fdatasync in `dir`, `syncs` times after a short
+/// warm-up, as the edit log pays it: a record of `record` bytes appended into space reserved
+/// with zeros beforehand (so the sync writes data only). The file is removed afterwards.
+/// Blocking.
+pub fn fdatasync_cost(dir: &Path, syncs: usize, record: usize) -> anyhow::Result<Duration> {
+    use std::os::unix::fs::FileExt;
+    let path = dir.join(format!(".bench-fdatasync-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    let result = (|| {
+        let rounds = syncs + syncs / 10;
+        let span = (rounds * record) as u64;
+        file.write_all_at(&vec![0u8; span as usize], 0)?;
+        file.sync_all()?;
+        let data = vec![0x5au8; record];
+        let mut samples = Vec::with_capacity(syncs);
+        for i in 0..rounds {
+            let t = Instant::now();
+            file.write_all_at(&data, (i * record) as u64)?;
+            file.sync_data()?;
+            if i >= syncs / 10 {
+                samples.push(t.elapsed());
+            }
+        }
+        Ok::<_, std::io::Error>(p50_p99(&mut samples).0)
+    })();
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    result.with_context(|| format!("timing fdatasync in {}", dir.display()))
+}
+
 /// `d` as a multiple of the round trip, for the table.
 pub fn times(d: Duration, rtt: Duration) -> f64 {
     if rtt.is_zero() {
@@ -88,6 +127,16 @@ mod tests {
         let rtt = Duration::from_micros(50);
         assert!((times(Duration::from_micros(125), rtt) - 2.5).abs() < 1e-9);
         assert!(times(Duration::from_micros(1), Duration::ZERO).is_infinite());
+    }
+
+    #[test]
+    fn fdatasync_cost_is_measured() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let cost = fdatasync_cost(dir.path(), 20, 100)?;
+        assert!(cost > Duration::ZERO);
+        // The probe file is gone.
+        assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);
+        Ok(())
     }
 
     #[tokio::test]

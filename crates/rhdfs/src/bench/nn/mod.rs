@@ -16,6 +16,12 @@
 //! through WebHDFS over one keep-alive connection per thread (the web port: the in-process
 //! NameNode's, else `--nn-http host:port`, else `dfs.namenode.http-address` on the `-fs` host),
 //! and the run ends with the ratio of its p50 to `fileStatus`'s.
+//!
+//! The run also times one small write plus fdatasync in the NameNode's directory (in-process)
+//! or the system temporary directory (`-fs`), as the edit log pays it per group commit, and
+//! prints the floor of a single client's mutation: one round trip plus one fdatasync. Each
+//! row gives this process's CPU time per operation (user + system; in-process that is the
+//! NameNode's and the clients' together), steadier than wall time on a shared machine.
 
 pub(crate) mod latency;
 mod ops;
@@ -129,6 +135,8 @@ struct Row {
     samples: Vec<Duration>,
     failures: usize,
     fsyncs: Option<u64>,
+    /// This process's CPU time (user + system) over the phase, seconds.
+    cpu: f64,
     /// blockReport: replicas processed.
     replicas: Option<u64>,
 }
@@ -235,6 +243,7 @@ impl Bench {
             bail!("rename: the files are renamed already");
         }
         let before = self.fsyncs();
+        let cpu_before = rhdfs_metrics::process::read().cpu_seconds;
         let start = Instant::now();
         let (samples, failures, ops, replicas) = match op {
             Op::AddBlock => {
@@ -271,6 +280,7 @@ impl Bench {
             }
         };
         let elapsed = start.elapsed();
+        let cpu = rhdfs_metrics::process::read().cpu_seconds - cpu_before;
         match op {
             Op::Create => self.state.files_exist = true,
             Op::Rename => self.state.renamed = true,
@@ -287,6 +297,7 @@ impl Bench {
             samples,
             failures,
             fsyncs: before.zip(self.fsyncs()).map(|(b, a)| a.saturating_sub(b)),
+            cpu,
             replicas,
         })
     }
@@ -444,6 +455,26 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
         "loopback TCP round trip (p50 of 2000 one-byte pings, this run): {:.1} µs",
         rtt.as_secs_f64() * 1e6
     );
+    let sync_dir = match &cluster {
+        Some(c) => c.base_dir().to_path_buf(),
+        None => std::env::temp_dir(),
+    };
+    let probe_dir = sync_dir.clone();
+    let fsync = tokio::task::spawn_blocking(move || latency::fdatasync_cost(&probe_dir, 200, 128))
+        .await
+        .context("the fdatasync probe panicked")??;
+    println!(
+        "fdatasync of a 128-byte append into preallocated space (p50 of 200, this run, in {}): \
+         {:.1} µs",
+        sync_dir.display(),
+        fsync.as_secs_f64() * 1e6
+    );
+    println!(
+        "single-client mutation floor (round trip + fdatasync): {:.1} µs; issue 17's goal: \
+         at most {:.1} µs (+ 25 µs)",
+        (rtt + fsync).as_secs_f64() * 1e6,
+        (rtt + fsync).as_secs_f64() * 1e6 + 25.0
+    );
 
     let mut clients = Vec::with_capacity(o.threads);
     for _ in 0..o.threads {
@@ -536,7 +567,7 @@ fn rand_suffix() -> u64 {
 fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) -> Duration {
     if header {
         println!(
-            "{:<13} {:>7} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>8} {:>9} {:>6}",
+            "{:<13} {:>7} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>8} {:>9} {:>10} {:>6}",
             "op",
             "ops",
             "threads",
@@ -547,6 +578,7 @@ fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) -> Duration {
             "p50/rtt",
             "p99/rtt",
             "fsyncs/op",
+            "cpu µs/op",
             "failed"
         );
     }
@@ -564,7 +596,7 @@ fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) -> Duration {
         |f| format!("{:.3}", f as f64 / r.ops.max(1) as f64),
     );
     println!(
-        "{:<13} {:>7} {:>7} {:>8.3} {:>10.0} {:>9.0} {:>9.0} {:>8.1} {:>8.1} {:>9} {:>6}",
+        "{:<13} {:>7} {:>7} {:>8.3} {:>10.0} {:>9.0} {:>9.0} {:>8.1} {:>8.1} {:>9} {:>10.1} {:>6}",
         r.op.name(),
         r.ops,
         threads,
@@ -575,6 +607,7 @@ fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) -> Duration {
         latency::times(p50, rtt),
         latency::times(p99, rtt),
         per_op,
+        r.cpu * 1e6 / r.ops.max(1) as f64,
         r.failures
     );
     if let Some(n) = r.replicas {

@@ -12,6 +12,11 @@
 //! the zeros are cut off before the segment is finalized, and recovery reads a zero tail as
 //! the end of the log.
 //!
+//! Async callers ([`EditLog::sync_async`]) do not take part in that: they register their txid
+//! with the log's sync thread (`syncer`), which leads the flushes for them and wakes each
+//! waiter once its txid is durable, so an RPC task waits without holding a blocking-pool
+//! thread and a group commit wakes only the tasks it made durable.
+//!
 //! All methods except [`EditLog::sync_async`] block on disk I/O or on other threads' I/O:
 //! async callers must use `sync_async` (or `tokio::task::spawn_blocking`) for `sync`,
 //! `roll`, `purge_before`, `close` and `open`; `append` only takes a short lock.
@@ -19,8 +24,8 @@
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
@@ -30,6 +35,10 @@ use crate::layout::{finalized_name, inprogress_name};
 use crate::record::{EditRecord, MAX_PAYLOAD, SEGMENT_MAGIC, encode_record};
 use crate::recovery::{RecoveryMode, list_segments, recover};
 use crate::storage::StorageDirs;
+
+mod syncer;
+
+use syncer::{Owner, Waiter};
 
 /// How [`EditLog::exclusive_as`] takes the log.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -46,6 +55,8 @@ enum Take {
 #[derive(Clone)]
 pub struct EditLog {
     inner: Arc<Inner>,
+    /// Ends the sync thread once the last clone is gone (the thread holds `inner` only).
+    _owner: Arc<Owner>,
 }
 
 struct Inner {
@@ -57,11 +68,18 @@ struct Inner {
     group_syncs: AtomicU64,
     /// How long each group flush (write + fsync in every directory) took.
     sync_times: rhdfs_metrics::Histogram,
+    /// Wakes the sync thread when it is parked with no waiter.
+    syncer_cond: Condvar,
+    /// Whether the sync thread started (it starts with the first `sync_async`).
+    syncer: OnceLock<bool>,
 }
 
 struct State {
     next_txid: u64,
     buf: Vec<u8>,
+    /// The buffer a flush wrote last, emptied: the next flush's buffer, so appends during
+    /// a flush do not grow a new one from nothing.
+    spare: Vec<u8>,
     synced: u64,
     leader: bool,
     /// Rolls/closes waiting to take leadership: syncs let them go first (they flush all).
@@ -69,6 +87,12 @@ struct State {
     segment_first: u64,
     closed: bool,
     fatal: Option<String>,
+    /// Async callers waiting for a txid to be durable (the sync thread serves them).
+    waiters: Vec<Waiter>,
+    /// The sync thread waits on `syncer_cond` for a waiter (so a new one must wake it).
+    syncer_parked: bool,
+    /// The last `EditLog` clone is gone: the sync thread ends.
+    syncer_exit: bool,
 }
 
 #[derive(Debug)]
@@ -156,24 +180,32 @@ impl EditLog {
         let streams = start_segment(&dirs, first)?;
         dirs.write_seen_txid(first)?;
         tracing::info!(first_txid = first, "edit log open for writing");
-        let log = EditLog {
-            inner: Arc::new(Inner {
-                dirs,
-                state: Mutex::new(State {
-                    next_txid: first,
-                    buf: Vec::new(),
-                    synced: last,
-                    leader: false,
-                    exclusive_waiting: 0,
-                    segment_first: first,
-                    closed: false,
-                    fatal: None,
-                }),
-                cond: Condvar::new(),
-                streams: Mutex::new(streams),
-                group_syncs: AtomicU64::new(0),
-                sync_times: rhdfs_metrics::Histogram::new(),
+        let inner = Arc::new(Inner {
+            dirs,
+            state: Mutex::new(State {
+                next_txid: first,
+                buf: Vec::new(),
+                spare: Vec::new(),
+                synced: last,
+                leader: false,
+                exclusive_waiting: 0,
+                segment_first: first,
+                closed: false,
+                fatal: None,
+                waiters: Vec::new(),
+                syncer_parked: false,
+                syncer_exit: false,
             }),
+            cond: Condvar::new(),
+            streams: Mutex::new(streams),
+            group_syncs: AtomicU64::new(0),
+            sync_times: rhdfs_metrics::Histogram::new(),
+            syncer_cond: Condvar::new(),
+            syncer: OnceLock::new(),
+        });
+        let log = EditLog {
+            _owner: Arc::new(Owner::new(Arc::clone(&inner))),
+            inner,
         };
         Ok((log, records))
     }
@@ -234,20 +266,7 @@ impl EditLog {
                 inner.cond.wait(&mut st);
                 continue;
             }
-            st.leader = true;
-            let mut buf = std::mem::take(&mut st.buf);
-            let upto = st.next_txid - 1;
-            let res = MutexGuard::unlocked(&mut st, || self.write_out(&buf));
-            st.leader = false;
-            match res {
-                Ok(()) => st.synced = st.synced.max(upto),
-                Err(e) => st.fatal = Some(e.to_string()),
-            }
-            if st.buf.is_empty() {
-                buf.clear();
-                st.buf = buf;
-            }
-            inner.cond.notify_all();
+            inner.lead_flush(&mut st);
         }
     }
 
@@ -259,33 +278,86 @@ impl EditLog {
     }
 
     /// [`EditLog::sync`] for async callers: returns at once when `txid` is already durable,
-    /// otherwise waits on a blocking-pool thread so no executor thread is blocked.
-    /// Needs a tokio runtime.
+    /// otherwise registers with the log's sync thread, which flushes (sharing the fsync
+    /// with every other waiter and blocking caller) and wakes this task once `txid` is
+    /// durable; no executor or blocking-pool thread waits meanwhile.
     pub async fn sync_async(&self, txid: u64) -> Result<()> {
-        if self.synced_txid() >= txid {
-            return Ok(());
+        if !self.inner.syncer_running() {
+            // No sync thread could be started: wait on a blocking-pool thread instead.
+            let log = self.clone();
+            return tokio::task::spawn_blocking(move || log.sync(txid))
+                .await
+                .map_err(|e| EditLogError::TaskFailed(e.to_string()))?;
         }
-        let log = self.clone();
-        tokio::task::spawn_blocking(move || log.sync(txid))
-            .await
-            .map_err(|e| EditLogError::TaskFailed(e.to_string()))?
+        let durable = {
+            let mut st = self.inner.state.lock();
+            if st.synced >= txid {
+                return Ok(());
+            }
+            if txid >= st.next_txid {
+                return Err(EditLogError::NotAppended {
+                    txid,
+                    last: st.next_txid - 1,
+                });
+            }
+            if let Some(detail) = &st.fatal {
+                return Err(EditLogError::NoDirectoriesLeft {
+                    detail: detail.clone(),
+                });
+            }
+            let (waiter, durable) = Waiter::new(txid);
+            st.waiters.push(waiter);
+            let wake = std::mem::take(&mut st.syncer_parked);
+            drop(st);
+            if wake {
+                self.inner.syncer_cond.notify_one();
+            }
+            durable
+        };
+        match durable.await {
+            Ok(None) => Ok(()),
+            Ok(Some(detail)) => Err(EditLogError::NoDirectoriesLeft { detail }),
+            Err(_) => Err(EditLogError::TaskFailed(
+                "the edit log's sync thread ended".into(),
+            )),
+        }
+    }
+}
+
+impl Inner {
+    /// Takes leadership and flushes the buffer (the caller found no flush in progress and
+    /// no roll or close waiting), then publishes the result and wakes everyone waiting.
+    fn lead_flush(&self, st: &mut MutexGuard<'_, State>) {
+        st.leader = true;
+        let spare = std::mem::take(&mut st.spare);
+        let mut buf = std::mem::replace(&mut st.buf, spare);
+        let upto = st.next_txid - 1;
+        let res = MutexGuard::unlocked(st, || self.write_out(&buf));
+        st.leader = false;
+        match res {
+            Ok(()) => st.synced = st.synced.max(upto),
+            Err(e) => st.fatal = Some(e.to_string()),
+        }
+        buf.clear();
+        st.spare = buf;
+        self.cond.notify_all();
     }
 
     /// Writes and syncs `buf` in every stream whose directory is still in service; a
     /// stream that fails is dropped and its directory taken out of service.
     fn write_out(&self, buf: &[u8]) -> Result<()> {
-        let mut streams = self.inner.streams.lock();
+        let mut streams = self.streams.lock();
         self.write_streams(&mut streams, buf)
     }
 
     fn write_streams(&self, streams: &mut Vec<Stream>, buf: &[u8]) -> Result<()> {
-        let dirs = &self.inner.dirs;
+        let dirs = &self.dirs;
         let active = dirs.active();
         streams.retain(|s| active.contains(&s.dir));
         if !buf.is_empty() {
             let started = std::time::Instant::now();
             let results = write_and_sync_all(streams, buf);
-            self.inner.sync_times.observe(started.elapsed());
+            self.sync_times.observe(started.elapsed());
             let mut i = 0;
             streams.retain(|s| {
                 let keep = match &results[i] {
@@ -298,14 +370,16 @@ impl EditLog {
                 i += 1;
                 keep
             });
-            self.inner.group_syncs.fetch_add(1, Ordering::Relaxed);
+            self.group_syncs.fetch_add(1, Ordering::Relaxed);
         }
         if streams.is_empty() {
             return Err(dirs.none_left());
         }
         Ok(())
     }
+}
 
+impl EditLog {
     /// Takes leadership (waiting for a flush in progress), runs `io` on the buffered bytes
     /// and the segment's first and last txids, and publishes the result.
     /// With `close`, appends are refused from the moment leadership is taken.
@@ -384,7 +458,7 @@ impl EditLog {
         first: u64,
         last: u64,
     ) -> Result<()> {
-        self.write_streams(streams, buf)?;
+        self.inner.write_streams(streams, buf)?;
         let dirs = &self.inner.dirs;
         let fs = dirs.fs();
         let from = inprogress_name(first);
@@ -425,7 +499,7 @@ impl EditLog {
         self.exclusive(false, |buf, first, last| {
             let mut streams = self.inner.streams.lock();
             if last < first {
-                self.write_streams(&mut streams, buf)?;
+                self.inner.write_streams(&mut streams, buf)?;
                 return Ok((first, first));
             }
             self.finalize_streams(&mut streams, buf, first, last)?;
