@@ -8,6 +8,7 @@
 mod acl;
 mod attrs;
 mod block_owners;
+pub(crate) mod call_txid;
 mod check;
 mod concat;
 mod create;
@@ -371,6 +372,7 @@ impl Namespace {
         self.verify_quota(&op)?;
         let removed = self.apply(&op, mono)?;
         self.last_txid = self.journal.record(&op)?;
+        call_txid::note(self.last_txid);
         Ok(removed)
     }
 

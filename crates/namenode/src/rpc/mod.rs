@@ -51,6 +51,7 @@ use rhdfs_proto::hdfs::{ChecksumTypeProto, FsServerDefaultsProto};
 
 use crate::audit::AuditLog;
 use crate::fsdir::permission::Caller;
+use crate::namespace::call_txid;
 use crate::namesystem::Namesystem;
 use crate::retry_cache::{CallIds, Lookup, RetryCache};
 
@@ -168,6 +169,28 @@ impl ClientProtocolService {
 
     fn pool(&self) -> &str {
         self.fs.block_pool_id()
+    }
+
+    /// Waits until a mutation may be answered. A call that logged edits waits for the last
+    /// of them (`logged`), which follows every edit its answer saw, since it logged under
+    /// the namespace lock after seeing them: at once when its handler's commit synced them
+    /// already, otherwise the group commit that holds them — not the next one, as waiting
+    /// for every edit logged by anyone until now would under load. A call that logged
+    /// nothing, and every call of an HA member (durable means committed by Raft there),
+    /// waits for every edit logged so far.
+    async fn sync_for_answer(&self, logged: Option<u64>) -> crate::error::FsResult<()> {
+        let (Some(txid), Some(d), false) = (logged, self.fs.durable(), self.fs.is_ha()) else {
+            return self.fs.sync_edits().await;
+        };
+        let log = d.log();
+        if let Err(e) = log.sync_async(txid).await {
+            tracing::error!("edit log sync failed: {e}");
+            return Err(crate::error::FsError::Io(format!(
+                "edit log sync failed: {e}"
+            )));
+        }
+        self.fs.block_manager().set_last_txid(log.synced_txid());
+        Ok(())
     }
 }
 
@@ -354,19 +377,24 @@ impl RpcService for ClientProtocolService {
             client_id: ctx.client_id.clone(),
             call_id: ctx.call_id,
         });
-        let answer = match ids {
-            Some(ids) if replay => ids.scope(self.replay(&ctx, &body)).await,
-            Some(ids) => ids.scope(self.dispatch(&ctx, &body)).await,
-            None => self.dispatch(&ctx, &body).await,
-        };
+        let (answer, logged) = call_txid::track(async {
+            match ids {
+                Some(ids) if replay => ids.scope(self.replay(&ctx, &body)).await,
+                Some(ids) => ids.scope(self.dispatch(&ctx, &body)).await,
+                None => self.dispatch(&ctx, &body).await,
+            }
+        })
+        .await;
         // Nothing is acknowledged before its edits are durable (reads log nothing). Handlers
         // whose mutation has effects already committed them (`Namesystem::commit`); this
         // covers the others, and errors answered after an edit was logged.
         let answer = match kind {
-            Some(MethodKind::Mutate | MethodKind::AtMostOnce) => match self.fs.sync_edits().await {
-                Ok(()) => answer,
-                Err(e) => Err(e.into()),
-            },
+            Some(MethodKind::Mutate | MethodKind::AtMostOnce) => {
+                match self.sync_for_answer(logged).await {
+                    Ok(()) => answer,
+                    Err(e) => Err(e.into()),
+                }
+            }
             Some(MethodKind::Read | MethodKind::Unchecked) | None => answer,
         };
         if observer_read && answer.is_ok() {
