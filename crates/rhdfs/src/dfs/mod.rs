@@ -4,9 +4,11 @@
 mod acl;
 mod attrs;
 pub mod bench;
+mod commands;
 mod copy;
 mod find;
 mod format;
+mod generic;
 mod help;
 mod listing;
 mod modify;
@@ -22,12 +24,18 @@ use std::io::Write;
 use rhdfs_client::{ClientError, FileStatus, FileSystem};
 use rhdfs_conf::Configuration;
 
+use commands::{usage_all, usage_of};
+use generic::{Generic, Split};
+
 /// Exit code for usage errors (FsShell returns -1).
 pub const EXIT_USAGE: i32 = 255;
 
 /// Runs `rhdfs dfs <args>` on the process's stdout and stderr; returns the exit code.
 pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
-    if !command_of(&args).is_some_and(|c| READERS.contains(&c)) {
+    if !Split::of(&args)
+        .command()
+        .is_some_and(commands::reads_contents)
+    {
         return run_here(args).await;
     }
     // Commands that stream file contents run on a thread of their own with a single-threaded
@@ -47,30 +55,6 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
             let _ = tx.send(ran);
         })?;
     rx.await?
-}
-
-/// Commands that only read HDFS files (see [`run`]).
-const READERS: &[&str] = &[
-    "-cat",
-    "-text",
-    "-get",
-    "-copyToLocal",
-    "-getmerge",
-    "-head",
-    "-tail",
-];
-
-/// The command of `rhdfs dfs` arguments: the first after the generic options.
-fn command_of(args: &[String]) -> Option<&str> {
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        match a.as_str() {
-            "-D" | "-fs" | "-conf" => i += 2,
-            s if s.starts_with("-D") && s.len() > 2 => i += 1,
-            s => return Some(s),
-        }
-    }
-    None
 }
 
 async fn run_here(args: Vec<String>) -> anyhow::Result<i32> {
@@ -116,42 +100,22 @@ pub async fn run_with(
     err: &mut (dyn Write + Send),
 ) -> anyhow::Result<i32> {
     let mut conf = Configuration::from_env()?;
-    let mut fs_uri: Option<String> = None;
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "-D" => {
-                let Some(kv) = args.get(i + 1) else {
-                    writeln!(err, "-D: missing key=value")?;
-                    return Ok(EXIT_USAGE);
-                };
-                conf.apply_define(kv)?;
-                i += 2;
-            }
-            "-fs" => {
-                let Some(u) = args.get(i + 1) else {
-                    writeln!(err, "-fs: missing URI")?;
-                    return Ok(EXIT_USAGE);
-                };
-                fs_uri = Some(u.clone());
-                i += 2;
-            }
-            "-conf" => {
-                let Some(f) = args.get(i + 1) else {
-                    writeln!(err, "-conf: missing file")?;
-                    return Ok(EXIT_USAGE);
-                };
-                conf.add_resource(f)?;
-                i += 2;
-            }
-            s if s.starts_with("-D") && s.len() > 2 => {
-                conf.apply_define(&s[2..])?;
-                i += 1;
-            }
-            _ => break,
+    let mut fs_uri: Option<&str> = None;
+    let split = Split::of(&args);
+    for option in &split.options {
+        match *option {
+            Generic::Define(kv) => conf.apply_define(kv)?,
+            Generic::Conf(file) => conf.add_resource(file)?,
+            Generic::Fs(uri) => fs_uri = Some(uri),
         }
     }
-    let rest = &args[i..];
+    let rest = match split.rest {
+        Ok(rest) => rest,
+        Err(missing) => {
+            writeln!(err, "{missing}")?;
+            return Ok(EXIT_USAGE);
+        }
+    };
     let Some(cmd) = rest.first() else {
         write!(err, "{}", usage_all())?;
         return Ok(EXIT_USAGE);
@@ -422,115 +386,4 @@ pub(crate) fn need_args(args: &[String], n: usize) -> ShResult {
         )));
     }
     Ok(())
-}
-
-const USAGES: &[(&str, &str)] = &[
-    ("appendToFile", "-appendToFile <localsrc> ... <dst>"),
-    ("cat", "-cat [-ignoreCrc] <src> ..."),
-    ("checksum", "-checksum <src> ..."),
-    ("chgrp", "-chgrp [-R] GROUP PATH..."),
-    ("chmod", "-chmod [-R] <MODE[,MODE]... | OCTALMODE> PATH..."),
-    ("chown", "-chown [-R] [OWNER][:[GROUP]] PATH..."),
-    ("concat", "-concat <target path> <src path> <src path> ..."),
-    ("copyFromLocal", "-copyFromLocal [-f] <localsrc> ... <dst>"),
-    (
-        "copyToLocal",
-        "-copyToLocal [-f] [-ignoreCrc] <src> ... <localdst>",
-    ),
-    (
-        "count",
-        "-count [-q] [-h] [-v] [-t [<storage type>]] [-u] [-x] [-e] [-s] <path> ...",
-    ),
-    ("cp", "-cp [-f] [-p | -p[topax]] <src> ... <dst>"),
-    ("df", "-df [-h] [<path> ...]"),
-    ("du", "-du [-s] [-h] <path> ..."),
-    ("expunge", "-expunge"),
-    ("find", "-find <path> ... <expression> ..."),
-    ("get", "-get [-f] [-ignoreCrc] <src> ... <localdst>"),
-    ("getfacl", "-getfacl [-R] <path>"),
-    ("getfattr", "-getfattr [-R] {-n name | -d} [-e en] <path>"),
-    (
-        "getmerge",
-        "-getmerge [-nl] [-skip-empty-file] <src> <localdst>",
-    ),
-    ("head", "-head <file>"),
-    ("help", "-help [cmd ...]"),
-    (
-        "ls",
-        "-ls [-C] [-d] [-h] [-R] [-t] [-S] [-r] [-u] [<path> ...]",
-    ),
-    ("mkdir", "-mkdir [-p] <path> ..."),
-    (
-        "moveFromLocal",
-        "-moveFromLocal [-f] [-p] [-l] [-d] <localsrc> ... <dst>",
-    ),
-    ("mv", "-mv <src> ... <dst>"),
-    ("put", "-put [-f] [-p] <localsrc> ... <dst>"),
-    ("rm", "-rm [-f] [-r|-R] [-skipTrash] <src> ..."),
-    ("rmdir", "-rmdir [--ignore-fail-on-non-empty] <dir> ..."),
-    (
-        "setfacl",
-        "-setfacl [-R] [{-b|-k} {-m|-x <acl_spec>} <path>]|[--set <acl_spec> <path>]",
-    ),
-    (
-        "setfattr",
-        "-setfattr {-n name [-v value] | -x name} <path>",
-    ),
-    ("setrep", "-setrep [-R] [-w] <rep> <path> ..."),
-    ("stat", "-stat [format] <path> ..."),
-    ("tail", "-tail [-f] [-s <sleep interval>] <file>"),
-    ("test", "-test -[defsz] <path>"),
-    ("text", "-text [-ignoreCrc] <src> ..."),
-    (
-        "touch",
-        "-touch [-a] [-m] [-t TIMESTAMP (yyyyMMdd:HHmmss) ] [-c] <path> ...",
-    ),
-    ("touchz", "-touchz <path> ..."),
-    ("truncate", "-truncate [-w] <length> <path> ..."),
-    ("usage", "-usage [cmd ...]"),
-];
-
-fn usage_of(name: &str) -> Option<&'static str> {
-    USAGES.iter().find(|(n, _)| *n == name).map(|(_, u)| *u)
-}
-
-fn usage_all() -> String {
-    let mut s = String::from("Usage: hadoop fs [generic options]\n");
-    for (_, u) in USAGES {
-        s.push_str(&format!("\t[{u}]\n"));
-    }
-    s.push_str(
-        "\nGeneric options supported are:\n\
-         -conf <configuration file>        specify an application configuration file\n\
-         -D <property=value>               define a value for a given property\n\
-         -fs <file:///|hdfs://namenode:port> specify default filesystem URL to use, overrides 'fs.defaultFS' property from configurations.\n",
-    );
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn command_follows_the_generic_options() {
-        let of = |a: &[&str]| {
-            let v: Vec<String> = a.iter().map(|s| s.to_string()).collect();
-            command_of(&v).map(str::to_string)
-        };
-        assert_eq!(of(&["-cat", "/f"]).as_deref(), Some("-cat"));
-        let generic = [
-            "-D",
-            "k=v",
-            "-fs",
-            "hdfs://h:1",
-            "-Dx=y",
-            "-conf",
-            "c.xml",
-            "-put",
-        ];
-        assert_eq!(of(&generic).as_deref(), Some("-put"));
-        assert_eq!(of(&["-fs", "-cat"]), None, "the URI is not the command");
-        assert_eq!(of(&[]), None);
-    }
 }
