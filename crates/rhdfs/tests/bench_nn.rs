@@ -1,5 +1,6 @@
 //! Issue 17: a small run of `rhdfs bench nn` finishes and its figures are sane — every
-//! operation ran with no failure, percentiles are ordered, the round trip is positive — and
+//! operation ran with no failure, percentiles are ordered, the round trip and the fdatasync
+//! cost are positive, CPU per operation is not negative — and
 //! the simulated DataNodes obeyed the NameNode's invalidations at the clean-up. No timing is
 //! asserted.
 
@@ -44,6 +45,22 @@ async fn small_run_of_every_operation() -> anyhow::Result<()> {
         .and_then(|v| v.trim().trim_end_matches("µs").trim().parse().ok())
         .with_context(|| format!("round trip in {rtt_line:?}"))?;
     ensure!(rtt > 0.0, "round trip {rtt}");
+    let sync_line = stdout
+        .lines()
+        .find(|l| l.starts_with("fdatasync of a 128-byte append"))
+        .with_context(|| format!("no fdatasync line\n{stdout}"))?;
+    let fsync: f64 = sync_line
+        .rsplit(':')
+        .next()
+        .and_then(|v| v.trim().trim_end_matches("µs").trim().parse().ok())
+        .with_context(|| format!("fdatasync cost in {sync_line:?}"))?;
+    ensure!(fsync > 0.0, "fdatasync {fsync}");
+    ensure!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("single-client mutation floor (round trip + fdatasync):")),
+        "no single-client floor line\n{stdout}"
+    );
     for op in [
         "create",
         "mkdirs",
@@ -61,7 +78,7 @@ async fn small_run_of_every_operation() -> anyhow::Result<()> {
             .with_context(|| format!("no row for {op}\n{stdout}"))?
             .split_whitespace()
             .collect();
-        ensure!(row.len() == 11, "{op}: row {row:?}");
+        ensure!(row.len() == 12, "{op}: row {row:?}");
         let num = |i: usize| -> anyhow::Result<f64> {
             row[i]
                 .parse::<f64>()
@@ -75,7 +92,8 @@ async fn small_run_of_every_operation() -> anyhow::Result<()> {
             num(7)? <= num(8)?,
             "{op}: multiples of the round trip {row:?}"
         );
-        ensure!(num(10)? == 0.0, "{op}: failures {row:?}\n{stderr}");
+        ensure!(num(10)? >= 0.0, "{op}: CPU per operation {row:?}");
+        ensure!(num(11)? == 0.0, "{op}: failures {row:?}\n{stderr}");
     }
     let reported = stdout
         .lines()
