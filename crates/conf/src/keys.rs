@@ -1039,6 +1039,29 @@ pub mod client {
     pub const DFS_CLIENT_FAILOVER_OBSERVER_PROBE_RETRY_PERIOD_UNIT: TimeUnit =
         TimeUnit::Milliseconds;
 
+    /// `dfs.client.failover.observer.auto-msync-period.<ns>` (prefix; `.<ns>` appended):
+    /// how often a client of ObserverReadProxyProvider msyncs to the active before a read
+    /// after its first: a negative value never, 0 before every read, a period when the last
+    /// msync (or any call the active answered) is older than that.
+    pub const DFS_CLIENT_FAILOVER_OBSERVER_AUTO_MSYNC_PERIOD_KEY_PREFIX: &str =
+        "dfs.client.failover.observer.auto-msync-period";
+    /// Default of `dfs.client.failover.observer.auto-msync-period.<ns>`: -1, never.
+    pub const DFS_CLIENT_FAILOVER_OBSERVER_AUTO_MSYNC_PERIOD_DEFAULT: i64 = -1;
+    /// Unit of a bare number in `dfs.client.failover.observer.auto-msync-period.<ns>`.
+    pub const DFS_CLIENT_FAILOVER_OBSERVER_AUTO_MSYNC_PERIOD_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
+    /// `dfs.client.failover.namenode.ha-state.probe.timeout`: how long a client of
+    /// ObserverReadProxyProvider waits for a NameNode's `getHAServiceState` answer (connection
+    /// included) before taking it as unreachable for this round; 0 waits without limit.
+    pub const DFS_CLIENT_FAILOVER_NAMENODE_HA_STATE_PROBE_TIMEOUT_KEY: &str =
+        "dfs.client.failover.namenode.ha-state.probe.timeout";
+    pub const DFS_CLIENT_FAILOVER_NAMENODE_HA_STATE_PROBE_TIMEOUT_DEFAULT: Duration =
+        Duration::ZERO;
+    /// Unit of a bare number in `dfs.client.failover.namenode.ha-state.probe.timeout`.
+    pub const DFS_CLIENT_FAILOVER_NAMENODE_HA_STATE_PROBE_TIMEOUT_UNIT: TimeUnit =
+        TimeUnit::Milliseconds;
+
     /// `dfs.client.failover.max.attempts`: Failover attempts.
     pub const DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_KEY: &str = "dfs.client.failover.max.attempts";
     pub const DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_DEFAULT: u64 = 15;

@@ -9,7 +9,10 @@
 //!   counter grows and the file's status shows what was written).
 //! - With the observer cut off from Raft, the same client writes another file; its read then
 //!   waits on the observer (its wait counter grows) until, healed, the observer applied the
-//!   client's state id, and answers the new bytes.
+//!   client's state id, and answers the new bytes. So does the read of a second client that
+//!   read before the write and msyncs before every read
+//!   (`dfs.client.failover.observer.auto-msync-period.ns` = 0): its state id is the active's,
+//!   so the observer does not answer it from the older state (no such file).
 //! - With the observer crashed, reads fall back to the active.
 
 use anyhow::Context;
@@ -76,6 +79,8 @@ async fn rhdfs_client_reads_its_writes_from_an_observer() -> anyhow::Result<()> 
     // ObserverReadProxyProvider: reads from the observer see the client's writes.
     let mut obs_conf = conf.clone();
     obs_conf.set("dfs.client.failover.proxy.provider.ns", OBSERVER_PROVIDER);
+    let mut msync_conf = obs_conf.clone();
+    msync_conf.set("dfs.client.failover.observer.auto-msync-period.ns", "0");
     let fs = FileSystem::connect_with(Some("hdfs://ns"), obs_conf)
         .await
         .context("observer client connect")?;
@@ -93,7 +98,21 @@ async fn rhdfs_client_reads_its_writes_from_an_observer() -> anyhow::Result<()> 
         "the observer served none of the client's reads"
     );
 
-    // A lagging observer: the client's read waits for its own write's state id.
+    // The second client's first read, before the next write.
+    let other = FileSystem::connect_with(Some("hdfs://ns"), msync_conf)
+        .await
+        .context("auto-msync client connect")?;
+    assert_eq!(
+        other
+            .status("/plain/a")
+            .await
+            .context("other status a")?
+            .length,
+        first.len() as u64
+    );
+
+    // A lagging observer: the client's read waits for its own write's state id, the other
+    // client's (msync first) for the active's.
     let active = c.wait_active(DEADLINE).await.context("wait_active 2")?;
     let member = cut_off_observer(&c, obs, active).await?;
     let third = data(120_000, 3);
@@ -109,19 +128,24 @@ async fn rhdfs_client_reads_its_writes_from_an_observer() -> anyhow::Result<()> 
     );
     let (served, waited) = (reads.served(), reads.waited());
     let read = read_file(&fs, "/plain/c");
+    let other_read = read_file(&other, "/plain/c");
     let heal = async {
-        wait_for("a read waiting on the observer", DEADLINE, || async {
-            Ok(reads.waited() > waited)
+        wait_for("both reads waiting on the observer", DEADLINE, || async {
+            Ok(reads.waited() >= waited + 2)
         })
         .await?;
         member.faults.heal_all();
         anyhow::Ok(())
     };
-    let (bytes, healed) = tokio::join!(read, heal);
+    let (bytes, other_bytes, healed) = tokio::join!(read, other_read, heal);
     healed?;
     assert!(
         bytes.context("read c")? == third,
         "the read after the heal gave other bytes"
+    );
+    assert!(
+        other_bytes.context("other client's read of c")? == third,
+        "the auto-msync client's read gave other bytes"
     );
     assert!(
         reads.served() > served,
@@ -144,6 +168,7 @@ async fn rhdfs_client_reads_its_writes_from_an_observer() -> anyhow::Result<()> 
         first.len() as u64
     );
 
+    other.close().await;
     fs.close().await;
     plain.close().await;
     c.shutdown().await;

@@ -9,9 +9,13 @@
 //! (`rhdfs_proto::client_methods::COORDINATED_READS`):
 //! - is preceded, on the client's first read, by an `msync` to the active (Hadoop's
 //!   initializeMsync), unless a call already reached the active: the client's state id is
-//!   then at least the active's when it started reading;
+//!   then at least the active's when it started reading; later reads msync again as
+//!   `dfs.client.failover.observer.auto-msync-period.<ns>` says ([`AutoMsync`]: never by
+//!   default, before every read, or once the last msync — or the last call the active
+//!   answered — is older than the period), so a client sees other clients' writes;
 //! - goes to the current NameNode of a cursor over the nameservice when its last probe
-//!   (`getHAServiceState`, asked when the cursor moves onto a NameNode) said observer; the
+//!   (`getHAServiceState`, asked when the cursor moves onto a NameNode, waited for at most
+//!   `dfs.client.failover.namenode.ha-state.probe.timeout` when set) said observer; the
 //!   cursor skips the others;
 //! - moves to the next observer on StandbyException, RetriableException (the observer did
 //!   not apply the client's state in time) or a connection error, and to the active at once
@@ -22,12 +26,12 @@
 //!
 //! Writes and other calls go to the active through the failover path unchanged.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rhdfs_conf::clock::SharedClock;
-use rhdfs_conf::{ConfError, Configuration, keys};
+use rhdfs_conf::{ConfError, Configuration, keys, parse_duration};
 use rhdfs_ipc::alignment::ClientAlignment;
 use rhdfs_ipc::{IpcError, exceptions};
 use rhdfs_proto::common::HaServiceStateProto;
@@ -40,14 +44,96 @@ use super::should_fail_over;
 pub struct ObserverSettings {
     /// `dfs.client.failover.observer.probe.retry.period`.
     pub probe_retry_period: Duration,
+    /// `dfs.client.failover.observer.auto-msync-period.<ns>`.
+    pub auto_msync: AutoMsync,
+    /// `dfs.client.failover.namenode.ha-state.probe.timeout`; `None` (0): wait for the answer.
+    pub probe_timeout: Option<Duration>,
 }
 
 impl Default for ObserverSettings {
     fn default() -> Self {
         ObserverSettings {
             probe_retry_period: keys::DFS_CLIENT_FAILOVER_OBSERVER_PROBE_RETRY_PERIOD_DEFAULT,
+            auto_msync: AutoMsync::from_millis(
+                keys::DFS_CLIENT_FAILOVER_OBSERVER_AUTO_MSYNC_PERIOD_DEFAULT,
+            ),
+            probe_timeout: none_if_zero(
+                keys::DFS_CLIENT_FAILOVER_NAMENODE_HA_STATE_PROBE_TIMEOUT_DEFAULT,
+            ),
         }
     }
+}
+
+fn none_if_zero(d: Duration) -> Option<Duration> {
+    (!d.is_zero()).then_some(d)
+}
+
+/// When reads after the first msync to the active again
+/// (`dfs.client.failover.observer.auto-msync-period.<ns>`, Hadoop's autoMsyncPeriodMs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoMsync {
+    /// A negative period (the default, -1): only the first read msyncs.
+    Never,
+    /// 0: an msync before every read.
+    EveryRead,
+    /// An msync before a read when the last one — or the last call the active answered,
+    /// which leaves the client as up to date — is older than this.
+    After(Duration),
+}
+
+impl AutoMsync {
+    /// A period in milliseconds, as Hadoop's key holds it.
+    pub fn from_millis(ms: i64) -> Self {
+        match u64::try_from(ms) {
+            Err(_) => AutoMsync::Never,
+            Ok(0) => AutoMsync::EveryRead,
+            Ok(ms) => AutoMsync::After(Duration::from_millis(ms)),
+        }
+    }
+
+    /// The value of `dfs.client.failover.observer.auto-msync-period.<ns>`: a time duration
+    /// (a bare number is milliseconds) that may be negative, as Hadoop's getTimeDuration.
+    fn from_conf(conf: &Configuration, ns: &str) -> Result<Self, ConfError> {
+        let key = format!(
+            "{}.{ns}",
+            keys::DFS_CLIENT_FAILOVER_OBSERVER_AUTO_MSYNC_PERIOD_KEY_PREFIX
+        );
+        let Some(value) = conf.get_trimmed(&key) else {
+            return Ok(Self::from_millis(
+                keys::DFS_CLIENT_FAILOVER_OBSERVER_AUTO_MSYNC_PERIOD_DEFAULT,
+            ));
+        };
+        let (negative, magnitude) = match value.strip_prefix('-') {
+            Some(m) => (true, m),
+            None => (false, value),
+        };
+        let period = parse_duration(
+            magnitude,
+            keys::DFS_CLIENT_FAILOVER_OBSERVER_AUTO_MSYNC_PERIOD_UNIT,
+        )
+        .map_err(|reason| ConfError::InvalidValue {
+            key: key.clone(),
+            value: value.to_string(),
+            reason,
+        })?;
+        Ok(match period {
+            p if p.is_zero() => AutoMsync::EveryRead,
+            _ if negative => AutoMsync::Never,
+            p => AutoMsync::After(p),
+        })
+    }
+}
+
+/// Whether a read msyncs to the active first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum MsyncDue {
+    /// Not now.
+    No,
+    /// Before this read, whatever other reads do (auto-msync period 0).
+    EveryRead,
+    /// The first msync, or the period ran out: one msync at a time; reads that waited for
+    /// another's ask again ([`ObserverReads::msync_turn`]).
+    Once,
 }
 
 impl ObserverSettings {
@@ -67,6 +153,12 @@ impl ObserverSettings {
                 keys::DFS_CLIENT_FAILOVER_OBSERVER_PROBE_RETRY_PERIOD_DEFAULT,
                 keys::DFS_CLIENT_FAILOVER_OBSERVER_PROBE_RETRY_PERIOD_UNIT,
             )?,
+            auto_msync: AutoMsync::from_conf(conf, ns)?,
+            probe_timeout: none_if_zero(conf.get_duration(
+                keys::DFS_CLIENT_FAILOVER_NAMENODE_HA_STATE_PROBE_TIMEOUT_KEY,
+                keys::DFS_CLIENT_FAILOVER_NAMENODE_HA_STATE_PROBE_TIMEOUT_DEFAULT,
+                keys::DFS_CLIENT_FAILOVER_NAMENODE_HA_STATE_PROBE_TIMEOUT_UNIT,
+            )?),
         }))
     }
 }
@@ -147,8 +239,13 @@ pub(super) struct ObserverReads {
     clock: SharedClock,
     /// The client's state id, shared by the `RpcClient` of every NameNode.
     alignment: Arc<ClientAlignment>,
-    /// A call reached the active since the proxy was made (an msync or any other).
-    msynced: AtomicBool,
+    /// When the client's state was last made the active's, on the clock's monotonic time:
+    /// an msync or any other call the active answered (Hadoop's lastMsyncTimeMs); None
+    /// before the first.
+    last_msync: Mutex<Option<Duration>>,
+    /// Held while an msync due once runs, so reads arriving together send one (Hadoop's
+    /// synchronized initializeMsync and auto-msync).
+    msync_turn: tokio::sync::Mutex<()>,
     /// The NameNode reads try first; `probed`: its state was asked since the cursor came to it.
     cursor: Mutex<Cursor>,
     /// Each NameNode's state at its last probe (0: never probed).
@@ -182,7 +279,8 @@ impl ObserverReads {
             settings,
             clock,
             alignment,
-            msynced: AtomicBool::new(false),
+            last_msync: Mutex::new(None),
+            msync_turn: tokio::sync::Mutex::new(()),
             cursor: Mutex::new(Cursor {
                 index: 0,
                 probed: false,
@@ -196,14 +294,38 @@ impl ObserverReads {
         &self.alignment
     }
 
-    /// Whether the client still has to msync before its first read.
-    pub(super) fn needs_msync(&self) -> bool {
-        !self.msynced.load(Ordering::Acquire)
+    /// How long a probe may take (`None`: no limit).
+    pub(super) fn probe_timeout(&self) -> Option<Duration> {
+        self.settings.probe_timeout
     }
 
-    /// A call was answered by the active: the client's state is the active's.
+    /// Whether a read msyncs to the active before going to an observer: the first read
+    /// does unless a call reached the active already; later ones as the auto-msync period
+    /// says (Hadoop msyncs when more than the period passed).
+    pub(super) fn msync_due(&self) -> MsyncDue {
+        let Some(at) = *lock(&self.last_msync) else {
+            return MsyncDue::Once;
+        };
+        match self.settings.auto_msync {
+            AutoMsync::Never => MsyncDue::No,
+            AutoMsync::EveryRead => MsyncDue::EveryRead,
+            AutoMsync::After(period) if self.clock.monotonic().saturating_sub(at) > period => {
+                MsyncDue::Once
+            }
+            AutoMsync::After(_) => MsyncDue::No,
+        }
+    }
+
+    /// The turn to send an msync due [`MsyncDue::Once`]; ask [`ObserverReads::msync_due`]
+    /// again once it is held.
+    pub(super) async fn msync_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.msync_turn.lock().await
+    }
+
+    /// A call was answered by the active (an msync or any other): the client's state is at
+    /// least the active's as of now.
     pub(super) fn reached_active(&self) {
-        self.msynced.store(true, Ordering::Release);
+        *lock(&self.last_msync) = Some(self.clock.monotonic());
     }
 
     /// Whether reads look for an observer now (not within the probe retry period after a
@@ -293,12 +415,110 @@ mod tests {
         );
         assert_eq!(ObserverSettings::from_conf(&c, "other").unwrap(), None);
         c.set("dfs.client.failover.observer.probe.retry.period", "250");
+        c.set("dfs.client.failover.observer.auto-msync-period.ns", "2s");
+        c.set(
+            "dfs.client.failover.namenode.ha-state.probe.timeout",
+            "1500",
+        );
         let s = ObserverSettings::from_conf(&c, "ns").unwrap().unwrap();
         assert_eq!(s.probe_retry_period, Duration::from_millis(250));
+        assert_eq!(s.auto_msync, AutoMsync::After(Duration::from_secs(2)));
+        assert_eq!(s.probe_timeout, Some(Duration::from_millis(1500)));
+        // Hadoop's defaults: 10 minutes, never auto-msync, no probe timeout.
+        let d = ObserverSettings::default();
+        assert_eq!(d.probe_retry_period, Duration::from_secs(600));
+        assert_eq!(d.auto_msync, AutoMsync::Never);
+        assert_eq!(d.probe_timeout, None);
+    }
+
+    /// The auto-msync period is per nameservice, may be negative (never), 0 (every read) or
+    /// a duration; anything else is a configuration error naming the key.
+    #[test]
+    fn auto_msync_period_values() {
+        let period = |v: &str| {
+            let mut c = Configuration::new();
+            c.set(
+                "dfs.client.failover.proxy.provider.ns",
+                keys::OBSERVER_READ_PROXY_PROVIDER,
+            );
+            c.set("dfs.client.failover.observer.auto-msync-period.ns", v);
+            ObserverSettings::from_conf(&c, "ns").map(|s| s.map(|s| s.auto_msync))
+        };
+        assert_eq!(period("-1").unwrap(), Some(AutoMsync::Never));
+        assert_eq!(period("-5s").unwrap(), Some(AutoMsync::Never));
+        assert_eq!(period("0").unwrap(), Some(AutoMsync::EveryRead));
+        assert_eq!(period("0s").unwrap(), Some(AutoMsync::EveryRead));
         assert_eq!(
-            ObserverSettings::default().probe_retry_period,
-            Duration::from_secs(600)
+            period("300").unwrap(),
+            Some(AutoMsync::After(Duration::from_millis(300)))
         );
+        assert_eq!(
+            period("1m").unwrap(),
+            Some(AutoMsync::After(Duration::from_secs(60)))
+        );
+        let err = period("soon").unwrap_err().to_string();
+        assert!(
+            err.contains("dfs.client.failover.observer.auto-msync-period.ns"),
+            "{err}"
+        );
+        assert!(period("-x").is_err());
+        // Another nameservice's period is not this one's.
+        let mut c = Configuration::new();
+        c.set(
+            "dfs.client.failover.proxy.provider.ns",
+            keys::OBSERVER_READ_PROXY_PROVIDER,
+        );
+        c.set("dfs.client.failover.observer.auto-msync-period.other", "0");
+        let s = ObserverSettings::from_conf(&c, "ns").unwrap().unwrap();
+        assert_eq!(s.auto_msync, AutoMsync::Never);
+        assert_eq!(AutoMsync::from_millis(-1), AutoMsync::Never);
+        assert_eq!(AutoMsync::from_millis(0), AutoMsync::EveryRead);
+    }
+
+    fn reads_with(auto_msync: AutoMsync, clock: SharedClock) -> ObserverReads {
+        let settings = ObserverSettings {
+            auto_msync,
+            ..ObserverSettings::default()
+        };
+        ObserverReads::new(settings, clock, Arc::new(ClientAlignment::new()), 2)
+    }
+
+    /// The first read msyncs unless the active answered a call already; after that the
+    /// period decides, on the injected clock.
+    #[test]
+    fn msync_before_reads_follows_the_period() {
+        let clock = ManualClock::shared(0);
+        // Never (the default): only before the first read.
+        let reads = reads_with(AutoMsync::Never, clock.clone());
+        assert_eq!(reads.msync_due(), MsyncDue::Once);
+        reads.reached_active();
+        assert_eq!(reads.msync_due(), MsyncDue::No);
+        clock.advance(Duration::from_secs(3600));
+        assert_eq!(reads.msync_due(), MsyncDue::No);
+
+        // 0: every read, the first included (which takes the one-at-a-time turn).
+        let reads = reads_with(AutoMsync::EveryRead, clock.clone());
+        assert_eq!(reads.msync_due(), MsyncDue::Once);
+        reads.reached_active();
+        assert_eq!(reads.msync_due(), MsyncDue::EveryRead);
+
+        // A period: due once more than the period passed since the active last answered.
+        let reads = reads_with(AutoMsync::After(Duration::from_secs(5)), clock.clone());
+        assert_eq!(reads.msync_due(), MsyncDue::Once);
+        reads.reached_active();
+        clock.advance(Duration::from_secs(5));
+        assert_eq!(
+            reads.msync_due(),
+            MsyncDue::No,
+            "exactly the period is not more"
+        );
+        clock.advance(Duration::from_millis(1));
+        assert_eq!(reads.msync_due(), MsyncDue::Once);
+        // Any call the active answers (a write, a read that fell back) counts as an msync.
+        reads.reached_active();
+        assert_eq!(reads.msync_due(), MsyncDue::No);
+        clock.advance(Duration::from_secs(6));
+        assert_eq!(reads.msync_due(), MsyncDue::Once);
     }
 
     #[test]
@@ -392,13 +612,11 @@ mod tests {
         let clock = ManualClock::shared(0);
         let settings = ObserverSettings {
             probe_retry_period: Duration::from_secs(10),
+            ..ObserverSettings::default()
         };
         let reads =
             ObserverReads::new(settings, clock.clone(), Arc::new(ClientAlignment::new()), 2);
         assert!(reads.should_find_observer());
-        assert!(reads.needs_msync());
-        reads.reached_active();
-        assert!(!reads.needs_msync());
         reads.round_ended(false);
         assert!(!reads.should_find_observer());
         clock.advance(Duration::from_secs(9));

@@ -16,16 +16,18 @@ use rhdfs_conf::ha::Nameservice;
 use rhdfs_ipc::alignment::ClientAlignment;
 use rhdfs_ipc::{ClientConfig, IpcError, RpcClient};
 use rhdfs_proto::client_methods::is_coordinated_read;
-use rhdfs_proto::hdfs::{HaServiceStateRequestProto, MsyncRequestProto};
+use rhdfs_proto::hdfs::{
+    HaServiceStateRequestProto, HaServiceStateResponseProto, MsyncRequestProto,
+};
 use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 use tracing::{debug, info, warn};
 
 use super::observer::{
-    AfterFailure, ObserverReads, ObserverSettings, Seen, after_observer_failure,
+    AfterFailure, MsyncDue, ObserverReads, ObserverSettings, Seen, after_observer_failure,
 };
 use super::{FailoverSettings, should_fail_over};
 
-/// How the proxy sleeps between rounds (injected so tests need not wait).
+/// How the proxy sleeps between rounds and bounds a probe (injected so tests need not wait).
 pub type SleepFn = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 /// The NameNode side of a FileSystem. Cheap to clone; clones share the NameNodes, which one is
@@ -180,14 +182,7 @@ impl NameNodeProxy {
             return self.call_active(method, body, call_id).await;
         };
         if is_coordinated_read(method) && observer.should_find_observer() {
-            if observer.needs_msync() {
-                // Hadoop's initializeMsync: the client's state becomes the active's, so its
-                // reads see what was written before it started. Concurrent first reads may
-                // each msync; that is harmless.
-                let msync = MsyncRequestProto {}.encode_to_vec();
-                self.call_active("msync", &msync, self.next_call_id())
-                    .await?;
-            }
+            self.msync_if_due(observer).await?;
             if let Some(answer) = self
                 .read_from_observers(observer, method, body, call_id)
                 .await
@@ -197,6 +192,32 @@ impl NameNodeProxy {
             self.skip_known_observers(observer);
         }
         self.call_active(method, body, call_id).await
+    }
+
+    /// Before a read goes to an observer: an msync to the active when one is due (Hadoop's
+    /// initializeMsync and autoMsyncIfNecessary), so the client's state becomes the active's
+    /// and the read sees what was written before — by this client or, for a later read with
+    /// an auto-msync period, by others.
+    async fn msync_if_due(&self, observer: &ObserverReads) -> Result<(), IpcError> {
+        match observer.msync_due() {
+            MsyncDue::No => Ok(()),
+            MsyncDue::EveryRead => self.msync().await,
+            MsyncDue::Once => {
+                let _turn = observer.msync_turn().await;
+                // Another read's msync may have ended while this one waited.
+                if observer.msync_due() == MsyncDue::No {
+                    return Ok(());
+                }
+                self.msync().await
+            }
+        }
+    }
+
+    async fn msync(&self) -> Result<(), IpcError> {
+        let msync = MsyncRequestProto {}.encode_to_vec();
+        self.call_active("msync", &msync, self.next_call_id())
+            .await
+            .map(drop)
     }
 
     fn next_call_id(&self) -> i32 {
@@ -221,7 +242,7 @@ impl NameNodeProxy {
             let seen = match known {
                 Some(seen) => seen,
                 None => {
-                    let seen = self.probe(idx).await;
+                    let seen = self.probe(observer, idx).await;
                     observer.probed(idx, seen);
                     seen
                 }
@@ -275,24 +296,38 @@ impl NameNodeProxy {
         None
     }
 
-    /// NameNode `idx`'s HA state (`getHAServiceState`, answered by any NameNode).
-    async fn probe(&self, idx: usize) -> Seen {
-        let target = &self.inner.targets[idx];
-        let answer = match target.client.ensure_connected().await {
-            Err(e) => Err(e),
-            Ok(()) => {
-                let req = HaServiceStateRequestProto {}.encode_to_vec();
-                match target
-                    .client
-                    .call_raw_as("getHAServiceState", &req, self.next_call_id(), 0)
-                    .await
-                {
-                    Ok(body) => rhdfs_ipc::decode_response("getHAServiceState", body),
-                    Err(e) => Err(e),
-                }
-            }
+    /// NameNode `idx`'s HA state (`getHAServiceState`, answered by any NameNode); unreachable
+    /// when no answer came within the probe timeout (Hadoop's getHAServiceStateWithTimeout:
+    /// a NameNode that accepts connections but does not answer — in a long pause — is skipped
+    /// for this round rather than holding up every read).
+    async fn probe(&self, observer: &ObserverReads, idx: usize) -> Seen {
+        let ask = self.ask_state(idx);
+        let Some(limit) = observer.probe_timeout() else {
+            return Seen::from_probe(ask.await);
         };
-        Seen::from_probe(answer)
+        tokio::select! {
+            biased;
+            answer = ask => Seen::from_probe(answer),
+            () = (self.inner.sleep)(limit) => {
+                warn!(
+                    "getHAServiceState to NameNode {} not answered within {limit:?}; skipping it",
+                    self.inner.targets[idx].id
+                );
+                Seen::Unreachable
+            }
+        }
+    }
+
+    /// Asks NameNode `idx` for its HA state, connecting first if needed.
+    async fn ask_state(&self, idx: usize) -> Result<HaServiceStateResponseProto, IpcError> {
+        let target = &self.inner.targets[idx];
+        target.client.ensure_connected().await?;
+        let req = HaServiceStateRequestProto {}.encode_to_vec();
+        let body = target
+            .client
+            .call_raw_as("getHAServiceState", &req, self.next_call_id(), 0)
+            .await?;
+        rhdfs_ipc::decode_response("getHAServiceState", body)
     }
 
     /// Before a read falls back to the active: moves the failover path off NameNodes last
@@ -392,7 +427,9 @@ impl NameNodeProxy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rhdfs_conf::clock::ManualClock;
     use rhdfs_conf::ha::NameNodeAddrs;
+    use tokio::io::AsyncReadExt;
 
     fn dead() -> (String, u16) {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -455,5 +492,88 @@ mod tests {
             proxy.call_raw("getFileInfo", &[]).await,
             Err(IpcError::Closed)
         ));
+    }
+
+    /// A NameNode that takes the probe and never answers (a long pause) is unreachable for
+    /// the round once the probe timeout — asked of the injected sleep — runs out.
+    #[tokio::test]
+    async fn an_unanswered_probe_times_out() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        // The hung NameNode: reads until the probe arrived, then says so and holds the
+        // connection open without answering.
+        let probe_arrived = Arc::new(tokio::sync::Notify::new());
+        let server = {
+            let probe_arrived = Arc::clone(&probe_arrived);
+            tokio::spawn(async move {
+                let (mut sock, _) = listener.accept().await.expect("accept");
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !got
+                    .windows(b"getHAServiceState".len())
+                    .any(|w| w == b"getHAServiceState")
+                {
+                    let n = sock.read(&mut buf).await.expect("read");
+                    assert!(n > 0, "the client closed before probing");
+                    got.extend_from_slice(&buf[..n]);
+                }
+                probe_arrived.notify_one();
+                std::future::pending::<()>().await;
+            })
+        };
+        let ns = Nameservice {
+            id: "ns".into(),
+            namenodes: vec![
+                NameNodeAddrs {
+                    id: "nn1".into(),
+                    rpc: ("127.0.0.1".to_string(), port),
+                    http: None,
+                },
+                NameNodeAddrs {
+                    id: "nn2".into(),
+                    rpc: dead(),
+                    http: None,
+                },
+            ],
+        };
+        // The timeout "runs out" once the NameNode holds the probe.
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sleep: SleepFn = {
+            let asked = Arc::clone(&asked);
+            let probe_arrived = Arc::clone(&probe_arrived);
+            Arc::new(move |d| {
+                asked.lock().unwrap_or_else(|e| e.into_inner()).push(d);
+                let probe_arrived = Arc::clone(&probe_arrived);
+                Box::pin(async move { probe_arrived.notified().await })
+            })
+        };
+        let settings = ObserverSettings {
+            probe_timeout: Some(Duration::from_millis(1500)),
+            ..ObserverSettings::default()
+        };
+        let proxy = NameNodeProxy::for_nameservice(
+            &ns,
+            "u",
+            ClientConfig::default(),
+            FailoverSettings {
+                random_order: false,
+                ..FailoverSettings::default()
+            },
+            None,
+            sleep,
+            Some((settings, ManualClock::shared(0))),
+        );
+        let observer = proxy.inner.observer.as_ref().expect("observer reads");
+        assert_eq!(proxy.probe(observer, 0).await, Seen::Unreachable);
+        // Still holding the connection: the answer was the timeout's, not a closed socket's.
+        assert!(!server.is_finished());
+        assert_eq!(
+            *asked.lock().unwrap_or_else(|e| e.into_inner()),
+            [Duration::from_millis(1500)]
+        );
+        server.abort();
+        proxy.close().await;
     }
 }
