@@ -5,7 +5,7 @@
 //! payload is:
 //!
 //! ```text
-//! [u64 BE term][u64 BE leader node id][u8 kind: 0 blank, 1 normal, 2 membership][body]
+//! [u64 BE term][u64 BE 0][u8 kind: 0 blank, 1 normal, 2 membership][body]
 //! normal:     the application's bytes (EntryData::encode)
 //! membership: [u32 n configs]{[u32 n ids]{u64 id}}[u32 n nodes]{[u64 id][u32 len][addr utf-8]}
 //! ```
@@ -14,10 +14,16 @@
 //!
 //! ```text
 //! "RHDFSRM1" [u8 flags: 1 vote, 2 purged]
-//! vote:   [u64 term][u64 node id][u8 committed]
-//! purged: [u64 term][u64 leader node id][u64 index]
+//! vote:   [u64 term][u64 node voted for, 0 for none][u8 committed]
+//! purged: [u64 term][u64 0][u64 index]
 //! [u32 BE CRC32C of everything before]
 //! ```
+//!
+//! Raft runs as standard Raft (openraft's `single-term-leader`): one leader per term, so a log
+//! id is a term and an index. The 8 bytes after a log id's term carried its leader's node id
+//! before (openraft's default mode, where votes of one term are ordered by node id and a member
+//! that campaigned late in a leader's term out-ranked it); they are written 0 and not read, so
+//! logs written then still open. Members are numbered from 1, so 0 never names one.
 //!
 //! Every decoder checks lengths first: bytes from disk never panic.
 
@@ -45,6 +51,30 @@ impl EntryData for Vec<u8> {
     }
     fn decode(bytes: &[u8]) -> std::result::Result<Self, String> {
         Ok(bytes.to_vec())
+    }
+}
+
+/// The node field of a log id, and of a vote for nobody (members are numbered from 1).
+pub const NO_NODE: u64 = 0;
+
+/// A log id: in standard Raft its term names its leader.
+pub fn log_id(term: u64, index: u64) -> LogId<u64> {
+    LogId::new(CommittedLeaderId::new(term, NO_NODE), index)
+}
+
+/// The member `v` is a vote for, [`NO_NODE`] for none.
+pub fn vote_node(v: &Vote<u64>) -> u64 {
+    v.leader_id.voted_for.unwrap_or(NO_NODE)
+}
+
+/// The vote of `term` for `node` ([`NO_NODE`]: for nobody yet).
+pub fn vote(term: u64, node: u64, committed: bool) -> Vote<u64> {
+    Vote {
+        leader_id: LeaderId {
+            term,
+            voted_for: (node != NO_NODE).then_some(node),
+        },
+        committed,
     }
 }
 
@@ -173,7 +203,7 @@ where
     C::D: EntryData,
 {
     out.extend_from_slice(&entry.log_id.leader_id.term.to_be_bytes());
-    out.extend_from_slice(&entry.log_id.leader_id.node_id.to_be_bytes());
+    out.extend_from_slice(&NO_NODE.to_be_bytes());
     match &entry.payload {
         EntryPayload::Blank => out.push(KIND_BLANK),
         EntryPayload::Normal(d) => {
@@ -195,7 +225,7 @@ where
 {
     let mut r = Reader::new(payload, "raft entry");
     let term = r.u64()?;
-    let node = r.u64()?;
+    let _leader_node = r.u64()?;
     let payload = match r.u8()? {
         KIND_BLANK => EntryPayload::Blank,
         KIND_NORMAL => {
@@ -215,7 +245,7 @@ where
     };
     r.end()?;
     Ok(Entry {
-        log_id: LogId::new(CommittedLeaderId::new(term, node), index),
+        log_id: log_id(term, index),
         payload,
     })
 }
@@ -236,12 +266,12 @@ impl Meta {
         out.push(flags);
         if let Some(v) = &self.vote {
             out.extend_from_slice(&v.leader_id.term.to_be_bytes());
-            out.extend_from_slice(&v.leader_id.node_id.to_be_bytes());
+            out.extend_from_slice(&vote_node(v).to_be_bytes());
             out.push(u8::from(v.committed));
         }
         if let Some(p) = &self.purged {
             out.extend_from_slice(&p.leader_id.term.to_be_bytes());
-            out.extend_from_slice(&p.leader_id.node_id.to_be_bytes());
+            out.extend_from_slice(&NO_NODE.to_be_bytes());
             out.extend_from_slice(&p.index.to_be_bytes());
         }
         let crc = crc32c::crc32c(&out);
@@ -270,20 +300,17 @@ impl Meta {
         let flags = r.u8()?;
         let vote = if flags & 1 != 0 {
             let term = r.u64()?;
-            let node_id = r.u64()?;
+            let node = r.u64()?;
             let committed = r.u8()? != 0;
-            Some(Vote {
-                leader_id: LeaderId { term, node_id },
-                committed,
-            })
+            Some(vote(term, node, committed))
         } else {
             None
         };
         let purged = if flags & 2 != 0 {
             let term = r.u64()?;
-            let node = r.u64()?;
+            let _leader_node = r.u64()?;
             let index = r.u64()?;
-            Some(LogId::new(CommittedLeaderId::new(term, node), index))
+            Some(log_id(term, index))
         } else {
             None
         };
@@ -311,7 +338,7 @@ mod tests {
                 (4, BasicNode::new("learner:4")),
             ]),
         );
-        let id = LogId::new(CommittedLeaderId::new(7, 3), 9);
+        let id = log_id(7, 9);
         for payload in [
             EntryPayload::<T>::Blank,
             EntryPayload::Normal(b"edit".to_vec()),
@@ -339,7 +366,7 @@ mod tests {
     fn meta_round_trip_and_damage() {
         let meta = Meta {
             vote: Some(Vote::new_committed(3, 2)),
-            purged: Some(LogId::new(CommittedLeaderId::new(2, 5), 40)),
+            purged: Some(log_id(2, 40)),
         };
         let bytes = meta.encode();
         assert_eq!(Meta::decode(&bytes).expect("decodes"), meta);
@@ -353,5 +380,43 @@ mod tests {
         let mut bad = bytes.clone();
         bad[10] ^= 1;
         assert!(Meta::decode(&bad).is_err());
+        // A vote for nobody yet (term 0 before any election, or a term learnt from a leader).
+        let nobody = Meta {
+            vote: Some(Vote::default()),
+            purged: None,
+        };
+        assert_eq!(Meta::decode(&nobody.encode()).expect("decodes"), nobody);
+    }
+
+    /// Standard Raft: a leader's vote is comparable with a candidate's of the same term only
+    /// by being committed, so a member that campaigned late in a leader's term (as every
+    /// member's `initialize` does) takes the leader's entries instead of deposing it. In
+    /// openraft's default mode T1-N3 out-ranked the committed T1-N2.
+    #[test]
+    fn a_late_candidate_of_the_leaders_term_yields_to_the_leader() {
+        let leader = vote(1, 2, true);
+        let late = vote(1, 3, false);
+        assert!(leader > late);
+        assert!(vote(2, 3, false) > leader);
+    }
+
+    /// Records written when a log id carried its leader's node id still decode.
+    #[test]
+    fn entries_and_meta_with_a_leader_node_id_decode() {
+        let mut entry = Vec::new();
+        entry.extend_from_slice(&4u64.to_be_bytes());
+        entry.extend_from_slice(&2u64.to_be_bytes());
+        entry.push(KIND_BLANK);
+        let e = decode_entry::<T>(12, &entry).expect("decodes");
+        assert_eq!(e.log_id, log_id(4, 12));
+        let mut meta = META_MAGIC.to_vec();
+        meta.push(2);
+        for v in [4u64, 2, 11] {
+            meta.extend_from_slice(&v.to_be_bytes());
+        }
+        let crc = crc32c::crc32c(&meta);
+        meta.extend_from_slice(&crc.to_be_bytes());
+        let m = Meta::decode(&meta).expect("decodes");
+        assert_eq!(m.purged, Some(log_id(4, 11)));
     }
 }

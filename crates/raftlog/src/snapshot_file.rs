@@ -12,10 +12,10 @@
 
 use std::path::Path;
 
-use openraft::{BasicNode, CommittedLeaderId, LogId, SnapshotMeta, StoredMembership};
+use openraft::{BasicNode, LogId, SnapshotMeta, StoredMembership};
 use rhdfs_editlog::fs::FileSystem;
 
-use crate::codec::{Reader, decode_membership, encode_membership};
+use crate::codec::{NO_NODE, Reader, decode_membership, encode_membership, log_id};
 use crate::error::{RaftLogError, Result};
 
 /// Name of the snapshot file.
@@ -27,9 +27,7 @@ type Meta = SnapshotMeta<u64, BasicNode>;
 
 fn put_log_id(out: &mut Vec<u8>, id: Option<LogId<u64>>) {
     out.push(u8::from(id.is_some()));
-    let (t, n, i) = id.map_or((0, 0, 0), |l| {
-        (l.leader_id.term, l.leader_id.node_id, l.index)
-    });
+    let (t, n, i) = id.map_or((0, NO_NODE, 0), |l| (l.leader_id.term, NO_NODE, l.index));
     out.extend_from_slice(&t.to_be_bytes());
     out.extend_from_slice(&n.to_be_bytes());
     out.extend_from_slice(&i.to_be_bytes());
@@ -38,9 +36,9 @@ fn put_log_id(out: &mut Vec<u8>, id: Option<LogId<u64>>) {
 fn get_log_id(r: &mut Reader<'_>) -> Result<Option<LogId<u64>>> {
     let has = r.u8()? != 0;
     let term = r.u64()?;
-    let node = r.u64()?;
+    let _leader_node = r.u64()?;
     let index = r.u64()?;
-    Ok(has.then(|| LogId::new(CommittedLeaderId::new(term, node), index)))
+    Ok(has.then(|| log_id(term, index)))
 }
 
 /// The file's bytes for `meta` and `data`.

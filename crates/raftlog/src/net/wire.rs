@@ -13,13 +13,12 @@ use openraft::raft::{
     VoteRequest, VoteResponse,
 };
 use openraft::{
-    BasicNode, CommittedLeaderId, LeaderId, LogId, Membership, SnapshotMeta, SnapshotSegmentId,
-    StoredMembership, Vote,
+    BasicNode, LogId, Membership, SnapshotMeta, SnapshotSegmentId, StoredMembership, Vote,
 };
 use rhdfs_proto::raft as pb;
 use rhdfs_proto::raft::append_entries_response_proto::Kind;
 
-use crate::codec::{EntryData, decode_entry, encode_entry};
+use crate::codec::{self, EntryData, decode_entry, encode_entry};
 use crate::net::error::NetError;
 use crate::store::LogTypeConfig;
 
@@ -40,32 +39,25 @@ fn malformed(what: &'static str, reason: impl Into<String>) -> NetError {
 pub(crate) fn vote_to(v: &Vote<u64>) -> pb::RaftVoteProto {
     pb::RaftVoteProto {
         term: v.leader_id.term,
-        node_id: v.leader_id.node_id,
+        node_id: codec::vote_node(v),
         committed: v.committed,
     }
 }
 
 pub(crate) fn vote_from(p: &pb::RaftVoteProto) -> Vote<u64> {
-    Vote {
-        leader_id: LeaderId {
-            term: p.term,
-            node_id: p.node_id,
-        },
-        committed: p.committed,
-    }
+    codec::vote(p.term, p.node_id, p.committed)
 }
 
 fn log_id_to(l: &Option<LogId<u64>>) -> Option<pb::RaftLogIdProto> {
     l.map(|l| pb::RaftLogIdProto {
         term: l.leader_id.term,
-        node_id: l.leader_id.node_id,
+        node_id: codec::NO_NODE,
         index: l.index,
     })
 }
 
 fn log_id_from(p: &Option<pb::RaftLogIdProto>) -> Option<LogId<u64>> {
-    p.as_ref()
-        .map(|p| LogId::new(CommittedLeaderId::new(p.term, p.node_id), p.index))
+    p.as_ref().map(|p| codec::log_id(p.term, p.index))
 }
 
 /// The request as sent: each entry as its Raft log record's payload.

@@ -4,11 +4,8 @@ use openraft::{Entry, EntryPayload};
 use prost::Message;
 
 use super::*;
+use crate::codec::log_id;
 use crate::kv::{KvCommand, KvConfig};
-
-fn log_id(term: u64, node: u64, index: u64) -> LogId<u64> {
-    LogId::new(CommittedLeaderId::new(term, node), index)
-}
 
 fn membership() -> Membership<u64, BasicNode> {
     Membership::new(
@@ -26,7 +23,7 @@ fn membership() -> Membership<u64, BasicNode> {
 fn entries(first: u64, n: u64) -> Vec<Entry<KvConfig>> {
     (first..first + n)
         .map(|i| Entry {
-            log_id: log_id(3, 2, i),
+            log_id: log_id(3, i),
             payload: match i % 3 {
                 0 => EntryPayload::Blank,
                 1 => EntryPayload::Normal(KvCommand {
@@ -50,11 +47,11 @@ fn dbg<T: std::fmt::Debug>(t: &T) -> String {
 
 #[test]
 fn append_entries_round_trip() {
-    for (prev, first) in [(None, 0), (Some(log_id(2, 1, 9)), 10)] {
+    for (prev, first) in [(None, 0), (Some(log_id(2, 9)), 10)] {
         let req = AppendEntriesRequest::<KvConfig> {
             vote: Vote::new_committed(3, 2),
             prev_log_id: prev,
-            leader_commit: Some(log_id(2, 1, 7)),
+            leader_commit: Some(log_id(2, 7)),
             entries: entries(first, 5),
         };
         let back = append_request_from::<KvConfig>(through_bytes(&append_request_to(&req)))
@@ -64,7 +61,7 @@ fn append_entries_round_trip() {
     for resp in [
         AppendEntriesResponse::Success,
         AppendEntriesResponse::PartialSuccess(None),
-        AppendEntriesResponse::PartialSuccess(Some(log_id(1, 1, 4))),
+        AppendEntriesResponse::PartialSuccess(Some(log_id(1, 4))),
         AppendEntriesResponse::Conflict,
         AppendEntriesResponse::HigherVote(Vote::new(9, 3)),
     ] {
@@ -77,7 +74,7 @@ fn append_entries_round_trip() {
 fn append_entries_out_of_place_or_damaged_is_refused() {
     let req = AppendEntriesRequest::<KvConfig> {
         vote: Vote::new_committed(3, 2),
-        prev_log_id: Some(log_id(2, 1, 9)),
+        prev_log_id: Some(log_id(2, 9)),
         leader_commit: None,
         entries: entries(10, 3),
     };
@@ -96,7 +93,7 @@ fn append_entries_out_of_place_or_damaged_is_refused() {
     assert!(append_request_from::<KvConfig>(p).is_err());
     // An index past the end of the log space.
     let mut p = good;
-    p.prev_log_id = log_id_to(&Some(log_id(2, 1, u64::MAX)));
+    p.prev_log_id = log_id_to(&Some(log_id(2, u64::MAX)));
     p.entries[0].index = 0;
     assert!(append_request_from::<KvConfig>(p).is_err());
     // Unknown kinds, a HIGHER_VOTE without its vote, bytes that are no message.
@@ -116,7 +113,7 @@ fn append_entries_out_of_place_or_damaged_is_refused() {
 
 #[test]
 fn vote_round_trip() {
-    for last in [None, Some(log_id(4, 3, 77))] {
+    for last in [None, Some(log_id(4, 77))] {
         let req = VoteRequest::new(Vote::new(5, 3), last);
         assert_eq!(
             vote_request_from(&through_bytes(&vote_request_to(&req))),
@@ -135,8 +132,8 @@ fn snapshot_chunks_round_trip() {
     let req = InstallSnapshotRequest::<KvConfig> {
         vote: Vote::new_committed(7, 1),
         meta: SnapshotMeta {
-            last_log_id: Some(log_id(6, 1, 120)),
-            last_membership: StoredMembership::new(Some(log_id(1, 1, 0)), membership()),
+            last_log_id: Some(log_id(6, 120)),
+            last_membership: StoredMembership::new(Some(log_id(1, 0)), membership()),
             snapshot_id: "6-1-120-3".into(),
         },
         offset: 4096,
