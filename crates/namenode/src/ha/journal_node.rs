@@ -10,7 +10,7 @@
 //! (`journal_snapshots`), so its log is compacted as the NameNodes' are.
 //! The leader must be a NameNode (the active one), yet a JournalNode may hold entries a
 //! surviving NameNode lacks, which only a leader can send it. So a JournalNode campaigns, but
-//! late (its election timeout is three times the NameNodes'), and when it wins it only
+//! late (its election timeout is twice the NameNodes'), and when it wins it only
 //! brings the others' logs up to its own, then yields as an active NameNode hands over
 //! (`transition`): its heartbeats stop, the NameNodes' leases run out and one of them, now
 //! as complete as the JournalNode, is elected. It never takes part in the initial election
@@ -80,8 +80,16 @@ impl JournalNode {
         let mut settings = RaftSettings::from_conf(conf, Some(dir.clone()))?;
         settings.dir = dir;
         let lead_for = settings.election * 10;
-        // Campaign only once no NameNode could: after three of their election timeouts.
-        settings.election *= 3;
+        // Campaign only once no NameNode could, yet more often than a NameNode whose log is
+        // behind. With a NameNode's election timeout E (openraft: a random timeout in [E, 2E],
+        // a leader's lease 2E, and 4E more once a candidate saw a longer log), a NameNode
+        // following a dead leader campaigns 3E–4E after its last heartbeat and the JournalNode
+        // 6E–8E; but a NameNode that came back behind campaigns every 5E–6E and the
+        // JournalNode, once it learnt that candidate's term, every 2E–4E. In standard Raft a
+        // candidate refused for its short log keeps its term, so the JournalNode wins only with
+        // a term the NameNode has not reached yet: it must campaign the more often (at three
+        // timeouts, 3E–6E, it lost that race for a minute at a time).
+        settings.election *= 2;
         let check = conf.get_duration(
             keys::DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_KEY,
             keys::DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_DEFAULT,
