@@ -14,7 +14,9 @@
 //!   the election timeout and acknowledges no mutation; the majority elects another active
 //!   the client fails over to; healed, the old active follows as a standby.
 //! - `haadmin -failover` and `-transitionToStandby` move the active role through a Raft
-//!   election; a failover to the active is refused; the client follows.
+//!   election; a failover to the active is refused; the client follows. The standby not
+//!   chosen holds its elections through the hand-over, so a chosen member slow to campaign
+//!   (its Raft traffic cut for longer than the other's election deadline) still wins.
 //! - A member down while the others compacted their Raft logs (a snapshot at each image,
 //!   the log purged behind it) catches up from the active's image installed as a Raft
 //!   snapshot: identical namespace, a block map that knows the blocks written and deleted
@@ -562,6 +564,78 @@ async fn haadmin_moves_the_active_role() -> anyhow::Result<()> {
     for d in ["/manual/a", "/manual/b", "/manual/c"] {
         assert!(fs.get_file_info(d).await?.is_some(), "{d}");
     }
+    fs.close().await;
+    c.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_standby_not_chosen_holds_its_elections_through_a_hand_over() -> anyhow::Result<()> {
+    let (c, _reserved) = start(1).await?;
+    let conf = client_conf(&c);
+    let first = c.wait_active(DEADLINE).await?;
+    let fs = FileSystem::connect_with(Some("hdfs://ns"), conf.clone()).await?;
+    fs.mkdirs("/handover/a", None).await?;
+    let txid = c
+        .namenode(first)
+        .expect("running")
+        .namesystem()
+        .with_ns(|ns| ns.last_txid());
+    wait_identical(&c, txid).await?;
+    let (target, third) = ((first + 1) % 3, (first + 2) % 3);
+    let nn = |i: usize| format!("nn{}", i + 1);
+    let member = |i: usize| {
+        c.namenode(i)
+            .and_then(|nn| nn.ha_member())
+            .ok_or_else(|| anyhow::anyhow!("nn{} has no Raft member", i + 1))
+    };
+    let role = |i: usize| c.namenode(i).expect("running").namesystem().ha_role();
+    // Whether the standby that is not chosen ever leads.
+    let mut metrics = member(third)?.raft.metrics();
+    let third_led = tokio::spawn(async move {
+        metrics
+            .wait_for(|m| m.state == openraft::ServerState::Leader)
+            .await
+            .is_ok()
+    });
+    // The chosen member is slow to campaign: its Raft traffic is cut.
+    let chosen = member(target)?;
+    let peers: Vec<u64> = (1..=3).filter(|p| *p != chosen.id).collect();
+    chosen.faults.cut_all(peers.iter().copied());
+    let failover = {
+        let (conf, from, to) = (conf.clone(), nn(first), nn(target));
+        tokio::spawn(async move { haadmin(&conf, &["-failover", &from, &to]).await })
+    };
+    wait_for(
+        "the leader yielding and the other standby holding",
+        DEADLINE,
+        || async { Ok(role(first).yielding() && role(third).holding()) },
+    )
+    .await?;
+    // Past the other standby's own election deadline once the heartbeats stopped (leader
+    // lease + longest election timeout: 2 × 1.2 s with EXTRA's 600 ms): without the hold it
+    // campaigns and, the leader having yielded, wins.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    chosen.faults.heal_all();
+    let (code, out, err) = failover.await??;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        format!("Failover from {} to {} successful\n", nn(first), nn(target))
+    );
+    assert_eq!(wait_other_active(&c, first).await?, target);
+    assert!(
+        !third_led.is_finished(),
+        "the standby that was not chosen led during the hand-over"
+    );
+    third_led.abort();
+    wait_for(
+        "the other standby's elections resumed",
+        DEADLINE,
+        || async { Ok(!role(third).holding()) },
+    )
+    .await?;
+    fs.mkdirs("/handover/b", None).await?;
     fs.close().await;
     c.shutdown().await;
     Ok(())

@@ -111,6 +111,9 @@ pub struct RoleCell {
     /// Set while a leader hands the active role over (`transition`): it does not take the
     /// active role even though Raft still makes it leader.
     yielding: std::sync::atomic::AtomicBool,
+    /// Set while a standby holds its elections for another member's hand-over
+    /// (`transition`).
+    holding: std::sync::atomic::AtomicBool,
     /// What this NameNode did with reads as an observer.
     observer_reads: observer::ObserverReads,
 }
@@ -120,6 +123,7 @@ impl Default for RoleCell {
         RoleCell {
             role: AtomicU8::new(0),
             yielding: std::sync::atomic::AtomicBool::new(false),
+            holding: std::sync::atomic::AtomicBool::new(false),
             observer_reads: observer::ObserverReads::default(),
         }
     }
@@ -181,6 +185,16 @@ impl RoleCell {
     /// Starts (true) or ends a hand-over; returns whether one was already going on.
     pub fn set_yielding(&self, on: bool) -> bool {
         self.yielding.swap(on, Ordering::AcqRel)
+    }
+
+    /// Whether the member holds its elections while another hands the active role over.
+    pub fn holding(&self) -> bool {
+        self.holding.load(Ordering::Acquire)
+    }
+
+    /// Starts (true) or ends a hold; returns whether one was already going on.
+    pub fn set_holding(&self, on: bool) -> bool {
+        self.holding.swap(on, Ordering::AcqRel)
     }
 }
 

@@ -13,14 +13,22 @@
 //!    (`trigger().elect()`) until it wins, which it does as soon as the leases ran out —
 //!    before any other follower's own election timer (lease + election timeout) fires.
 //!
+//! The other standbys **hold** their elections meanwhile: their own timers would fire soon
+//! after the leases ran out, and one of them could win before a campaigner slowed down by a
+//! loaded machine (the chosen member then failed the transition and another was active). A
+//! holding member starts no election of its own until a leader of a later term is known or
+//! the hand-over's time is up; it still votes, and still campaigns when chosen.
+//!
 //! A leader that is still leader when the hand-over's time is up takes its heartbeats and the
 //! active role back. Requests between members carry `REQUEST_BY_ZKFC` (the nameservice's own
 //! failover); an operator's carry `REQUEST_BY_USER`:
-//! - transitionToActive by the user, on a standby: asks the leader to yield
-//!   (transitionToStandby by ZKFC), then campaigns; by ZKFC (from a yielding leader): campaigns.
-//! - transitionToStandby by the user, on the active: yields, picks the standby whose log
-//!   matches its own the furthest (Raft replication progress) and asks it to become active
-//!   (transitionToActive by ZKFC); by ZKFC: yields and answers at once.
+//! - transitionToActive by the user, on a standby: asks every other NameNode to stand by
+//!   (transitionToStandby by ZKFC: the leader yields, the standbys hold), then campaigns; by
+//!   ZKFC (from a yielding leader): campaigns.
+//! - transitionToStandby by the user, on the active: asks the standbys to hold, yields, picks
+//!   the standby whose log matches its own the furthest (Raft replication progress) and asks it
+//!   to become active (transitionToActive by ZKFC); by ZKFC: yields and answers at once, or on
+//!   a standby holds, on an observer does nothing.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,18 +108,16 @@ impl Leadership {
         }
         let raft = self.raft()?;
         if by_user {
-            // The leader yields; a member that does not know the leader asks every other
-            // (a member that is not active answers at once).
-            let leader = raft.metrics().borrow().current_leader;
-            match leader.filter(|l| *l != self.own) {
-                Some(leader) => self.ask(&self.addr_of(leader)?, false).await?,
-                None => {
-                    for (id, addr) in self.members.iter().filter(|(id, _)| *id != self.own) {
-                        if let Err(e) = self.ask(addr, false).await {
-                            tracing::info!(member = id, "asking a member to yield: {e}");
-                        }
-                    }
-                }
+            // The standbys hold, then the leader yields (a member that does not know the
+            // leader asks every other to yield: one that is not active holds).
+            let leader = raft
+                .metrics()
+                .borrow()
+                .current_leader
+                .filter(|l| *l != self.own);
+            self.ask_standbys_to_hold(leader).await;
+            if let Some(leader) = leader {
+                self.ask(&self.addr_of(leader)?, false).await?;
             }
         }
         let deadline = tokio::time::Instant::now() + self.wait;
@@ -137,12 +143,23 @@ impl Leadership {
     /// that campaigns asked (yield and answer at once).
     pub async fn become_standby(&self, by_user: bool) -> Result<(), String> {
         if self.fs.ha_role().get() == Role::Observer {
-            return self.leave_observer();
+            // An operator takes an observer back; another member's hand-over leaves it be.
+            return if by_user {
+                self.leave_observer()
+            } else {
+                Ok(())
+            };
         }
         if self.fs.ha_role().get() != Role::Active && !self.fs.ha_role().yielding() {
+            if !by_user {
+                self.hold_elections()?;
+            }
             return Ok(());
         }
         let raft = self.raft()?;
+        if by_user {
+            self.ask_standbys_to_hold(Some(self.own)).await;
+        }
         yield_leadership(&self.fs, &raft, self.own, self.wait).await;
         if !by_user {
             return Ok(());
@@ -211,6 +228,54 @@ impl Leadership {
             raft.runtime_config().elect(true);
             tracing::info!("this NameNode is a standby now (no longer an observer)");
         }
+        Ok(())
+    }
+
+    /// Asks every NameNode but this one and `leader` to hold its elections for a hand-over
+    /// (transitionToStandby by ZKFC); with no leader known, every other one, a leader among
+    /// them then yielding. A member that does not answer is only logged: it is down, or it
+    /// will hear the new leader.
+    async fn ask_standbys_to_hold(&self, leader: Option<u64>) {
+        for (id, addr) in &self.members {
+            if *id == self.own || Some(*id) == leader {
+                continue;
+            }
+            if let Err(e) = self.ask(addr, false).await {
+                tracing::info!(member = id, "asking a member to stand by: {e}");
+            }
+        }
+    }
+
+    /// A standby holds its elections while another member hands the active role over (see
+    /// the module docs): until a leader of a later term than now is known, or the hand-over's
+    /// time is up. An observer's stay off.
+    fn hold_elections(&self) -> Result<(), String> {
+        let raft = self.raft()?;
+        if self.fs.ha_role().set_holding(true) {
+            return Ok(());
+        }
+        raft.runtime_config().elect(false);
+        let term = raft.metrics().borrow().current_term;
+        tracing::info!(
+            term,
+            "another member hands the active role over: elections held"
+        );
+        let (fs, wait) = (self.fs.clone(), self.wait);
+        tokio::spawn(async move {
+            let mut metrics = raft.metrics();
+            let led = metrics.wait_for(|m| m.current_term > term && m.current_leader.is_some());
+            let seen = tokio::time::timeout(wait, led)
+                .await
+                .is_ok_and(|r| r.is_ok());
+            if fs.ha_role().get() != Role::Observer {
+                raft.runtime_config().elect(true);
+            }
+            fs.ha_role().set_holding(false);
+            tracing::info!(
+                new_leader = seen,
+                "elections resumed after another member's hand-over"
+            );
+        });
         Ok(())
     }
 
