@@ -256,8 +256,7 @@ impl HaMember {
             .map_err(|e| HaError::Raft(e.to_string()))?;
         if settings.observer {
             // Before its first election timeout: an observer never campaigns.
-            raft.runtime_config().elect(false);
-            fs.ha_role().replace(Role::Standby, Role::Observer);
+            crate::ha::transition::enter_observer(&raft, fs.ha_role());
         }
         service.attach(raft.clone());
         let initialized = raft

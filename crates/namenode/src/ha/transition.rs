@@ -209,9 +209,7 @@ impl Leadership {
             }
             Role::Standby => {}
         }
-        raft.runtime_config().elect(false);
-        if !role.replace(Role::Standby, Role::Observer) {
-            raft.runtime_config().elect(true);
+        if !enter_observer(&raft, role) {
             return Err(format!(
                 "its state changed to {} meanwhile",
                 role.get().state_name()
@@ -311,6 +309,17 @@ impl Leadership {
         let what = if to_active { "become active" } else { "yield" };
         asked.map_err(|e| format!("asking {addr} to {what}: {e}"))
     }
+}
+
+/// A standby becomes an observer: elections off first (it must not campaign once it serves
+/// as one), then the role; false, elections back on, when the role was no longer a standby.
+pub(crate) fn enter_observer(raft: &openraft::Raft<EditRaft>, role: &crate::ha::RoleCell) -> bool {
+    raft.runtime_config().elect(false);
+    let entered = role.replace(Role::Standby, Role::Observer);
+    if !entered {
+        raft.runtime_config().elect(true);
+    }
+    entered
 }
 
 /// Hadoop's refusal of transitionToActive on an observer.
