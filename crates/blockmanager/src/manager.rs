@@ -119,6 +119,9 @@ pub struct BlockManager {
     pub(crate) safe_mode: AtomicBool,
     /// `set_namespace_marks`: unknown replicas newer than this are held (MAX: no namespace).
     pub(crate) hold_above_gs: AtomicU64,
+    /// The replication queues are to be filled (`ops::repl_queues`): start-up safe mode's
+    /// thresholds were reached.
+    pub(crate) repl_queues_wanted: AtomicBool,
     pub(crate) slow: crate::slowpeers::SlowNodes,
 }
 
@@ -184,6 +187,7 @@ impl BlockManager {
             stopped: AtomicBool::new(false),
             safe_mode: AtomicBool::new(false),
             hold_above_gs: AtomicU64::new(u64::MAX),
+            repl_queues_wanted: AtomicBool::new(false),
             slow: crate::slowpeers::SlowNodes::new(cfg.slow, clock.clone()),
             started,
             cfg,

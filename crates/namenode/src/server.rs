@@ -308,6 +308,9 @@ impl NameNode {
         // A NameNode starts in safe mode: nothing is sent to a DataNode before the first
         // safe-mode check below says otherwise.
         bm.set_safe_mode(true);
+        // Hadoop's replication queues wait for start-up safe mode's thresholds: no
+        // low-redundancy bookkeeping per reported replica while every block is reported.
+        bm.defer_replication_queues();
         bm.start();
         let groups: crate::namesystem::GroupsLookup = Arc::new(rhdfs_conf::user::groups_of);
         let fs = Namesystem::new(namespace, bm.clone(), clock.clone(), settings, groups);
