@@ -622,6 +622,17 @@ impl BlockManager {
             .load_block(block, replication, state);
     }
 
+    /// `load_block` for each of `blocks` (block, replication, state), holding the blocks
+    /// lock for at most `LOAD_CHUNK` of them at a time.
+    pub fn load_blocks(&self, blocks: &[(Block, u16, BlockUcState)]) {
+        for chunk in blocks.chunks(crate::limits::LOAD_CHUNK) {
+            let mut st = self.blocks.lock("load_block");
+            for &(block, replication, state) in chunk {
+                st.load_block(block, replication, state);
+            }
+        }
+    }
+
     /// Enters or leaves safe mode as the namespace sees it. In safe mode (start-up, while
     /// block reports are still arriving and every block looks under-replicated, or manual)
     /// no reconstruction, invalidation or excess work is computed and heartbeats carry no

@@ -318,7 +318,8 @@ impl NameNode {
         fs.register_loaded_blocks();
         // Hadoop's startCommonServices: the safe mode phase counts reported blocks from here.
         progress.begin(Phase::SafeMode);
-        progress.set_total(Phase::SafeMode, bm.fs_stats().complete_blocks);
+        // The kept counts: fs_stats would scan every block.
+        progress.set_total(Phase::SafeMode, bm.safe_block_counts().1);
         fs.attach_startup_progress(progress);
         bm.set_last_txid(durable.log().last_txid());
         let stop = Arc::new(AtomicBool::new(false));
