@@ -203,6 +203,11 @@ impl BlocksMap {
         self.blocks.keys().collect()
     }
 
+    /// Up to `n` block ids above `after` (from the first with None), in increasing order.
+    pub fn ids_after(&self, after: Option<u64>, n: usize) -> Vec<u64> {
+        self.blocks.keys_after(after, n)
+    }
+
     /// The storage in slot `idx`, if the slot is in use.
     pub fn storage(&self, idx: StorageIdx) -> Option<&StorageSlot> {
         self.slots.get(idx.0 as usize)?.as_ref()

@@ -151,6 +151,33 @@ impl<V> IdTable<V> {
             .chain(self.sparse.iter().map(|(k, v)| (*k, v)))
     }
 
+    /// Up to `n` ids above `after` (all ids with None), in increasing order: a walk of
+    /// the whole table in bounded steps, each taking up where the last ended.
+    pub fn keys_after(&self, after: Option<u64>, n: usize) -> Vec<u64> {
+        let from = match after {
+            None => 0,
+            Some(a) => match a.checked_add(1) {
+                Some(f) => f,
+                None => return Vec::new(),
+            },
+        };
+        let start = usize::try_from(from.saturating_sub(self.base))
+            .unwrap_or(usize::MAX)
+            .min(self.slots.len());
+        let base = self.base;
+        let dense = self.slots[start..]
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_some())
+            .map(move |(i, _)| base + (start + i) as u64)
+            .take(n);
+        let sparse = self.sparse.range(from..).map(|(k, _)| *k).take(n);
+        let mut out: Vec<u64> = dense.chain(sparse).collect();
+        out.sort_unstable();
+        out.truncate(n);
+        out
+    }
+
     pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
         self.iter().map(|(k, _)| k)
     }
@@ -213,6 +240,38 @@ mod tests {
             let mut want: Vec<(u64, u32)> = m.into_iter().collect();
             want.sort_unstable();
             prop_assert_eq!(got, want);
+        }
+    }
+
+    proptest! {
+        /// Walking the table with `keys_after` in steps of any size gives every id once,
+        /// in increasing order.
+        #[test]
+        fn keys_after_walks_every_id_in_order(
+            ops in proptest::collection::vec(op(), 0..300),
+            step in 1usize..50,
+        ) {
+            let mut t = IdTable::new();
+            for o in &ops {
+                match *o {
+                    Op::Insert(k, v) => { t.insert(k, v); }
+                    Op::Remove(k) => { t.remove(k); }
+                }
+            }
+            let mut walked = Vec::new();
+            let mut after = None;
+            loop {
+                let ids = t.keys_after(after, step);
+                prop_assert!(ids.len() <= step);
+                if ids.is_empty() {
+                    break;
+                }
+                after = ids.last().copied();
+                walked.extend(ids);
+            }
+            let mut want: Vec<u64> = t.keys().collect();
+            want.sort_unstable();
+            prop_assert_eq!(walked, want);
         }
     }
 

@@ -10,6 +10,16 @@ use std::time::Duration;
 /// lock for a whole storage's report.
 pub const REPORT_CHUNK: usize = 1000;
 
+/// Blocks checked per hold of the blocks lock by the scan that fills the replication
+/// queues once start-up safe mode's thresholds are reached (`ops::repl_queues`; a hold
+/// also ends after `dfs.namenode.blockreport.max.lock.hold.time`). Hadoop's
+/// processMisReplicatedBlocks checks 10,000 per hold of the namesystem lock.
+pub const REPL_QUEUE_SCAN_CHUNK: usize = 4096;
+
+/// Blocks of a loaded namespace added per hold of the blocks lock (`load_blocks`, before
+/// the NameNode serves: about a millisecond each).
+pub const LOAD_CHUNK: usize = 8192;
+
 /// Blocks counted per hold of the blocks lock for getFsStats / `dfsadmin -report`.
 pub const STATS_CHUNK: usize = 10_000;
 

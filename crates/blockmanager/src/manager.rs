@@ -119,6 +119,9 @@ pub struct BlockManager {
     pub(crate) safe_mode: AtomicBool,
     /// `set_namespace_marks`: unknown replicas newer than this are held (MAX: no namespace).
     pub(crate) hold_above_gs: AtomicU64,
+    /// The replication queues are to be filled (`ops::repl_queues`): start-up safe mode's
+    /// thresholds were reached.
+    pub(crate) repl_queues_wanted: AtomicBool,
     pub(crate) slow: crate::slowpeers::SlowNodes,
 }
 
@@ -184,6 +187,7 @@ impl BlockManager {
             stopped: AtomicBool::new(false),
             safe_mode: AtomicBool::new(false),
             hold_above_gs: AtomicU64::new(u64::MAX),
+            repl_queues_wanted: AtomicBool::new(false),
             slow: crate::slowpeers::SlowNodes::new(cfg.slow, clock.clone()),
             started,
             cfg,
@@ -616,6 +620,17 @@ impl BlockManager {
         self.blocks
             .lock("load_block")
             .load_block(block, replication, state);
+    }
+
+    /// `load_block` for each of `blocks` (block, replication, state), holding the blocks
+    /// lock for at most `LOAD_CHUNK` of them at a time.
+    pub fn load_blocks(&self, blocks: &[(Block, u16, BlockUcState)]) {
+        for chunk in blocks.chunks(crate::limits::LOAD_CHUNK) {
+            let mut st = self.blocks.lock("load_block");
+            for &(block, replication, state) in chunk {
+                st.load_block(block, replication, state);
+            }
+        }
     }
 
     /// Enters or leaves safe mode as the namespace sees it. In safe mode (start-up, while

@@ -125,6 +125,14 @@ impl BlockManager {
                     if bm.stopped.load(Ordering::Relaxed) {
                         break;
                     }
+                    if bm.replication_queues_due() {
+                        // One scan of every block (`ops::repl_queues`): off the async workers.
+                        let scan = Arc::clone(&bm);
+                        let _ = tokio::task::spawn_blocking(move || {
+                            scan.initialize_replication_queues()
+                        })
+                        .await;
+                    }
                     let n = bm.redundancy_monitor_pass();
                     if n > 0 {
                         tracing::debug!(scheduled = n, "RedundancyMonitor scheduled invalidations");

@@ -199,6 +199,11 @@ impl Reconstruction {
         self.excess.insert(id);
     }
 
+    /// The blocks marked for the excess check, in id order (tests and views).
+    pub fn excess_ids(&self) -> Vec<u64> {
+        self.excess.iter().copied().collect()
+    }
+
     /// Up to `n` blocks marked for the excess check (removed from the mark set).
     pub fn take_excess(&mut self, n: usize) -> Vec<u64> {
         let ids: Vec<u64> = self.excess.iter().take(n).copied().collect();

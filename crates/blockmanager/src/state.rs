@@ -63,6 +63,12 @@ pub struct BlockState {
     /// future (held): the namespace's last generation stamp, or its hold floor when lower.
     /// `u64::MAX` (no namespace attached) turns the check off.
     pub hold_above_gs: u64,
+    /// Hadoop's isPopulatingReplQueues: false from a NameNode's start until start-up safe
+    /// mode's thresholds are reached (`ops::repl_queues`). While false a reported replica
+    /// only joins its block (no low-redundancy queue, excess or corrupt-replica work: every
+    /// block looks under-replicated while the reports arrive, and each replica moved its
+    /// block from queue to queue); the queues are then filled by one scan of the map.
+    pub(crate) populating: bool,
     min_replication: usize,
 }
 
@@ -76,6 +82,7 @@ impl BlockState {
             admin: AdminTracker::default(),
             orphans: Orphans::default(),
             hold_above_gs: u64::MAX,
+            populating: true,
             min_replication: min_replication.max(1),
         }
     }
@@ -315,7 +322,7 @@ impl BlockState {
             self.recon.remove_block(id);
             return;
         };
-        if !info.is_complete() {
+        if !info.is_complete() || !self.populating {
             return;
         }
         let n = self.count_replicas(info);
@@ -612,9 +619,13 @@ impl BlockState {
                     out.completed = self.try_complete(id);
                 } else if state == Some(BlockUcState::Complete) {
                     self.recon.replica_arrived(id, dn);
-                    self.process_excess(id, dn);
-                    self.invalidate_corrupt_if_replaced(id);
-                    self.check_redundancy(id);
+                    // Hadoop's addStoredBlock: no redundancy work before the queues are
+                    // populated (`populating`); their scan does it for every block.
+                    if self.populating {
+                        self.process_excess(id, dn);
+                        self.invalidate_corrupt_if_replaced(id);
+                        self.check_redundancy(id);
+                    }
                 }
             }
         }

@@ -93,7 +93,18 @@ pub(crate) struct R<'a> {
     pub at: usize,
 }
 
-impl R<'_> {
+impl<'a> R<'a> {
+    /// A length-prefixed byte string, borrowed from the input (no copy).
+    pub fn slice(&mut self) -> Result<&'a [u8], CodecError> {
+        let n = self.len()?;
+        // `len` checked that n bytes are left.
+        let s = self
+            .b
+            .get(self.at..self.at + n)
+            .ok_or(CodecError::Truncated(self.b.len()))?;
+        self.at += n;
+        Ok(s)
+    }
     pub fn byte(&mut self) -> Result<u8, CodecError> {
         let v = *self.b.get(self.at).ok_or(CodecError::Truncated(self.at))?;
         self.at += 1;

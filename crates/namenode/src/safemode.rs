@@ -103,6 +103,12 @@ impl SafeModeTracker {
         }
     }
 
+    /// Whether the thresholds have been reached (in the extension, or off): the
+    /// replication queues may be filled (Hadoop's replication queue threshold).
+    pub fn thresholds_met(&self) -> bool {
+        self.phase != Phase::Waiting
+    }
+
     /// Updates with `safe` blocks (complete, with enough replicas) of `total` complete
     /// blocks, `live` DataNodes, at monotonic time `now`.
     pub fn update(&mut self, safe: u64, total: u64, live: u64, now: Duration) -> SafeModeState {
@@ -196,6 +202,9 @@ pub fn tick(fs: &Namesystem, tracker: &mut SafeModeTracker) -> bool {
             bytes = future.bytes,
             "start-up safe mode held on: replicas with generation stamps in the future"
         );
+    }
+    if tracker.thresholds_met() {
+        bm.replication_queues_wanted();
     }
     let state = with_future(state, future);
     let starting = fs.with_ns(|ns| match &state {

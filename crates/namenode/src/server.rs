@@ -308,6 +308,9 @@ impl NameNode {
         // A NameNode starts in safe mode: nothing is sent to a DataNode before the first
         // safe-mode check below says otherwise.
         bm.set_safe_mode(true);
+        // Hadoop's replication queues wait for start-up safe mode's thresholds: no
+        // low-redundancy bookkeeping per reported replica while every block is reported.
+        bm.defer_replication_queues();
         bm.start();
         let groups: crate::namesystem::GroupsLookup = Arc::new(rhdfs_conf::user::groups_of);
         let fs = Namesystem::new(namespace, bm.clone(), clock.clone(), settings, groups);
@@ -315,7 +318,8 @@ impl NameNode {
         fs.register_loaded_blocks();
         // Hadoop's startCommonServices: the safe mode phase counts reported blocks from here.
         progress.begin(Phase::SafeMode);
-        progress.set_total(Phase::SafeMode, bm.fs_stats().complete_blocks);
+        // The kept counts: fs_stats would scan every block.
+        progress.set_total(Phase::SafeMode, bm.safe_block_counts().1);
         fs.attach_startup_progress(progress);
         bm.set_last_txid(durable.log().last_txid());
         let stop = Arc::new(AtomicBool::new(false));

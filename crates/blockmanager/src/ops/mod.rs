@@ -9,6 +9,7 @@ mod failover;
 mod postponed;
 mod racks;
 pub(crate) mod reload;
+mod repl_queues;
 mod report_leases;
 pub(crate) mod reports;
 mod slow_nodes;

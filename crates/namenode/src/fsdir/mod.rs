@@ -475,8 +475,14 @@ impl FsDirectory {
         let Some(dir) = self.inodes.get(parent).and_then(Inode::as_dir) else {
             return false;
         };
-        let Err(at) = dir.children.search(&inode.name, |c| self.name_of(c)) else {
-            return false;
+        // A name after the last child's goes at the end: an image lists each directory's
+        // children in name order, so a load compares once per inode, not log2(children).
+        let at = match dir.children.len().checked_sub(1).and_then(|l| dir.children.get(l)) {
+            Some(last) if self.name_of(last) < &inode.name[..] => dir.children.len(),
+            _ => match dir.children.search(&inode.name, |c| self.name_of(c)) {
+                Err(at) => at,
+                Ok(_) => return false,
+            },
         };
         if let Some(dir) = self.inodes.get_mut(parent).and_then(Inode::as_dir_mut) {
             dir.children.insert_at(at, id);
@@ -538,6 +544,11 @@ impl FsDirectory {
     }
 
     /// Every inode id, in no particular order.
+    /// Up to `n` inode ids above `after` (from the first with None), in increasing order.
+    pub fn ids_after(&self, after: Option<u64>, n: usize) -> Vec<u64> {
+        self.inodes.keys_after(after, n)
+    }
+
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
         self.inodes.keys()
     }

@@ -124,13 +124,49 @@ pub(super) fn encode_inode(w: &mut W, id: u64, inode: &Inode) {
     }
 }
 
-fn decode_inode(r: &mut R<'_>) -> Result<(u64, Inode), ImageDecodeError> {
+/// The permission of the inode decoded last, by its bytes: an image's inodes mostly share
+/// a few (owner, group, mode) triples, so most inodes need neither the two strings nor a
+/// look-up in the process-wide table (`Perm::intern`).
+#[derive(Default)]
+struct LastPerm<'a> {
+    last: Option<(&'a [u8], &'a [u8], u16, Perm)>,
+}
+
+impl<'a> LastPerm<'a> {
+    fn read(&mut self, r: &mut R<'a>) -> Result<Perm, ImageDecodeError> {
+        let at = r.at;
+        let owner = r.slice()?;
+        let group = r.slice()?;
+        let mode = r.u16()?;
+        if let Some((o, g, m, perm)) = self.last
+            && (o, g, m) == (owner, group, mode)
+        {
+            return Ok(perm);
+        }
+        let text = |b: &'a [u8]| -> Result<&'a str, ImageDecodeError> {
+            std::str::from_utf8(b).map_err(|_| ImageDecodeError::Bad {
+                at,
+                what: "not UTF-8",
+            })
+        };
+        let perm = Perm::intern(PermissionStatus {
+            owner: text(owner)?.into(),
+            group: text(group)?.into(),
+            mode,
+        });
+        self.last = Some((owner, group, mode, perm));
+        Ok(perm)
+    }
+}
+
+fn decode_inode<'a>(
+    r: &mut R<'a>,
+    perms: &mut LastPerm<'a>,
+) -> Result<(u64, Inode), ImageDecodeError> {
     let id = r.u()?;
     let parent = r.u()?;
-    let name = r.bytes()?;
-    let owner = r.string()?;
-    let group = r.string()?;
-    let mode = r.u16()?;
+    let name = r.slice()?;
+    let perm = perms.read(r)?;
     let mtime = r.u()?;
     let atime = r.u()?;
     let at = r.at;
@@ -193,18 +229,7 @@ fn decode_inode(r: &mut R<'_>) -> Result<(u64, Inode), ImageDecodeError> {
     };
     Ok((
         id,
-        Inode::new(
-            parent,
-            name.into(),
-            Perm::intern(PermissionStatus {
-                owner: owner.into(),
-                group: group.into(),
-                mode,
-            }),
-            mtime,
-            atime,
-            kind,
-        ),
+        Inode::new(parent, name.into(), perm, mtime, atime, kind),
     ))
 }
 
@@ -286,8 +311,9 @@ impl Namespace {
         dir.reserve(room);
         block_owner.reserve(room);
         let mut leases = crate::leases::LeaseManager::default();
+        let mut perms = LastPerm::default();
         for i in 0..count {
-            let (id, inode) = decode_inode(&mut r)?;
+            let (id, inode) = decode_inode(&mut r, &mut perms)?;
             loaded.fetch_add(1, Ordering::Relaxed);
             if let InodeKind::File(f) = &inode.kind {
                 for b in &f.blocks {
@@ -377,6 +403,33 @@ impl Namespace {
     /// Sets the txid the namespace is at (after a replay that ended on records it skipped).
     pub fn set_last_txid(&mut self, txid: u64) {
         self.last_txid = txid;
+    }
+
+    /// The blocks of the files among the (up to) `inodes` inodes after inode id `after`
+    /// (from the first with None), in inode id order, and the last inode id looked at
+    /// (None once there is no inode left): [`Namespace::loaded_blocks`] in bounded steps.
+    pub fn loaded_blocks_after(
+        &self,
+        after: Option<u64>,
+        inodes: usize,
+    ) -> (Vec<LoadedBlock>, Option<u64>) {
+        let ids = self.dir.ids_after(after, inodes);
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in &ids {
+            let Some(f) = self.dir.get(id).and_then(Inode::as_file) else {
+                continue;
+            };
+            let n = f.blocks.len();
+            for (i, b) in f.blocks.iter().enumerate() {
+                out.push(LoadedBlock {
+                    block: *b,
+                    inode: id,
+                    replication: f.replication(),
+                    under_construction: f.uc().is_some() && i + 1 == n,
+                });
+            }
+        }
+        (out, ids.last().copied())
     }
 
     /// Every block of every file, for the block manager after a load.

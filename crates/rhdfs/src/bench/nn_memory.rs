@@ -17,7 +17,6 @@
 //!    per second, how long safe mode lasted after that answer, and the NameNode's CPU time
 //!    from serving to leaving safe mode (steadier than wall time on a shared machine).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -244,6 +243,27 @@ impl NameNodeProc {
     }
 }
 
+/// The replicas simulated DataNode `i` of `n` holds, in increasing block id order, as
+/// (id, gs, len): file k's block is on nodes k, k+1, ... k+r-1 modulo `n`, so node `i`
+/// holds the files k with (i - k) mod n < r. Built in order, with no map to sort them.
+fn node_blocks(spec: &SyntheticSpec, i: u64, n: u64, r: u64) -> Vec<(u64, u64, u64)> {
+    let mut residues: Vec<u64> = (0..r.min(n)).map(|j| (i + n - j % n) % n).collect();
+    residues.sort_unstable();
+    let mut out = Vec::with_capacity(usize::try_from(spec.files / n.max(1) * r + r).unwrap_or(0));
+    let mut base = 0;
+    while base < spec.files {
+        for &res in &residues {
+            let k = base + res;
+            if k < spec.files {
+                let b = spec.block(k);
+                out.push((b.id, b.gs, b.num_bytes));
+            }
+        }
+        base += n;
+    }
+    out
+}
+
 /// A working directory of our own, removed at the end.
 struct Scratch(PathBuf);
 
@@ -333,20 +353,7 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
         tasks.push(tokio::spawn(async move {
             let _slot = parallel.acquire_owned().await?;
             let lease = dn.report_lease().await?;
-            let i = i as u64;
-            let mut blocks = BTreeMap::new();
-            // Node i holds file k when (i - k) mod n < r.
-            for j in 0..r {
-                let first = (i + n - j % n) % n;
-                let mut k = first;
-                while k < spec.files {
-                    let b = spec.block(k);
-                    blocks.insert(b.id, (b.gs, b.num_bytes));
-                    k += n;
-                }
-            }
-            let report = dn.full_report(lease, &blocks);
-            drop(blocks);
+            let report = dn.full_report_of(lease, node_blocks(&spec, i as u64, n, r).into_iter());
             reported.fetch_add(report.replicas, std::sync::atomic::Ordering::Relaxed);
             dn.send_report(report).await
         }));
@@ -405,4 +412,41 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     drop(nn);
     drop(scratch);
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_node_holds_its_files_in_increasing_id_order() {
+        for (files, n, r) in [(1, 3, 3), (10, 3, 3), (100, 7, 3), (101, 10, 2), (5, 10, 1)] {
+            let spec = SyntheticSpec {
+                files,
+                files_per_dir: 10,
+                replication: r as u16,
+                block_len: 1024,
+                block_size: 128 << 20,
+                owner: "u".into(),
+                group: "g".into(),
+                time_ms: 0,
+            };
+            let mut copies = vec![0u64; files as usize];
+            for i in 0..n {
+                let got = node_blocks(&spec, i, n, r);
+                let want: Vec<(u64, u64, u64)> = (0..files)
+                    .filter(|k| (i + n - k % n) % n < r)
+                    .map(|k| {
+                        let b = spec.block(k);
+                        (b.id, b.gs, b.num_bytes)
+                    })
+                    .collect();
+                assert_eq!(got, want, "node {i} of {n}, {files} files, replication {r}");
+                for k in 0..files {
+                    copies[k as usize] += u64::from(want.iter().any(|b| b.0 == spec.block(k).id));
+                }
+            }
+            assert!(copies.iter().all(|&c| c == r), "{copies:?}");
+        }
+    }
 }

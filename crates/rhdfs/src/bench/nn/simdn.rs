@@ -205,22 +205,35 @@ impl SimDatanode {
     /// The full block report the NameNode would get from a real DataNode with these
     /// replicas, in the long-list encoding; returns the number of replicas reported.
     pub fn full_report(&self, lease: u64, blocks: &BTreeMap<u64, (u64, u64)>) -> FullReport {
-        let mut list = Vec::with_capacity(5 + 3 * blocks.len());
-        list.push(blocks.len() as u64);
+        self.full_report_of(
+            lease,
+            blocks.iter().map(|(id, (gs, len))| (*id, *gs, *len)),
+        )
+    }
+
+    /// `full_report` of replicas given as (id, gs, len), in increasing id order.
+    pub fn full_report_of(
+        &self,
+        lease: u64,
+        blocks: impl ExactSizeIterator<Item = (u64, u64, u64)>,
+    ) -> FullReport {
+        let n = blocks.len();
+        let mut list = Vec::with_capacity(5 + 3 * n);
+        list.push(n as u64);
         list.push(0);
-        for (id, (gs, len)) in blocks {
-            list.extend_from_slice(&[*id, *len, *gs]);
+        for (id, gs, len) in blocks {
+            list.extend_from_slice(&[id, len, gs]);
         }
         list.extend_from_slice(&[u64::MAX; 3]);
         FullReport {
-            replicas: blocks.len() as u64,
+            replicas: n as u64,
             req: BlockReportRequestProto {
                 registration: self.reg.clone(),
                 block_pool_id: self.bpid.clone(),
                 reports: vec![StorageBlockReportProto {
                     storage: storage_proto(&self.storage),
                     blocks: list,
-                    number_of_blocks: Some(blocks.len() as u64),
+                    number_of_blocks: Some(n as u64),
                     blocks_buffers: Vec::new(),
                 }],
                 context: Some(report_context(rand_id(), lease)),
