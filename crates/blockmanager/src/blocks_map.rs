@@ -10,6 +10,7 @@ use crate::block::{
     Block, BlockInfo, COUNTED_COMPLETE, COUNTED_SAFE, Replica, ReplicaState, StorageIdx, VACANT,
 };
 use crate::block_set::BlockSet;
+use crate::id_hash::IdHashMap;
 use crate::id_table::IdTable;
 
 /// One storage: its id, the DataNode it was last seen on, the blocks it holds.
@@ -18,16 +19,17 @@ pub struct StorageSlot {
     pub storage_id: Arc<str>,
     pub dn_uuid: Arc<str>,
     pub blocks: BlockSet,
-    /// While full reports of the storage are under way: how many, and the blocks recorded
-    /// on it since the first began, with the sequence number of each change (a full report
-    /// only removes replicas recorded before it started).
+    /// While full reports of the storage that may remove replicas are under way (it held
+    /// blocks when they began): how many, and each block recorded on it since the first
+    /// began, with the sequence number of its latest record (a full report only removes
+    /// replicas recorded before it started).
     reports: Option<Box<ReportsUnderWay>>,
 }
 
 #[derive(Debug, Default)]
 struct ReportsUnderWay {
     running: u32,
-    added: Vec<(u64, u64)>,
+    added: IdHashMap<u64>,
 }
 
 /// The blocks start-up safe mode compares: COMPLETE ones, and those of them with at
@@ -413,54 +415,54 @@ impl BlocksMap {
             .map_or(0, |s| s.blocks.len())
     }
 
-    /// A full report of `storage_id` (on `dn_uuid`) begins: returns the sequence number
-    /// to pass to `finish_full_report`.
-    pub fn begin_full_report(&mut self, storage_id: &Arc<str>, dn_uuid: &Arc<str>) -> u64 {
+    /// A full report of `storage_id` (on `dn_uuid`) begins. When the storage holds blocks,
+    /// the report may remove those it does not list: the blocks recorded on the storage
+    /// from now on are kept track of until `end_full_report`, and the sequence number to
+    /// compare them with (`recorded_since`) is returned. None for an empty storage (a
+    /// NameNode's first report of each): nothing to remove, nothing to keep track of.
+    pub fn begin_full_report(&mut self, storage_id: &Arc<str>, dn_uuid: &Arc<str>) -> Option<u64> {
         let idx = self.storage_entry(storage_id, dn_uuid);
-        if let Some(s) = self.storage_mut(idx) {
-            s.reports.get_or_insert_with(Default::default).running += 1;
+        let s = self.storage_mut(idx)?;
+        if s.blocks.is_empty() {
+            return None;
         }
-        self.seq
+        s.reports.get_or_insert_with(Default::default).running += 1;
+        Some(self.seq)
     }
 
-    /// The full report that began at `start_seq` ends: the blocks on the storage that
-    /// were recorded there before it began (the ones it may remove when unreported).
-    pub fn finish_full_report(&mut self, storage_id: &str, start_seq: u64) -> Vec<u64> {
+    /// Whether block `id` was recorded on `storage_id` after sequence number `start` (a
+    /// full report that began then does not remove it).
+    pub fn recorded_since(&self, storage_id: &str, id: u64, start: u64) -> bool {
+        self.storage_idx(storage_id)
+            .and_then(|i| self.storage(i))
+            .and_then(|s| s.reports.as_ref())
+            .and_then(|r| r.added.get(&id))
+            .is_some_and(|&seq| seq > start)
+    }
+
+    /// A full report that `begin_full_report` gave a sequence number for has ended.
+    pub fn end_full_report(&mut self, storage_id: &str) {
         let Some(s) = self
             .storage_idx(storage_id)
             .and_then(|i| self.storage_mut(i))
         else {
-            return Vec::new();
+            return;
         };
-        // Sorted, so that one walk beside the storage's (sorted) blocks leaves them out: no
-        // hash per replica.
-        let mut since: Vec<u64> = s
-            .reports
-            .as_ref()
-            .map(|r| {
-                r.added
-                    .iter()
-                    .filter(|(_, seq)| *seq > start_seq)
-                    .map(|(id, _)| *id)
-                    .collect()
-            })
-            .unwrap_or_default();
-        since.sort_unstable();
-        since.dedup();
         if let Some(r) = s.reports.as_mut() {
             r.running = r.running.saturating_sub(1);
             if r.running == 0 {
                 s.reports = None;
             }
         }
-        let mut next = since.iter().copied().peekable();
-        s.blocks
-            .iter()
-            .filter(|&id| {
-                while next.next_if(|&x| x < id).is_some() {}
-                next.peek() != Some(&id)
-            })
-            .collect()
+    }
+
+    /// Up to `n` block ids on `storage_id` from `from` on, in increasing order (a walk of
+    /// the storage's blocks in bounded steps).
+    pub fn storage_blocks_from(&self, storage_id: &str, from: u64, n: usize) -> Vec<u64> {
+        self.storage_idx(storage_id)
+            .and_then(|i| self.storage(i))
+            .map(|s| s.blocks.iter_from(from).take(n).collect())
+            .unwrap_or_default()
     }
 
     /// Storages last seen on DataNode `dn_uuid`.
@@ -503,7 +505,7 @@ impl StorageSlot {
     fn record(&mut self, id: u64, seq: u64) {
         self.blocks.insert(id);
         if let Some(r) = self.reports.as_mut() {
-            r.added.push((id, seq));
+            r.added.insert(id, seq);
         }
     }
 }

@@ -127,18 +127,50 @@ fn a_full_report_keeps_what_was_added_while_it_ran() {
     }
     m.add_replica(&dn, &s1, Block::new(1, 1, 1), ReplicaState::Finalized);
     m.add_replica(&dn, &s1, Block::new(2, 1, 1), ReplicaState::Finalized);
-    let start = m.begin_full_report(&s1, &dn);
+    let start = m.begin_full_report(&s1, &dn).expect("the storage holds blocks");
     // recorded (2 again, 3 new) after the report began: not the report's to remove
     m.add_replica(&dn, &s1, Block::new(2, 1, 1), ReplicaState::Finalized);
     m.add_replica(&dn, &s1, Block::new(3, 1, 1), ReplicaState::Finalized);
-    assert_eq!(m.finish_full_report("DS-1", start), vec![1]);
+    let removable = |m: &BlocksMap, start| -> Vec<u64> {
+        m.storage_blocks_from("DS-1", 0, 100)
+            .into_iter()
+            .filter(|&id| !m.recorded_since("DS-1", id, start))
+            .collect()
+    };
+    assert_eq!(removable(&m, start), vec![1]);
+    m.end_full_report("DS-1");
     // the log is gone with the report
-    let start = m.begin_full_report(&s1, &dn);
-    assert_eq!(m.finish_full_report("DS-1", start), vec![1, 2, 3]);
+    let start = m.begin_full_report(&s1, &dn).expect("the storage holds blocks");
+    assert_eq!(removable(&m, start), vec![1, 2, 3]);
+    m.end_full_report("DS-1");
     assert!(
         m.storage(StorageIdx(0))
             .is_some_and(|s| s.reports.is_none())
     );
+    // walked in steps
+    assert_eq!(m.storage_blocks_from("DS-1", 2, 1), vec![2]);
+    assert_eq!(m.storage_blocks_from("DS-1", 4, 10), Vec::<u64>::new());
+}
+
+#[test]
+fn a_full_report_of_an_empty_storage_keeps_no_log() {
+    let mut m = BlocksMap::new();
+    let (dn, s1) = (arc("dn1"), arc("DS-1"));
+    m.insert(
+        1,
+        BlockInfo::new_under_construction(Block::new(1, 1, 1), 3, vec![]),
+    );
+    assert_eq!(m.begin_full_report(&s1, &dn), None);
+    m.add_replica(&dn, &s1, Block::new(1, 1, 1), ReplicaState::Finalized);
+    assert!(
+        m.storage(StorageIdx(0))
+            .is_some_and(|s| s.reports.is_none())
+    );
+    // a report that began once it held a block keeps track, a later one ends it
+    let start = m.begin_full_report(&s1, &dn).expect("the storage holds a block");
+    assert!(!m.recorded_since("DS-1", 1, start));
+    m.end_full_report("DS-1");
+    m.end_full_report("DS-1");
 }
 
 #[test]

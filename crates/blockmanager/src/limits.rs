@@ -10,6 +10,11 @@ use std::time::Duration;
 /// lock for a whole storage's report.
 pub const REPORT_CHUNK: usize = 1000;
 
+/// Block ids of a storage read per hold of the blocks lock after its full report, to
+/// find those the report did not list (a walk of the storage's `BlockSet`, a few
+/// nanoseconds an id).
+pub const REPORT_WALK_CHUNK: usize = 16_384;
+
 /// Blocks checked per hold of the blocks lock by the scan that fills the replication
 /// queues once start-up safe mode's thresholds are reached (`ops::repl_queues`; a hold
 /// also ends after `dfs.namenode.blockreport.max.lock.hold.time`). Hadoop's
@@ -18,10 +23,10 @@ pub const REPL_QUEUE_SCAN_CHUNK: usize = 4096;
 
 /// Blocks of a loaded namespace added per hold of the blocks lock (`load_blocks`, before
 /// the NameNode serves: about a millisecond each).
-pub const LOAD_CHUNK: usize = 8192;
+pub const LOAD_CHUNK: usize = 4096;
 
 /// Blocks counted per hold of the blocks lock for getFsStats / `dfsadmin -report`.
-pub const STATS_CHUNK: usize = 10_000;
+pub const STATS_CHUNK: usize = 4096;
 
 /// Blocks read per hold of the blocks lock by fsck, metasave, listOpenFiles' blocking filter
 /// and the other read-only views (`views`).

@@ -112,6 +112,10 @@ pub struct BlockManager {
     pub(crate) last_txid: AtomicU64,
     pub(crate) pending_removal: AtomicU64,
     pub(crate) leases: Mutex<ReportLeases>,
+    /// Held while one full report is applied: reports are applied one at a time (as
+    /// Hadoop's single block report processing thread), so report threads do not take
+    /// turns on the blocks lock.
+    pub(crate) applying_report: Mutex<()>,
     pub(crate) tasks: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) stopped: AtomicBool,
     /// Safe mode (start-up or manual): no replication, invalidation or excess work is
@@ -179,6 +183,7 @@ impl BlockManager {
             replica_event: Notify::new(),
             last_txid: AtomicU64::new(0),
             pending_removal: AtomicU64::new(0),
+            applying_report: Mutex::new(()),
             leases: Mutex::new(ReportLeases::new(
                 cfg.max_report_leases,
                 cfg.report_lease_length,
@@ -734,23 +739,28 @@ impl BlockManager {
                 );
             }
         }
-        // Counted in chunks so a large blocks map never holds the lock for long.
-        let (ids, pending_deletion, pending_cmds, pending_reconstruction) = {
+        // Counted in chunks so a large blocks map never holds the lock for long: each hold
+        // takes up after the last id the previous one counted (no list of every id, which
+        // took one long hold to make).
+        let (pending_deletion, pending_cmds, pending_reconstruction) = {
             let st = self.blocks.lock("stats");
             (
-                st.map.ids(),
                 st.invalidate.num_blocks() as u64,
                 st.pending.len() as u64,
                 st.recon.pending_blocks() as u64,
             )
         };
         let mut counts = BlockCounts::default();
-        for chunk in ids.chunks(STATS_CHUNK) {
+        let mut after = None;
+        loop {
             let st = self.blocks.lock("stats");
-            for id in chunk {
-                if let Some(info) = st.map.get(*id) {
+            let ids = st.map.ids_after(after, STATS_CHUNK);
+            let Some(&last) = ids.last() else { break };
+            after = Some(last);
+            for id in ids {
+                if let Some(info) = st.map.get(id) {
                     counts.blocks_total += 1;
-                    st.count_block(&mut counts, *id, info);
+                    st.count_block(&mut counts, id, info);
                 }
             }
         }

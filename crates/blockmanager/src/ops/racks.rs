@@ -56,7 +56,8 @@ impl BlockManager {
                     racks = st.recon.racks.num_racks(),
                     "the cluster is now multi-rack; checking the placement of every block"
                 );
-                st.map.ids()
+                drop(st);
+                return self.recheck_every_block();
             } else if st.recon.racks.ever_multi_rack() {
                 let mut ids: Vec<u64> = change
                     .moved
@@ -77,6 +78,29 @@ impl BlockManager {
             }
         }
         ids.len()
+    }
+
+    /// `check_redundancy` of every block, walking the map in holds of RACK_RECHECK_CHUNK
+    /// blocks (no list of every id). Nothing to do while the replication queues wait for
+    /// their first scan (`ops::repl_queues`), which checks every block itself.
+    fn recheck_every_block(&self) -> usize {
+        let mut after = None;
+        let mut n = 0;
+        loop {
+            let mut st = self.blocks.lock("rack_map");
+            if !st.populating {
+                return n;
+            }
+            let ids = st.map.ids_after(after, RACK_RECHECK_CHUNK);
+            let Some(&last) = ids.last() else {
+                return n;
+            };
+            after = Some(last);
+            n += ids.len();
+            for id in ids {
+                st.check_redundancy(id);
+            }
+        }
     }
 
     /// Blocks in the QUEUE_REPLICAS_BADLY_DISTRIBUTED queue (enough replicas, too few racks).

@@ -8,7 +8,7 @@ use std::time::Instant;
 use crate::block::{Block, CorruptReason, ReplicaState};
 use crate::datanodes::{DatanodeId, RegisterOutcome, StorageReport};
 use crate::error::BlockManagerError;
-use crate::limits::REPORT_CHUNK;
+use crate::limits::{REPORT_CHUNK, REPORT_WALK_CHUNK};
 use crate::manager::{BlockManager, Location};
 use crate::report::ReportedReplica;
 
@@ -254,15 +254,21 @@ impl BlockManager {
         };
         // Hadoop's first-report rule: a storage's first report since the NameNode started
         // (or since its node came back) deletes no replica of an unknown block (`orphans`).
-        let (start_seq, first_report) = {
+        // A storage that held nothing when the report began (its first report after a
+        // start) has nothing the report could remove (`begin_full_report` gives None).
+        let (start_seq, first_report, orphans_held) = {
             let mut st = self.blocks.lock("full_report");
             let stale = st.recon.freshness.is_stale(storage_id);
-            (st.map.begin_full_report(&storage, &dn), stale)
+            let held = st.orphans.counts().replicas > 0;
+            (st.map.begin_full_report(&storage, &dn), stale, held)
         };
         let now = self.now_mono();
+        let _one_at_a_time = self.applying_report.lock();
         // The reported ids, sorted once the report is applied, for the unreported filters
-        // below (a hash set cost a SipHash per replica).
-        let mut seen: Vec<u64> = Vec::with_capacity(replicas.len());
+        // below (a hash set cost a SipHash per replica); not collected when no filter needs
+        // them.
+        let need_seen = start_seq.is_some() || orphans_held;
+        let mut seen: Vec<u64> = Vec::with_capacity(if need_seen { replicas.len() } else { 0 });
         let mut wake = false;
         let mut i = 0;
         while i < replicas.len() {
@@ -272,7 +278,9 @@ impl BlockManager {
             while i < end {
                 let r = &replicas[i];
                 i += 1;
-                seen.push(r.block.id);
+                if need_seen {
+                    seen.push(r.block.id);
+                }
                 let o = st.process_reported(&dn, &storage, r, first_report, now);
                 sum.added += usize::from(o.finalized_added);
                 sum.held += usize::from(o.held);
@@ -289,22 +297,38 @@ impl BlockManager {
         seen.sort_unstable();
         seen.dedup();
         let reported = |id: u64| seen.binary_search(&id).is_ok();
-        let unreported: Vec<u64> = self
-            .blocks
-            .lock("full_report")
-            .map
-            .finish_full_report(storage_id, start_seq)
-            .into_iter()
-            .filter(|id| !reported(*id))
-            .collect();
-        for chunk in unreported.chunks(REPORT_CHUNK) {
-            let mut st = self.blocks.lock("full_report");
-            for id in chunk {
-                if st.remove_replica(*id, storage_id) {
-                    sum.removed += 1;
+        if let Some(start) = start_seq {
+            // Replicas on the storage that the report did not list and that were recorded
+            // there before it began are gone. The storage's blocks are walked in bounded
+            // holds; each candidate is checked again when it is removed (recorded since?).
+            let mut unreported = Vec::new();
+            let mut from = 0;
+            loop {
+                let ids = self
+                    .blocks
+                    .lock("full_report")
+                    .map
+                    .storage_blocks_from(storage_id, from, REPORT_WALK_CHUNK);
+                let Some(&last) = ids.last() else { break };
+                unreported.extend(ids.iter().copied().filter(|id| !reported(*id)));
+                sum.chunks += 1;
+                match last.checked_add(1) {
+                    Some(next) if ids.len() == REPORT_WALK_CHUNK => from = next,
+                    _ => break,
                 }
             }
-            sum.chunks += 1;
+            for chunk in unreported.chunks(REPORT_CHUNK) {
+                let mut st = self.blocks.lock("full_report");
+                for &id in chunk {
+                    if !st.map.recorded_since(storage_id, id, start)
+                        && st.remove_replica(id, storage_id)
+                    {
+                        sum.removed += 1;
+                    }
+                }
+                sum.chunks += 1;
+            }
+            self.blocks.lock("full_report").map.end_full_report(storage_id);
         }
         // The storage's contents are current now: surplus replicas on it may be chosen
         // (postponed blocks are picked up by the next rescan); held replicas it no longer
@@ -312,7 +336,9 @@ impl BlockManager {
         {
             let mut st = self.blocks.lock("full_report");
             st.recon.freshness.report_processed(storage_id);
-            st.orphans.remove_unreported(storage_id, reported);
+            if need_seen {
+                st.orphans.remove_unreported(storage_id, reported);
+            }
         }
         if wake {
             self.replica_event.notify_waiters();
