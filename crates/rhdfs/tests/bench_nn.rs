@@ -169,6 +169,12 @@ async fn small_run_of_nn_memory() -> anyhow::Result<()> {
         line("RSS per file")?.contains("per replica location"),
         "{stdout}"
     );
+    // The NameNode's longest lock holds, read from its /jmx (no timing asserted).
+    let holds = line("lock holds:")?;
+    ensure!(
+        holds.contains("longest of a full report") && holds.contains("blocks."),
+        "{stdout}"
+    );
     Ok(())
 }
 

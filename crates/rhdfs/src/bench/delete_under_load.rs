@@ -77,12 +77,12 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
 }
 
 /// One lock's longest hold for one operation kind.
-struct Hold {
-    lock: String,
-    op: String,
-    count: u64,
-    max_hold: Duration,
-    max_wait: Duration,
+pub(super) struct Hold {
+    pub(super) lock: String,
+    pub(super) op: String,
+    pub(super) count: u64,
+    pub(super) max_hold: Duration,
+    pub(super) max_wait: Duration,
 }
 
 /// Where the NameNode's numbers come from.
@@ -150,7 +150,7 @@ impl Probe {
 }
 
 /// A plain HTTP/1.0 GET (the NameNode's HTTP server closes after the answer).
-async fn http_get(hostport: &str, path: &str) -> anyhow::Result<String> {
+pub(super) async fn http_get(hostport: &str, path: &str) -> anyhow::Result<String> {
     let mut s = tokio::time::timeout(
         Duration::from_secs(10),
         tokio::net::TcpStream::connect(hostport),
@@ -181,7 +181,7 @@ fn json_number(body: &str, key: &str) -> Option<u64> {
 }
 
 /// `lock.op.MaxHoldMicros` / `.Count` / `.MaxWaitMicros` attributes of the locks bean.
-fn jmx_holds(body: &str) -> Vec<Hold> {
+pub(super) fn jmx_holds(body: &str) -> Vec<Hold> {
     let mut v = Vec::new();
     let mut rest = body;
     while let Some(i) = rest.find(".MaxHoldMicros\"") {

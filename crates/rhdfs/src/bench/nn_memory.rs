@@ -143,13 +143,14 @@ impl Drop for NameNodeProc {
     }
 }
 
-/// The `-D` keys of one NameNode on `name_dir` at `port`, before the caller's.
-fn keys(name_dir: &Path, port: u16, defines: &[String]) -> Vec<String> {
+/// The `-D` keys of one NameNode on `name_dir` at `port` (RPC) and `http` (its web port),
+/// before the caller's.
+fn keys(name_dir: &Path, port: u16, http: u16, defines: &[String]) -> Vec<String> {
     let mut v = vec![
         format!("dfs.namenode.name.dir={}", name_dir.display()),
         format!("dfs.namenode.rpc-address=127.0.0.1:{port}"),
         format!("fs.defaultFS=hdfs://127.0.0.1:{port}"),
-        "dfs.namenode.http-address=127.0.0.1:0".to_string(),
+        format!("dfs.namenode.http-address=127.0.0.1:{http}"),
         "dfs.namenode.safemode.extension=0".to_string(),
     ];
     v.extend(defines.iter().cloned());
@@ -294,7 +295,7 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     );
 
     // 1. Baseline.
-    let base_keys = keys(&work.join("name-empty"), free_port()?, &o.defines);
+    let base_keys = keys(&work.join("name-empty"), free_port()?, 0, &o.defines);
     let base_conf = conf_of(&base_keys)?;
     rhdfs_namenode::format(&base_conf, true).context("formatting the baseline")?;
     let base_rss = {
@@ -304,7 +305,8 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     };
 
     // 2. Load.
-    let nn_keys = keys(&work.join("name"), free_port()?, &o.defines);
+    let http_port = free_port()?;
+    let nn_keys = keys(&work.join("name"), free_port()?, http_port, &o.defines);
     let conf = conf_of(&nn_keys)?;
     let spec = SyntheticSpec {
         files: o.files,
@@ -366,6 +368,22 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     let safe_off = t0.elapsed();
     let cpu_reports = cpu_time(nn.pid())?.saturating_sub(cpu_serving);
     let reported_rss = rss(nn.pid())?;
+    // The longest holds of the NameNode's locks since it started (block reports, the
+    // load, the replication queue scan if it ran yet), from its /jmx.
+    let http = format!("127.0.0.1:{http_port}");
+    let mut holds = match super::delete_under_load::http_get(
+        &http,
+        "/jmx?qry=Hadoop:service=NameNode,name=BlockManagerLocks",
+    )
+    .await
+    {
+        Ok(body) => super::delete_under_load::jmx_holds(&body),
+        Err(e) => {
+            println!("lock holds: not read from {http}/jmx: {e}");
+            Vec::new()
+        }
+    };
+    holds.sort_by_key(|h| std::cmp::Reverse(h.max_hold));
     let replicas = reported.load(std::sync::atomic::Ordering::Relaxed);
     ensure!(
         replicas == o.files * u64::from(o.replication),
@@ -409,6 +427,34 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
         "RSS per file (inode + its block, no locations): {per_file:.0} B; per replica location: {per_replica:.0} B; per file with its {} locations: {per_file_all:.0} B",
         o.replication
     );
+    if !holds.is_empty() {
+        let of_op = |op: &str| {
+            holds
+                .iter()
+                .filter(|h| h.op == op)
+                .map(|h| h.max_hold)
+                .max()
+                .unwrap_or_default()
+        };
+        let top: Vec<String> = holds
+            .iter()
+            .take(3)
+            .map(|h| {
+                format!(
+                    "{}.{} {:.2} ms ({} holds)",
+                    h.lock,
+                    h.op,
+                    h.max_hold.as_secs_f64() * 1e3,
+                    h.count
+                )
+            })
+            .collect();
+        println!(
+            "lock holds: longest of a full report {:.2} ms; longest of all: {}",
+            of_op("full_report").as_secs_f64() * 1e3,
+            top.join(", ")
+        );
+    }
     drop(nn);
     drop(scratch);
     Ok(0)
