@@ -42,8 +42,14 @@ impl Chunk {
     fn insert(&mut self, lo: u16) -> bool {
         match self {
             Chunk::Array(a) => {
-                let Err(pos) = a.binary_search(&lo) else {
-                    return false;
+                // Ids mostly come in increasing order (a storage's full report): after the
+                // last one, no search.
+                let pos = match a.last() {
+                    Some(&last) if last < lo => a.len(),
+                    _ => match a.binary_search(&lo) {
+                        Err(pos) => pos,
+                        Ok(_) => return false,
+                    },
                 };
                 a.insert(pos, lo);
                 if a.len() > ARRAY_MAX {
@@ -168,7 +174,14 @@ impl BlockSet {
     /// Adds `id`; false if it was there already.
     pub fn insert(&mut self, id: u64) -> bool {
         let (hi, lo) = split(id);
-        let added = match self.chunk(hi) {
+        // The last chunk first: ids mostly come in increasing order.
+        let at = match self.chunks.last() {
+            Some(&(h, _)) if h == hi => Ok(self.chunks.len() - 1),
+            Some(&(h, _)) if h < hi => Err(self.chunks.len()),
+            None => Err(0),
+            _ => self.chunk(hi),
+        };
+        let added = match at {
             Ok(i) => self.chunks[i].1.insert(lo),
             Err(i) => {
                 self.chunks.insert(i, (hi, Chunk::Array(vec![lo])));
@@ -271,6 +284,33 @@ mod tests {
     }
 
     proptest! {
+        /// Ids inserted mostly in increasing order (the appending path), duplicates and
+        /// a few out of order among them, then any operations: still a set.
+        #[test]
+        fn increasing_inserts_behave_as_a_set(
+            mut ids in proptest::collection::vec(id(), 0..600),
+            late in proptest::collection::vec(id(), 0..20),
+            ops in proptest::collection::vec(op(), 0..100),
+        ) {
+            ids.sort_unstable();
+            let mut s = BlockSet::new();
+            let mut m = BTreeSet::new();
+            for (i, &k) in ids.iter().enumerate() {
+                prop_assert_eq!(s.insert(k), m.insert(k));
+                if let Some(&l) = late.get(i % 40) {
+                    prop_assert_eq!(s.insert(l), m.insert(l));
+                }
+            }
+            for o in &ops {
+                match *o {
+                    Op::Insert(k) => prop_assert_eq!(s.insert(k), m.insert(k)),
+                    Op::Remove(k) => prop_assert_eq!(s.remove(k), m.remove(&k)),
+                }
+            }
+            prop_assert_eq!(s.len(), m.len());
+            prop_assert_eq!(s.iter().collect::<Vec<_>>(), m.iter().copied().collect::<Vec<_>>());
+        }
+
         /// The set behaves as a set, iterated in order.
         #[test]
         fn behaves_as_a_set(ops in proptest::collection::vec(op(), 0..400)) {
