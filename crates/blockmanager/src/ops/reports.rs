@@ -245,8 +245,20 @@ impl BlockManager {
             .lock("full_report")
             .ensure_storage(uuid, storage_id, storage_type);
         // The reporting node's rack must be known before its replicas are checked for
-        // rack spread (it may have registered since the last RedundancyMonitor pass).
-        self.refresh_rack_map();
+        // rack spread (it may have registered since the last RedundancyMonitor pass). A
+        // node the rack map has is left to the monitor's refresh (which re-checks the
+        // blocks of a node that moved): a refresh reads every live node, a thousand nodes'
+        // reports a thousand times each.
+        let known = self
+            .blocks
+            .lock("full_report")
+            .recon
+            .racks
+            .rack_of(uuid)
+            .is_some();
+        if !known {
+            self.refresh_rack_map();
+        }
         let storage: Arc<str> = Arc::from(storage_id);
         let mut sum = FullReportSummary {
             reported: replicas.len(),
