@@ -112,6 +112,21 @@ impl<'a> R<'a> {
     }
     pub fn u(&mut self) -> Result<u64, CodecError> {
         let start = self.at;
+        // With ten bytes left (the longest varint), no bounds check per byte.
+        if let Some(bytes) = self.b.get(start..start.saturating_add(10)) {
+            let mut v = 0u64;
+            for (i, &b) in bytes.iter().enumerate() {
+                v |= u64::from(b & 0x7f) << (7 * i);
+                if b & 0x80 == 0 {
+                    self.at = start + i + 1;
+                    return Ok(v);
+                }
+            }
+            return Err(CodecError::Bad {
+                at: start,
+                what: "varint too long",
+            });
+        }
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -244,7 +259,38 @@ impl<'a> R<'a> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        /// A varint reads the same with ten bytes or more after it (no check per byte) as
+        /// at the very end of the input, and any bytes give the same value or error either
+        /// way (within the ten bytes a varint can take).
+        #[test]
+        fn varints_read_alike_anywhere(v in any::<u64>(), junk in proptest::collection::vec(any::<u8>(), 0..12)) {
+            let mut w = W(Vec::new());
+            w.u(v);
+            let n = w.0.len();
+            w.0.extend_from_slice(&[0x80; 12]);
+            let mut long = R { b: &w.0, at: 0 };
+            prop_assert_eq!(long.u(), Ok(v));
+            prop_assert_eq!(long.at, n);
+            let mut end = R { b: &w.0[..n], at: 0 };
+            prop_assert_eq!(end.u(), Ok(v));
+            let mut padded = junk.clone();
+            padded.extend_from_slice(&[0; 10]);
+            let fast = R { b: &padded, at: 0 }.u();
+            let mut slow_bytes = junk.clone();
+            slow_bytes.push(0);
+            let slow = R { b: &slow_bytes, at: 0 }.u();
+            if junk.len() < 10 || junk[..10].iter().any(|b| b & 0x80 == 0) {
+                prop_assert_eq!(fast, slow);
+            } else {
+                prop_assert!(fast.is_err() && slow.is_err());
+            }
+        }
+    }
 
     #[test]
     fn round_trip_and_bad_input() {

@@ -107,7 +107,15 @@ impl FileBlocks {
 
     /// A closed file of one block.
     pub fn one(replication: u16, block_size: u64, block: FileBlock) -> Self {
-        FileBlocks::new(replication, block_size, vec![block], None)
+        match u32::try_from(block_size) {
+            // `build`'s form for one block of a closed file, without the vector.
+            Ok(block_size) => FileBlocks(Repr::One {
+                replication,
+                block_size,
+                block,
+            }),
+            Err(_) => FileBlocks::new(replication, block_size, vec![block], None),
+        }
     }
 
     /// The writer, while the file is open for write.

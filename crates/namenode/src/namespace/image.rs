@@ -17,7 +17,7 @@ use crate::codec::{CodecError, R, W};
 use crate::edit::EditOp;
 use crate::error::FsResult;
 use crate::fsdir::{
-    DirInode, FileBlock, FileInode, FsDirectory, Inode, InodeExt, InodeKind, Perm,
+    DirInode, FileBlock, FileBlocks, FileInode, FsDirectory, Inode, InodeExt, InodeKind, Perm,
     PermissionStatus, QUOTA_UNSET, ROOT_INODE_ID, UnderConstruction,
 };
 
@@ -195,13 +195,34 @@ fn decode_inode<'a>(
             let replication = r.u16()?;
             let block_size = r.u()?;
             let n = r.len()?;
-            let mut blocks = Vec::with_capacity(n.min(1 << 16));
-            for _ in 0..n {
-                blocks.push(FileBlock {
+            let mut blocks = Vec::new();
+            if n == 1 {
+                let block = FileBlock {
                     id: r.u()?,
                     gs: r.u()?,
                     num_bytes: r.u()?,
-                });
+                };
+                if r.b.get(r.at) == Some(&0) {
+                    // Most files: one block and no writer, held inline with no vector made.
+                    r.at += 1;
+                    let file = FileInode {
+                        blocks: FileBlocks::one(replication, block_size, block),
+                    };
+                    return Ok((
+                        id,
+                        Inode::new(parent, name.into(), perm, mtime, atime, InodeKind::File(file)),
+                    ));
+                }
+                blocks.push(block);
+            } else {
+                blocks.reserve_exact(n.min(1 << 16));
+                for _ in 0..n {
+                    blocks.push(FileBlock {
+                        id: r.u()?,
+                        gs: r.u()?,
+                        num_bytes: r.u()?,
+                    });
+                }
             }
             let at = r.at;
             let uc = match r.byte()? {
@@ -314,7 +335,10 @@ impl Namespace {
         let mut perms = LastPerm::default();
         for i in 0..count {
             let (id, inode) = decode_inode(&mut r, &mut perms)?;
-            loaded.fetch_add(1, Ordering::Relaxed);
+            // Start-up progress in steps (an atomic add per inode was its own cost).
+            if i % 1024 == 1023 || i + 1 == count {
+                loaded.fetch_add(i % 1024 + 1, Ordering::Relaxed);
+            }
             if let InodeKind::File(f) = &inode.kind {
                 for b in &f.blocks {
                     block_owner.insert(b.id, id);
