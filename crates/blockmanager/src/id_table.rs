@@ -110,20 +110,22 @@ impl<V> IdTable<V> {
             return self.sparse.insert(id, v);
         }
         // Grow the dense part to cover `id`, moving in the side map's ids it now covers.
-        // No overflow: slots.len() <= i, and base + i is id.
+        // No overflow: slots.len() <= i, and base + i is id. The new slot is written once,
+        // never read first: reading a fresh page maps the zero page, which the write then
+        // has to copy (two faults per page of a load, and a TLB flush on every CPU the
+        // process runs on).
         let old_end = self.base + self.slots.len() as u64;
-        self.slots.resize_with(i + 1, || None);
-        let moved: Vec<u64> = self.sparse.range(old_end..=id).map(|(k, _)| *k).collect();
+        self.slots.resize_with(i, || None);
+        let old = self.sparse.remove(&id);
+        self.slots.push(Some(v));
+        self.dense_len += 1;
+        let moved: Vec<u64> = self.sparse.range(old_end..id).map(|(k, _)| *k).collect();
         for k in moved {
             if let Some(x) = self.sparse.remove(&k) {
-                // k - base < slots.len(): it lies in old_end..=id.
+                // k - base < i: it lies in old_end..id.
                 self.slots[(k - self.base) as usize] = Some(x);
                 self.dense_len += 1;
             }
-        }
-        let old = self.slots[i].replace(v);
-        if old.is_none() {
-            self.dense_len += 1;
         }
         old
     }
