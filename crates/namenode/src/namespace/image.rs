@@ -124,6 +124,97 @@ pub(super) fn encode_inode(w: &mut W, id: u64, inode: &Inode) {
     }
 }
 
+/// Inodes decoded per batch handed to the thread that places them.
+const DECODE_BATCH: usize = 4096;
+
+/// A batch of decoded inodes, or the error that ended the decoding.
+type DecodedBatch = Result<Vec<(u64, Inode)>, ImageDecodeError>;
+
+/// Decodes `count` inodes from `body` at `start`, sending them in batches (vectors coming
+/// back through `empty` are reused); an error is sent after the inodes before it. Returns
+/// where the inodes end (or where decoding stopped).
+fn decode_inodes(
+    body: &[u8],
+    start: usize,
+    count: u64,
+    full: &std::sync::mpsc::SyncSender<DecodedBatch>,
+    empty: &std::sync::mpsc::Receiver<Vec<(u64, Inode)>>,
+) -> usize {
+    let mut r = R { b: body, at: start };
+    let mut perms = LastPerm::default();
+    let mut left = count;
+    while left > 0 {
+        let mut batch = empty
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(DECODE_BATCH));
+        let n = left.min(DECODE_BATCH as u64);
+        left -= n;
+        let mut failed = None;
+        for _ in 0..n {
+            match decode_inode(&mut r, &mut perms) {
+                Ok(x) => batch.push(x),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if !batch.is_empty() && full.send(Ok(batch)).is_err() {
+            break;
+        }
+        if let Some(e) = failed {
+            let _ = full.send(Err(e));
+            break;
+        }
+    }
+    r.at
+}
+
+/// Puts decoded inode number `i` of an image in the tree being loaded: the root's
+/// attributes (the first inode must be the root), any other under its parent; a file's
+/// blocks in the block → file map and its writer's lease.
+fn place_inode(
+    dir: &mut FsDirectory,
+    block_owner: &mut super::block_owners::BlockOwners,
+    leases: &mut crate::leases::LeaseManager,
+    mono: Duration,
+    i: u64,
+    id: u64,
+    inode: Inode,
+) -> Result<(), ImageDecodeError> {
+    if let InodeKind::File(f) = &inode.kind {
+        for b in &f.blocks {
+            block_owner.insert(b.id, id);
+        }
+        if let Some(uc) = f.uc() {
+            leases.add(&uc.client_name, id, mono);
+        }
+    }
+    if i == 0 {
+        if id != ROOT_INODE_ID {
+            return Err(ImageDecodeError::Orphan {
+                id,
+                parent: inode.parent(),
+            });
+        }
+        let root = dir
+            .get_mut(ROOT_INODE_ID)
+            .ok_or(ImageDecodeError::BadMagic)?;
+        root.perm = inode.perm;
+        root.mtime = inode.mtime;
+        root.atime = inode.atime;
+        if let (Some(d), InodeKind::Dir(src)) = (root.as_dir_mut(), inode.kind) {
+            d.set_quotas_from(&src);
+        }
+        return Ok(());
+    }
+    let parent = inode.parent();
+    if !dir.attach(id, inode) {
+        return Err(ImageDecodeError::Orphan { id, parent });
+    }
+    Ok(())
+}
+
 /// The permission of the inode decoded last, by its bytes: an image's inodes mostly share
 /// a few (owner, group, mode) triples, so most inodes need neither the two strings nor a
 /// look-up in the process-wide table (`Perm::intern`).
@@ -210,7 +301,14 @@ fn decode_inode<'a>(
                     };
                     return Ok((
                         id,
-                        Inode::new(parent, name.into(), perm, mtime, atime, InodeKind::File(file)),
+                        Inode::new(
+                            parent,
+                            name.into(),
+                            perm,
+                            mtime,
+                            atime,
+                            InodeKind::File(file),
+                        ),
                     ));
                 }
                 blocks.push(block);
@@ -332,44 +430,39 @@ impl Namespace {
         dir.reserve(room);
         block_owner.reserve(room);
         let mut leases = crate::leases::LeaseManager::default();
-        let mut perms = LastPerm::default();
-        for i in 0..count {
-            let (id, inode) = decode_inode(&mut r, &mut perms)?;
-            // Start-up progress in steps (an atomic add per inode was its own cost).
-            if i % 1024 == 1023 || i + 1 == count {
-                loaded.fetch_add(i % 1024 + 1, Ordering::Relaxed);
-            }
-            if let InodeKind::File(f) = &inode.kind {
-                for b in &f.blocks {
-                    block_owner.insert(b.id, id);
+        // The inodes are decoded on a thread of their own, in batches, while this one
+        // places them in the tree (about half of the work each: the varints, names and
+        // records there; the tables' inserts and their first touch of memory here). The
+        // first error in image order is the one returned, as one pass would find it.
+        let start = r.at;
+        let inodes_end = std::thread::scope(|s| {
+            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<DecodedBatch>(4);
+            let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<(u64, Inode)>>();
+            let decoder = s.spawn(move || decode_inodes(body, start, count, &full_tx, &empty_rx));
+            let mut i = 0u64;
+            let placed = (|| -> Result<(), ImageDecodeError> {
+                for batch in full_rx.iter() {
+                    let mut batch = batch?;
+                    for (id, inode) in batch.drain(..) {
+                        place_inode(&mut dir, &mut block_owner, &mut leases, mono, i, id, inode)?;
+                        i += 1;
+                        // Start-up progress in steps (an atomic add per inode was its own cost).
+                        if i.is_multiple_of(1024) || i == count {
+                            loaded.fetch_add((i - 1) % 1024 + 1, Ordering::Relaxed);
+                        }
+                    }
+                    let _ = empty_tx.send(batch);
                 }
-                if let Some(uc) = f.uc() {
-                    leases.add(&uc.client_name, id, mono);
-                }
-            }
-            if i == 0 {
-                if id != ROOT_INODE_ID {
-                    return Err(ImageDecodeError::Orphan {
-                        id,
-                        parent: inode.parent(),
-                    });
-                }
-                let root = dir
-                    .get_mut(ROOT_INODE_ID)
-                    .ok_or(ImageDecodeError::BadMagic)?;
-                root.perm = inode.perm;
-                root.mtime = inode.mtime;
-                root.atime = inode.atime;
-                if let (Some(d), InodeKind::Dir(src)) = (root.as_dir_mut(), inode.kind) {
-                    d.set_quotas_from(&src);
-                }
-                continue;
-            }
-            let parent = inode.parent();
-            if !dir.attach(id, inode) {
-                return Err(ImageDecodeError::Orphan { id, parent });
-            }
-        }
+                Ok(())
+            })();
+            // A decoder waiting to hand over a batch stops once nobody takes it.
+            drop(full_rx);
+            let end = decoder
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            placed.map(|()| end)
+        })?;
+        r.at = inodes_end;
         let mut orphan_floor = None;
         let mut ext_seen = false;
         while r.at < body.len() {

@@ -774,3 +774,101 @@ fn an_image_with_far_inode_ids_reads_back_identically() {
     assert_eq!(n.dir.get(near).map(Inode::parent), Some(far));
     assert_eq!(n.encode_image().1, w.0);
 }
+
+/// An image of several decoding batches (the inodes are decoded on a thread of their own
+/// and placed in batches) loads whole; damage in a later batch is the error returned — an
+/// inode under an unknown parent, or a cut anywhere — never a panic, and the first damage
+/// in image order is the one reported.
+#[test]
+fn an_image_of_many_batches_reports_its_first_damage() {
+    use crate::codec::W;
+    use crate::fsdir::{DirInode, FileInode, Inode, InodeKind, Name, Perm, PermissionStatus};
+    let perm = Perm::intern(PermissionStatus {
+        owner: "root".into(),
+        group: "supergroup".into(),
+        mode: 0o644,
+    });
+    let files = 10_000u64;
+    // The inodes: root, /d, its files; `bad` files (by position) name a parent nobody has.
+    let image = |bad: &[u64]| {
+        let mut w = W(IMAGE_PAYLOAD_MAGIC.to_vec());
+        let last_inode = ROOT_INODE_ID + 1 + files;
+        for v in [
+            0,
+            last_inode,
+            FIRST_BLOCK_ID + files,
+            FIRST_GENERATION_STAMP,
+            files + 2,
+        ] {
+            w.u(v);
+        }
+        let root = ns().dir.get(ROOT_INODE_ID).unwrap().clone();
+        super::image::encode_inode(&mut w, ROOT_INODE_ID, &root);
+        let d = ROOT_INODE_ID + 1;
+        let dir = Inode::new(
+            ROOT_INODE_ID,
+            Name::new(b"d"),
+            perm,
+            5,
+            5,
+            InodeKind::Dir(DirInode::default()),
+        );
+        super::image::encode_inode(&mut w, d, &dir);
+        for k in 0..files {
+            let block = FileBlock {
+                id: FIRST_BLOCK_ID + k,
+                gs: FIRST_GENERATION_STAMP,
+                num_bytes: 10,
+            };
+            let parent = if bad.contains(&k) {
+                last_inode + 100 + k
+            } else {
+                d
+            };
+            let f = FileInode::new(3, 1024, vec![block], None);
+            let name = format!("f{k:05}");
+            let inode = Inode::new(
+                parent,
+                Name::new(name.as_bytes()),
+                perm,
+                6,
+                6,
+                InodeKind::File(f),
+            );
+            super::image::encode_inode(&mut w, d + 1 + k, &inode);
+        }
+        w.0
+    };
+    let good = image(&[]);
+    let mut n = ns();
+    n.load_image(&good, Duration::ZERO).unwrap();
+    assert_eq!(n.total_blocks() as u64, files);
+    assert_eq!(n.check_consistency(), Vec::<String>::new());
+    assert_eq!(n.encode_image().1, good);
+    // Two unknown parents in later batches: the first one is reported.
+    let d = ROOT_INODE_ID + 1;
+    let err = ns()
+        .load_image(&image(&[9_000, 6_000]), Duration::ZERO)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ImageDecodeError::Orphan {
+            id: d + 1 + 6_000,
+            parent: ROOT_INODE_ID + 1 + files + 100 + 6_000
+        }
+    );
+    // An unknown parent before a cut: the parent, as one pass would find it first.
+    let orphan_then_cut = image(&[7_000]);
+    let cut = orphan_then_cut.len() - 40;
+    assert!(matches!(
+        ns().load_image(&orphan_then_cut[..cut], Duration::ZERO),
+        Err(ImageDecodeError::Orphan { id, .. }) if id == d + 1 + 7_000
+    ));
+    // Cut anywhere: an error.
+    for cut in (IMAGE_PAYLOAD_MAGIC.len()..good.len()).step_by(good.len() / 101) {
+        assert!(
+            ns().load_image(&good[..cut], Duration::ZERO).is_err(),
+            "cut at {cut}"
+        );
+    }
+}
