@@ -127,7 +127,9 @@ fn a_full_report_keeps_what_was_added_while_it_ran() {
     }
     m.add_replica(&dn, &s1, Block::new(1, 1, 1), ReplicaState::Finalized);
     m.add_replica(&dn, &s1, Block::new(2, 1, 1), ReplicaState::Finalized);
-    let start = m.begin_full_report(&s1, &dn).expect("the storage holds blocks");
+    let start = m
+        .begin_full_report(&s1, &dn)
+        .expect("the storage holds blocks");
     // recorded (2 again, 3 new) after the report began: not the report's to remove
     m.add_replica(&dn, &s1, Block::new(2, 1, 1), ReplicaState::Finalized);
     m.add_replica(&dn, &s1, Block::new(3, 1, 1), ReplicaState::Finalized);
@@ -140,7 +142,9 @@ fn a_full_report_keeps_what_was_added_while_it_ran() {
     assert_eq!(removable(&m, start), vec![1]);
     m.end_full_report("DS-1");
     // the log is gone with the report
-    let start = m.begin_full_report(&s1, &dn).expect("the storage holds blocks");
+    let start = m
+        .begin_full_report(&s1, &dn)
+        .expect("the storage holds blocks");
     assert_eq!(removable(&m, start), vec![1, 2, 3]);
     m.end_full_report("DS-1");
     assert!(
@@ -167,7 +171,9 @@ fn a_full_report_of_an_empty_storage_keeps_no_log() {
             .is_some_and(|s| s.reports.is_none())
     );
     // a report that began once it held a block keeps track, a later one ends it
-    let start = m.begin_full_report(&s1, &dn).expect("the storage holds a block");
+    let start = m
+        .begin_full_report(&s1, &dn)
+        .expect("the storage holds a block");
     assert!(!m.recorded_since("DS-1", 1, start));
     m.end_full_report("DS-1");
     m.end_full_report("DS-1");

@@ -316,11 +316,11 @@ impl BlockManager {
             let mut unreported = Vec::new();
             let mut from = 0;
             loop {
-                let ids = self
-                    .blocks
-                    .lock("full_report")
-                    .map
-                    .storage_blocks_from(storage_id, from, REPORT_WALK_CHUNK);
+                let ids = self.blocks.lock("full_report").map.storage_blocks_from(
+                    storage_id,
+                    from,
+                    REPORT_WALK_CHUNK,
+                );
                 let Some(&last) = ids.last() else { break };
                 unreported.extend(ids.iter().copied().filter(|id| !reported(*id)));
                 sum.chunks += 1;
@@ -340,7 +340,10 @@ impl BlockManager {
                 }
                 sum.chunks += 1;
             }
-            self.blocks.lock("full_report").map.end_full_report(storage_id);
+            self.blocks
+                .lock("full_report")
+                .map
+                .end_full_report(storage_id);
         }
         // The storage's contents are current now: surplus replicas on it may be chosen
         // (postponed blocks are picked up by the next rescan); held replicas it no longer

@@ -477,7 +477,12 @@ impl FsDirectory {
         };
         // A name after the last child's goes at the end: an image lists each directory's
         // children in name order, so a load compares once per inode, not log2(children).
-        let at = match dir.children.len().checked_sub(1).and_then(|l| dir.children.get(l)) {
+        let at = match dir
+            .children
+            .len()
+            .checked_sub(1)
+            .and_then(|l| dir.children.get(l))
+        {
             Some(last) if self.name_of(last) < &inode.name[..] => dir.children.len(),
             _ => match dir.children.search(&inode.name, |c| self.name_of(c)) {
                 Err(at) => at,

@@ -128,8 +128,7 @@ impl Namesystem {
         let mut n = 0;
         let mut batch = Vec::new();
         loop {
-            let (blocks, last) =
-                self.with_ns(|ns| ns.loaded_blocks_after(after, LOAD_STEP_INODES));
+            let (blocks, last) = self.with_ns(|ns| ns.loaded_blocks_after(after, LOAD_STEP_INODES));
             let Some(last) = last else { break };
             after = Some(last);
             batch.clear();

@@ -205,10 +205,7 @@ impl SimDatanode {
     /// The full block report the NameNode would get from a real DataNode with these
     /// replicas, in the long-list encoding; returns the number of replicas reported.
     pub fn full_report(&self, lease: u64, blocks: &BTreeMap<u64, (u64, u64)>) -> FullReport {
-        self.full_report_of(
-            lease,
-            blocks.iter().map(|(id, (gs, len))| (*id, *gs, *len)),
-        )
+        self.full_report_of(lease, blocks.iter().map(|(id, (gs, len))| (*id, *gs, *len)))
     }
 
     /// `full_report` of replicas given as (id, gs, len), in increasing id order.
