@@ -32,6 +32,19 @@ pub enum BlockUcState {
     Complete,
 }
 
+impl BlockUcState {
+    /// A block's state as an image or an edit log leaves it: the last block of a file
+    /// being written is under construction (its writer or a recovery finishes it), every
+    /// other block is complete.
+    pub fn loaded(under_construction: bool) -> Self {
+        if under_construction {
+            BlockUcState::UnderConstruction
+        } else {
+            BlockUcState::Complete
+        }
+    }
+}
+
 impl fmt::Display for BlockUcState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

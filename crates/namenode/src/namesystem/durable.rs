@@ -133,11 +133,7 @@ impl Namesystem {
             after = Some(last);
             batch.clear();
             batch.extend(blocks.iter().map(|b| {
-                let state = if b.under_construction {
-                    BlockUcState::UnderConstruction
-                } else {
-                    BlockUcState::Complete
-                };
+                let state = BlockUcState::loaded(b.under_construction);
                 (to_block(&b.block), b.replication, state)
             }));
             self.bm.load_blocks(&batch);

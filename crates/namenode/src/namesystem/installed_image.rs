@@ -19,11 +19,7 @@ impl Namesystem {
             .map(|b| ReloadedBlock {
                 block: to_block(&b.block),
                 replication: b.replication,
-                state: if b.under_construction {
-                    BlockUcState::UnderConstruction
-                } else {
-                    BlockUcState::Complete
-                },
+                state: BlockUcState::loaded(b.under_construction),
             })
             .collect();
         let old = self.with_ns_op("install_image", |cur| std::mem::replace(cur, ns));
