@@ -186,7 +186,8 @@ pub fn members(ns: &Nameservice, journals: &[String]) -> BTreeMap<u64, BasicNode
 }
 
 /// How this member moves Raft leadership on a manual transition (HAServiceProtocol): a
-/// transition may take up to ten election timeouts, and at least ten seconds.
+/// transition may take up to ten election timeouts, and at least ten seconds; a standby asked
+/// to hold its elections is given one election timeout to answer.
 pub fn leadership(
     fs: &Arc<Namesystem>,
     raft: &Arc<RaftService<EditRaft>>,
@@ -208,6 +209,7 @@ pub fn leadership(
         members.into_iter().map(|(id, n)| (id, n.addr)).collect(),
         rhdfs_ipc::ClientConfig::from_conf(conf)?,
         (election * 10).max(Duration::from_secs(10)),
+        election,
     ))
 }
 

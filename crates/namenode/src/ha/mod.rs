@@ -25,6 +25,7 @@
 //! What a standby refuses, and the words of the refusal, are [`Role::check`]'s.
 
 pub mod apply;
+pub(crate) mod ask;
 pub mod batch;
 pub mod bootstrap;
 pub mod journal_node;

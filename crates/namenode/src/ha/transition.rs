@@ -33,16 +33,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rhdfs_ipc::{ClientConfig, RpcClient};
-use rhdfs_proto::common::{
-    HaRequestSource, HaStateChangeRequestInfoProto, TransitionToActiveRequestProto,
-    TransitionToActiveResponseProto, TransitionToStandbyRequestProto,
-    TransitionToStandbyResponseProto,
-};
-use rhdfs_proto::protocols::HA_SERVICE_PROTOCOL;
+use rhdfs_ipc::ClientConfig;
 use rhdfs_raftlog::net::RaftService;
 
 use crate::ha::Role;
+use crate::ha::ask::{ask_each_within, ask_member};
 use crate::ha::batch::EditRaft;
 use crate::namesystem::Namesystem;
 
@@ -60,6 +55,9 @@ pub struct Leadership {
     ipc: ClientConfig,
     /// How long a transition may take.
     wait: Duration,
+    /// How long a standby asked to hold its elections is given to answer (the election
+    /// timeout): one that has not answered by then is skipped.
+    hold_bound: Duration,
 }
 
 impl Leadership {
@@ -70,6 +68,7 @@ impl Leadership {
         members: Vec<(u64, String)>,
         ipc: ClientConfig,
         wait: Duration,
+        hold_bound: Duration,
     ) -> Self {
         Leadership {
             fs,
@@ -78,6 +77,7 @@ impl Leadership {
             members,
             ipc,
             wait,
+            hold_bound,
         }
     }
 
@@ -231,16 +231,21 @@ impl Leadership {
 
     /// Asks every NameNode but this one and `leader` to hold its elections for a hand-over
     /// (transitionToStandby by ZKFC); with no leader known, every other one, a leader among
-    /// them then yielding. A member that does not answer is only logged: it is down, or it
-    /// will hear the new leader.
+    /// them then yielding. The asks go out at once, each given `hold_bound`: a member that
+    /// has not answered by then (its machine down, or too slow to matter) is skipped and
+    /// logged, as is one that refused — it is down, or it will hear the new leader.
     async fn ask_standbys_to_hold(&self, leader: Option<u64>) {
-        for (id, addr) in &self.members {
-            if *id == self.own || Some(*id) == leader {
-                continue;
-            }
-            if let Err(e) = self.ask(addr, false).await {
-                tracing::info!(member = id, "asking a member to stand by: {e}");
-            }
+        let asks = self
+            .members
+            .iter()
+            .filter(|(id, _)| *id != self.own && Some(*id) != leader)
+            .map(|(id, addr)| {
+                let (addr, ipc) = (addr.clone(), self.ipc.clone());
+                (*id, async move { ask_member(&addr, ipc, false).await })
+            })
+            .collect();
+        for (id, e) in ask_each_within(asks, self.hold_bound).await {
+            tracing::info!(member = id, "asking a member to stand by: {e}");
         }
     }
 
@@ -279,35 +284,7 @@ impl Leadership {
 
     /// Asks the member at `addr` to become active (`to_active`) or to yield, as ZKFC.
     async fn ask(&self, addr: &str, to_active: bool) -> Result<(), String> {
-        let user = tokio::task::spawn_blocking(rhdfs_conf::user::current_user)
-            .await
-            .map_err(|e| e.to_string())?;
-        let client = RpcClient::connect_with(addr, HA_SERVICE_PROTOCOL, &user, self.ipc.clone())
-            .await
-            .map_err(|e| format!("connecting to {addr}: {e}"))?;
-        let req_info = HaStateChangeRequestInfoProto {
-            req_source: HaRequestSource::RequestByZkfc as i32,
-        };
-        let asked = if to_active {
-            client
-                .call::<_, TransitionToActiveResponseProto>(
-                    "transitionToActive",
-                    &TransitionToActiveRequestProto { req_info },
-                )
-                .await
-                .map(drop)
-        } else {
-            client
-                .call::<_, TransitionToStandbyResponseProto>(
-                    "transitionToStandby",
-                    &TransitionToStandbyRequestProto { req_info },
-                )
-                .await
-                .map(drop)
-        };
-        client.close().await;
-        let what = if to_active { "become active" } else { "yield" };
-        asked.map_err(|e| format!("asking {addr} to {what}: {e}"))
+        ask_member(addr, self.ipc.clone(), to_active).await
     }
 }
 
