@@ -10,7 +10,10 @@
 //! member stops being active, fails every sync waiting above the last committed txid with a
 //! StandbyException: the client fails over and retries. The records stay known
 //! ([`EditShipper::take_own`]) until they are applied, so the apply side can tell an edit of
-//! this NameNode that the next leader committed after all from one that replaced it.
+//! this NameNode that the next leader committed after all from one that replaced it. Each
+//! keeps the ids of the at-most-once call that logged it: records sent again when the member
+//! becomes active once more carry their calls as the first sending did, so every member's
+//! retry cache learns them when they commit.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -45,7 +48,32 @@ struct Queue {
     /// latest record).
     pending_calls: Vec<BatchCall>,
     /// Every record of this member's not yet applied locally, by txid (sent or pending).
-    own: BTreeMap<u64, Vec<u8>>,
+    own: BTreeMap<u64, Own>,
+}
+
+/// A record this member queued, and the at-most-once call that logged it.
+#[derive(Debug, Clone)]
+struct Own {
+    record: Vec<u8>,
+    call: Option<CallIds>,
+}
+
+/// Notes that the record at `txid` completes `call` so far: a call's entry moves to its
+/// latest record. Calls whose client id is too long to ship are left out.
+fn note_call(calls: &mut Vec<BatchCall>, txid: u64, call: &CallIds) {
+    if call.client_id.len() > MAX_CLIENT_ID {
+        return;
+    }
+    match calls.last_mut() {
+        Some(last) if last.call_id == call.call_id && last.client_id == call.client_id => {
+            last.txid = txid;
+        }
+        _ => calls.push(BatchCall {
+            txid,
+            client_id: call.client_id.to_vec(),
+            call_id: call.call_id,
+        }),
+    }
 }
 
 /// Sends the active's edits to Raft; see the module docs.
@@ -78,16 +106,23 @@ impl EditShipper {
     /// edit up to `committed` applied and committed and the namespace at `ns_last`. Edits
     /// above `committed` are this member's own from an earlier term as the active that no
     /// log holds (had another leader committed a record at one of their txids, applying it
-    /// would have found the difference): they are sent again, in order, ahead of new ones.
+    /// would have found the difference): they are sent again, in order, ahead of new ones,
+    /// with the calls that logged them.
     /// False, and not active, when the namespace holds edits this member does not
     /// know as its own: it cannot become active.
     pub fn activate(&self, committed: u64, ns_last: u64) -> bool {
         let mut q = self.queue.lock();
         q.own.retain(|t, _| *t > committed);
+        let mut carried_calls = Vec::new();
         let carried: Vec<(u64, Vec<u8>)> = q
             .own
             .range(..=ns_last)
-            .map(|(t, r)| (*t, r.clone()))
+            .map(|(t, own)| {
+                if let Some(c) = &own.call {
+                    note_call(&mut carried_calls, *t, c);
+                }
+                (*t, own.record.clone())
+            })
             .collect();
         let contiguous = carried
             .iter()
@@ -100,6 +135,7 @@ impl EditShipper {
         q.active = true;
         q.last = ns_last;
         q.pending = carried;
+        q.pending_calls = carried_calls;
         self.progress.send_replace(Progress {
             committed,
             failed: false,
@@ -125,29 +161,20 @@ impl EditShipper {
         let mut q = self.queue.lock();
         q.last += 1;
         let txid = q.last;
-        q.own.insert(txid, record.clone());
         if q.active {
-            q.pending.push((txid, record));
-            if let Some(c) = call.filter(|c| c.client_id.len() <= MAX_CLIENT_ID) {
-                match q.pending_calls.last_mut() {
-                    Some(last) if last.call_id == c.call_id && last.client_id == c.client_id => {
-                        last.txid = txid;
-                    }
-                    _ => q.pending_calls.push(BatchCall {
-                        txid,
-                        client_id: c.client_id.to_vec(),
-                        call_id: c.call_id,
-                    }),
-                }
+            q.pending.push((txid, record.clone()));
+            if let Some(c) = &call {
+                note_call(&mut q.pending_calls, txid, c);
             }
         }
+        q.own.insert(txid, Own { record, call });
         txid
     }
 
     /// The record this member queued at `txid`, if it did (and forgets it): the apply side
     /// compares it with the committed one.
     pub fn take_own(&self, txid: u64) -> Option<Vec<u8>> {
-        self.queue.lock().own.remove(&txid)
+        self.queue.lock().own.remove(&txid).map(|own| own.record)
     }
 
     /// Waits until `txid` is committed; a StandbyException if this member stopped being
@@ -334,5 +361,58 @@ mod tests {
         s.deactivate();
         assert!(!s.activate(11, 20));
         assert!(!s.activate(9, 13), "10 and 11 were never this member's");
+    }
+
+    fn ids(client: &'static [u8], call_id: i32) -> CallIds {
+        CallIds {
+            client_id: bytes::Bytes::from_static(client),
+            call_id,
+        }
+    }
+
+    /// A member that lost leadership with edits of at-most-once calls unconfirmed sends them
+    /// again when it leads once more, each call's ids with its latest record, as the first
+    /// sending did: the other members' retry caches learn the calls when they commit.
+    #[tokio::test]
+    async fn records_sent_again_carry_their_calls() {
+        let s = EditShipper::new();
+        assert!(s.activate(10, 10));
+        assert_eq!(s.queue(vec![11], Some(ids(b"a", 1))), 11);
+        assert_eq!(s.queue(vec![12], Some(ids(b"a", 1))), 12);
+        assert_eq!(s.queue(vec![13], None), 13);
+        assert_eq!(s.queue(vec![14], Some(ids(b"b", 7))), 14);
+        let too_long = CallIds {
+            client_id: bytes::Bytes::from(vec![0u8; MAX_CLIENT_ID + 1]),
+            call_id: 3,
+        };
+        assert_eq!(s.queue(vec![15], Some(too_long)), 15);
+        let first = s.queue.lock().pending_calls.clone();
+        // Leadership lost before anything was committed: nothing pending any more.
+        s.deactivate();
+        assert!(s.queue.lock().pending_calls.is_empty());
+        // Leader again, 11 committed and applied meanwhile (its record was this member's).
+        assert_eq!(s.take_own(11), Some(vec![11]));
+        assert!(s.activate(11, 15));
+        let q = s.queue.lock();
+        let txids: Vec<u64> = q.pending.iter().map(|(t, _)| *t).collect();
+        assert_eq!(txids, vec![12, 13, 14, 15]);
+        let sent_again = vec![
+            BatchCall {
+                txid: 12,
+                client_id: b"a".to_vec(),
+                call_id: 1,
+            },
+            BatchCall {
+                txid: 14,
+                client_id: b"b".to_vec(),
+                call_id: 7,
+            },
+        ];
+        assert_eq!(q.pending_calls, sent_again);
+        assert_eq!(first, sent_again, "as the first sending had them");
+        drop(q);
+        // New calls go after the carried ones.
+        assert_eq!(s.queue(vec![16], Some(ids(b"c", 2))), 16);
+        assert_eq!(s.queue.lock().pending_calls.len(), 3);
     }
 }
