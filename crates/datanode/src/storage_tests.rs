@@ -95,6 +95,35 @@ fn unaligned_and_overlapping_writes_recompute_crc() {
     assert_eq!(info.num_bytes, 1500);
 }
 
+/// A packet's CRCs are stored as received when the packet covers whole chunks (or ends the
+/// replica) — so bytes damaged on the way to a node that did not verify them leave CRCs that
+/// disagree with the data, as Hadoop's receiver leaves them — and are computed again over old
+/// and new bytes when the packet starts or ends inside a chunk with data.
+#[test]
+fn packet_crcs_stored_as_received_on_chunk_boundaries() {
+    let d = tempfile::tempdir().unwrap();
+    let ds = Dataset::open(&[d.path().to_path_buf()], 0).unwrap();
+    let full: Vec<u8> = (0..1800u32).map(|i| (i % 241) as u8).collect();
+    let mut w = ds.create_rbw(BP, 11, 1001, spec(), 0).unwrap();
+    let meta = ds.meta_path(BP, &ds.get(BP, 11).unwrap());
+    // Whole chunks with CRCs that are not those of the data: stored as received.
+    let wrong: Vec<u8> = (0..8u8).collect();
+    w.write_packet(0, &full[..1024], &wrong).unwrap();
+    assert_eq!(&fs::read(&meta).unwrap()[7..], &wrong[..]);
+    // Ending the replica inside a chunk: the received CRC of the short chunk is stored.
+    let sums = spec().compute(&full[1024..1300]);
+    w.write_packet(1024, &full[1024..1300], &sums).unwrap();
+    // Starting inside that chunk: its CRC is computed over the old and new bytes, whatever
+    // the packet says.
+    w.write_packet(1300, &full[1300..1800], &[0xff; 8]).unwrap();
+    let crcs = meta_crcs(&meta);
+    assert_eq!(crcs[2..], expected_crcs(&full)[2..]);
+    // Checksum bytes that do not match the chunking are not stored: computed instead.
+    w.write_packet(0, &full[..1024], &[0u8; 4]).unwrap();
+    assert_eq!(meta_crcs(&meta), expected_crcs(&full));
+    assert_eq!(w.len(), 1800);
+}
+
 #[test]
 fn append_moves_to_rbw_with_new_gs() {
     let d = tempfile::tempdir().unwrap();

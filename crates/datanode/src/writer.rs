@@ -159,11 +159,33 @@ impl ReplicaWriter {
     /// Writes `data` at `offset` (≤ current length; overlapping bytes are overwritten) and
     /// recomputes the stored CRC of each aligned chunk it touches.
     pub fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<(), StorageError> {
-        let r = self.write_inner(offset, data);
+        let r = self.write_inner(offset, data, None);
         self.ds.on_volume_io(self.volume, r)
     }
 
-    fn write_inner(&mut self, offset: u64, data: &[u8]) -> Result<(), StorageError> {
+    /// [`ReplicaWriter::write_at`] of a received packet: `sums` are the packet's CRCs of
+    /// `data` chunked from `offset` under this replica's checksum. When the packet starts on a
+    /// chunk boundary and ends on one (or at the replica's end) they are stored as received,
+    /// as Hadoop's BlockReceiver stores them — no second CRC pass; a packet damaged on the way
+    /// to a DataNode that does not verify then leaves a replica whose CRCs disagree with its
+    /// data, which readers and the block scanner detect. Other packets are summed as by
+    /// `write_at`.
+    pub fn write_packet(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+        sums: &[u8],
+    ) -> Result<(), StorageError> {
+        let r = self.write_inner(offset, data, Some(sums));
+        self.ds.on_volume_io(self.volume, r)
+    }
+
+    fn write_inner(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+        received: Option<&[u8]>,
+    ) -> Result<(), StorageError> {
         if offset > self.len {
             return Err(StorageError::Gap {
                 id: self.id,
@@ -182,10 +204,19 @@ impl ReplicaWriter {
         let head_len = (offset - chunk_start) as usize;
         let tail_end = end.div_ceil(bpc).saturating_mul(bpc).min(self.len).max(end);
         let tail_len = (tail_end - end) as usize;
-        let sums = if self.spec.kind.size() == 0 {
-            Vec::new()
-        } else if head_len == 0 && tail_len == 0 {
-            self.spec.compute(data)
+        let whole = head_len == 0 && tail_len == 0;
+        let chunks = data
+            .len()
+            .div_ceil(self.spec.bytes_per_checksum.max(1) as usize);
+        let stored = received.filter(|s| whole && s.len() == chunks * self.spec.kind.size());
+        let computed;
+        let sums: &[u8] = if self.spec.kind.size() == 0 {
+            &[]
+        } else if let Some(s) = stored {
+            s
+        } else if whole {
+            computed = self.spec.compute(data);
+            &computed
         } else {
             let mut buf = vec![0u8; head_len + data.len() + tail_len];
             self.block
@@ -193,7 +224,8 @@ impl ReplicaWriter {
             buf[head_len..head_len + data.len()].copy_from_slice(data);
             self.block
                 .read_exact_at(&mut buf[head_len + data.len()..], end)?;
-            self.spec.compute(&buf)
+            computed = self.spec.compute(&buf);
+            &computed
         };
         // A writer superseded by a recovery must not touch the files any more.
         self.ds.check_epoch(&self.bpid, self.id, self.epoch)?;
@@ -201,7 +233,7 @@ impl ReplicaWriter {
         self.block.write_all_at(data, offset)?;
         if !sums.is_empty() {
             self.meta
-                .write_all_at(&sums, meta::crc_offset(&self.spec, first_chunk))?;
+                .write_all_at(sums, meta::crc_offset(&self.spec, first_chunk))?;
         }
         self.len = self.len.max(end);
         self.ds

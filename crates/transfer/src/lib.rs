@@ -25,6 +25,7 @@ pub mod md5crc;
 pub mod op;
 pub mod packet;
 mod packet_rx;
+pub use packet_rx::{PIPELINE_READ_SIZE, PacketRx};
 pub mod reader;
 pub mod shm;
 pub mod short_circuit;

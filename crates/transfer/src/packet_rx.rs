@@ -6,6 +6,10 @@
 //! of the frame being read, or the requested range's data not yet received), up to
 //! [`LOW_WATER_CAP`], so the reader is woken once per that many bytes, not per segment; it is
 //! set back to 1 before the connection carries another op.
+//!
+//! The DataNode's WRITE_BLOCK receiver uses it too ([`PacketRx::for_pipeline`]): no
+//! low-water mark (a writer's next packet may be long in coming), each read taking up to
+//! [`PIPELINE_READ_SIZE`], and [`PacketRx::next_frame`] giving the frame to forward as well.
 
 use std::os::fd::RawFd;
 
@@ -19,15 +23,21 @@ use crate::packet::{PKT_LENGTHS_LEN, Packet, frame_lens, packet_of_frame};
 pub(crate) const READ_SIZE: usize = 1 << 20;
 /// Highest receive low-water mark set.
 pub(crate) const LOW_WATER_CAP: usize = 256 << 10;
+/// Room a write pipeline's receiver leaves for each read: above a `BufReader`'s usual
+/// capacity, so a read of an emptied `BufReader` goes straight to the socket (no copy
+/// through its buffer), and several 64 KiB packets come in one `recv`.
+pub const PIPELINE_READ_SIZE: usize = 256 << 10;
 
-/// The receive buffer of one connection's READ_BLOCK.
+/// The receive buffer of one connection's READ_BLOCK, or of a WRITE_BLOCK's packets.
 #[derive(Debug, Default)]
-pub(crate) struct PacketRx {
+pub struct PacketRx {
     buf: BytesMut,
     /// The socket whose low-water mark is raised (a TCP stream this reader owns).
     fd: Option<RawFd>,
     /// The low-water mark last set.
     low_water: usize,
+    /// Least room left for each read.
+    min_read: usize,
 }
 
 impl PacketRx {
@@ -38,12 +48,35 @@ impl PacketRx {
             buf: BytesMut::new(),
             fd,
             low_water: 1,
+            min_read: 0,
+        }
+    }
+
+    /// The receiver of a WRITE_BLOCK's packets: no low-water mark, reads of up to
+    /// [`PIPELINE_READ_SIZE`]. Frames handed out keep their memory until dropped; the buffer
+    /// is reused once every frame of it was.
+    pub fn for_pipeline() -> Self {
+        PacketRx {
+            min_read: PIPELINE_READ_SIZE,
+            ..PacketRx::new(None)
         }
     }
 
     /// Bytes received and not yet returned as a packet.
-    pub(crate) fn buffered(&self) -> usize {
+    pub fn buffered(&self) -> usize {
         self.buf.len()
+    }
+
+    /// The next packet and the exact bytes of its frame (for forwarding downstream
+    /// unchanged); the packet's checksums and data share the frame's memory.
+    pub async fn next_frame<R: AsyncRead + Unpin>(
+        &mut self,
+        r: &mut R,
+        max_packet_size: usize,
+    ) -> Result<(Packet, Bytes)> {
+        let frame = self.frame(r, max_packet_size, 0).await?;
+        let packet = self.packet(&frame, max_packet_size)?;
+        Ok((packet, frame))
     }
 
     /// The next packet and its frame's length; `data_left` is a lower bound on the data bytes
@@ -54,11 +87,21 @@ impl PacketRx {
         max_packet_size: usize,
         data_left: u64,
     ) -> Result<Packet> {
+        let frame = self.frame(r, max_packet_size, data_left).await?;
+        self.packet(&frame, max_packet_size)
+    }
+
+    /// The next whole frame (see [`PacketRx::next`]).
+    async fn frame<R: AsyncRead + Unpin>(
+        &mut self,
+        r: &mut R,
+        max_packet_size: usize,
+        data_left: u64,
+    ) -> Result<Bytes> {
         loop {
             let missing = match self.frame_len(max_packet_size)? {
                 Some(total) if self.buf.len() >= total => {
-                    let frame = self.buf.split_to(total).freeze();
-                    return self.packet(frame, max_packet_size);
+                    return Ok(self.buf.split_to(total).freeze());
                 }
                 Some(total) => total - self.buf.len(),
                 None => PKT_LENGTHS_LEN - self.buf.len(),
@@ -67,7 +110,8 @@ impl PacketRx {
             let left = usize::try_from(data_left).unwrap_or(usize::MAX);
             let coming = missing.max(left.saturating_sub(self.buf.len()));
             self.set_low_water(coming.clamp(1, LOW_WATER_CAP));
-            self.buf.reserve(missing.max(READ_SIZE.min(coming)));
+            self.buf
+                .reserve(missing.max(READ_SIZE.min(coming)).max(self.min_read));
             if r.read_buf(&mut self.buf).await? == 0 {
                 return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
             }
@@ -82,12 +126,12 @@ impl PacketRx {
         Ok(Some(frame_lens(lens, max_packet_size)?.2))
     }
 
-    fn packet(&self, frame: Bytes, max_packet_size: usize) -> Result<Packet> {
+    fn packet(&self, frame: &Bytes, max_packet_size: usize) -> Result<Packet> {
         let lens = frame
             .first_chunk::<PKT_LENGTHS_LEN>()
             .ok_or_else(|| TransferError::protocol("short packet frame"))?;
         let (hlen, plen, _) = frame_lens(lens, max_packet_size)?;
-        packet_of_frame(&frame, hlen, plen)
+        packet_of_frame(frame, hlen, plen)
     }
 
     /// Sets the socket's receive low-water mark (no call when it is already `n`).

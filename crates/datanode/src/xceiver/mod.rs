@@ -13,6 +13,7 @@ mod short_circuit_fds;
 mod short_circuit_shm;
 mod sock_io;
 mod write_block;
+mod write_disk;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -381,3 +382,5 @@ pub(crate) mod tests;
 
 #[cfg(test)]
 mod read_tests;
+#[cfg(test)]
+mod write_tests;

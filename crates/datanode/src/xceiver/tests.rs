@@ -29,16 +29,16 @@ use crate::replica::ReplicaState;
 pub(crate) const BP: &str = "BP-7-127.0.0.1-7";
 const MAX: usize = 1 << 20;
 
-struct Node {
+pub(crate) struct Node {
     _dir: tempfile::TempDir,
-    ds: Arc<Dataset>,
+    pub(crate) ds: Arc<Dataset>,
     server: XceiverServer,
     events: mpsc::UnboundedReceiver<BlockEvent>,
     faults: Arc<FaultHooks>,
 }
 
 impl Node {
-    async fn start() -> Node {
+    pub(crate) async fn start() -> Node {
         let dir = tempfile::tempdir().unwrap();
         let ds = Dataset::open(&[dir.path().to_path_buf()], 0).unwrap();
         let (tx, events) = mpsc::unbounded_channel();
@@ -63,11 +63,11 @@ impl Node {
         }
     }
 
-    fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.server.local_addr()
     }
 
-    fn info(&self) -> DatanodeInfoProto {
+    pub(crate) fn info(&self) -> DatanodeInfoProto {
         dn_info(self.addr())
     }
 }

@@ -6,16 +6,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use bytes::BytesMut;
 use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
 use rhdfs_proto::hdfs::{BlockOpResponseProto, OpWriteBlockProto, PipelineAckProto, Status};
 use rhdfs_transfer::op::{DEFAULT_MAX_MESSAGE_LEN, read_delimited};
-use rhdfs_transfer::{read_packet_into, write_delimited, write_op};
+use rhdfs_transfer::{PacketRx, write_delimited, write_op};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 
+use super::write_disk::{Acks, DiskWriter, Job, PendingAck};
 use super::{
     Conn, Next, XceiverContext, XceiverError, blocking, spec_from_proto, spec_to_wire, timed,
     xfer_addr,
@@ -24,15 +24,6 @@ use crate::dataset::delete_files;
 use crate::notify::{BlockEvent, BlockStatus};
 use crate::replica::ReplicaInfo;
 use crate::writer::ReplicaWriter;
-
-/// An ack the responder owes upstream.
-#[derive(Debug, Clone, Copy)]
-struct PendingAck {
-    seqno: i64,
-    status: Status,
-    /// Last packet or a fatal error: the responder stops after this ack.
-    end: bool,
-}
 
 pub(crate) async fn write_block(
     ctx: &Arc<XceiverContext>,
@@ -191,16 +182,15 @@ pub(crate) async fn write_block(
         storage_id: &storage_id,
         stage,
         verify,
-        acks,
         packet_checksum: spec_to_wire(requested),
         mirror_dead: &mirror_dead,
-        tx,
+        acks: Acks { tx, on: acks },
         peer_key,
         mirror_addr: &mirror_addr,
     };
     let Conn { rd, wr, peer } = conn;
     let (received, responded) = tokio::join!(
-        recv.run(rd, mirror_wr, &mut writer, closed.clone()),
+        recv.run(rd, mirror_wr, writer.take(), closed.clone()),
         respond_acks(ctx, wr, mirror_rd, has_mirror, &mirror_dead, rx),
     );
     if let Err(e) = &responded {
@@ -340,10 +330,9 @@ struct Receiver<'a> {
     storage_id: &'a str,
     stage: Stage,
     verify: bool,
-    acks: bool,
     packet_checksum: rhdfs_transfer::DataChecksum,
     mirror_dead: &'a AtomicBool,
-    tx: mpsc::UnboundedSender<PendingAck>,
+    acks: Acks,
     /// The mirror's peer stats key when this node is the penultimate one of the pipeline
     /// and peer stats are on: each packet's send time to the mirror is recorded under it.
     peer_key: Option<String>,
@@ -352,9 +341,15 @@ struct Receiver<'a> {
 }
 
 impl Receiver<'_> {
-    fn ack(&self, seqno: i64, status: Status, end: bool) {
-        if self.acks {
-            let _ = self.tx.send(PendingAck { seqno, status, end });
+    /// Queues an ack: behind the disk thread's writes while it runs, so acks keep the
+    /// packets' order; straight to the responder otherwise.
+    async fn ack(&self, disk: &mut Option<DiskWriter>, seqno: i64, status: Status, end: bool) {
+        match disk {
+            Some(d) => {
+                // A disk thread that stopped on an error queued its own ack, the last one.
+                let _ = d.send(Job::Ack { seqno, status, end }).await;
+            }
+            None => self.acks.send(seqno, status, end),
         }
     }
 
@@ -396,18 +391,21 @@ impl Receiver<'_> {
         self,
         rd: &mut BufReader<OwnedReadHalf>,
         mut mirror: Option<OwnedWriteHalf>,
-        writer: &mut Option<ReplicaWriter>,
+        writer: Option<ReplicaWriter>,
         closed: Option<ReplicaInfo>,
     ) -> Result<ReplicaInfo, XceiverError> {
         let cfg = &self.ctx.config;
-        // Every packet is read into this memory (each frame is dropped before the next read).
-        let mut frame = BytesMut::new();
+        // Packets are split out of large socket reads without a copy; each frame's memory
+        // is reused once the disk thread dropped it.
+        let mut rx = PacketRx::for_pipeline();
+        // The packets' CRCs are stored as received when made with the replica's checksum.
+        let sums_fit = writer
+            .as_ref()
+            .is_some_and(|w| spec_to_wire(w.checksum()) == self.packet_checksum);
+        let mut disk = writer.map(|w| DiskWriter::start(self.ctx.clone(), w, self.acks.clone()));
         loop {
-            let (pkt, raw) = timed(
-                cfg.socket_timeout,
-                read_packet_into(rd, cfg.max_packet_size, &mut frame),
-            )
-            .await?;
+            let (pkt, raw) =
+                timed(cfg.socket_timeout, rx.next_frame(rd, cfg.max_packet_size)).await?;
             let delay = self.ctx.faults.packet_delay();
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
@@ -417,17 +415,18 @@ impl Receiver<'_> {
             {
                 self.forward(m, &raw).await;
             }
+            drop(raw);
             let h = pkt.header;
             if h.is_heartbeat() {
-                self.ack(h.seqno, self.own_status(), false);
+                self.ack(&mut disk, h.seqno, self.own_status(), false).await;
                 continue;
             }
             if let Err(e) = pkt.validate(&self.packet_checksum) {
-                self.ack(h.seqno, Status::Error, true);
+                self.ack(&mut disk, h.seqno, Status::Error, true).await;
                 return Err(e.into());
             }
             if h.offset_in_block < 0 {
-                self.ack(h.seqno, Status::Error, true);
+                self.ack(&mut disk, h.seqno, Status::Error, true).await;
                 return Err(XceiverError::Other(format!(
                     "negative packet offset {}",
                     h.offset_in_block
@@ -438,48 +437,31 @@ impl Receiver<'_> {
                 && let Err(e) = pkt.verify(&self.packet_checksum)
             {
                 tracing::warn!(error = %e, offset = h.offset_in_block, "checksum error in received packet");
-                self.ack(h.seqno, Status::ErrorChecksum, true);
+                self.ack(&mut disk, h.seqno, Status::ErrorChecksum, true)
+                    .await;
                 return Err(e.into());
             }
-            if let Some(w) = writer.take() {
-                let (data, off, sync) = (pkt.data.clone(), h.offset_in_block as u64, h.sync_block);
-                let io = crate::metrics::IoSample::start(
-                    &self.ctx.config.metrics,
-                    &self.ctx.dataset,
-                    w.volume(),
-                );
-                let sync_ctx = sync.then(|| {
-                    (
-                        self.ctx.config.metrics.clone(),
-                        self.ctx.dataset.clone(),
-                        w.volume(),
-                    )
-                });
-                let (w, res) = blocking(move || {
-                    let mut w = w;
-                    let mut r = w.write_at(off, &data);
-                    io.finish_checked(crate::metrics::IoKind::Write, r.is_ok());
-                    if let (true, Some((m, ds, vol))) = (r.is_ok(), sync_ctx) {
-                        let io = crate::metrics::IoSample::start(&m, &ds, vol);
-                        r = w.sync();
-                        io.finish_sync(r.is_ok());
-                    }
-                    (w, r)
+            if let Some(d) = disk.as_mut() {
+                d.send(Job::Write {
+                    seqno: h.seqno,
+                    offset: h.offset_in_block as u64,
+                    sums: sums_fit.then(|| pkt.checksums.clone()),
+                    data: pkt.data,
+                    sync: h.sync_block,
+                    ack: !h.last_packet_in_block,
                 })
                 .await?;
-                *writer = Some(w);
-                if let Err(e) = res {
-                    self.ack(h.seqno, Status::Error, true);
-                    return Err(e.into());
-                }
-                crate::metrics::Activity::add(
-                    &self.ctx.activity.bytes_written,
-                    pkt.data.len() as u64,
-                );
             }
             if h.last_packet_in_block {
-                let info = match (writer.take(), &closed) {
-                    (Some(w), _) => {
+                if rx.buffered() > 0 {
+                    tracing::warn!(
+                        bytes = rx.buffered(),
+                        "bytes after the last packet of a block"
+                    );
+                }
+                let info = match (disk.take(), &closed) {
+                    (Some(d), _) => {
+                        let w = d.finish().await?;
                         let to_rbw = self.stage == Stage::TransferRbw;
                         let sync = self.ctx.config.sync_on_close;
                         let res = blocking(move || {
@@ -492,7 +474,7 @@ impl Receiver<'_> {
                         match res {
                             Ok(i) => i,
                             Err(e) => {
-                                self.ack(h.seqno, Status::Error, true);
+                                self.acks.send(h.seqno, Status::Error, true);
                                 return Err(e.into());
                             }
                         }
@@ -513,13 +495,15 @@ impl Receiver<'_> {
                         status: BlockStatus::Received,
                     });
                 }
-                self.ack(h.seqno, self.own_status(), true);
+                self.acks.send(h.seqno, self.own_status(), true);
                 if let Some(mut m) = mirror {
                     let _ = m.flush().await;
                 }
                 return Ok(info);
             }
-            self.ack(h.seqno, self.own_status(), false);
+            if disk.is_none() {
+                self.acks.send(h.seqno, self.own_status(), false);
+            }
         }
     }
 }

@@ -1,0 +1,160 @@
+//! The disk side of a WRITE_BLOCK: one blocking thread per replica being received writes the
+//! packets the receiver hands it, in order, and queues each packet's ack for the responder
+//! once this node's write of it is done (an ack never goes before the data is written, as
+//! before). The receiver goes on reading, forwarding and verifying the next packets
+//! meanwhile. It replaced a `spawn_blocking` per packet, whose task hand-off and wake-ups
+//! were a fifth of the DataNodes' CPU in a profile of `bench dfsio -write`.
+//!
+//! Every ack of the op goes through this queue while the thread runs (heartbeats and refused
+//! packets as [`Job::Ack`]), so the responder sees them in the order the packets came.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use rhdfs_proto::hdfs::Status;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::{XceiverContext, XceiverError};
+use crate::error::StorageError;
+use crate::metrics::{Activity, IoKind, IoSample};
+use crate::writer::ReplicaWriter;
+
+/// Packets the receiver may be ahead of the disk writer.
+const QUEUED_PACKETS: usize = 16;
+
+/// An ack the responder owes upstream.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PendingAck {
+    pub seqno: i64,
+    pub status: Status,
+    /// Last packet or a fatal error: the responder stops after this ack.
+    pub end: bool,
+}
+
+/// Where acks go: the responder's queue, or nowhere for an op that sends none.
+#[derive(Debug, Clone)]
+pub(super) struct Acks {
+    pub tx: mpsc::UnboundedSender<PendingAck>,
+    pub on: bool,
+}
+
+impl Acks {
+    pub(super) fn send(&self, seqno: i64, status: Status, end: bool) {
+        if self.on {
+            let _ = self.tx.send(PendingAck { seqno, status, end });
+        }
+    }
+}
+
+/// Work for the disk thread, in packet order.
+#[derive(Debug)]
+pub(super) enum Job {
+    /// Write `data` at `offset`; with `ack`, ack `seqno` once written.
+    Write {
+        seqno: i64,
+        offset: u64,
+        data: Bytes,
+        /// The packet's CRCs, when they were made with the replica's checksum.
+        sums: Option<Bytes>,
+        sync: bool,
+        ack: bool,
+    },
+    /// An ack with nothing to write, queued behind the writes before it.
+    Ack {
+        seqno: i64,
+        status: Status,
+        end: bool,
+    },
+}
+
+/// The running disk thread of one WRITE_BLOCK.
+pub(super) struct DiskWriter {
+    jobs: mpsc::Sender<Job>,
+    thread: JoinHandle<(ReplicaWriter, Result<(), StorageError>)>,
+}
+
+impl DiskWriter {
+    pub(super) fn start(ctx: Arc<XceiverContext>, w: ReplicaWriter, acks: Acks) -> DiskWriter {
+        let (jobs, rx) = mpsc::channel(QUEUED_PACKETS);
+        let thread = tokio::task::spawn_blocking(move || write_jobs(&ctx, w, rx, &acks));
+        DiskWriter { jobs, thread }
+    }
+
+    /// Queues `job`; when the thread has stopped on an error, that error.
+    pub(super) async fn send(&mut self, job: Job) -> Result<(), XceiverError> {
+        if self.jobs.send(job).await.is_ok() {
+            return Ok(());
+        }
+        match (&mut self.thread).await {
+            Ok((_, Err(e))) => Err(e.into()),
+            Ok((_, Ok(()))) => Err(XceiverError::Other("replica writer stopped".into())),
+            Err(e) => Err(XceiverError::Other(format!("replica writer failed: {e}"))),
+        }
+    }
+
+    /// Waits for every queued write; the writer back, or the error that stopped it (whose
+    /// ack was queued).
+    pub(super) async fn finish(self) -> Result<ReplicaWriter, XceiverError> {
+        let DiskWriter { jobs, thread } = self;
+        drop(jobs);
+        match thread.await {
+            Ok((w, Ok(()))) => Ok(w),
+            Ok((_, Err(e))) => Err(e.into()),
+            Err(e) => Err(XceiverError::Other(format!("replica writer failed: {e}"))),
+        }
+    }
+}
+
+fn own_status(ctx: &XceiverContext) -> Status {
+    if ctx.faults.ack_error() {
+        Status::Error
+    } else {
+        Status::Success
+    }
+}
+
+/// The thread: jobs until the receiver closes the queue or a write fails.
+fn write_jobs(
+    ctx: &XceiverContext,
+    mut w: ReplicaWriter,
+    mut rx: mpsc::Receiver<Job>,
+    acks: &Acks,
+) -> (ReplicaWriter, Result<(), StorageError>) {
+    while let Some(job) = rx.blocking_recv() {
+        let (seqno, offset, data, sums, sync, ack) = match job {
+            Job::Ack { seqno, status, end } => {
+                acks.send(seqno, status, end);
+                continue;
+            }
+            Job::Write {
+                seqno,
+                offset,
+                data,
+                sums,
+                sync,
+                ack,
+            } => (seqno, offset, data, sums, sync, ack),
+        };
+        let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
+        let mut r = match &sums {
+            Some(s) => w.write_packet(offset, &data, s),
+            None => w.write_at(offset, &data),
+        };
+        io.finish_checked(IoKind::Write, r.is_ok());
+        if r.is_ok() && sync {
+            let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
+            r = w.sync();
+            io.finish_sync(r.is_ok());
+        }
+        if let Err(e) = r {
+            acks.send(seqno, Status::Error, true);
+            return (w, Err(e));
+        }
+        Activity::add(&ctx.activity.bytes_written, data.len() as u64);
+        if ack {
+            acks.send(seqno, own_status(ctx), false);
+        }
+    }
+    (w, Ok(()))
+}

@@ -1,0 +1,130 @@
+//! WRITE_BLOCK with the disk thread: packets streamed without waiting for acks, heartbeats
+//! among them, acked in the order sent; a packet damaged on its way to a node that does not
+//! verify it is stored with the CRCs it came with (Hadoop's BlockReceiver), so its chunk fails
+//! the CRC check once read as finalized or scanned.
+
+use bytes::Bytes;
+use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
+use rhdfs_proto::hdfs::{BlockOpResponseProto, Status};
+use rhdfs_transfer::op::read_delimited;
+use rhdfs_transfer::{Op, Packet, TransferError, write_op};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use super::tests::{BP, Node, ack, csum, data, data_packet, write_req};
+use crate::reader::ReplicaReader;
+use crate::replica::ReplicaState;
+
+const MAX: usize = 1 << 20;
+const PACKET: usize = 64_512;
+
+async fn open_pipeline(first: &Node, rest: &[&Node], id: u64) -> TcpStream {
+    let mut s = TcpStream::connect(first.addr()).await.unwrap();
+    let targets = rest.iter().map(|n| n.info()).collect();
+    write_op(
+        &mut s,
+        Op::WriteBlock,
+        &write_req(id, 1001, targets, Stage::PipelineSetupCreate),
+    )
+    .await
+    .unwrap();
+    let resp: BlockOpResponseProto = read_delimited(&mut s, MAX).await.unwrap();
+    assert_eq!(resp.status, Status::Success as i32);
+    s
+}
+
+#[tokio::test]
+async fn streamed_packets_and_heartbeats_are_acked_in_order() {
+    let dn1 = Node::start().await;
+    let dn2 = Node::start().await;
+    let id = 1 << 30 | 7;
+    let body = data(40 * PACKET + 1000);
+    let mut s = open_pipeline(&dn1, &[&dn2], id).await;
+    // Every packet sent before any ack is read, a heartbeat after every seventh.
+    let mut wire = Vec::new();
+    let mut expect = Vec::new();
+    let (mut off, mut seq) = (0usize, 0i64);
+    while off < body.len() {
+        let n = (body.len() - off).min(PACKET);
+        wire.extend_from_slice(&data_packet(off as u64, seq, &body[off..off + n], false));
+        expect.push(seq);
+        if seq % 7 == 6 {
+            wire.extend_from_slice(&Packet::heartbeat().to_bytes());
+            expect.push(-1);
+        }
+        off += n;
+        seq += 1;
+    }
+    wire.extend_from_slice(&Packet::empty(off as i64, seq, true).to_bytes());
+    expect.push(seq);
+    let (mut rd, mut wr) = s.split();
+    let send = async {
+        wr.write_all(&wire).await.unwrap();
+    };
+    let acks = async {
+        let mut got = Vec::new();
+        for _ in 0..expect.len() {
+            let a: rhdfs_proto::hdfs::PipelineAckProto =
+                read_delimited(&mut rd, MAX).await.unwrap();
+            assert_eq!(a.reply, vec![0, 0], "ack {}", a.seqno);
+            got.push(a.seqno);
+        }
+        got
+    };
+    let ((), got) = tokio::join!(send, acks);
+    assert_eq!(got, expect);
+    for n in [&dn1, &dn2] {
+        let r = n.ds.get(BP, id).unwrap();
+        assert_eq!(
+            (r.state, r.num_bytes),
+            (ReplicaState::Finalized, body.len() as u64)
+        );
+        assert_eq!(std::fs::read(n.ds.block_path(BP, &r)).unwrap(), body);
+        let (got, sums) = ReplicaReader::open(&n.ds, BP, id, 1001)
+            .unwrap()
+            .read(0, body.len() as u64)
+            .unwrap();
+        assert_eq!(got, body);
+        assert_eq!(sums, csum().compute_bytes(&body));
+    }
+}
+
+#[tokio::test]
+async fn unverified_damaged_packet_is_stored_with_the_crcs_it_came_with() {
+    let dn1 = Node::start().await;
+    let dn2 = Node::start().await;
+    let id = 1 << 30 | 8;
+    let mut s = open_pipeline(&dn1, &[&dn2], id).await;
+    // A packet whose data no longer matches its CRCs (as if damaged on the way): the first
+    // node forwards and stores it unverified, the last node verifies and refuses it.
+    let body = data(PACKET);
+    let mut p = Packet::with_data(&csum(), 0, 0, Bytes::from(body.clone()), false, false).unwrap();
+    let mut bad = p.data.to_vec();
+    bad[700] ^= 0x01;
+    p.data = Bytes::from(bad);
+    s.write_all(&p.to_bytes()).await.unwrap();
+    let a = ack(&mut s).await;
+    assert_eq!(a.seqno, 0);
+    assert!(
+        a.reply.contains(&(Status::ErrorChecksum as i32)),
+        "{:?}",
+        a.reply
+    );
+    assert_eq!(dn2.ds.get(BP, id).unwrap().num_bytes, 0, "never stored");
+    // The first node's copy keeps the CRCs the packet came with: its second chunk disagrees.
+    let r = dn1.ds.get(BP, id).unwrap();
+    assert_eq!(r.num_bytes, PACKET as u64);
+    let got = std::fs::read(dn1.ds.block_path(BP, &r)).unwrap();
+    let meta = std::fs::read(dn1.ds.meta_path(BP, &r)).unwrap();
+    let err = csum().verify(&got, &meta[7..], 0).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TransferError::Checksum {
+                chunk: 1,
+                offset: 512
+            }
+        ),
+        "{err}"
+    );
+}
