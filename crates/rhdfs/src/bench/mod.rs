@@ -35,11 +35,13 @@ const SUBCOMMANDS: &[(&str, &str)] = &[
   nn [-op create|mkdirs|open|fileStatus|webFileStatus|rename|delete|addBlock|
          blockReport|all[,...]]
      [-threads T] [-files N] [-filesPerDir P] [-datanodes D] [-blocksPerReport B]
-     [-keepResults] [-fs URI [--nn-http HOST:PORT]] [-D key=value ...]
+     [-keepResults] [-fs URI [--nn-http HOST:PORT] [-nn-pid PID]] [-D key=value ...]
         NameNode throughput like Hadoop's NNThroughputBenchmark: T clients share N
         operations of each kind; prints ops/s, p50/p99 latency and both as multiples
         of the loopback TCP round trip measured in the same run, and (in-process,
-        without -fs) the edit log's fsyncs per operation. addBlock and blockReport
+        without -fs) the edit log's fsyncs per operation. CPU µs per operation: this
+        process's (cpu) and the NameNode's alone (nn: in-process its own runtime's
+        threads, with -fs the process -nn-pid names, else -). addBlock and blockReport
         use D simulated DataNodes (no data) that each send a full report of B
         replicas (replicas/s printed); addBlock's ops/s and fsyncs include each
         file's untimed create and complete, its latencies are addBlock's. Defaults: all, 8 threads, 1000 files, 4 per

@@ -21,9 +21,13 @@
 //! or the system temporary directory (`-fs`), as the edit log pays it per group commit, and
 //! prints the floor of a single client's mutation: one round trip plus one fdatasync. Each
 //! row gives this process's CPU time per operation (user + system; in-process that is the
-//! NameNode's and the clients' together), steadier than wall time on a shared machine.
+//! NameNode's and the clients' together), steadier than wall time on a shared machine, and
+//! beside it the NameNode's own (`nn µs/op`): in-process the CPU clocks of the threads of the
+//! runtime the NameNode runs on alone (`nn_cpu`), against `-fs` that of the process `-nn-pid`
+//! names (`-` without it).
 
 pub(crate) mod latency;
+mod nn_cpu;
 mod ops;
 pub(super) mod simdn;
 mod web;
@@ -36,6 +40,7 @@ use rhdfs_client::FileSystem;
 use rhdfs_conf::Configuration;
 use rhdfs_minicluster::MiniCluster;
 
+use nn_cpu::{NameNodeCpu, NameNodeRuntime};
 use ops::{Layout, Op};
 use simdn::{Heartbeats, SimDatanode};
 use web::WebClients;
@@ -54,6 +59,8 @@ struct Opts {
     fs: Option<String>,
     /// `--nn-http host:port`: the NameNode web port for `webFileStatus` with `-fs`.
     http: Option<String>,
+    /// `-nn-pid PID`: the NameNode process whose CPU time is read with `-fs`.
+    nn_pid: Option<u32>,
     defines: Vec<String>,
 }
 
@@ -68,6 +75,7 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
         keep: false,
         fs: None,
         http: None,
+        nn_pid: None,
         defines: Vec::new(),
     };
     let mut i = 0;
@@ -106,6 +114,13 @@ fn parse(args: &[String]) -> anyhow::Result<Opts> {
             }
             "fs" => o.fs = Some(val()?),
             "nn-http" => o.http = Some(val()?),
+            "nn-pid" => {
+                o.nn_pid = Some(
+                    val()?
+                        .parse()
+                        .with_context(|| format!("{a} takes a process id"))?,
+                )
+            }
             "D" => o.defines.push(val()?),
             d if a.starts_with("-D") && d.len() > 1 => {
                 o.defines.push(a[2..].to_string());
@@ -137,6 +152,8 @@ struct Row {
     fsyncs: Option<u64>,
     /// This process's CPU time (user + system) over the phase, seconds.
     cpu: f64,
+    /// The NameNode's CPU time over the phase, when known.
+    nn_cpu: Option<Duration>,
     /// blockReport: replicas processed.
     replicas: Option<u64>,
 }
@@ -157,6 +174,7 @@ struct Bench {
     /// Keep-alive WebHDFS connections, when `webFileStatus` runs.
     web: Option<Arc<WebClients>>,
     cluster: Option<MiniCluster>,
+    nn_cpu: NameNodeCpu,
     state: State,
 }
 
@@ -244,6 +262,7 @@ impl Bench {
         }
         let before = self.fsyncs();
         let cpu_before = rhdfs_metrics::process::read().cpu_seconds;
+        let nn_before = self.nn_cpu.read();
         let start = Instant::now();
         let (samples, failures, ops, replicas) = match op {
             Op::AddBlock => {
@@ -281,6 +300,9 @@ impl Bench {
         };
         let elapsed = start.elapsed();
         let cpu = rhdfs_metrics::process::read().cpu_seconds - cpu_before;
+        let nn_cpu = nn_before
+            .zip(self.nn_cpu.read())
+            .map(|(b, a)| a.saturating_sub(b));
         match op {
             Op::Create => self.state.files_exist = true,
             Op::Rename => self.state.renamed = true,
@@ -298,6 +320,7 @@ impl Bench {
             failures,
             fsyncs: before.zip(self.fsyncs()).map(|(b, a)| a.saturating_sub(b)),
             cpu,
+            nn_cpu,
             replicas,
         })
     }
@@ -417,8 +440,12 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
     for d in &o.defines {
         conf.apply_define(d)?;
     }
-    let (cluster, uri) = match &o.fs {
-        Some(u) => (None, u.clone()),
+    let (cluster, uri, nn_cpu) = match &o.fs {
+        Some(u) => (
+            None,
+            u.clone(),
+            o.nn_pid.map_or(NameNodeCpu::Unknown, NameNodeCpu::Process),
+        ),
         None => {
             // No real DataNodes: the block operations use simulated ones. Invalidation
             // runs every second so the final clean-up does not wait on the defaults.
@@ -431,12 +458,16 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
                     b = b.conf(k.trim(), v.trim().to_string());
                 }
             }
-            let c = b
-                .build()
+            // On a runtime of its own, so that its CPU time is told from the clients'.
+            let rt = Arc::new(NameNodeRuntime::new().context("the NameNode's runtime")?);
+            let handle = rt.handle().cloned().context("the NameNode's runtime")?;
+            let c = handle
+                .spawn(b.build())
                 .await
+                .context("the NameNode's start panicked")?
                 .context("starting the in-process NameNode")?;
             let uri = c.uri();
-            (Some(c), uri)
+            (Some(c), uri, NameNodeCpu::InProcess(rt))
         }
     };
     let rtt = latency::loopback_round_trip(2000).await?;
@@ -527,6 +558,7 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
         dns,
         web,
         cluster,
+        nn_cpu,
     };
 
     let mut failed = 0;
@@ -552,7 +584,16 @@ pub async fn run(args: Vec<String>) -> anyhow::Result<i32> {
         fs.close().await;
     }
     if let Some(c) = bench.cluster.take() {
-        c.shutdown().await;
+        match &bench.nn_cpu {
+            NameNodeCpu::InProcess(rt) => {
+                if let Some(h) = rt.handle() {
+                    h.spawn(c.shutdown())
+                        .await
+                        .context("the NameNode's shutdown panicked")?;
+                }
+            }
+            _ => c.shutdown().await,
+        }
     }
     Ok(i32::from(failed > 0))
 }
@@ -567,7 +608,7 @@ fn rand_suffix() -> u64 {
 fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) -> Duration {
     if header {
         println!(
-            "{:<13} {:>7} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>8} {:>9} {:>10} {:>6}",
+            "{:<13} {:>7} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>8} {:>9} {:>10} {:>9} {:>6}",
             "op",
             "ops",
             "threads",
@@ -579,6 +620,7 @@ fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) -> Duration {
             "p99/rtt",
             "fsyncs/op",
             "cpu µs/op",
+            "nn µs/op",
             "failed"
         );
     }
@@ -595,8 +637,12 @@ fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) -> Duration {
         || "-".to_string(),
         |f| format!("{:.3}", f as f64 / r.ops.max(1) as f64),
     );
+    let nn_per_op = r.nn_cpu.map_or_else(
+        || "-".to_string(),
+        |c| format!("{:.1}", c.as_secs_f64() * 1e6 / r.ops.max(1) as f64),
+    );
     println!(
-        "{:<13} {:>7} {:>7} {:>8.3} {:>10.0} {:>9.0} {:>9.0} {:>8.1} {:>8.1} {:>9} {:>10.1} {:>6}",
+        "{:<13} {:>7} {:>7} {:>8.3} {:>10.0} {:>9.0} {:>9.0} {:>8.1} {:>8.1} {:>9} {:>10.1} {:>9} {:>6}",
         r.op.name(),
         r.ops,
         threads,
@@ -608,6 +654,7 @@ fn print_row(r: &Row, threads: usize, rtt: Duration, header: bool) -> Duration {
         latency::times(p99, rtt),
         per_op,
         r.cpu * 1e6 / r.ops.max(1) as f64,
+        nn_per_op,
         r.failures
     );
     if let Some(n) = r.replicas {
