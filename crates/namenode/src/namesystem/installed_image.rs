@@ -24,6 +24,8 @@ impl Namesystem {
             .collect();
         let old = self.with_ns_op("install_image", |cur| std::mem::replace(cur, ns));
         drop(old);
+        // Its superuser and supergroup decide who is a superuser from now on.
+        self.forget_cached_callers();
         let summary = self.bm.reload_blocks(blocks);
         self.bm.set_last_txid(txid);
         self.publish_safe_mode();

@@ -73,6 +73,16 @@ impl Default for NamesystemSettings {
 /// Looks up a user's groups (the OS group mapping by default).
 pub type GroupsLookup = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
+/// A user's groups as cached by `Namesystem::caller`.
+struct CachedGroups {
+    groups: Vec<String>,
+    /// The namespace's verdict for the user with these groups (its superuser and
+    /// supergroup change only with the namespace: `install_namespace` empties the cache).
+    superuser: bool,
+    /// Monotonic time of the lookup.
+    at: Duration,
+}
+
 /// Namespace + block manager.
 pub struct Namesystem {
     /// The namespace lock; hold and wait times are recorded per operation kind.
@@ -81,8 +91,8 @@ pub struct Namesystem {
     clock: SharedClock,
     settings: NamesystemSettings,
     groups: GroupsLookup,
-    /// user -> (groups, monotonic time of the lookup).
-    groups_cache: Mutex<HashMap<String, (Vec<String>, Duration)>>,
+    /// user -> groups, whether that makes a superuser, and when they were looked up.
+    groups_cache: Mutex<HashMap<String, CachedGroups>>,
     /// The edit log and image store (absent in tests that run without storage).
     durable: std::sync::OnceLock<Arc<crate::persist::Durable>>,
     /// How the start went (absent in tests that build a namesystem directly).
@@ -211,32 +221,43 @@ impl Namesystem {
     }
 
     /// The caller `user` from `machine`, with groups (cached; looked up off the async
-    /// threads since the lookup may run a process).
+    /// threads since the lookup may run a process). A cached caller is made without the
+    /// namespace lock: whether it is a superuser was decided with its groups.
     pub async fn caller(&self, user: &str, machine: &str) -> Caller {
         let now = self.clock.monotonic();
         let cached = self
             .groups_cache
             .lock()
             .get(user)
-            .filter(|(_, at)| now.saturating_sub(*at) < self.settings.groups_cache)
-            .map(|(g, _)| g.clone());
-        let groups = match cached {
-            Some(g) => g,
+            .filter(|c| now.saturating_sub(c.at) < self.settings.groups_cache)
+            .map(|c| Caller::new(user, c.groups.clone(), c.superuser));
+        let mut c = match cached {
+            Some(c) => c,
             None => {
                 let lookup = self.groups.clone();
                 let u = user.to_string();
-                let g = tokio::task::spawn_blocking(move || lookup(&u))
+                let groups = tokio::task::spawn_blocking(move || lookup(&u))
                     .await
                     .unwrap_or_default();
-                self.groups_cache
-                    .lock()
-                    .insert(user.to_string(), (g.clone(), now));
-                g
+                let c = self.ns.lock("caller").caller(user, groups);
+                self.groups_cache.lock().insert(
+                    user.to_string(),
+                    CachedGroups {
+                        groups: c.groups.clone(),
+                        superuser: c.superuser,
+                        at: now,
+                    },
+                );
+                c
             }
         };
-        let mut c = self.ns.lock("caller").caller(user, groups);
         c.machine = machine.to_string();
         c
+    }
+
+    /// Forgets every cached caller (the namespace deciding who is a superuser changed).
+    pub(crate) fn forget_cached_callers(&self) {
+        self.groups_cache.lock().clear();
     }
 
     /// Live locations of a block, in pipeline/read order.

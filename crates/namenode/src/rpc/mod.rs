@@ -237,9 +237,13 @@ macro_rules! client_protocol {
         }
 
         impl ClientProtocolService {
+            /// Each handler's future is boxed on its own: inline, this future would be as
+            /// large as the largest handler's, and every call's future — boxed whole as an
+            /// `RpcService` call — was allocated and copied at that size (kilobytes per call,
+            /// a large allocation each time).
             async fn dispatch(&self, c: &CallContext, b: &Bytes) -> Result<Bytes, RpcError> {
                 match c.method.as_str() {
-                    $($name => self.$handler(c, b).await,)*
+                    $($name => Box::pin(self.$handler(c, b)).await,)*
                     _ => Err(RpcError::no_such_method_on(&c.method, &c.protocol)),
                 }
             }
@@ -259,10 +263,10 @@ macro_rules! client_protocol {
 
 macro_rules! replay_of {
     ($self:ident, $c:ident, $b:ident, $handler:ident) => {
-        $self.$handler($c, $b).await
+        Box::pin($self.$handler($c, $b)).await
     };
     ($self:ident, $c:ident, $b:ident, $handler:ident, $replay:ident) => {
-        $self.$replay($c, $b).await
+        Box::pin($self.$replay($c, $b)).await
     };
 }
 

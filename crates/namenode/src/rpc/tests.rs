@@ -1058,6 +1058,13 @@ async fn groups_are_cached_for_hadoop_security_groups_cache_secs() {
     clock.advance(Duration::from_secs(1));
     fs.caller("alice", "h").await;
     assert_eq!(count(), 2, "looked up again once the cache time has passed");
+    // Whether a caller is the superuser is decided with its groups and cached with them.
+    for _ in 0..2 {
+        let (hdfs, alice) = (fs.caller("hdfs", "h").await, fs.caller("alice", "h").await);
+        assert!(hdfs.superuser && !alice.superuser);
+        assert_eq!((hdfs.machine.as_str(), alice.user.as_str()), ("h", "alice"));
+    }
+    assert_eq!(count(), 3, "hdfs looked up once");
 }
 
 /// The method table agrees with ClientProtocol's retry declarations, which a failing-over
