@@ -613,7 +613,7 @@ async fn a_standby_not_chosen_holds_its_elections_through_a_hand_over() -> anyho
     )
     .await?;
     // Past the other standby's own election deadline once the heartbeats stopped (leader
-    // lease + longest election timeout: 2 × 1.2 s with EXTRA's 600 ms): without the hold it
+    // lease + longest election timeout: 2 × 0.9 s with EXTRA's 600 ms): without the hold it
     // campaigns and, the leader having yielded, wins.
     tokio::time::sleep(Duration::from_secs(3)).await;
     chosen.faults.heal_all();

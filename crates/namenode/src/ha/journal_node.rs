@@ -81,14 +81,14 @@ impl JournalNode {
         settings.dir = dir;
         let lead_for = settings.election * 10;
         // Campaign only once no NameNode could, yet more often than a NameNode whose log is
-        // behind. With a NameNode's election timeout E (openraft: a random timeout in [E, 2E],
-        // a leader's lease 2E, and 4E more once a candidate saw a longer log), a NameNode
-        // following a dead leader campaigns 3E–4E after its last heartbeat and the JournalNode
-        // 6E–8E; but a NameNode that came back behind campaigns every 5E–6E and the
-        // JournalNode, once it learnt that candidate's term, every 2E–4E. In standard Raft a
+        // behind. With a NameNode's election timeout E (openraft: a random timeout in
+        // [E, 1.5E], a leader's lease 1.5E, and 3E more once a candidate saw a longer log), a
+        // NameNode following a dead leader campaigns 2.5E–3E after its last heartbeat and the
+        // JournalNode 5E–6E; but a NameNode that came back behind campaigns every 4E–4.5E and
+        // the JournalNode, once it learnt that candidate's term, every 2E–3E. In standard Raft a
         // candidate refused for its short log keeps its term, so the JournalNode wins only with
         // a term the NameNode has not reached yet: it must campaign the more often (at three
-        // timeouts, 3E–6E, it lost that race for a minute at a time).
+        // timeouts it lost that race for a minute at a time).
         settings.election *= 2;
         let check = conf.get_duration(
             keys::DFS_NAMENODE_CHECKPOINT_CHECK_PERIOD_KEY,

@@ -148,8 +148,15 @@ impl RaftSettings {
         let c = Config {
             cluster_name: cluster.to_string(),
             heartbeat_interval: ms(self.heartbeat),
+            // openraft's leader lease is the maximum (a follower refuses votes that long after
+            // it last heard its leader, and campaigns only after lease + its own random
+            // timeout): a follower of a dead leader campaigns 2.5E–3E after its last heartbeat
+            // with E's half as the spread (3E–4E with [E, 2E]). The lease must outlast the
+            // active's own fencing (no majority acknowledgement for E: `watch_role`), with
+            // room for a few heartbeats; a spread of E/2 still sets two followers' campaigns
+            // further apart than a vote's round trip and fsync in most draws.
             election_timeout_min: ms(self.election),
-            election_timeout_max: ms(self.election) * 2,
+            election_timeout_max: ms(self.election).saturating_add(ms(self.election) / 2),
             // Snapshots are taken when the member saves an image (`spawn_snapshots`), not
             // by entry count; the log is purged behind them less `retained` entries, in
             // batches no larger than that.

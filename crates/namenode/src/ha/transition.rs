@@ -3,8 +3,9 @@
 //! leader, so a transition is a leadership change, never a role set by hand (which could
 //! leave two actives).
 //!
-//! openraft's followers refuse to vote while their leader's lease holds (an election timeout
-//! after they last heard from it), so leadership moves in two steps:
+//! openraft's followers refuse to vote while their leader's lease holds (the longest election
+//! timeout, 1.5 times the configured one, after they last heard from it), so leadership moves
+//! in two steps:
 //! 1. the leader **yields**: it stops being active (no more edits shipped), waits until every
 //!    follower's log matches its own (at most half the transition's time: a member that is
 //!    down does not hold it up longer), then stops its heartbeats, so the followers' leases
