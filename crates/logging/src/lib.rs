@@ -1,11 +1,14 @@
 //! Logging for the `rhdfs` processes: lines on stderr (colour only on a terminal) and, with a
 //! log directory, in a file of their own rolled by size (`file-rotate`, written off the
 //! calling thread by `tracing-appender`, never with colour codes); levels changed at run
-//! time (`level`, behind the web ports' `/logLevel`). Every daemon runs inside a
-//! [`daemon_span`], so each line of `rhdfs cluster` names the daemon that wrote it.
+//! time (`level`, behind the web ports' `/logLevel`); openraft's line per retry of a call to
+//! a Raft peer that is down let through once a minute per peer (`peer_down`). Every daemon
+//! runs inside a [`daemon_span`], so each line of `rhdfs cluster` names the daemon that wrote
+//! it.
 
 mod file;
 pub mod level;
+pub mod peer_down;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -63,6 +66,7 @@ pub fn init(settings: LogSettings) -> Result<LogGuard, LogError> {
     };
     tracing_subscriber::registry()
         .with(filter)
+        .with(peer_down::PeerDownLimiter::new(peer_down::PEER_DOWN_EVERY))
         .with(stderr)
         .with(file_layer)
         .try_init()
