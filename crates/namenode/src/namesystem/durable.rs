@@ -68,6 +68,26 @@ impl Namesystem {
         }
     }
 
+    /// Waits until a mutation may be answered. A call that logged edits waits for the last
+    /// of them (`logged`, from `namespace::call_txid`), which follows every edit its answer
+    /// saw, since it logged under the namespace lock after seeing them: at once when its
+    /// handler's commit synced them already, otherwise the group commit that holds them —
+    /// not the next one, as waiting for every edit logged by anyone until now would under
+    /// load. A call that logged nothing, and every call of an HA member (durable means
+    /// committed by Raft there), waits for every edit logged so far (`sync_edits`).
+    pub async fn sync_edits_to(&self, logged: Option<u64>) -> FsResult<()> {
+        let (Some(txid), Some(d), false) = (logged, self.durable.get(), self.is_ha()) else {
+            return self.sync_edits().await;
+        };
+        let log = d.log();
+        if let Err(e) = log.sync_async(txid).await {
+            tracing::error!("edit log sync failed: {e}");
+            return Err(FsError::Io(format!("edit log sync failed: {e}")));
+        }
+        self.bm.set_last_txid(log.synced_txid());
+        Ok(())
+    }
+
     /// saveNamespace: an image of the namespace now, built as the periodic checkpoint is
     /// (off the live namespace, without its lock) once every edit is synced. Only in safe
     /// mode, as HDFS requires, so the image is the namespace as it stands. With a time

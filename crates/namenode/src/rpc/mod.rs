@@ -170,28 +170,6 @@ impl ClientProtocolService {
     fn pool(&self) -> &str {
         self.fs.block_pool_id()
     }
-
-    /// Waits until a mutation may be answered. A call that logged edits waits for the last
-    /// of them (`logged`), which follows every edit its answer saw, since it logged under
-    /// the namespace lock after seeing them: at once when its handler's commit synced them
-    /// already, otherwise the group commit that holds them — not the next one, as waiting
-    /// for every edit logged by anyone until now would under load. A call that logged
-    /// nothing, and every call of an HA member (durable means committed by Raft there),
-    /// waits for every edit logged so far.
-    async fn sync_for_answer(&self, logged: Option<u64>) -> crate::error::FsResult<()> {
-        let (Some(txid), Some(d), false) = (logged, self.fs.durable(), self.fs.is_ha()) else {
-            return self.fs.sync_edits().await;
-        };
-        let log = d.log();
-        if let Err(e) = log.sync_async(txid).await {
-            tracing::error!("edit log sync failed: {e}");
-            return Err(crate::error::FsError::Io(format!(
-                "edit log sync failed: {e}"
-            )));
-        }
-        self.fs.block_manager().set_last_txid(log.synced_txid());
-        Ok(())
-    }
 }
 
 /// What a ClientProtocol method does to the namespace, declared once per method in the
@@ -394,7 +372,7 @@ impl RpcService for ClientProtocolService {
         // covers the others, and errors answered after an edit was logged.
         let answer = match kind {
             Some(MethodKind::Mutate | MethodKind::AtMostOnce) => {
-                match self.sync_for_answer(logged).await {
+                match self.fs.sync_edits_to(logged).await {
                     Ok(()) => answer,
                     Err(e) => Err(e.into()),
                 }
