@@ -402,7 +402,10 @@ impl Receiver<'_> {
         let sums_fit = writer
             .as_ref()
             .is_some_and(|w| spec_to_wire(w.checksum()) == self.packet_checksum);
-        let mut disk = writer.map(|w| DiskWriter::start(self.ctx.clone(), w, self.acks.clone()));
+        let mut disk = match writer {
+            Some(w) => Some(DiskWriter::start(self.ctx.clone(), w, self.acks.clone())?),
+            None => None,
+        };
         loop {
             let (pkt, raw) =
                 timed(cfg.socket_timeout, rx.next_frame(rd, cfg.max_packet_size)).await?;

@@ -1,9 +1,12 @@
-//! The disk side of a WRITE_BLOCK: one blocking thread per replica being received writes the
+//! The disk side of a WRITE_BLOCK: one thread per replica being received writes the
 //! packets the receiver hands it, in order, and queues each packet's ack for the responder
 //! once this node's write of it is done (an ack never goes before the data is written, as
 //! before). The receiver goes on reading, forwarding and verifying the next packets
 //! meanwhile. It replaced a `spawn_blocking` per packet, whose task hand-off and wake-ups
-//! were a fifth of the DataNodes' CPU in a profile of `bench dfsio -write`.
+//! were a fifth of the DataNodes' CPU in a profile of `bench dfsio -write`. The thread is
+//! its own (`dn-block-writer`), not one of tokio's blocking pool: it lives as long as the
+//! block is written, and a pool of at most 512 threads held by that many slow writers would
+//! leave the DataNode's other blocking work (finalizing a replica among it) waiting.
 //!
 //! Every ack of the op goes through this queue while the thread runs (heartbeats and refused
 //! packets as [`Job::Ack`]), so the responder sees them in the order the packets came.
@@ -12,8 +15,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use rhdfs_proto::hdfs::Status;
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::sync::{mpsc, oneshot};
 
 use super::{XceiverContext, XceiverError};
 use crate::error::StorageError;
@@ -68,17 +70,30 @@ pub(super) enum Job {
     },
 }
 
+/// What the disk thread hands back: the writer, and the error that stopped it.
+type Outcome = (ReplicaWriter, Result<(), StorageError>);
+
 /// The running disk thread of one WRITE_BLOCK.
 pub(super) struct DiskWriter {
     jobs: mpsc::Sender<Job>,
-    thread: JoinHandle<(ReplicaWriter, Result<(), StorageError>)>,
+    thread: oneshot::Receiver<Outcome>,
 }
 
 impl DiskWriter {
-    pub(super) fn start(ctx: Arc<XceiverContext>, w: ReplicaWriter, acks: Acks) -> DiskWriter {
+    pub(super) fn start(
+        ctx: Arc<XceiverContext>,
+        w: ReplicaWriter,
+        acks: Acks,
+    ) -> Result<DiskWriter, XceiverError> {
         let (jobs, rx) = mpsc::channel(QUEUED_PACKETS);
-        let thread = tokio::task::spawn_blocking(move || write_jobs(&ctx, w, rx, &acks));
-        DiskWriter { jobs, thread }
+        let (done, thread) = oneshot::channel();
+        std::thread::Builder::new()
+            .name("dn-block-writer".into())
+            .spawn(move || {
+                let _ = done.send(write_jobs(&ctx, w, rx, &acks));
+            })
+            .map_err(|e| XceiverError::Other(format!("cannot start a replica writer: {e}")))?;
+        Ok(DiskWriter { jobs, thread })
     }
 
     /// Queues `job`; when the thread has stopped on an error, that error.
@@ -89,7 +104,7 @@ impl DiskWriter {
         match (&mut self.thread).await {
             Ok((_, Err(e))) => Err(e.into()),
             Ok((_, Ok(()))) => Err(XceiverError::Other("replica writer stopped".into())),
-            Err(e) => Err(XceiverError::Other(format!("replica writer failed: {e}"))),
+            Err(_) => Err(XceiverError::Other("replica writer failed".into())),
         }
     }
 
@@ -101,7 +116,7 @@ impl DiskWriter {
         match thread.await {
             Ok((w, Ok(()))) => Ok(w),
             Ok((_, Err(e))) => Err(e.into()),
-            Err(e) => Err(XceiverError::Other(format!("replica writer failed: {e}"))),
+            Err(_) => Err(XceiverError::Other("replica writer failed".into())),
         }
     }
 }
