@@ -30,7 +30,8 @@ pub use proxy::{NameNodeProxy, SleepFn, tokio_sleep};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailoverSettings {
     /// `dfs.client.failover.max.attempts`: failovers (moves to another NameNode) for one call
-    /// before its last failure is returned.
+    /// before its last failure is returned — and not before the call has waited as long as
+    /// Hadoop's client waits over as many (`hadoop_wait`).
     pub max_attempts: u32,
     /// `dfs.client.failover.sleep.base.millis`: the sleep after the first full round.
     pub sleep_base: Duration,
@@ -64,6 +65,30 @@ impl FailoverSettings {
                 keys::DFS_CLIENT_FAILOVER_RANDOM_ORDER_DEFAULT,
             )?,
         })
+    }
+
+    /// How long Hadoop's client sleeps in all over `max_attempts` failovers
+    /// (FailoverOnNetworkExceptionRetry: none before the first, then the base doubled per
+    /// failover, capped at the maximum; Hadoop scales each by a random factor of mean 1).
+    /// rhdfs's client moves through every NameNode without sleeping and sleeps between rounds,
+    /// so it would run out of attempts far sooner — with three NameNodes and the defaults,
+    /// after 15.5 s of sleep where Hadoop's sleeps 165 s: an election slower than that on a
+    /// loaded machine failed calls a Java client rides out. It keeps going until it has waited
+    /// this long too.
+    pub fn hadoop_wait(&self) -> Duration {
+        let mut total = Duration::ZERO;
+        for f in 1..self.max_attempts {
+            let step = 1u32
+                .checked_shl(f)
+                .map_or(self.sleep_max, |k| self.sleep_base.saturating_mul(k))
+                .min(self.sleep_max);
+            if step == self.sleep_max {
+                // Every later failover waits the maximum too.
+                return total.saturating_add(self.sleep_max.saturating_mul(self.max_attempts - f));
+            }
+            total = total.saturating_add(step);
+        }
+        total
     }
 
     /// The sleep after `rounds` full rounds over every NameNode have failed (1 = the first):
@@ -127,6 +152,18 @@ mod tests {
         assert_eq!(d.sleep_after_round(1), Duration::from_millis(500));
         assert_eq!(d.sleep_after_round(6), Duration::from_millis(15_000));
         assert_eq!(d.sleep_after_round(200), Duration::from_millis(15_000));
+        // Hadoop's defaults: 1 + 2 + 4 + 8 s, then 15 s for each of the other ten failovers.
+        assert_eq!(d.hadoop_wait(), Duration::from_secs(165));
+        let none = FailoverSettings {
+            max_attempts: 1,
+            ..d.clone()
+        };
+        assert_eq!(none.hadoop_wait(), Duration::ZERO);
+        let huge = FailoverSettings {
+            max_attempts: u32::MAX,
+            ..d
+        };
+        assert!(huge.hadoop_wait() > Duration::from_secs(1 << 35));
     }
 
     #[test]

@@ -363,6 +363,8 @@ impl NameNodeProxy {
         let mut failovers: u32 = 0;
         let mut tried_this_round = 0;
         let mut rounds = 0;
+        let mut slept = Duration::ZERO;
+        let patience = inner.settings.hadoop_wait();
         loop {
             let idx = inner.current.load(Ordering::Acquire) % n;
             let target = &inner.targets[idx];
@@ -389,7 +391,8 @@ impl NameNodeProxy {
                     }
                 }
             };
-            if failovers >= inner.settings.max_attempts || !should_fail_over(&err, sent, method) {
+            let spent = failovers >= inner.settings.max_attempts && slept >= patience;
+            if spent || !should_fail_over(&err, sent, method) {
                 return Err(err);
             }
             failovers += 1;
@@ -412,6 +415,7 @@ impl NameNodeProxy {
                 let pause = inner.settings.sleep_after_round(rounds);
                 debug!("every NameNode failed {method}; sleeping {pause:?} before the next round");
                 (inner.sleep)(pause).await;
+                slept = slept.saturating_add(pause);
             }
         }
     }
@@ -438,8 +442,9 @@ mod tests {
     }
 
     /// Every NameNode unreachable: each round tries them all without sleeping, rounds are
-    /// separated by the doubling, capped sleep, and the call gives up after max_attempts
-    /// failovers with the last connection error.
+    /// separated by the doubling, capped sleep, and the call gives up with the last connection
+    /// error once it has made max_attempts failovers and slept as long as Hadoop's client
+    /// would over as many (200 + 250 + 250 + 250 ms here).
     #[tokio::test]
     async fn rounds_back_off_and_give_up() {
         let ns = Nameservice {
@@ -477,16 +482,16 @@ mod tests {
         );
         let err = proxy.call_raw("getFileInfo", &[]).await.unwrap_err();
         assert!(matches!(err, IpcError::Io(_)), "{err:?}");
-        // 6 attempts (5 failovers) over 2 NameNodes: sleeps after rounds 1 and 2 (and 3 is
-        // cut short by the attempt limit).
+        // 5 failovers are made by round 3, but only 300 ms slept of Hadoop's 950: rounds go
+        // on until 1,050 ms are (10 failovers over 2 NameNodes, back at the first).
         let ms: Vec<u128> = slept
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
             .map(Duration::as_millis)
             .collect();
-        assert_eq!(ms, [100, 200]);
-        assert_eq!(proxy.current_namenode(), "nn2");
+        assert_eq!(ms, [100, 200, 250, 250, 250]);
+        assert_eq!(proxy.current_namenode(), "nn1");
         proxy.close().await;
         assert!(matches!(
             proxy.call_raw("getFileInfo", &[]).await,
