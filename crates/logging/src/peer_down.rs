@@ -6,7 +6,8 @@
 //! a storage error, a timeout, a bad answer, a peer reachable again and failing otherwise, any
 //! line of rhdfs's own — passes untouched.
 //!
-//! A line is one of those when its target is openraft's and its `error` or `err` field reads
+//! A line is one of those when its target is openraft's and its `error`, `err` or `result`
+//! field (the replication handler's `update progress error`) reads
 //! `Unreachable node` (openraft's `RPCError::Unreachable`, which rhdfs's Raft network returns
 //! for a peer that refuses or drops connections: `rhdfs_raftlog::net::error`). The peer is
 //! told by the `raft peer N at host:port` words of that error.
@@ -86,18 +87,18 @@ fn peer_words(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The text of an event's `error` or `err` field.
+/// The text of an event's `error`, `err` or `result` field.
 struct ErrorField(Option<String>);
 
 impl Visit for ErrorField {
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if matches!(field.name(), "error" | "err") {
+        if matches!(field.name(), "error" | "err" | "result") {
             self.0 = Some(format!("{value:?}"));
         }
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        if matches!(field.name(), "error" | "err") {
+        if matches!(field.name(), "error" | "err" | "result") {
             self.0 = Some(value.to_string());
         }
     }
@@ -155,6 +156,11 @@ mod tests {
                 tracing::error!(target: "openraft::replication", err = %DOWN_3, "RPCError 3");
                 tracing::warn!(target: "openraft::replication", error = %DOWN_3, "replication 3");
                 tracing::error!(target: "openraft::replication", err = %DOWN_2, "RPCError 2");
+                tracing::warn!(
+                    target: "openraft::engine::handler::replication_handler",
+                    result = %DOWN_3,
+                    "update progress error"
+                );
                 tracing::error!(target: "openraft::replication", err = %"Timeout after 1s", "timeout");
                 tracing::error!(target: "openraft::core", error = %"storage: disk full", "storage");
                 tracing::error!(target: "rhdfs_namenode", error = %DOWN_3, "ours");
@@ -166,6 +172,7 @@ mod tests {
         assert_eq!(count("RPCError 3"), 1, "{seen:?}");
         assert_eq!(count("replication 3"), 1, "{seen:?}");
         assert_eq!(count("RPCError 2"), 1, "{seen:?}");
+        assert_eq!(count("update progress error"), 1, "{seen:?}");
         assert_eq!(count("timeout"), 5, "{seen:?}");
         assert_eq!(count("storage"), 5, "{seen:?}");
         assert_eq!(count("ours"), 5, "{seen:?}");
