@@ -168,6 +168,17 @@ struct Shared {
     cfg: ActorConfig,
     session: Mutex<Option<Session>>,
     pending: Mutex<Vec<BlockEvent>>,
+    /// Taken by a full report from before its replicas are listed until the NameNode has
+    /// answered its last RPC, and by each incremental report: the NameNode sees a block
+    /// event after a full report listed without it, never before. Otherwise a replica
+    /// finalized after the listing, its RECEIVED processed first, is taken by the NameNode
+    /// as one the report says is gone (it was recorded before the report began) and its
+    /// location dropped until the next full report — for all of a block's replicas at once,
+    /// since a pipeline finalizes them together (seen in `ha_process`: a restarted NameNode
+    /// became active with no location for a closed file's block). Hadoop's BPServiceActor
+    /// sends both from one thread, in that order. An ordering token held across the RPCs on
+    /// purpose; nothing else waits on it.
+    report_order: tokio::sync::Mutex<()>,
     /// Replicas the block scanner found corrupt, for the next reportBadBlocks:
     /// (pool, storage id, replica).
     bad: Mutex<Vec<(String, String, crate::replica::ReplicaInfo)>>,
@@ -246,6 +257,7 @@ pub fn start(deps: ActorDeps) -> ActorHandle {
             cfg: cfg.clone(),
             session: Mutex::new(None),
             pending: Mutex::new(Vec::new()),
+            report_order: tokio::sync::Mutex::new(()),
             bad: Mutex::new(Vec::new()),
             kicks,
             nn,
@@ -333,6 +345,8 @@ async fn send_ibrs(shared: &Shared) {
         return;
     };
     bad_blocks::send(shared, &sess).await;
+    // Events taken only once no full report is in flight (`report_order`).
+    let _order = shared.report_order.lock().await;
     let events = std::mem::take(&mut *shared.pending.lock());
     if events.is_empty() {
         return;
@@ -582,6 +596,8 @@ async fn heartbeat_request(
 }
 
 async fn full_report(shared: &Shared, sess: &Session, lease: u64) -> Result<(), ActorError> {
+    // No incremental report goes while this one is listed and sent (`report_order`).
+    let _order = shared.report_order.lock().await;
     let (ds, bpid) = (shared.ds.clone(), sess.bpid.clone());
     let reports = tokio::task::spawn_blocking(move || report::storage_block_reports(&ds, &bpid))
         .await

@@ -38,6 +38,11 @@ struct Fake {
     refuse_leases: AtomicUsize,
     /// Leases granted so far; lease n (from 1) has id 0x5000_0000 + n.
     leases_granted: AtomicU64,
+    /// The order full reports began ("report-in") and were answered ("report-out") and
+    /// incremental reports arrived ("ibr").
+    order: Mutex<Vec<&'static str>>,
+    /// When set, a full report is answered only after a permit is added.
+    report_gate: Mutex<Option<Arc<tokio::sync::Semaphore>>>,
     /// The last heartbeat's failed volume count and summary.
     volume_failures: Mutex<
         Option<(
@@ -144,7 +149,13 @@ impl NamenodeProtocol for FakeNn {
         req: BlockReportRequestProto,
     ) -> Result<BlockReportResponseProto, ActorError> {
         self.0.check()?;
+        self.0.order.lock().push("report-in");
+        let gate = self.0.report_gate.lock().clone();
+        if let Some(gate) = gate {
+            gate.acquire().await.expect("gate open").forget();
+        }
         self.0.reports.lock().push(req);
+        self.0.order.lock().push("report-out");
         Ok(BlockReportResponseProto { cmd: None })
     }
 
@@ -154,6 +165,7 @@ impl NamenodeProtocol for FakeNn {
     ) -> Result<(), ActorError> {
         self.0.check()?;
         assert_eq!(req.block_pool_id, BP);
+        self.0.order.lock().push("ibr");
         for s in req.blocks {
             for b in s.blocks {
                 self.0.ibrs.lock().push((b.block.block_id, b.status));
@@ -487,6 +499,53 @@ async fn write_small_block(dn: &crate::DataNodeHandle, id: u64) {
         .await
         .unwrap();
     ack(&mut s).await;
+}
+
+/// A block received while a full report is out goes in an incremental report only once the
+/// NameNode has answered the full one (`Shared::report_order`): processed first, its
+/// RECEIVED would be undone by a report listed without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_received_during_a_full_report_is_reported_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut conf = Configuration::new();
+    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
+    conf.set("dfs.datanode.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
+    conf.set("dfs.heartbeat.interval", "50ms");
+    let fake = Arc::new(Fake::default());
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    *fake.report_gate.lock() = Some(gate.clone());
+    let dn = DataNode::start_with(
+        conf,
+        rhdfs_conf::clock::system_clock(),
+        Arc::new(Conn(fake.clone())),
+    )
+    .await
+    .unwrap();
+    wait_for("the first full report", || {
+        fake.order.lock().contains(&"report-in")
+    })
+    .await;
+    write_small_block(&dn, 77).await;
+    // The block is finalized and its event queued; an incremental report sent at once
+    // (interval 0) would reach the NameNode within this window, while the full report is
+    // still unanswered. Without the ordering it did, every run.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        fake.ibrs.lock().is_empty(),
+        "an incremental report went while a full report was out: {:?}",
+        fake.order.lock()
+    );
+    gate.add_permits(1);
+    wait_for("RECEIVED_BLOCK", || fake.ibrs.lock().contains(&(77, 2))).await;
+    let order = fake.order.lock().clone();
+    let out = order.iter().position(|s| *s == "report-out");
+    let ibr = order.iter().position(|s| *s == "ibr");
+    assert!(out.is_some() && out < ibr, "{order:?}");
+    *fake.report_gate.lock() = None;
+    gate.add_permits(16);
+    dn.shutdown().await;
 }
 
 /// dfs.blockreport.incremental.intervalMsec: the first received block is reported at once,
