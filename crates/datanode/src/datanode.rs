@@ -213,6 +213,14 @@ impl DataNode {
                 conf.get(crate::short_circuit_registry::SHARED_FILE_DESCRIPTOR_PATHS_KEY)
                     .unwrap_or(crate::short_circuit_registry::SHARED_FILE_DESCRIPTOR_PATHS_DEFAULT),
             ),
+            max_xceivers: usize::try_from(
+                conf.get_u64(
+                    keys::DFS_DATANODE_MAX_TRANSFER_THREADS_KEY,
+                    keys::DFS_DATANODE_MAX_TRANSFER_THREADS_DEFAULT,
+                )
+                .map_err(conf_err)?,
+            )
+            .unwrap_or(usize::MAX),
             ..XceiverConfig::default()
         };
         let ctx = XceiverContext {

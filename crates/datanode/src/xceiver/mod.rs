@@ -69,6 +69,9 @@ pub struct XceiverConfig {
     /// Where short-circuit shared memory segments are created
     /// (dfs.datanode.shared.file.descriptor.paths; empty: REQUEST_SHORT_CIRCUIT_SHM unsupported).
     pub shm_paths: Vec<std::path::PathBuf>,
+    /// Data transfer connections served at once (dfs.datanode.max.transfer.threads); a
+    /// connection accepted beyond it is closed, as Hadoop's DataXceiverServer does.
+    pub max_xceivers: usize,
 }
 
 impl Default for XceiverConfig {
@@ -86,6 +89,7 @@ impl Default for XceiverConfig {
             shm_paths: crate::short_circuit_registry::shared_paths(
                 crate::short_circuit_registry::SHARED_FILE_DESCRIPTOR_PATHS_DEFAULT,
             ),
+            max_xceivers: rhdfs_conf::keys::DFS_DATANODE_MAX_TRANSFER_THREADS_DEFAULT as usize,
         }
     }
 }
@@ -194,6 +198,16 @@ async fn accept_loop(listener: TcpListener, ctx: Arc<XceiverContext>, stop: watc
     let on_conn = |(sock, peer): (TcpStream, SocketAddr)| {
         if ctx.faults.reject_transfers() {
             tracing::info!(%peer, "fault hook: transfer connection rejected");
+            return None;
+        }
+        let serving = ctx.active.load(Ordering::Relaxed);
+        if serving >= ctx.config.max_xceivers {
+            // Hadoop's words; the connection is closed unanswered, as there.
+            tracing::warn!(
+                %peer,
+                "Xceiver count {serving} exceeds the limit of concurrent xceivers: {}",
+                ctx.config.max_xceivers
+            );
             return None;
         }
         let _ = sock.set_nodelay(true);

@@ -35,10 +35,16 @@ pub(crate) struct Node {
     server: XceiverServer,
     events: mpsc::UnboundedReceiver<BlockEvent>,
     faults: Arc<FaultHooks>,
+    /// The connections the server counts as served.
+    active: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Node {
     pub(crate) async fn start() -> Node {
+        Node::start_with(XceiverConfig::default()).await
+    }
+
+    pub(crate) async fn start_with(config: XceiverConfig) -> Node {
         let dir = tempfile::tempdir().unwrap();
         let ds = Dataset::open(&[dir.path().to_path_buf()], 0).unwrap();
         let (tx, events) = mpsc::unbounded_channel();
@@ -47,10 +53,11 @@ impl Node {
             dataset: ds.clone(),
             notifier: Arc::new(tx),
             faults: faults.clone(),
-            config: XceiverConfig::default(),
+            config,
             active: Default::default(),
             activity: Default::default(),
         };
+        let active = ctx.active.clone();
         let server = XceiverServer::bind("127.0.0.1:0".parse().unwrap(), ctx)
             .await
             .unwrap();
@@ -60,6 +67,20 @@ impl Node {
             server,
             events,
             faults,
+            active,
+        }
+    }
+
+    /// Waits until the server counts `n` connections as served.
+    async fn wait_serving(&self, n: usize) {
+        use std::sync::atomic::Ordering;
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.active.load(Ordering::Relaxed) != n {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "never {n} connections served"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
     }
 
@@ -613,4 +634,27 @@ async fn replication_transfer_without_client_name() {
     // The copy's meta file equals the source's.
     let sm = std::fs::read(src.ds.meta_path(BP, &src.ds.get(BP, 21).unwrap())).unwrap();
     assert_eq!(std::fs::read(dst.ds.meta_path(BP, &r)).unwrap(), sm);
+}
+
+/// dfs.datanode.max.transfer.threads: a connection accepted while the limit is served is
+/// closed unanswered (Hadoop's DataXceiverServer); once one ends, the next is served.
+#[tokio::test]
+async fn connections_beyond_the_limit_are_closed() {
+    use tokio::io::AsyncReadExt;
+    let node = Node::start_with(XceiverConfig {
+        max_xceivers: 1,
+        ..XceiverConfig::default()
+    })
+    .await;
+    let first = TcpStream::connect(node.addr()).await.unwrap();
+    node.wait_serving(1).await;
+    let mut second = TcpStream::connect(node.addr()).await.unwrap();
+    let mut buf = [0u8; 1];
+    // Closed by the server: end of stream (or a reset).
+    let read = second.read(&mut buf).await;
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    drop(first);
+    node.wait_serving(0).await;
+    let _third = TcpStream::connect(node.addr()).await.unwrap();
+    node.wait_serving(1).await;
 }
