@@ -11,7 +11,6 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use parking_lot::Mutex;
-use rhdfs_conf::Configuration;
 use rhdfs_ipc::{
     CallContext, RpcError, RpcServer, RpcService, ServerConfig, decode_request, encode_response,
 };
@@ -177,12 +176,7 @@ async fn deletes_only_on_the_word_of_the_active_namenode() {
     nn1.set_status(State::Standby, 10);
     nn2.set_status(State::Active, 5);
 
-    let mut conf = Configuration::new();
-    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
-    conf.set("dfs.datanode.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
-    conf.set("dfs.heartbeat.interval", "50ms");
+    let mut conf = super::tests::dn_conf(dir.path(), "50ms");
     conf.set("fs.defaultFS", "hdfs://ns1");
     conf.set("dfs.nameservices", "ns1");
     conf.set("dfs.ha.namenodes.ns1", "nn1,nn2");

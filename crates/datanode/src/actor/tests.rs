@@ -175,6 +175,17 @@ impl NamenodeProtocol for FakeNn {
     }
 }
 
+/// A DataNode on `dir` with every port picked by the OS, heartbeating every `heartbeat`.
+pub(super) fn dn_conf(dir: &std::path::Path, heartbeat: &str) -> Configuration {
+    let mut conf = Configuration::new();
+    conf.set("dfs.datanode.data.dir", dir.display().to_string());
+    conf.set("dfs.datanode.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
+    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
+    conf.set("dfs.heartbeat.interval", heartbeat);
+    conf
+}
+
 async fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
     for _ in 0..200 {
         if f() {
@@ -287,19 +298,8 @@ async fn actor_lifecycle_against_fake_namenode() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn received_block_is_reported_at_once() {
-    use crate::xceiver::tests::{ack, data_packet, write_req};
-    use rhdfs_proto::hdfs::BlockOpResponseProto;
-    use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
-    use rhdfs_transfer::{Op, Packet, write_op};
-    use tokio::io::AsyncWriteExt;
-
     let dir = tempfile::tempdir().unwrap();
-    let mut conf = Configuration::new();
-    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
-    conf.set("dfs.datanode.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
-    conf.set("dfs.heartbeat.interval", "30s");
+    let conf = dn_conf(dir.path(), "30s");
     let fake = Arc::new(Fake::default());
     let dn = DataNode::start_with(
         conf,
@@ -313,24 +313,7 @@ async fn received_block_is_reported_at_once() {
     })
     .await;
     let hb = fake.heartbeats.lock().len();
-    let mut req = write_req(88, 1001, vec![], Stage::PipelineSetupCreate);
-    req.header.base_header.block.pool_id = BP.into();
-    let mut s = tokio::net::TcpStream::connect(dn.xfer_addr())
-        .await
-        .unwrap();
-    write_op(&mut s, Op::WriteBlock, &req).await.unwrap();
-    let r: BlockOpResponseProto = rhdfs_transfer::op::read_delimited(&mut s, 1 << 20)
-        .await
-        .unwrap();
-    assert_eq!(r.status, 0);
-    s.write_all(&data_packet(0, 0, b"abc", false))
-        .await
-        .unwrap();
-    ack(&mut s).await;
-    s.write_all(&Packet::empty(3, 1, true).to_bytes())
-        .await
-        .unwrap();
-    ack(&mut s).await;
+    write_small_block(&dn, 88).await;
     let t = std::time::Instant::now();
     wait_for("RECEIVED_BLOCK", || fake.ibrs.lock().contains(&(88, 2))).await;
     assert!(t.elapsed() < Duration::from_secs(2));
@@ -345,12 +328,7 @@ async fn received_block_is_reported_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_full_report_waits_for_a_lease() {
     let dir = tempfile::tempdir().unwrap();
-    let mut conf = Configuration::new();
-    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
-    conf.set("dfs.datanode.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
-    conf.set("dfs.heartbeat.interval", "50ms");
+    let conf = dn_conf(dir.path(), "50ms");
     let fake = Arc::new(Fake::default());
     // The NameNode's leases are all taken for the first two requests.
     fake.refuse_leases.store(2, Ordering::Relaxed);
@@ -414,12 +392,7 @@ async fn no_ack_invalidation_deletes_without_reporting() {
             w.finalize().unwrap();
         }
     }
-    let mut conf = Configuration::new();
-    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
-    conf.set("dfs.datanode.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
-    conf.set("dfs.heartbeat.interval", "50ms");
+    let mut conf = dn_conf(dir.path(), "50ms");
     // One deleter thread: 77 is deleted (and would be reported) before 78.
     conf.set(
         "dfs.datanode.fsdatasetasyncdisk.max.threads.per.volume",
@@ -507,12 +480,7 @@ async fn write_small_block(dn: &crate::DataNodeHandle, id: u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_block_received_during_a_full_report_is_reported_after_it() {
     let dir = tempfile::tempdir().unwrap();
-    let mut conf = Configuration::new();
-    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
-    conf.set("dfs.datanode.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
-    conf.set("dfs.heartbeat.interval", "50ms");
+    let conf = dn_conf(dir.path(), "50ms");
     let fake = Arc::new(Fake::default());
     let gate = Arc::new(tokio::sync::Semaphore::new(0));
     *fake.report_gate.lock() = Some(gate.clone());
@@ -553,12 +521,7 @@ async fn a_block_received_during_a_full_report_is_reported_after_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn incremental_reports_are_batched_by_the_interval() {
     let dir = tempfile::tempdir().unwrap();
-    let mut conf = Configuration::new();
-    conf.set("dfs.datanode.data.dir", dir.path().display().to_string());
-    conf.set("dfs.datanode.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.ipc.address", "127.0.0.1:0");
-    conf.set("dfs.datanode.http.address", "127.0.0.1:0");
-    conf.set("dfs.heartbeat.interval", "300s");
+    let mut conf = dn_conf(dir.path(), "300s");
     conf.set("dfs.blockreport.incremental.intervalMsec", "1500");
     let fake = Arc::new(Fake::default());
     let dn = DataNode::start_with(
