@@ -109,7 +109,14 @@ async fn accept_loop(
     ctx: Arc<XceiverContext>,
     stop: watch::Receiver<bool>,
 ) {
-    let on_conn = |(sock, _): (UnixStream, _)| Some(serve(ctx.clone(), sock));
+    let on_conn = |(sock, peer): (UnixStream, tokio::net::unix::SocketAddr)| {
+        let serving = ctx.admit(&peer)?;
+        let ctx = ctx.clone();
+        Some(async move {
+            serve(ctx, sock).await;
+            drop(serving);
+        })
+    };
     super::accept::accept_until_stopped("domain socket", || listener.accept(), stop, on_conn).await;
 }
 
@@ -417,6 +424,48 @@ mod tests {
         );
         drop(gone);
         server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn domain_connections_count_against_the_transfer_limit() {
+        use std::sync::atomic::Ordering;
+        use tokio::io::AsyncReadExt;
+        let dir = tempfile::tempdir().unwrap();
+        let ds = Dataset::open(&[dir.path().join("data")], 0).unwrap();
+        let mut ctx = ctx_again(&ds);
+        ctx.config.max_xceivers = 1;
+        let active = ctx.active.clone();
+        let serving = |n: usize| {
+            let active = active.clone();
+            async move {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while active.load(Ordering::Relaxed) != n {
+                    assert!(std::time::Instant::now() < deadline, "never {n} served");
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+            }
+        };
+        let path = dir.path().join("dn.sock");
+        let server = DomainServer::bind(path.clone(), ctx).await.unwrap();
+        let first = UnixStream::connect(&path).await.unwrap();
+        serving(1).await;
+        // The limit is reached: the next local client is closed unanswered.
+        let mut second = UnixStream::connect(&path).await.unwrap();
+        let mut buf = [0u8; 1];
+        let read = second.read(&mut buf).await;
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+        assert_eq!(
+            active.load(Ordering::Relaxed),
+            1,
+            "a refused one is not counted"
+        );
+        drop(first);
+        serving(0).await;
+        let _third = UnixStream::connect(&path).await.unwrap();
+        serving(1).await;
+        server.shutdown().await;
+        // Connections closed at shutdown are no longer counted.
+        serving(0).await;
     }
 
     fn ctx_again(ds: &Arc<Dataset>) -> XceiverContext {

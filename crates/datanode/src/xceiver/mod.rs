@@ -200,26 +200,46 @@ async fn accept_loop(listener: TcpListener, ctx: Arc<XceiverContext>, stop: watc
             tracing::info!(%peer, "fault hook: transfer connection rejected");
             return None;
         }
-        let serving = ctx.active.load(Ordering::Relaxed);
-        if serving >= ctx.config.max_xceivers {
-            // Hadoop's words; the connection is closed unanswered, as there.
-            tracing::warn!(
-                %peer,
-                "Xceiver count {serving} exceeds the limit of concurrent xceivers: {}",
-                ctx.config.max_xceivers
-            );
-            return None;
-        }
+        let serving = ctx.admit(&peer)?;
         let _ = sock.set_nodelay(true);
-        Some(serve_connection(ctx.clone(), sock, peer))
+        let ctx = ctx.clone();
+        Some(async move {
+            serve_ops(&ctx, sock, peer).await;
+            drop(serving);
+        })
     };
     accept::accept_until_stopped("data transfer", || listener.accept(), stop, on_conn).await;
 }
 
-async fn serve_connection(ctx: Arc<XceiverContext>, sock: TcpStream, peer: SocketAddr) {
-    ctx.active.fetch_add(1, Ordering::Relaxed);
-    serve_ops(&ctx, sock, peer).await;
-    ctx.active.fetch_sub(1, Ordering::Relaxed);
+/// One connection counted in [`XceiverContext::active`] until dropped (also when its task is
+/// aborted at shutdown).
+pub(crate) struct Serving(Arc<AtomicUsize>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl XceiverContext {
+    /// Counts a new connection (TCP or domain socket: Hadoop's xceiver count holds both) unless
+    /// `dfs.datanode.max.transfer.threads` are served already; then it is refused with
+    /// Hadoop's warning and the caller closes it unanswered, as DataXceiverServer does. The
+    /// count is taken and checked in one step, so a burst of accepts cannot overshoot it.
+    pub(crate) fn admit(&self, peer: &dyn std::fmt::Debug) -> Option<Serving> {
+        let serving = self.active.fetch_add(1, Ordering::Relaxed);
+        let admitted = Serving(self.active.clone());
+        if serving >= self.config.max_xceivers {
+            drop(admitted);
+            tracing::warn!(
+                ?peer,
+                "Xceiver count {serving} exceeds the limit of concurrent xceivers: {}",
+                self.config.max_xceivers
+            );
+            return None;
+        }
+        Some(admitted)
+    }
 }
 
 async fn serve_ops(ctx: &Arc<XceiverContext>, sock: TcpStream, peer: SocketAddr) {
