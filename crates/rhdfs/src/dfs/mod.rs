@@ -24,7 +24,7 @@ use std::io::Write;
 use rhdfs_client::{ClientError, FileStatus, FileSystem};
 use rhdfs_conf::Configuration;
 
-use commands::{usage_all, usage_of};
+use commands::{Op, command, usage_all, usage_of};
 use generic::{Generic, Split};
 
 /// Exit code for usage errors (FsShell returns -1).
@@ -120,15 +120,19 @@ pub async fn run_with(
         write!(err, "{}", usage_all())?;
         return Ok(EXIT_USAGE);
     };
-    if matches!(cmd.as_str(), "-help" | "-usage" | "--help" | "-h") {
+    if matches!(cmd.as_str(), "--help" | "-h") {
         return Ok(help::run(cmd, &rest[1..], out, err)?);
     }
-    let name = cmd.trim_start_matches('-').to_string();
-    if !cmd.starts_with('-') || usage_of(&name).is_none() {
+    let Some(command) = cmd.strip_prefix('-').and_then(command) else {
         writeln!(err, "{cmd}: Unknown command")?;
         write!(err, "{}", usage_all())?;
         return Ok(EXIT_USAGE);
+    };
+    // Help needs no file system.
+    if matches!(command.op, Op::Help | Op::Usage) {
+        return Ok(help::run(cmd, &rest[1..], out, err)?);
     }
+    let name = command.name.to_string();
     if let Some(u) = fs_uri {
         conf.set(rhdfs_conf::keys::FS_DEFAULT_FS_KEY, u);
     }
@@ -150,7 +154,7 @@ pub async fn run_with(
         ls_widths: None,
     };
     let argv: Vec<String> = rest[1..].to_vec();
-    let result = sh.dispatch(&argv).await;
+    let result = sh.dispatch(command.op, &argv).await;
     let code = match result {
         Ok(()) => sh.code,
         Err(ShellError::Usage(msg)) => {
@@ -253,44 +257,49 @@ pub(crate) struct Shell<'a> {
 }
 
 impl Shell<'_> {
-    async fn dispatch(&mut self, a: &[String]) -> ShResult {
-        match self.name.as_str() {
-            "ls" => self.ls(a).await,
-            "du" => self.du(a).await,
-            "df" => self.df(a).await,
-            "count" => self.count(a).await,
-            "stat" => self.stat(a).await,
-            "test" => self.test(a).await,
-            "checksum" => self.checksum(a).await,
-            "cat" => self.cat(a, false).await,
-            "text" => self.cat(a, true).await,
-            "tail" => self.tail(a).await,
-            "get" | "copyToLocal" => self.get(a).await,
-            "getmerge" => self.getmerge(a).await,
-            "mkdir" => self.mkdir(a).await,
-            "put" | "copyFromLocal" => self.put(a).await,
-            "appendToFile" => self.append_to_file(a).await,
-            "touchz" => self.touchz(a).await,
-            "touch" => self.touch(a).await,
-            "find" => self.find(a).await,
-            "head" => self.head(a).await,
-            "moveFromLocal" => self.move_from_local(a).await,
-            "rm" => self.rm(a).await,
-            "rmdir" => self.rmdir(a).await,
-            "expunge" => self.expunge(a).await,
-            "mv" => self.mv(a).await,
-            "cp" => self.cp(a).await,
-            "setrep" => self.setrep(a).await,
-            "chmod" => self.chmod(a).await,
-            "chown" => self.chown(a, false).await,
-            "chgrp" => self.chown(a, true).await,
-            "getfacl" => self.getfacl(a).await,
-            "setfacl" => self.setfacl(a).await,
-            "getfattr" => self.getfattr(a).await,
-            "setfattr" => self.setfattr(a).await,
-            "truncate" => self.truncate(a).await,
-            "concat" => self.concat(a).await,
-            other => Err(ShellError::Usage(format!("Unknown command {other}"))),
+    async fn dispatch(&mut self, op: Op, a: &[String]) -> ShResult {
+        match op {
+            Op::Ls => self.ls(a).await,
+            Op::Du => self.du(a).await,
+            Op::Df => self.df(a).await,
+            Op::Count => self.count(a).await,
+            Op::Stat => self.stat(a).await,
+            Op::Test => self.test(a).await,
+            Op::Checksum => self.checksum(a).await,
+            Op::Cat => self.cat(a, false).await,
+            Op::Text => self.cat(a, true).await,
+            Op::Tail => self.tail(a).await,
+            Op::Get | Op::CopyToLocal => self.get(a).await,
+            Op::Getmerge => self.getmerge(a).await,
+            Op::Mkdir => self.mkdir(a).await,
+            Op::Put | Op::CopyFromLocal => self.put(a).await,
+            Op::AppendToFile => self.append_to_file(a).await,
+            Op::Touchz => self.touchz(a).await,
+            Op::Touch => self.touch(a).await,
+            Op::Find => self.find(a).await,
+            Op::Head => self.head(a).await,
+            Op::MoveFromLocal => self.move_from_local(a).await,
+            Op::Rm => self.rm(a).await,
+            Op::Rmdir => self.rmdir(a).await,
+            Op::Expunge => self.expunge(a).await,
+            Op::Mv => self.mv(a).await,
+            Op::Cp => self.cp(a).await,
+            Op::Setrep => self.setrep(a).await,
+            Op::Chmod => self.chmod(a).await,
+            Op::Chown => self.chown(a, false).await,
+            Op::Chgrp => self.chown(a, true).await,
+            Op::Getfacl => self.getfacl(a).await,
+            Op::Setfacl => self.setfacl(a).await,
+            Op::Getfattr => self.getfattr(a).await,
+            Op::Setfattr => self.setfattr(a).await,
+            Op::Truncate => self.truncate(a).await,
+            Op::Concat => self.concat(a).await,
+            // `run_with` answers these before connecting; the same answer here.
+            Op::Help | Op::Usage => {
+                let typed = format!("-{}", self.name);
+                self.code = help::run(&typed, a, self.out, self.err)?;
+                Ok(())
+            }
         }
     }
 
