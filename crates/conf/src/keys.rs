@@ -266,6 +266,11 @@ pub mod namenode {
     pub const DFS_NAMENODE_CHECKPOINT_DIR_DEFAULT: &str =
         "file://${hadoop.tmp.dir}/dfs/namesecondary";
 
+    /// `dfs.content-summary.limit`: inodes a getContentSummary/getQuotaUsage walk counts per
+    /// namespace lock hold; 0 or negative counts the whole subtree in one hold.
+    pub const DFS_CONTENT_SUMMARY_LIMIT_KEY: &str = "dfs.content-summary.limit";
+    pub const DFS_CONTENT_SUMMARY_LIMIT_DEFAULT: i64 = 5_000;
+
     /// `dfs.ls.limit`: Entries per getListing batch.
     pub const DFS_LS_LIMIT_KEY: &str = "dfs.ls.limit";
     pub const DFS_LS_LIMIT_DEFAULT: u64 = 1_000;

@@ -107,6 +107,11 @@ pub fn namespace_config(
                 TimeUnit::Milliseconds,
             )?
             .as_millis() as u64,
+        content_summary_limit: usize::try_from(conf.get_i64(
+            keys::DFS_CONTENT_SUMMARY_LIMIT_KEY,
+            keys::DFS_CONTENT_SUMMARY_LIMIT_DEFAULT,
+        )?)
+        .unwrap_or(0),
         acls_enabled: conf.get_bool(
             keys::DFS_NAMENODE_ACLS_ENABLED_KEY,
             keys::DFS_NAMENODE_ACLS_ENABLED_DEFAULT,

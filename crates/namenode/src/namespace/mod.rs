@@ -81,6 +81,9 @@ pub struct NamespaceConfig {
     pub hard_limit: Duration,
     /// `dfs.namenode.accesstime.precision` in ms (0 = access times off).
     pub access_time_precision: u64,
+    /// `dfs.content-summary.limit`: inodes counted per lock hold by a content summary (0 =
+    /// the whole subtree in one hold).
+    pub content_summary_limit: usize,
     /// `dfs.namenode.acls.enabled`.
     pub acls_enabled: bool,
     /// `dfs.namenode.posix.acl.inheritance.enabled`.
@@ -111,6 +114,7 @@ impl Default for NamespaceConfig {
             soft_limit: crate::leases::SOFT_LIMIT,
             hard_limit: Duration::from_secs(1200),
             access_time_precision: 3_600_000,
+            content_summary_limit: 5_000,
             acls_enabled: true,
             posix_acl_inheritance: true,
             type_quotas_enabled: true,

@@ -3,7 +3,7 @@
 use super::Namespace;
 use crate::error::{FsError, FsResult};
 use crate::fsdir::permission::{Caller, Check, EXECUTE, READ, not_a_directory};
-use crate::fsdir::summary::ContentSummary;
+use crate::fsdir::summary::{ContentSummary, SummaryWalk};
 use crate::fsdir::{FileBlock, FsPath, Inode, InodeKind, PermissionStatus};
 
 /// One file or directory as clients see it.
@@ -218,8 +218,17 @@ impl Namespace {
                 .is_some_and(|i| now_ms > i.atime.saturating_add(p))
     }
 
-    /// getContentSummary (READ_EXECUTE on every directory of the subtree).
+    /// getContentSummary (READ_EXECUTE on every directory of the subtree), counted in one
+    /// go; the RPC counts in steps (`summary_walk`).
     pub fn content_summary(&self, caller: &Caller, src: &str) -> FsResult<ContentSummary> {
+        let mut walk = self.summary_walk(caller, src)?;
+        self.dir.summary_step(&mut walk, 0);
+        Ok(walk.summary())
+    }
+
+    /// Starts a content summary of `src` after its checks (READ_EXECUTE on every directory
+    /// of the subtree); [`Namespace::summary_step`] counts it.
+    pub fn summary_walk(&self, caller: &Caller, src: &str) -> FsResult<SummaryWalk> {
         let path = FsPath::parse(src)?;
         let r = self.resolve_checked(
             caller,
@@ -230,9 +239,14 @@ impl Namespace {
             },
         )?;
         let id = r.last().ok_or_else(|| FsError::not_found(path.as_str()))?;
-        let mut cs = self.dir.content_summary(id);
-        cs.quota = self.reported_ns_quota(id, cs.quota);
-        Ok(cs)
+        let mut walk = self.dir.summary_walk(id);
+        walk.set_quota(self.reported_ns_quota(id, walk.summary().quota));
+        Ok(walk)
+    }
+
+    /// Counts `dfs.content-summary.limit` more inodes of `walk`; true once it is done.
+    pub fn summary_step(&self, walk: &mut SummaryWalk) -> bool {
+        self.dir.summary_step(walk, self.cfg.content_summary_limit)
     }
 
     /// getPreferredBlockSize.

@@ -553,6 +553,47 @@ fn content_summary_counts() {
 }
 
 #[test]
+fn content_summary_in_steps_counts_what_one_walk_counts() {
+    let mut n = Namespace::new(
+        NamespaceConfig {
+            superuser: "root".into(),
+            content_summary_limit: 1,
+            ..NamespaceConfig::default()
+        },
+        now(0),
+    );
+    let r = root(&n);
+    for d in ["/s/a", "/s/b/c", "/s/d"] {
+        n.mkdirs(&r, d, 0o755, true, now(1)).unwrap();
+    }
+    for f in ["/s/a/f1", "/s/b/c/f2", "/s/f3"] {
+        touch(&mut n, &r, f);
+    }
+    let mut walk = n.summary_walk(&r, "/s").unwrap();
+    // The first step counts /s alone and lists its children.
+    assert!(!n.summary_step(&mut walk));
+    // Between steps the namespace may change: a child removed meanwhile is skipped.
+    n.delete(&r, "/s/d", true, now(2)).unwrap();
+    let mut steps = 1;
+    while !n.summary_step(&mut walk) {
+        steps += 1;
+    }
+    // One inode per step: a, b, c, the removed d, f1, f2, f3.
+    assert_eq!(steps, 7);
+    let stepped = walk.summary();
+    assert_eq!((stepped.directory_count, stepped.file_count), (4, 3));
+    assert_eq!(stepped, n.content_summary(&r, "/s").unwrap());
+    // A file is one step; an unknown path fails before any.
+    let mut file = n.summary_walk(&r, "/s/f3").unwrap();
+    assert!(n.summary_step(&mut file));
+    assert_eq!(
+        (file.summary().file_count, file.summary().directory_count),
+        (1, 0)
+    );
+    assert!(n.summary_walk(&r, "/zz").is_err());
+}
+
+#[test]
 fn set_times_and_blocks_view() {
     let mut n = ns();
     let r = root(&n);

@@ -12,6 +12,7 @@ mod installed_image;
 mod located;
 mod open_file_leases;
 mod orphans;
+mod summary;
 mod truncate;
 
 use std::collections::HashMap;

@@ -18,9 +18,7 @@ impl ClientProtocolService {
     ) -> Result<Bytes, RpcError> {
         let req: GetContentSummaryRequestProto = decode_request(body)?;
         let caller = self.caller(ctx).await;
-        let cs = self
-            .fs
-            .with_ns(|ns| ns.content_summary(&caller, &req.path))?;
+        let cs = self.fs.content_summary(&caller, &req.path).await?;
         Ok(encode_response(&GetContentSummaryResponseProto {
             summary: content_summary(&cs),
         }))
@@ -33,9 +31,7 @@ impl ClientProtocolService {
     ) -> Result<Bytes, RpcError> {
         let req: GetQuotaUsageRequestProto = decode_request(body)?;
         let caller = self.caller(ctx).await;
-        let cs = self
-            .fs
-            .with_ns(|ns| ns.content_summary(&caller, &req.path))?;
+        let cs = self.fs.content_summary(&caller, &req.path).await?;
         Ok(encode_response(&GetQuotaUsageResponseProto {
             usage: QuotaUsageProto {
                 file_and_directory_count: cs.file_count + cs.directory_count,
