@@ -1,9 +1,11 @@
 //! One server-side IPC connection: preamble, optional SASL negotiate, connection context, then
-//! a read loop that runs each call as its own task and a single writer for the responses.
+//! a read loop that polls each call's handler once at once (a call that has to wait goes on as
+//! a task of its own) and writes the responses from the same task (`outbox`).
 
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -14,7 +16,7 @@ use rhdfs_proto::common::{
 };
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter, DuplexStream};
 use tokio::net::TcpStream;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tracing::{debug, error, trace, warn};
 
@@ -31,6 +33,7 @@ use crate::frame::{
 use crate::headers::{ReplyTo, error_frame, fatal_frame, sasl_success_frame, success_frame};
 use crate::idle::{CallGuard, Counted, ReadSide, Registration};
 use crate::metrics::RpcMetrics;
+use crate::outbox::{self, Outbox};
 use crate::service::{CallContext, RpcService};
 
 /// How long a connection closed for a protocol violation keeps reading (and discarding).
@@ -200,25 +203,22 @@ impl Connection {
                 return close;
             }
         };
-        let (tx, rx) = mpsc::channel(self.cfg.max_in_flight_per_connection.max(1));
-        let mut writer = AbortOnDrop(tokio::spawn(tracing::Instrument::in_current_span(
-            write_loop(wr, rx, metrics),
-        )));
-        let close = self.call_loop(&session, tx).await;
-        // The writer drains every response already queued, then ends once the last call
-        // task (if any is still running) drops its sender. After a violation only the FATAL
-        // matters: give it a moment to go out, then drop the writer and with it the socket.
+        let (mut out, tx) = Outbox::new(wr, metrics);
+        let close = self.call_loop(&session, &mut out, tx).await;
+        // Every response already queued is written, and those of calls still running once
+        // they end. After a violation only the FATAL matters: give it a moment to go out,
+        // then drop the socket.
         let finished = if matches!(close, Close::Violation(_)) {
-            match tokio::time::timeout(LINGER_TIME, &mut writer.0).await {
+            match tokio::time::timeout(LINGER_TIME, out.finish()).await {
                 Ok(res) => res,
                 Err(_) => return close,
             }
         } else {
-            (&mut writer.0).await
+            out.finish().await
         };
         match finished {
-            Ok(Ok(())) | Err(_) => close,
-            Ok(Err(e)) => match close {
+            Ok(()) => close,
+            Err(e) => match close {
                 Close::Normal(_) => Close::Io(e),
                 other => other,
             },
@@ -393,17 +393,26 @@ impl Connection {
         }
     }
 
-    /// Reads calls until EOF, close or a protocol violation, spawning one task per call.
-    async fn call_loop(&mut self, session: &Session, tx: mpsc::Sender<Bytes>) -> Close {
+    /// Reads calls until EOF, close or a protocol violation. Each call's handler is polled
+    /// once right away: a call answered then is queued for writing by this task; one that
+    /// has to wait goes on in a task of its own, so the next request is read meanwhile (calls
+    /// on one connection stay concurrent, answered as they finish).
+    async fn call_loop<W: AsyncWrite + Unpin>(
+        &mut self,
+        session: &Session,
+        out: &mut Outbox<W>,
+        tx: outbox::Sender,
+    ) -> Close {
         let limit = self.cfg.max_in_flight_per_connection.max(1);
         let permits = Arc::new(Semaphore::new(limit));
         let mut calls = JoinSet::new();
         let close = loop {
-            let mut frame = match self.next_frame().await {
+            let mut frame = match out.while_running(self.next_frame()).await {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break Close::Normal("EOF"),
                 Err(close) => break close,
             };
+            let read_at = Instant::now();
             let header: RpcRequestHeaderProto =
                 match decode_delimited(&mut frame, "RpcRequestHeaderProto") {
                     Ok(h) => h,
@@ -419,7 +428,7 @@ impl Connection {
                 }
                 id if id < 0 => {
                     let reason = format!("unexpected call id {id} after the connection context");
-                    let _ = tx.send(fatal_for(&header, &reason)).await;
+                    out.push(fatal_for(&header, &reason), None);
                     break Close::Violation(reason);
                 }
                 _ => {}
@@ -428,13 +437,13 @@ impl Connection {
                 && kind != RPC_KIND_PROTOCOL_BUFFER
             {
                 let reason = format!("unsupported rpc kind {kind}");
-                let _ = tx.send(fatal_for(&header, &reason)).await;
+                out.push(fatal_for(&header, &reason), None);
                 break Close::Violation(reason);
             }
             let request = match decode_request_frame(&mut frame) {
                 Ok(r) => r,
                 Err(e) => {
-                    let _ = tx.send(fatal_for(&header, &e.to_string())).await;
+                    out.push(fatal_for(&header, &e.to_string()), None);
                     break e.into();
                 }
             };
@@ -444,13 +453,14 @@ impl Connection {
             } else {
                 request_header.declaring_class_protocol_name
             };
+            let reply_to = ReplyTo::from_request(&header);
             let ctx = CallContext {
                 user: session.user.clone(),
                 protocol,
                 method: request_header.method_name,
-                client_id: header.client_id.clone(),
+                client_id: header.client_id,
                 call_id: header.call_id,
-                retry_count: header.retry_count(),
+                retry_count: reply_to.retry_count,
                 peer: self.peer,
                 // Only an in-process connection may say whom a call is for; a network
                 // client's caller context is not read at all.
@@ -466,36 +476,44 @@ impl Connection {
                 "IPC {}: call {} {}.{}",
                 self.peer, ctx.call_id, ctx.protocol, ctx.method
             );
-            // Backpressure: stop reading while the connection has `limit` calls running.
-            let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
-                break Close::Normal("call limiter closed");
-            };
-            let reply_to = ReplyTo::from_request(&header);
             self.cfg.metrics.enqueued();
-            calls.spawn(tracing::Instrument::in_current_span(run_call(
+            // Backpressure: stop reading while the connection has `limit` calls running or
+            // answers unwritten (the slot is freed once the answer is written).
+            let (permit, started) = match Arc::clone(&permits).try_acquire_owned() {
+                Ok(p) => (p, read_at),
+                Err(_) => match out
+                    .while_running(Arc::clone(&permits).acquire_owned())
+                    .await
+                {
+                    Ok(p) => (p, Instant::now()),
+                    Err(_) => break Close::Normal("call limiter closed"),
+                },
+            };
+            let mut call = Box::pin(tracing::Instrument::in_current_span(answer(
                 Arc::clone(&self.svc),
                 (ctx, header.state_id),
                 body,
                 (reply_to, self.cfg.alignment.clone()),
-                tx.clone(),
-                (permit, self.reg.state().call_started()),
-                (Arc::clone(&self.cfg.metrics), Instant::now()),
+                self.reg.state().call_started(),
+                (Arc::clone(&self.cfg.metrics), read_at, started),
             )));
+            match futures::poll!(call.as_mut()) {
+                Poll::Ready(frame) => out.push(frame, Some(permit)),
+                Poll::Pending => {
+                    let tx = tx.clone();
+                    calls.spawn(async move {
+                        let frame = call.await;
+                        // The outbox is gone only if the connection was dropped.
+                        let _ = tx.send((frame, Some(permit)));
+                    });
+                }
+            }
             while calls.try_join_next().is_some() {}
         };
         // Calls already started finish on their own (their responses are still written if the
         // socket is usable); aborting them midway could leave service state half-updated.
         calls.detach_all();
         close
-    }
-}
-
-/// Aborts the task when dropped (server shutdown drops the whole connection future).
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
@@ -531,21 +549,21 @@ async fn send_fatal<W: AsyncWrite + Unpin>(wr: &mut W, frame: &[u8]) {
     }
 }
 
-async fn run_call(
+/// Runs one call and returns its response frame.
+async fn answer(
     svc: Arc<dyn RpcService>,
     // The call and the state id its client sent (`alignment`).
     (ctx, client_state_id): (CallContext, Option<i64>),
     body: Bytes,
     // Whom to answer, and the server's state to answer with.
     (mut reply_to, alignment): (ReplyTo, Option<Arc<dyn AlignmentContext>>),
-    tx: mpsc::Sender<Bytes>,
-    // Held until the response is queued: the connection is busy (not idle) meanwhile.
-    _running: (OwnedSemaphorePermit, CallGuard),
-    (metrics, read_at): (Arc<RpcMetrics>, Instant),
-) {
-    let method = ctx.method.clone();
+    // Held until the call is answered: the connection is busy (not idle) meanwhile.
+    _running: CallGuard,
+    // When the call was read, and when its handler started.
+    (metrics, read_at, started): (Arc<RpcMetrics>, Instant, Instant),
+) -> Bytes {
+    let method = metrics.method(&ctx.method);
     let peer = ctx.peer;
-    let started = Instant::now();
     metrics.started(started.duration_since(read_at));
     let result = with_client_state_id(
         client_state_id,
@@ -555,38 +573,23 @@ async fn run_call(
     metrics.finished(&method, started.elapsed(), matches!(result, Ok(Ok(_))));
     // Read after the call: the state its answer reflects, at least.
     reply_to.state_id = alignment.map(|a| a.last_seen_state_id());
-    let frame = match result {
+    match result {
         Ok(Ok(resp)) => success_frame(&reply_to, &resp),
         Ok(Err(e)) => {
-            debug!("IPC {peer}: call {} {method} failed: {e}", reply_to.call_id);
+            debug!(
+                "IPC {peer}: call {} {} failed: {e}",
+                reply_to.call_id,
+                method.name()
+            );
             error_frame(&reply_to, &e)
         }
         Err(_) => {
+            let method = method.name();
             error!("IPC {peer}: handler for {method} panicked");
             error_frame(
                 &reply_to,
                 &RpcError::io(format!("Server error while handling {method}")),
             )
         }
-    };
-    // The writer is gone only if the socket failed; nothing left to do then.
-    let _ = tx.send(frame).await;
-}
-
-/// The single writer: writes queued frames in order, flushing whenever the queue runs dry.
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut wr: W,
-    mut rx: mpsc::Receiver<Bytes>,
-    metrics: Arc<RpcMetrics>,
-) -> std::io::Result<()> {
-    while let Some(frame) = rx.recv().await {
-        wr.write_all(&frame).await?;
-        metrics.sent(frame.len() as u64);
-        while let Ok(frame) = rx.try_recv() {
-            wr.write_all(&frame).await?;
-            metrics.sent(frame.len() as u64);
-        }
-        wr.flush().await?;
     }
-    wr.shutdown().await
 }

@@ -4,8 +4,9 @@
 //! 4-byte big-endian length followed by varint-delimited protobuf messages.
 //!
 //! Server side: implement [`RpcService`] (one per protocol, combined on one port by a
-//! [`ProtocolRouter`]), then [`RpcServer::bind`]. Each call runs as
-//! its own task; a handler returns the encoded response or an [`RpcError`] naming the Java
+//! [`ProtocolRouter`]), then [`RpcServer::bind`]. Each call's handler
+//! is polled at once by its connection's task, and one that has to wait goes on as its own
+//! task, so the calls of one connection run concurrently; a handler returns the encoded response or an [`RpcError`] naming the Java
 //! exception class the client will see.
 //!
 //! Client side: [`RpcClient::connect`] then [`RpcClient::call`] from any number of tasks.
@@ -25,6 +26,7 @@ pub mod headers;
 mod idle;
 mod local;
 pub mod metrics;
+mod outbox;
 mod router;
 mod server;
 mod service;

@@ -17,10 +17,25 @@ pub const MAX_METHODS: usize = 256;
 /// Where calls past [`MAX_METHODS`] distinct names are counted.
 pub const OTHER_METHOD: &str = "other";
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct MethodStats {
+    name: Arc<str>,
     processing: Histogram,
     failures: AtomicU64,
+}
+
+/// One call's method in the per-method table.
+pub(crate) struct MethodHandle {
+    stats: Arc<MethodStats>,
+    /// The method's own name when it is counted under [`OTHER_METHOD`].
+    own_name: Option<String>,
+}
+
+impl MethodHandle {
+    /// The method's name, for log lines.
+    pub(crate) fn name(&self) -> &str {
+        self.own_name.as_deref().unwrap_or(&self.stats.name)
+    }
 }
 
 /// The counters of one RPC server (shared by its connections).
@@ -119,30 +134,43 @@ impl RpcMetrics {
         self.queue_time.observe(waited);
     }
 
-    /// Its handler for `method` ended after `took`.
-    pub(crate) fn finished(&self, method: &str, took: Duration, ok: bool) {
+    /// The figures of `method`, found before its call runs (the call takes the name along).
+    pub(crate) fn method(&self, method: &str) -> MethodHandle {
+        let mut m = self.methods.lock();
+        if let Some(s) = m.get(method) {
+            return MethodHandle {
+                stats: Arc::clone(s),
+                own_name: None,
+            };
+        }
+        let (key, own_name) = if m.len() < MAX_METHODS {
+            (method, None)
+        } else {
+            (OTHER_METHOD, Some(method.to_owned()))
+        };
+        let stats = m.entry(key.to_string()).or_insert_with(|| {
+            Arc::new(MethodStats {
+                name: Arc::from(key),
+                processing: Histogram::default(),
+                failures: AtomicU64::new(0),
+            })
+        });
+        MethodHandle {
+            stats: Arc::clone(stats),
+            own_name,
+        }
+    }
+
+    /// Its handler ended after `took`.
+    pub(crate) fn finished(&self, method: &MethodHandle, took: Duration, ok: bool) {
         self.in_process.fetch_sub(1, Ordering::Relaxed);
         self.processing_time.observe(took);
         if !ok {
             self.failed_calls.fetch_add(1, Ordering::Relaxed);
         }
-        let stats = {
-            let mut m = self.methods.lock();
-            match m.get(method) {
-                Some(s) => s.clone(),
-                None => {
-                    let key = if m.len() < MAX_METHODS {
-                        method
-                    } else {
-                        OTHER_METHOD
-                    };
-                    m.entry(key.to_string()).or_default().clone()
-                }
-            }
-        };
-        stats.processing.observe(took);
+        method.stats.processing.observe(took);
         if !ok {
-            stats.failures.fetch_add(1, Ordering::Relaxed);
+            method.stats.failures.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -331,10 +359,10 @@ mod tests {
         m.enqueued();
         assert_eq!(m.snapshot().call_queue_length, 1);
         m.started(Duration::from_micros(5));
-        m.finished("getFileInfo", Duration::from_millis(1), true);
+        m.finished(&m.method("getFileInfo"), Duration::from_millis(1), true);
         m.enqueued();
         m.started(Duration::from_micros(5));
-        m.finished("mkdirs", Duration::from_millis(1), false);
+        m.finished(&m.method("mkdirs"), Duration::from_millis(1), false);
         let s = m.snapshot();
         assert_eq!(s.call_queue_length, 0);
         assert_eq!(s.in_process, 0);
@@ -355,7 +383,7 @@ mod tests {
         for i in 0..MAX_METHODS + 10 {
             m.enqueued();
             m.started(Duration::ZERO);
-            m.finished(&format!("m{i}"), Duration::ZERO, true);
+            m.finished(&m.method(&format!("m{i}")), Duration::ZERO, true);
         }
         let s = m.snapshot();
         assert_eq!(s.methods.len(), MAX_METHODS + 1);

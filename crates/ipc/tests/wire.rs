@@ -362,3 +362,58 @@ async fn violation_closes_even_with_a_call_in_flight() {
     assert!(started.elapsed() < Duration::from_secs(3));
     server.shutdown().await;
 }
+
+/// Calls answered on their handler's first poll and a call that has to wait share one
+/// connection: the waiting call holds up neither the reading nor the answers of the calls
+/// after it, those are answered in the order they came, and the waiting one is answered once
+/// it can go on.
+#[tokio::test]
+async fn ready_calls_are_answered_while_one_waits() {
+    let (server, stats) = start(ServerConfig::default()).await;
+    let mut s = raw_connected(server.local_addr(), &client_id()).await;
+    let mut calls =
+        call_frame(1, &client_id(), "gate", PROTOCOL, &req("g").encode_to_vec()).to_vec();
+    for id in 2..=5 {
+        let body = req("/").encode_to_vec();
+        calls.extend_from_slice(&call_frame(id, &client_id(), "whoami", PROTOCOL, &body));
+    }
+    s.write_all(&calls).await.unwrap();
+    for id in 2..=5 {
+        let (h, rest) = read_response(&mut s).await;
+        assert_eq!((h.call_id, h.status), (id, 0));
+        let who: UserInformationProto = decode(rest);
+        assert_eq!(who.effective_user.as_deref(), Some("alice"));
+    }
+    stats.gate.notify_one();
+    let (h, rest) = read_response(&mut s).await;
+    assert_eq!((h.call_id, h.status), (1, 0));
+    let gated: UserInformationProto = decode(rest);
+    assert_eq!(gated.effective_user.as_deref(), Some("g"));
+    // The connection goes on serving both kinds.
+    let body = req("/").encode_to_vec();
+    s.write_all(&call_frame(6, &client_id(), "whoami", PROTOCOL, &body))
+        .await
+        .unwrap();
+    assert_eq!(read_response(&mut s).await.0.call_id, 6);
+    server.shutdown().await;
+}
+
+/// A connection whose client ends (EOF) with a call still waiting answers it before the
+/// connection closes.
+#[tokio::test]
+async fn a_waiting_call_is_answered_after_the_client_stops_sending() {
+    let (server, stats) = start(ServerConfig::default()).await;
+    let mut s = raw_connected(server.local_addr(), &client_id()).await;
+    let body = req("late").encode_to_vec();
+    s.write_all(&call_frame(3, &client_id(), "gate", PROTOCOL, &body))
+        .await
+        .unwrap();
+    s.shutdown().await.unwrap();
+    stats.gate.notify_one();
+    let (h, rest) = read_response(&mut s).await;
+    assert_eq!((h.call_id, h.status), (3, 0));
+    let gated: UserInformationProto = decode(rest);
+    assert_eq!(gated.effective_user.as_deref(), Some("late"));
+    assert!(read_to_eof(&mut s).await.is_empty());
+    server.shutdown().await;
+}

@@ -26,6 +26,8 @@ pub struct Stats {
     pub running: AtomicUsize,
     pub max_running: AtomicUsize,
     pub completed: AtomicUsize,
+    /// What a `gate` call waits for (`notify_one` lets one through, before or after it waits).
+    pub gate: tokio::sync::Notify,
 }
 
 /// The toy service:
@@ -34,6 +36,7 @@ pub struct Stats {
 /// - `sleep{src: millis}`: sleeps, then echoes `src` as `effective_user`.
 /// - `fail{src}`: `java.io.FileNotFoundException` naming `src`.
 /// - `panic`: the handler panics.
+/// - `gate{src}`: waits for `Stats::gate`, then echoes `src` as `effective_user`.
 pub fn toy_service(stats: Arc<Stats>) -> ToyService {
     ToyService { stats }
 }
@@ -104,6 +107,14 @@ impl RpcService for ToyService {
                 format!("File does not exist: {}", req()?.src),
             )),
             "panic" => panic!("toy handler panics on purpose"),
+            "gate" => {
+                let src = req()?.src;
+                self.stats.gate.notified().await;
+                Ok(encode_response(&UserInformationProto {
+                    effective_user: Some(src),
+                    real_user: None,
+                }))
+            }
             other => Err(RpcError::no_such_method_on(other, &ctx.protocol)),
         }
     }
