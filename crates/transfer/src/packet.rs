@@ -307,8 +307,33 @@ impl Packet {
 
 /// Writes a packet frame and flushes.
 pub async fn write_packet<W: AsyncWrite + Unpin>(w: &mut W, packet: &Packet) -> Result<()> {
-    w.write_all(&packet.to_bytes()).await?;
+    write_frame(w, packet).await?;
     w.flush().await?;
+    Ok(())
+}
+
+/// Writes a packet's whole frame with vectored writes — its lengths and header, then its
+/// checksums and data from where they are — so the data is not first copied into a frame
+/// buffer (a writer's 64 KiB copy per packet).
+pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, packet: &Packet) -> std::io::Result<()> {
+    let mut head = Vec::with_capacity(PKT_LENGTHS_LEN + packet.header.encoded_len());
+    head.put_u32(packet.payload_len() as u32);
+    head.put_u16(packet.header.encoded_len() as u16);
+    packet.header.encode(&mut head);
+    let mut slices = [
+        std::io::IoSlice::new(&head),
+        std::io::IoSlice::new(&packet.checksums),
+        std::io::IoSlice::new(&packet.data),
+    ];
+    let mut bufs = &mut slices[..];
+    std::io::IoSlice::advance_slices(&mut bufs, 0);
+    while !bufs.is_empty() {
+        let n = w.write_vectored(bufs).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        std::io::IoSlice::advance_slices(&mut bufs, n);
+    }
     Ok(())
 }
 
@@ -374,6 +399,21 @@ pub(crate) fn frame_lens(
 /// 4` bytes, lengths already checked against the maximum); its checksums and data share
 /// `frame`'s memory.
 pub(crate) fn packet_of_frame(frame: &Bytes, hlen: usize, plen: usize) -> Result<Packet> {
+    let (header, sums_end) = frame_header(frame, hlen, plen)?;
+    Ok(Packet {
+        header,
+        checksums: frame.slice(PKT_LENGTHS_LEN + hlen..sums_end),
+        data: frame.slice(sums_end..),
+    })
+}
+
+/// The header of the packet in `frame` (see [`packet_of_frame`]) and where its checksums end
+/// (its data starts) in the frame.
+pub(crate) fn frame_header(
+    frame: &[u8],
+    hlen: usize,
+    plen: usize,
+) -> Result<(PacketHeader, usize)> {
     let header = PacketHeader::decode(&frame[PKT_LENGTHS_LEN..PKT_LENGTHS_LEN + hlen])?;
     let body_start = PKT_LENGTHS_LEN + hlen;
     let body_len = plen - 4;
@@ -383,12 +423,7 @@ pub(crate) fn packet_of_frame(frame: &Bytes, hlen: usize, plen: usize) -> Result
             "packet dataLen {data_len} exceeds its payload of {body_len} bytes"
         )));
     }
-    let sums_end = body_start + body_len - data_len;
-    Ok(Packet {
-        header,
-        checksums: frame.slice(body_start..sums_end),
-        data: frame.slice(sums_end..),
-    })
+    Ok((header, body_start + body_len - data_len))
 }
 
 /// Reads one packet frame (see [`read_packet_raw`]).

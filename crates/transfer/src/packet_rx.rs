@@ -9,7 +9,8 @@
 //!
 //! The DataNode's WRITE_BLOCK receiver uses it too ([`PacketRx::for_pipeline`]): no
 //! low-water mark (a writer's next packet may be long in coming), each read taking up to
-//! [`PIPELINE_READ_SIZE`], and [`PacketRx::next_frame`] giving the frame to forward as well.
+//! [`PIPELINE_READ_SIZE`], and [`PacketRx::next_frames`] giving every whole packet one read
+//! brought as one run of frames to forward in one write.
 
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
@@ -18,7 +19,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::error::{Result, TransferError};
-use crate::packet::{PKT_LENGTHS_LEN, Packet, frame_lens, packet_of_frame};
+use crate::packet::{PKT_LENGTHS_LEN, Packet, frame_header, frame_lens, packet_of_frame};
 
 /// Bytes one read may take.
 pub(crate) const READ_SIZE: usize = 1 << 20;
@@ -79,16 +80,72 @@ impl PacketRx {
         self.buf.len()
     }
 
-    /// The next packet and the exact bytes of its frame (for forwarding downstream
-    /// unchanged); the packet's checksums and data share the frame's memory.
-    pub async fn next_frame<R: AsyncRead + Unpin>(
+    /// The next packets: every whole frame already buffered — or, when none is, those the
+    /// reads bringing the next one brought along —, up to and including a last packet of a
+    /// block (bytes after it are left buffered), as one run of contiguous frames (forwarded
+    /// downstream unchanged in one write) and the packets parsed out of it, in order, sharing
+    /// its memory. A frame whose lengths are bad ends the run before it; the next call
+    /// returns its error.
+    pub async fn next_frames<R: AsyncRead + Unpin>(
         &mut self,
         r: &mut R,
         max_packet_size: usize,
-    ) -> Result<(Packet, Bytes)> {
-        let frame = self.frame(r, max_packet_size, 0).await?;
-        let packet = self.packet(&frame, max_packet_size)?;
-        Ok((packet, frame))
+    ) -> Result<(Bytes, Vec<Packet>)> {
+        self.frame_len_buffered(r, max_packet_size).await?;
+        // (start, frame length, HLEN, header, end of checksums) of each whole frame of the run.
+        let mut frames = Vec::new();
+        let mut end = 0;
+        while let Some(lens) = self.buf[end..].first_chunk::<PKT_LENGTHS_LEN>() {
+            let parsed = frame_lens(lens, max_packet_size).and_then(|(hlen, plen, total)| {
+                if self.buf.len() - end < total {
+                    return Ok(None);
+                }
+                let frame = &self.buf[end..end + total];
+                Ok(Some((total, hlen, frame_header(frame, hlen, plen)?)))
+            });
+            let (total, hlen, (header, sums_end)) = match parsed {
+                Ok(Some(f)) => f,
+                Ok(None) => break,
+                // The first frame's error is this call's; a later one's the next call's.
+                Err(e) if frames.is_empty() => return Err(e),
+                Err(_) => break,
+            };
+            let last = header.last_packet_in_block;
+            frames.push((end, total, hlen, header, sums_end));
+            end += total;
+            if last {
+                break;
+            }
+        }
+        let run = self.buf.split_to(end).freeze();
+        let packets = frames
+            .into_iter()
+            .map(|(start, total, hlen, header, sums_end)| Packet {
+                header,
+                checksums: run.slice(start + PKT_LENGTHS_LEN + hlen..start + sums_end),
+                data: run.slice(start + sums_end..start + total),
+            })
+            .collect();
+        Ok((run, packets))
+    }
+
+    /// Reads until a whole frame is buffered.
+    async fn frame_len_buffered<R: AsyncRead + Unpin>(
+        &mut self,
+        r: &mut R,
+        max_packet_size: usize,
+    ) -> Result<()> {
+        loop {
+            let missing = match self.frame_len(max_packet_size)? {
+                Some(total) if self.buf.len() >= total => return Ok(()),
+                Some(total) => total - self.buf.len(),
+                None => PKT_LENGTHS_LEN - self.buf.len(),
+            };
+            self.make_room(missing.max(self.min_read));
+            if r.read_buf(&mut self.buf).await? == 0 {
+                return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+            }
+        }
     }
 
     /// The next packet and its frame's length; `data_left` is a lower bound on the data bytes
@@ -268,15 +325,21 @@ mod tests {
         let mut src = &wire[..];
         let mut rx = PacketRx::for_pipeline();
         let mut held = Vec::new();
-        for i in 0..n {
-            let (p, frame) = rx.next_frame(&mut src, MAX_PACKET_SIZE).await.unwrap();
-            assert_eq!(p.header.seqno, i);
-            assert_eq!(&frame[..], &wire[frame_start(i)..frame_start(i + 1)]);
-            p.verify(&sum).unwrap();
-            held.push(frame);
-            // The disk side drops frames in order, a few packets behind.
-            if held.len() > 6 {
-                held.remove(0);
+        let mut i = 0;
+        while i < n {
+            let (run, packets) = rx.next_frames(&mut src, MAX_PACKET_SIZE).await.unwrap();
+            let end = i + packets.len() as i64;
+            assert_eq!(&run[..], &wire[frame_start(i)..frame_start(end)]);
+            drop(run);
+            for p in packets {
+                assert_eq!(p.header.seqno, i);
+                p.verify(&sum).unwrap();
+                held.push(p);
+                // The disk side drops packets in order, a few behind.
+                if held.len() > 6 {
+                    held.remove(0);
+                }
+                i += 1;
             }
         }
         assert_eq!(rx.buffered(), 0);
@@ -288,6 +351,68 @@ mod tests {
         fn frame_start(i: i64) -> usize {
             i as usize * (64_512 + 126 * 4 + 6 + 25)
         }
+    }
+
+    /// A pipeline receiver's runs: every whole frame one read brought, contiguous as sent, up
+    /// to a block's last packet (the bytes after it stay buffered); a bad frame ends the run
+    /// before it and is the next call's error.
+    #[tokio::test]
+    async fn runs_of_whole_frames_end_at_the_last_packet_and_before_a_bad_frame() {
+        let sum = DataChecksum::default();
+        let frame = |i: i64, n: usize, last: bool| {
+            let data: Vec<u8> = (0..n).map(|b| (b % 251) as u8 ^ i as u8).collect();
+            Packet::with_data(&sum, i * 1000, i, data.into(), last, false)
+                .unwrap()
+                .to_bytes()
+        };
+        let frames = [
+            frame(0, 1000, false),
+            frame(1, 1000, false),
+            Packet::heartbeat().to_bytes(),
+            frame(2, 1000, false),
+            Packet::empty(3000, 3, true).to_bytes(),
+            frame(4, 10, false),
+        ];
+        let mut wire: Vec<u8> = frames.iter().flat_map(|f| f.to_vec()).collect();
+        // A frame too large, then half a frame: never part of a run.
+        wire.extend_from_slice(&[0x7f, 0, 0, 0, 0, 25]);
+        let mut src = &wire[..];
+        let mut rx = PacketRx::for_pipeline();
+        let (run, packets) = rx.next_frames(&mut src, MAX_PACKET_SIZE).await.unwrap();
+        let first: Vec<u8> = frames[..5].iter().flat_map(|f| f.to_vec()).collect();
+        assert_eq!(&run[..], &first[..]);
+        let seqnos: Vec<i64> = packets.iter().map(|p| p.header.seqno).collect();
+        assert_eq!(seqnos, vec![0, 1, -1, 2, 3]);
+        for p in &packets {
+            p.verify(&sum).unwrap();
+        }
+        assert!(packets[4].header.last_packet_in_block);
+        // The packet after the last one is left; then the bad frame is refused.
+        let (run, packets) = rx.next_frames(&mut src, MAX_PACKET_SIZE).await.unwrap();
+        assert_eq!(&run[..], &frames[5][..]);
+        assert_eq!(packets.len(), 1);
+        let err = rx.next_frames(&mut src, MAX_PACKET_SIZE).await.unwrap_err();
+        assert!(err.to_string().contains("exceeds the maximum"), "{err}");
+    }
+
+    /// A frame written with vectored writes through a pipe that takes a few bytes at a time
+    /// arrives as the frame's bytes.
+    #[tokio::test]
+    async fn vectored_frame_write_sends_the_frame() {
+        let sum = DataChecksum::default();
+        let data: Vec<u8> = (0..70_000usize).map(|b| (b % 241) as u8).collect();
+        let p = Packet::with_data(&sum, 512, 9, data.into(), false, true).unwrap();
+        let (mut tx, mut rx_end) = tokio::io::duplex(777);
+        let sent = p.clone();
+        let writer = tokio::spawn(async move {
+            crate::packet::write_frame(&mut tx, &sent).await.unwrap();
+        });
+        let mut got = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut rx_end, &mut got)
+            .await
+            .unwrap();
+        writer.await.unwrap();
+        assert_eq!(&got[..], &p.to_bytes()[..]);
     }
 
     /// A frame announcing more than the maximum is refused before it is read.

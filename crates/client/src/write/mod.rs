@@ -6,6 +6,7 @@
 //! (`recovery.rs`); a full block is closed with an empty last packet and the next one is
 //! allocated with addBlock.
 
+mod packet_buf;
 mod packetizer;
 mod pipeline;
 mod recovery;
@@ -13,7 +14,7 @@ mod slow_acks;
 
 use std::collections::VecDeque;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use rhdfs_proto::common::TokenProto;
 use rhdfs_proto::hdfs::{
     AbandonBlockRequestProto, AbandonBlockResponseProto, AddBlockRequestProto,
@@ -33,6 +34,7 @@ use crate::filesystem::{
     WHOLE_FILE,
 };
 use crate::lease::LeaseGuard;
+use packet_buf::PacketBuf;
 use packetizer::packet_capacity;
 use pipeline::{NodeFailure, Pipeline, Setup};
 use slow_acks::SlowAcks;
@@ -73,7 +75,7 @@ pub struct FileWriter {
     checksum: DataChecksum,
     chunks_per_packet: usize,
     max_in_flight: usize,
-    buf: BytesMut,
+    buf: PacketBuf,
     cur: Option<BlockState>,
     prev: Option<ExtendedBlockProto>,
     seqno: i64,
@@ -238,7 +240,7 @@ impl FileWriter {
             checksum,
             chunks_per_packet,
             max_in_flight,
-            buf: BytesMut::new(),
+            buf: PacketBuf::default(),
             cur: None,
             prev: None,
             seqno: 0,
@@ -313,7 +315,7 @@ impl FileWriter {
                 self.chunks_per_packet,
             );
             let take = (cap - self.buf.len()).min(data.len());
-            self.buf.extend_from_slice(&data[..take]);
+            self.buf.extend(&data[..take], cap);
             self.written += take as u64;
             data = &data[take..];
             if self.buf.len() == cap {
@@ -335,7 +337,7 @@ impl FileWriter {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let data: Bytes = self.buf.split().freeze();
+        let data: Bytes = self.buf.take();
         let Some(cur) = self.cur.as_mut() else {
             return Err(ClientError::Failed("no block to write to".into()));
         };

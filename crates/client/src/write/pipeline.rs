@@ -13,6 +13,7 @@ use rhdfs_proto::hdfs::{
 use rhdfs_transfer::ack::{check_response, read_ack, read_response};
 use rhdfs_transfer::headers::client_header;
 use rhdfs_transfer::op::{Op, encode_op};
+use rhdfs_transfer::packet::write_frame;
 use rhdfs_transfer::{DataChecksum, Packet, PipelineAck, TransferConfig, TransferError};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -214,10 +215,9 @@ impl Pipeline {
 
     /// Sends one packet; a failure blames the first node (Java's markFirstNodeIfNotMarked).
     pub(crate) async fn send(&mut self, p: &Packet) -> Result<(), NodeFailure> {
-        let bytes = p.to_bytes();
         let mut last = self.last_send.lock().await;
         let mut w = self.writer.lock().await;
-        let r = tokio::time::timeout(self.write_timeout, w.write_all(&bytes)).await;
+        let r = tokio::time::timeout(self.write_timeout, write_frame(&mut *w, p)).await;
         *last = Instant::now();
         match r {
             Ok(Ok(())) => Ok(()),

@@ -415,6 +415,8 @@ pub(crate) fn spec_to_proto(spec: ChecksumSpec) -> rhdfs_proto::hdfs::ChecksumPr
 pub(crate) mod tests;
 
 #[cfg(test)]
+mod ack_tests;
+#[cfg(test)]
 mod read_tests;
 #[cfg(test)]
 mod write_tests;

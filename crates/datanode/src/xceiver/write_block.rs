@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use prost::Message;
 use rhdfs_proto::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
 use rhdfs_proto::hdfs::{BlockOpResponseProto, OpWriteBlockProto, PipelineAckProto, Status};
 use rhdfs_transfer::op::{DEFAULT_MAX_MESSAGE_LEN, read_delimited};
 use rhdfs_transfer::{PacketRx, write_delimited, write_op};
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
@@ -357,7 +358,7 @@ impl Receiver<'_> {
     /// this takes (on the injected clock) is the mirror's latency in peer stats when this
     /// node is the penultimate one: a slow mirror reads slowly, its socket buffers fill, and
     /// the write waits.
-    async fn forward(&self, m: &mut OwnedWriteHalf, raw: &[u8]) {
+    async fn forward(&self, m: &mut OwnedWriteHalf, raw: &[u8], packets: usize) {
         let metrics = self.ctx.config.metrics.as_deref();
         let timed_peer = self.peer_key.as_deref().zip(metrics);
         let t0 = timed_peer.map(|(_, m)| m.now());
@@ -369,7 +370,12 @@ impl Receiver<'_> {
         match res {
             Ok(()) => {
                 if let (Some((key, m)), Some(t0)) = (timed_peer, t0) {
-                    m.record_peer(key, m.now().saturating_sub(t0));
+                    // Each packet's share of the write, as many samples as packets.
+                    let n = u32::try_from(packets.max(1)).unwrap_or(u32::MAX);
+                    let each = m.now().saturating_sub(t0) / n;
+                    for _ in 0..n {
+                        m.record_peer(key, each);
+                    }
                 }
             }
             Err(e) => {
@@ -407,120 +413,163 @@ impl Receiver<'_> {
             None => None,
         };
         loop {
-            let (pkt, raw) =
-                timed(cfg.socket_timeout, rx.next_frame(rd, cfg.max_packet_size)).await?;
+            // Every whole packet one read brought, forwarded in one write.
+            let (run, packets) =
+                timed(cfg.socket_timeout, rx.next_frames(rd, cfg.max_packet_size)).await?;
             let delay = self.ctx.faults.packet_delay();
             if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
+                tokio::time::sleep(delay * packets.len() as u32).await;
             }
             if let Some(m) = mirror.as_mut()
                 && !self.mirror_dead.load(Ordering::Relaxed)
             {
-                self.forward(m, &raw).await;
+                self.forward(m, &run, packets.len()).await;
             }
-            drop(raw);
-            let h = pkt.header;
-            if h.is_heartbeat() {
-                self.ack(&mut disk, h.seqno, self.own_status(), false).await;
-                continue;
-            }
-            if let Err(e) = pkt.validate(&self.packet_checksum) {
-                self.ack(&mut disk, h.seqno, Status::Error, true).await;
-                return Err(e.into());
-            }
-            if h.offset_in_block < 0 {
-                self.ack(&mut disk, h.seqno, Status::Error, true).await;
-                return Err(XceiverError::Other(format!(
-                    "negative packet offset {}",
-                    h.offset_in_block
-                )));
-            }
-            if self.verify
-                && !pkt.data.is_empty()
-                && let Err(e) = pkt.verify(&self.packet_checksum)
-            {
-                tracing::warn!(error = %e, offset = h.offset_in_block, "checksum error in received packet");
-                self.ack(&mut disk, h.seqno, Status::ErrorChecksum, true)
-                    .await;
-                return Err(e.into());
-            }
-            if let Some(d) = disk.as_mut() {
-                d.send(Job::Write {
-                    seqno: h.seqno,
-                    offset: h.offset_in_block as u64,
-                    sums: sums_fit.then(|| pkt.checksums.clone()),
-                    data: pkt.data,
-                    sync: h.sync_block,
-                    ack: !h.last_packet_in_block,
-                })
-                .await?;
-            }
-            if h.last_packet_in_block {
-                if rx.buffered() > 0 {
-                    tracing::warn!(
-                        bytes = rx.buffered(),
-                        "bytes after the last packet of a block"
-                    );
+            drop(run);
+            for pkt in packets {
+                if let Some(info) = self
+                    .packet(pkt, &mut disk, &mut mirror, &rx, sums_fit, &closed)
+                    .await?
+                {
+                    return Ok(info);
                 }
-                let info = match (disk.take(), &closed) {
-                    (Some(d), _) => {
-                        let w = d.finish().await?;
-                        let to_rbw = self.stage == Stage::TransferRbw;
-                        let sync = self.ctx.config.sync_on_close;
-                        let res = blocking(move || {
-                            if sync {
-                                w.sync()?;
-                            }
-                            if to_rbw { w.into_rbw() } else { w.finalize() }
-                        })
-                        .await?;
-                        match res {
-                            Ok(i) => i,
-                            Err(e) => {
-                                self.acks.send(h.seqno, Status::Error, true);
-                                return Err(e.into());
-                            }
-                        }
-                    }
-                    (None, Some(c)) => c.clone(),
-                    (None, None) => {
-                        return Err(XceiverError::Other("no replica to close".into()));
-                    }
-                };
-                if info.state == crate::replica::ReplicaState::Finalized {
-                    crate::metrics::Activity::add(&self.ctx.activity.blocks_written, 1);
-                    self.ctx.notifier.notify(BlockEvent {
-                        bpid: self.bpid.to_string(),
-                        storage_id: self.storage_id.to_string(),
-                        block_id: info.id,
-                        gs: info.gs,
-                        num_bytes: info.num_bytes,
-                        status: BlockStatus::Received,
-                    });
-                }
-                self.acks.send(h.seqno, self.own_status(), true);
-                if let Some(mut m) = mirror {
-                    let _ = m.flush().await;
-                }
-                return Ok(info);
-            }
-            if disk.is_none() {
-                self.acks.send(h.seqno, self.own_status(), false);
             }
         }
     }
+
+    /// One received packet (already forwarded): checked, queued for the disk thread, acked;
+    /// the replica's info once it was the block's last.
+    async fn packet(
+        &self,
+        pkt: rhdfs_transfer::Packet,
+        disk: &mut Option<DiskWriter>,
+        mirror: &mut Option<OwnedWriteHalf>,
+        rx: &PacketRx,
+        sums_fit: bool,
+        closed: &Option<ReplicaInfo>,
+    ) -> Result<Option<ReplicaInfo>, XceiverError> {
+        let h = pkt.header;
+        if h.is_heartbeat() {
+            self.ack(disk, h.seqno, self.own_status(), false).await;
+            return Ok(None);
+        }
+        if let Err(e) = pkt.validate(&self.packet_checksum) {
+            self.ack(disk, h.seqno, Status::Error, true).await;
+            return Err(e.into());
+        }
+        if h.offset_in_block < 0 {
+            self.ack(disk, h.seqno, Status::Error, true).await;
+            return Err(XceiverError::Other(format!(
+                "negative packet offset {}",
+                h.offset_in_block
+            )));
+        }
+        if self.verify
+            && !pkt.data.is_empty()
+            && let Err(e) = pkt.verify(&self.packet_checksum)
+        {
+            tracing::warn!(error = %e, offset = h.offset_in_block, "checksum error in received packet");
+            self.ack(disk, h.seqno, Status::ErrorChecksum, true).await;
+            return Err(e.into());
+        }
+        if let Some(d) = disk.as_mut() {
+            d.send(Job::Write {
+                seqno: h.seqno,
+                offset: h.offset_in_block as u64,
+                sums: sums_fit.then(|| pkt.checksums.clone()),
+                data: pkt.data,
+                sync: h.sync_block,
+                ack: !h.last_packet_in_block,
+            })
+            .await?;
+        }
+        if h.last_packet_in_block {
+            if rx.buffered() > 0 {
+                tracing::warn!(
+                    bytes = rx.buffered(),
+                    "bytes after the last packet of a block"
+                );
+            }
+            let info = match (disk.take(), closed) {
+                (Some(d), _) => {
+                    let w = d.finish().await?;
+                    let to_rbw = self.stage == Stage::TransferRbw;
+                    let sync = self.ctx.config.sync_on_close;
+                    let res = blocking(move || {
+                        if sync {
+                            w.sync()?;
+                        }
+                        if to_rbw { w.into_rbw() } else { w.finalize() }
+                    })
+                    .await?;
+                    match res {
+                        Ok(i) => i,
+                        Err(e) => {
+                            self.acks.send(h.seqno, Status::Error, true);
+                            return Err(e.into());
+                        }
+                    }
+                }
+                (None, Some(c)) => c.clone(),
+                (None, None) => {
+                    return Err(XceiverError::Other("no replica to close".into()));
+                }
+            };
+            if info.state == crate::replica::ReplicaState::Finalized {
+                crate::metrics::Activity::add(&self.ctx.activity.blocks_written, 1);
+                self.ctx.notifier.notify(BlockEvent {
+                    bpid: self.bpid.to_string(),
+                    storage_id: self.storage_id.to_string(),
+                    block_id: info.id,
+                    gs: info.gs,
+                    num_bytes: info.num_bytes,
+                    status: BlockStatus::Received,
+                });
+            }
+            self.acks.send(h.seqno, self.own_status(), true);
+            if let Some(m) = mirror.as_mut() {
+                let _ = m.flush().await;
+            }
+            return Ok(Some(info));
+        }
+        if disk.is_none() {
+            self.acks.send(h.seqno, self.own_status(), false);
+        }
+        Ok(None)
+    }
 }
 
-async fn respond_acks(
+/// Sends the acks in the order the receiver queued them, each after this node's write of its
+/// packet (queued by the disk thread then) and, with a mirror, after the mirror's ack for it.
+/// The acks ready together are written upstream in one write: the responder takes every ack
+/// already queued and every mirror ack already buffered before it writes, and writes what it
+/// has before it waits — for the next queued ack or for a mirror ack not yet here — so no
+/// ack waits on a later packet.
+pub(super) async fn respond_acks<W, R>(
     ctx: &Arc<XceiverContext>,
-    wr: &mut OwnedWriteHalf,
-    mut mirror: Option<BufReader<OwnedReadHalf>>,
+    wr: &mut W,
+    mut mirror: Option<BufReader<R>>,
     has_mirror: bool,
     mirror_dead: &AtomicBool,
     mut rx: mpsc::UnboundedReceiver<PendingAck>,
-) -> Result<(), XceiverError> {
+) -> Result<(), XceiverError>
+where
+    W: AsyncWrite + Unpin,
+    R: AsyncRead + Unpin,
+{
     let t = ctx.config.socket_timeout;
-    while let Some(p) = rx.recv().await {
+    let mut out = Vec::with_capacity(1024);
+    loop {
+        let p = match rx.try_recv() {
+            Ok(p) => p,
+            Err(_) => {
+                send_acks(wr, &mut out).await?;
+                match rx.recv().await {
+                    Some(p) => p,
+                    None => break,
+                }
+            }
+        };
         let mut reply = vec![p.status as i32];
         let mut flag = vec![crate::metrics::own_ack_flag(
             ctx.config.metrics.as_deref(),
@@ -534,6 +583,9 @@ async fn respond_acks(
                 && !mirror_dead.load(Ordering::Relaxed)
                 && p.status != Status::ErrorChecksum
             {
+                if !holds_whole_message(m.buffer()) {
+                    send_acks(wr, &mut out).await?;
+                }
                 match timed(
                     t,
                     read_delimited::<PipelineAckProto, _>(m, DEFAULT_MAX_MESSAGE_LEN),
@@ -571,10 +623,34 @@ async fn respond_acks(
             downstream_ack_time_nanos: Some(waited),
             flag,
         };
-        write_delimited(wr, &ack).await?;
+        ack.encode_length_delimited(&mut out)
+            .map_err(|e| XceiverError::Other(format!("encoding an ack: {e}")))?;
         if p.end {
             break;
         }
     }
+    send_acks(wr, &mut out).await
+}
+
+/// Writes the encoded acks in `out` (if any) in one write and empties it.
+async fn send_acks<W: AsyncWrite + Unpin>(
+    wr: &mut W,
+    out: &mut Vec<u8>,
+) -> Result<(), XceiverError> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    wr.write_all(out).await?;
+    wr.flush().await?;
+    out.clear();
     Ok(())
+}
+
+/// Whether `buf` starts with a whole varint-delimited message (one read of it will not wait).
+fn holds_whole_message(buf: &[u8]) -> bool {
+    let mut rest = buf;
+    match prost::encoding::decode_varint(&mut rest) {
+        Ok(len) => usize::try_from(len).is_ok_and(|len| rest.len() >= len),
+        Err(_) => false,
+    }
 }

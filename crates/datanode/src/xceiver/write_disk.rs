@@ -129,6 +129,44 @@ fn own_status(ctx: &XceiverContext) -> Status {
     }
 }
 
+/// Acks the thread owes, held while more packets are queued behind the one just written:
+/// handed to the responder together once the queue is empty (or [`QUEUED_PACKETS`] are
+/// held), so a run of packets read at once wakes the responder and is written upstream once,
+/// not once per packet. Each ack still goes only after its own packet's write, and in order.
+struct HeldAcks<'a> {
+    acks: &'a Acks,
+    held: Vec<PendingAck>,
+}
+
+impl HeldAcks<'_> {
+    fn push(&mut self, seqno: i64, status: Status, end: bool) {
+        if self.acks.on {
+            self.held.push(PendingAck { seqno, status, end });
+        }
+        if end || self.held.len() >= QUEUED_PACKETS {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        for a in self.held.drain(..) {
+            self.acks.send(a.seqno, a.status, a.end);
+        }
+    }
+}
+
+/// The next job: one already queued, else — the held acks handed over first — the next one
+/// to come; `None` once the receiver closed the queue.
+fn next_job(rx: &mut mpsc::Receiver<Job>, held: &mut HeldAcks<'_>) -> Option<Job> {
+    match rx.try_recv() {
+        Ok(job) => Some(job),
+        Err(_) => {
+            held.flush();
+            rx.blocking_recv()
+        }
+    }
+}
+
 /// The thread: jobs until the receiver closes the queue or a write fails.
 fn write_jobs(
     ctx: &XceiverContext,
@@ -136,10 +174,14 @@ fn write_jobs(
     mut rx: mpsc::Receiver<Job>,
     acks: &Acks,
 ) -> (ReplicaWriter, Result<(), StorageError>) {
-    while let Some(job) = rx.blocking_recv() {
+    let mut held = HeldAcks {
+        acks,
+        held: Vec::with_capacity(QUEUED_PACKETS),
+    };
+    while let Some(job) = next_job(&mut rx, &mut held) {
         let (seqno, offset, data, sums, sync, ack) = match job {
             Job::Ack { seqno, status, end } => {
-                acks.send(seqno, status, end);
+                held.push(seqno, status, end);
                 continue;
             }
             Job::Write {
@@ -151,6 +193,10 @@ fn write_jobs(
                 ack,
             } => (seqno, offset, data, sums, sync, ack),
         };
+        if sync {
+            // Earlier packets' acks do not wait for this one's sync.
+            held.flush();
+        }
         let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
         let mut r = match &sums {
             Some(s) => w.write_packet(offset, &data, s),
@@ -163,13 +209,14 @@ fn write_jobs(
             io.finish_sync(r.is_ok());
         }
         if let Err(e) = r {
-            acks.send(seqno, Status::Error, true);
+            held.push(seqno, Status::Error, true);
             return (w, Err(e));
         }
         Activity::add(&ctx.activity.bytes_written, data.len() as u64);
         if ack {
-            acks.send(seqno, own_status(ctx), false);
+            held.push(seqno, own_status(ctx), false);
         }
     }
+    held.flush();
     (w, Ok(()))
 }

@@ -18,7 +18,7 @@ use crate::replica::ReplicaState;
 const MAX: usize = 1 << 20;
 const PACKET: usize = 64_512;
 
-async fn open_pipeline(first: &Node, rest: &[&Node], id: u64) -> TcpStream {
+pub(super) async fn open_pipeline(first: &Node, rest: &[&Node], id: u64) -> TcpStream {
     let mut s = TcpStream::connect(first.addr()).await.unwrap();
     let targets = rest.iter().map(|n| n.info()).collect();
     write_op(

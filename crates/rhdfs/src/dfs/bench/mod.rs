@@ -107,6 +107,8 @@ struct Pass {
     bytes: u64,
     secs: f64,
     cpu: CpuUsed,
+    /// The DataNode processes' CPU was counted (their pids were known when it began).
+    dn_counted: bool,
 }
 
 impl Pass {
@@ -137,6 +139,7 @@ async fn timed<F: std::future::Future<Output = anyhow::Result<u64>>>(
         bytes,
         secs: t.elapsed().as_secs_f64().max(1e-6),
         cpu: mark.used(),
+        dn_counted: !pids.is_empty(),
     })
 }
 
@@ -224,11 +227,15 @@ async fn rounds(
         let ratio = dfs.rate() / (local.rate() / copies as f64);
         let (d, l) = (dfs.cpu_per_gib(), local.cpu_per_gib());
         println!(
-            "   round {}: rhdfs {}/s, CPU s/GiB client {:.2} + DataNodes {:.2} (machine {:.2}); plain {}/s, CPU s/GiB {:.2} (machine {:.2}); ratio {ratio:.2}",
+            "   round {}: rhdfs {}/s, CPU s/GiB client {:.2} + DataNodes {} (machine {:.2}); plain {}/s, CPU s/GiB {:.2} (machine {:.2}); ratio {ratio:.2}",
             round + 1,
             human(dfs.rate() as u64),
             d.1,
-            d.2,
+            if dfs.dn_counted {
+                format!("{:.2}", d.2)
+            } else {
+                "- (not counted)".to_string()
+            },
             d.0,
             human(local.rate() as u64),
             l.1,
@@ -270,12 +277,16 @@ async fn rounds(
     } else {
         String::new()
     };
-    let dn_cpu = if dn_pids.is_empty() {
+    // Rounds whose DataNode CPU was not counted (a first write to a new cluster: no file
+    // named the DataNodes yet) are left out of its median, not taken as 0.
+    let counted: Vec<&(Pass, Pass)> = rounds.iter().filter(|(d, _)| d.dn_counted).collect();
+    let dn_med = median(counted.iter().map(|(d, _)| d.cpu_per_gib().2).collect());
+    let dn_cpu = if counted.is_empty() {
         "not counted (in this process, or none found)".to_string()
     } else {
-        format!("{:.2}", med(&|(d, _)| d.cpu_per_gib().2))
+        format!("{dn_med:.2}")
     };
-    let rhdfs_cpu = med(&|(d, _)| d.cpu_per_gib().1 + d.cpu_per_gib().2);
+    let rhdfs_cpu = med(&|(d, _)| d.cpu_per_gib().1) + dn_med;
     let plain_cpu = med(&|(_, l)| l.cpu_per_gib().1);
     println!(
         "   CPU s per GiB: rhdfs client {:.2} + DataNodes {dn_cpu} = {rhdfs_cpu:.2}; plain {plain_cpu:.2}; plain / rhdfs CPU ratio {:.2}\n   CPU s per GiB of the whole machine (other work included): rhdfs {:.2}, plain {:.2}",
