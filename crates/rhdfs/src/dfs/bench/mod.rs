@@ -37,6 +37,16 @@ struct Opts {
     repeat: usize,
 }
 
+/// `--size`: Hadoop's size forms (`256m`, `1g`, bytes without a suffix) and TestDFSIO's
+/// (`256MB`, `1GB`, `64KB`).
+fn size_arg(v: &str) -> Result<u64, String> {
+    let t = v.trim();
+    let unit = t
+        .strip_suffix(['B', 'b'])
+        .filter(|u| u.chars().last().is_some_and(|c| "kmgtpeKMGTPE".contains(c)));
+    rhdfs_conf::parse_size(unit.unwrap_or(t))
+}
+
 fn parse(
     args: &[String],
     conf: &mut Configuration,
@@ -69,8 +79,7 @@ fn parse(
                 i += 1;
             }
             "--size" | "-size" => {
-                o.size =
-                    rhdfs_conf::parse_size(&val(i)?).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
+                o.size = size_arg(&val(i)?).map_err(|e| anyhow::anyhow!("--size: {e}"))?;
                 i += 1;
             }
             "--replication" => {
@@ -416,4 +425,21 @@ async fn dfs_pass(
 fn drop_page_cache() -> bool {
     let _ = std::process::Command::new("sync").status();
     std::fs::write("/proc/sys/vm/drop_caches", "1").is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_arg;
+
+    #[test]
+    fn sizes_in_hadoop_and_test_dfsio_forms() {
+        assert_eq!(size_arg("256m"), Ok(256 << 20));
+        assert_eq!(size_arg("256MB"), Ok(256 << 20));
+        assert_eq!(size_arg("1gb"), Ok(1 << 30));
+        assert_eq!(size_arg("64KB"), Ok(64 << 10));
+        assert_eq!(size_arg("4096"), Ok(4096));
+        assert!(size_arg("12B").is_err(), "a byte count takes no unit");
+        assert!(size_arg("MB").is_err());
+        assert!(size_arg("x").is_err());
+    }
 }
