@@ -182,15 +182,20 @@ async fn each_ack_follows_its_packets_write() {
     );
 }
 
-/// The length of the replica's block file (it moves once when finalized: looked up again).
+/// The length of the replica's block file. Finalizing moves the file and then updates the
+/// replica map, so between the two the path the map gives is gone: looked up again until the
+/// file is found (bounded).
 fn file_len(dn: &Node, id: u64) -> u64 {
-    let mut last = None;
-    for _ in 0..2 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
         let r = dn.ds.get(BP, id).unwrap();
         match std::fs::metadata(dn.ds.block_path(BP, &r)) {
             Ok(m) => return m.len(),
-            Err(e) => last = Some(e),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                assert!(std::time::Instant::now() < deadline, "no block file: {e}");
+                std::thread::yield_now();
+            }
+            Err(e) => panic!("block file: {e}"),
         }
     }
-    panic!("no block file: {last:?}");
 }
