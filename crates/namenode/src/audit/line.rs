@@ -28,30 +28,35 @@ impl AuditEvent<'_> {
     /// The line (with its newline) as written at `now_ms`.
     pub fn line(&self, now_ms: u64) -> String {
         let mut s = String::with_capacity(160);
-        s.push_str(&timestamp(now_ms));
-        s.push_str(" INFO FSNamesystem.audit: ");
-        let _ = write!(
-            s,
-            "allowed={}\tugi={} (auth:SIMPLE)\t",
-            self.allowed, self.user
-        );
+        self.write_line(now_ms, &mut s);
+        s
+    }
+
+    /// Appends the line (with its newline) as written at `now_ms` to `s`.
+    pub fn write_line(&self, now_ms: u64, s: &mut String) {
+        write_timestamp(now_ms, s);
+        s.push_str(" INFO FSNamesystem.audit: allowed=");
+        s.push_str(if self.allowed { "true" } else { "false" });
+        s.push_str("\tugi=");
+        s.push_str(self.user);
+        s.push_str(" (auth:SIMPLE)\t");
         match self.ip {
             Some(ip) => {
                 let _ = write!(s, "ip=/{ip}\t");
             }
             None => s.push_str("ip=null\t"),
         }
-        let _ = write!(s, "cmd={}\t", self.cmd);
-        let _ = write!(s, "src={}\t", or_null(self.src));
-        let _ = write!(s, "dst={}\t", or_null(self.dst));
-        let _ = write!(
-            s,
-            "perm={}\tproto={}",
-            self.perm.as_deref().unwrap_or("null"),
-            self.proto
-        );
+        s.push_str("cmd=");
+        s.push_str(&self.cmd);
+        s.push_str("\tsrc=");
+        s.push_str(&or_null(self.src));
+        s.push_str("\tdst=");
+        s.push_str(&or_null(self.dst));
+        s.push_str("\tperm=");
+        s.push_str(self.perm.as_deref().unwrap_or("null"));
+        s.push_str("\tproto=");
+        s.push_str(self.proto);
         s.push('\n');
-        s
     }
 }
 
@@ -64,11 +69,18 @@ fn or_null(s: Option<&str>) -> Cow<'_, str> {
 
 /// log4j's ISO8601 date (`yyyy-MM-dd HH:mm:ss,SSS`), UTC.
 pub fn timestamp(ms: u64) -> String {
-    let (y, mo, d, h, mi, s) = rhdfs_client::time::utc(ms);
-    format!(
-        "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02},{:03}",
+    let mut s = String::with_capacity(23);
+    write_timestamp(ms, &mut s);
+    s
+}
+
+fn write_timestamp(ms: u64, s: &mut String) {
+    let (y, mo, d, h, mi, sec) = rhdfs_client::time::utc(ms);
+    let _ = write!(
+        s,
+        "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{sec:02},{:03}",
         ms % 1000
-    )
+    );
 }
 
 /// Java string escaping as commons-text's `escapeJava` (Hadoop escapes src and dst with it,

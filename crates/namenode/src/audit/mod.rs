@@ -1,7 +1,8 @@
 //! The audit log: one line per namespace operation in Hadoop's `hdfs-audit.log` format
 //! (`FSNamesystem.audit`), written by a thread of its own. The RPC edge (`rpc::audit`) formats
-//! a line and hands it over a bounded queue; an RPC never waits for the disk: when the queue
-//! is full the line is dropped and counted (a WARN says how many, once the writer catches up).
+//! a line and appends it to a bounded buffer (`writer`); an RPC never waits for the disk: when
+//! the buffer is full the line is dropped and counted (a WARN says how many, once the writer
+//! catches up).
 //!
 //! Keys: `rhdfs.namenode.audit.log.enabled` (true), `hadoop.log.dir` (no directory: no audit
 //! log), `hdfs.audit.log.maxfilesize` / `hdfs.audit.log.maxbackupindex` (size rotation, as
@@ -17,7 +18,6 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{SyncSender, TrySendError};
 
 use rhdfs_conf::clock::SharedClock;
 use rhdfs_conf::{ConfError, Configuration, keys};
@@ -81,10 +81,10 @@ impl AuditSettings {
     }
 }
 
-/// The running audit log. Dropping the last handle lets the writer thread drain the queue
-/// and exit.
+/// The running audit log. Dropping it lets the writer thread write what is buffered and
+/// exit.
 pub struct AuditLog {
-    tx: SyncSender<String>,
+    buffer: Arc<writer::Buffer>,
     skip: HashSet<String>,
     clock: SharedClock,
     counters: Arc<Counters>,
@@ -109,9 +109,10 @@ impl AuditLog {
     /// Creates the log directory and starts the writer thread.
     pub fn start(settings: AuditSettings, clock: SharedClock) -> std::io::Result<Arc<Self>> {
         let counters = Arc::new(Counters::default());
-        let tx = writer::spawn(&settings, counters.clone())?;
+        let buffer = Arc::new(writer::Buffer::new(settings.queue));
+        writer::spawn(&settings, buffer.clone(), counters.clone())?;
         Ok(Arc::new(AuditLog {
-            tx,
+            buffer,
             skip: settings.skip,
             clock,
             counters,
@@ -147,12 +148,17 @@ impl AuditLog {
         if self.skip.contains(event.cmd.as_ref()) {
             return;
         }
-        let line = event.line(self.clock.now_millis());
-        match self.tx.try_send(line) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-            }
+        thread_local! {
+            // One line's text, reused by every call on this thread.
+            static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        let appended = LINE.with_borrow_mut(|line| {
+            line.clear();
+            event.write_line(self.clock.now_millis(), line);
+            self.buffer.append(line.as_bytes())
+        });
+        if appended == writer::Appended::Dropped {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -161,8 +167,14 @@ impl AuditLog {
         self.counters.written.load(Ordering::Relaxed)
     }
 
-    /// Lines dropped because the queue was full.
+    /// Lines dropped because the buffer was full.
     pub fn dropped(&self) -> u64 {
         self.counters.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        self.buffer.close();
     }
 }
