@@ -29,6 +29,7 @@ pub use packet_rx::{PIPELINE_READ_SIZE, PacketRx};
 pub mod reader;
 pub mod shm;
 pub mod short_circuit;
+pub mod slabs;
 pub mod transfer;
 pub mod write_params;
 pub mod writer;

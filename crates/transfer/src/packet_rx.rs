@@ -12,14 +12,14 @@
 //! [`PIPELINE_READ_SIZE`], and [`PacketRx::next_frames`] giving every whole packet one read
 //! brought as one run of frames to forward in one write.
 
-use std::collections::VecDeque;
 use std::os::fd::RawFd;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::error::{Result, TransferError};
 use crate::packet::{PKT_LENGTHS_LEN, Packet, frame_header, frame_lens, packet_of_frame};
+use crate::slabs::Slabs;
 
 /// Bytes one read may take.
 pub(crate) const READ_SIZE: usize = 1 << 20;
@@ -36,17 +36,14 @@ const SPARE_BUFFERS: usize = 8;
 /// The receive buffer of one connection's READ_BLOCK, or of a WRITE_BLOCK's packets.
 #[derive(Debug, Default)]
 pub struct PacketRx {
-    buf: BytesMut,
+    /// Bytes received; a pipeline receiver's frames keep their slab until dropped.
+    buf: Slabs,
     /// The socket whose low-water mark is raised (a TCP stream this reader owns).
     fd: Option<RawFd>,
     /// The low-water mark last set.
     low_water: usize,
     /// Least room left for each read.
     min_read: usize,
-    /// Earlier buffers of a pipeline receiver, reused once every frame in them was dropped.
-    spare: VecDeque<BytesMut>,
-    /// Buffers a pipeline receiver allocated (for tests).
-    allocated: usize,
 }
 
 impl PacketRx {
@@ -54,12 +51,10 @@ impl PacketRx {
     /// low-water mark).
     pub(crate) fn new(fd: Option<RawFd>) -> Self {
         PacketRx {
-            buf: BytesMut::new(),
+            buf: Slabs::default(),
             fd,
             low_water: 1,
             min_read: 0,
-            spare: VecDeque::new(),
-            allocated: 0,
         }
     }
 
@@ -67,10 +62,11 @@ impl PacketRx {
     /// [`PIPELINE_READ_SIZE`]. Frames handed out keep their memory until dropped; the buffer
     /// is reused once every frame of it was.
     pub fn for_pipeline() -> Self {
+        let mut buf = Slabs::new(PIPELINE_BUFFER, SPARE_BUFFERS);
+        buf.room(PIPELINE_BUFFER);
         PacketRx {
-            buf: BytesMut::with_capacity(PIPELINE_BUFFER),
+            buf,
             min_read: PIPELINE_READ_SIZE,
-            allocated: 1,
             ..PacketRx::new(None)
         }
     }
@@ -142,7 +138,7 @@ impl PacketRx {
                 None => PKT_LENGTHS_LEN - self.buf.len(),
             };
             self.make_room(missing.max(self.min_read));
-            if r.read_buf(&mut self.buf).await? == 0 {
+            if r.read_buf(&mut *self.buf).await? == 0 {
                 return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
             }
         }
@@ -180,7 +176,7 @@ impl PacketRx {
             let coming = missing.max(left.saturating_sub(self.buf.len()));
             self.set_low_water(coming.clamp(1, LOW_WATER_CAP));
             self.make_room(missing.max(READ_SIZE.min(coming)).max(self.min_read));
-            if r.read_buf(&mut self.buf).await? == 0 {
+            if r.read_buf(&mut *self.buf).await? == 0 {
                 return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
             }
         }
@@ -188,33 +184,13 @@ impl PacketRx {
 
     /// Room for `want` more bytes. A pipeline receiver, whose frames are held elsewhere for
     /// a while (queued for the disk), takes an earlier buffer every frame of which was dropped
-    /// rather than new memory: new allocations of this size came from memory the allocator
-    /// had given back to the kernel, page-faulted and zeroed again (4-5 % of a DataNode's
-    /// write CPU in a profile). The bytes of a partial frame move to the new buffer.
+    /// rather than new memory ([`Slabs`]).
     fn make_room(&mut self, want: usize) {
-        if self.buf.capacity() - self.buf.len() >= want || self.buf.try_reclaim(want) {
-            return;
-        }
         if self.min_read == 0 {
             self.buf.reserve(want);
-            return;
+        } else {
+            self.buf.room(want);
         }
-        let need = self.buf.len() + want;
-        let next = match self.spare.iter_mut().position(|b| b.try_reclaim(need)) {
-            Some(i) => self.spare.remove(i),
-            None => None,
-        };
-        let mut next = next.unwrap_or_else(|| {
-            self.allocated += 1;
-            BytesMut::with_capacity(need.max(PIPELINE_BUFFER))
-        });
-        next.extend_from_slice(&self.buf);
-        let mut old = std::mem::replace(&mut self.buf, next);
-        old.clear();
-        if self.spare.len() >= SPARE_BUFFERS {
-            self.spare.pop_front();
-        }
-        self.spare.push_back(old);
     }
 
     /// The whole frame's length once its lengths are buffered.
@@ -345,8 +321,12 @@ mod tests {
         assert_eq!(rx.buffered(), 0);
         // 4 MiB of frames, at most 7 of them (450 KiB) held at a time: a few 512 KiB buffers
         // taken in turn, not a new one per 512 KiB.
-        assert!(rx.spare.len() <= SPARE_BUFFERS);
-        assert!(rx.allocated <= 4, "{} buffers allocated", rx.allocated);
+        assert!(rx.buf.spare() <= SPARE_BUFFERS);
+        assert!(
+            rx.buf.allocated() <= 4,
+            "{} buffers allocated",
+            rx.buf.allocated()
+        );
 
         fn frame_start(i: i64) -> usize {
             i as usize * (64_512 + 126 * 4 + 6 + 25)

@@ -1,24 +1,26 @@
-//! The buffer a writer fills packets' data into. Packets are split off slabs of
-//! [`SLAB`] bytes, and a slab every packet of which was dropped (acknowledged) is taken again
-//! before new memory: a new 64 KiB allocation per packet came from memory the allocator had
-//! given back to the kernel, so the copy into it page-faulted and zeroed each page again (a
-//! sixth of the client's CPU in a profile of `bench dfsio -write`).
+//! The buffer a writer fills packets' data into: packets are split off slabs of [`SLAB`]
+//! bytes ([`Slabs`]), a slab every packet of which was dropped (acknowledged) taken again
+//! before new memory.
 
-use std::collections::VecDeque;
-
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
+use rhdfs_transfer::slabs::Slabs;
 
 /// Bytes of one slab: sixteen 64 KiB packets.
 const SLAB: usize = 1 << 20;
 /// Slabs kept for reuse: with the default 80 packets in flight, 5 MiB are held unacknowledged.
 const SPARE_SLABS: usize = 8;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct PacketBuf {
-    cur: BytesMut,
-    spare: VecDeque<BytesMut>,
-    /// Slabs allocated (for tests).
-    allocated: usize,
+    cur: Slabs,
+}
+
+impl Default for PacketBuf {
+    fn default() -> Self {
+        PacketBuf {
+            cur: Slabs::new(SLAB, SPARE_SLABS),
+        }
+    }
 }
 
 impl PacketBuf {
@@ -33,9 +35,9 @@ impl PacketBuf {
     /// Appends `data` to the packet being filled, which will hold at most `packet` bytes.
     pub(crate) fn extend(&mut self, data: &[u8], packet: usize) {
         if self.cur.is_empty() {
-            self.room(packet.max(data.len()));
-        } else if self.cur.capacity() - self.cur.len() < data.len() {
-            self.room(data.len());
+            self.cur.room(packet.max(data.len()));
+        } else {
+            self.cur.room(data.len());
         }
         self.cur.extend_from_slice(data);
     }
@@ -43,30 +45,6 @@ impl PacketBuf {
     /// The packet's data, split off; the slab's rest fills the next packet.
     pub(crate) fn take(&mut self) -> Bytes {
         self.cur.split().freeze()
-    }
-
-    /// Room for `want` more bytes: the current slab's rest, a spare slab whose packets were all
-    /// dropped, or a new one. The bytes of a partial packet move along.
-    fn room(&mut self, want: usize) {
-        if self.cur.capacity() - self.cur.len() >= want {
-            return;
-        }
-        let need = self.cur.len() + want;
-        let reused = match self.spare.iter_mut().position(|b| b.try_reclaim(need)) {
-            Some(i) => self.spare.remove(i),
-            None => None,
-        };
-        let mut next = reused.unwrap_or_else(|| {
-            self.allocated += 1;
-            BytesMut::with_capacity(need.max(SLAB))
-        });
-        next.extend_from_slice(&self.cur);
-        let mut old = std::mem::replace(&mut self.cur, next);
-        old.clear();
-        if self.spare.len() >= SPARE_SLABS {
-            self.spare.pop_front();
-        }
-        self.spare.push_back(old);
     }
 }
 
@@ -79,7 +57,7 @@ mod tests {
     #[test]
     fn packets_keep_their_bytes_and_slabs_are_reused() {
         let mut b = PacketBuf::default();
-        let mut held = VecDeque::new();
+        let mut held = std::collections::VecDeque::new();
         for i in 0..200usize {
             let n = 64_512 - (i % 3) * 1000;
             let data: Vec<u8> = (0..n).map(|k| (k + i) as u8).collect();
@@ -96,9 +74,13 @@ mod tests {
                 held.pop_front();
             }
         }
-        assert!(b.spare.len() <= SPARE_SLABS);
+        assert!(b.cur.spare() <= SPARE_SLABS);
         // 12.6 MB of packets, at most 2.6 MB held: a handful of slabs taken in turn.
-        assert!(b.allocated <= 6, "{} slabs allocated", b.allocated);
+        assert!(
+            b.cur.allocated() <= 6,
+            "{} slabs allocated",
+            b.cur.allocated()
+        );
     }
 
     /// A packet larger than a slab gets a buffer of its own size.
