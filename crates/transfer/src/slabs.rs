@@ -100,7 +100,11 @@ mod tests {
         s.extend_from_slice(&[1; 40]);
         let p1 = s.split().freeze();
         s.room(40);
-        assert_eq!(s.allocated(), 2, "24 bytes left and a live packet: a new slab");
+        assert_eq!(
+            s.allocated(),
+            2,
+            "24 bytes left and a live packet: a new slab"
+        );
         s.extend_from_slice(&[2; 40]);
         let p2 = s.split().freeze();
         drop(p1);

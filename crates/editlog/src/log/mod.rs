@@ -72,6 +72,8 @@ struct Inner {
     syncer_cond: Condvar,
     /// Whether the sync thread started (it starts with the first `sync_async`).
     syncer: OnceLock<bool>,
+    /// `State::waiters.len()`, for the sync thread to spin on without the lock.
+    waiting: std::sync::atomic::AtomicUsize,
 }
 
 struct State {
@@ -91,6 +93,9 @@ struct State {
     waiters: Vec<Waiter>,
     /// The sync thread waits on `syncer_cond` for a waiter (so a new one must wake it).
     syncer_parked: bool,
+    /// The sync thread's last flush answered one waiter alone: one writer at a time, whose
+    /// next call the thread and the caller spin for rather than sleep (`syncer`).
+    single_writer: bool,
     /// The last `EditLog` clone is gone: the sync thread ends.
     syncer_exit: bool,
 }
@@ -194,6 +199,7 @@ impl EditLog {
                 fatal: None,
                 waiters: Vec::new(),
                 syncer_parked: false,
+                single_writer: false,
                 syncer_exit: false,
             }),
             cond: Condvar::new(),
@@ -202,6 +208,7 @@ impl EditLog {
             sync_times: rhdfs_metrics::Histogram::new(),
             syncer_cond: Condvar::new(),
             syncer: OnceLock::new(),
+            waiting: std::sync::atomic::AtomicUsize::new(0),
         });
         let log = EditLog {
             _owner: Arc::new(Owner::new(Arc::clone(&inner))),
@@ -307,17 +314,25 @@ impl EditLog {
             }
             let (waiter, durable) = Waiter::new(txid);
             st.waiters.push(waiter);
+            self.inner
+                .waiting
+                .store(st.waiters.len(), Ordering::Release);
+            let spin = st.single_writer && st.waiters.len() == 1;
             let wake = std::mem::take(&mut st.syncer_parked);
             drop(st);
             if wake {
                 self.inner.syncer_cond.notify_one();
             }
-            durable
+            (durable, spin)
         };
-        match durable.await {
-            Ok(None) => Ok(()),
-            Ok(Some(detail)) => Err(EditLogError::NoDirectoriesLeft { detail }),
-            Err(_) => Err(EditLogError::TaskFailed(
+        let answer = match durable {
+            (durable, true) => syncer::spin_wait(durable).await,
+            (durable, false) => durable.await.ok(),
+        };
+        match answer {
+            Some(None) => Ok(()),
+            Some(Some(detail)) => Err(EditLogError::NoDirectoriesLeft { detail }),
+            None => Err(EditLogError::TaskFailed(
                 "the edit log's sync thread ended".into(),
             )),
         }
