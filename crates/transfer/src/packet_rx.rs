@@ -87,7 +87,8 @@ impl PacketRx {
         r: &mut R,
         max_packet_size: usize,
     ) -> Result<(Bytes, Vec<Packet>)> {
-        self.frame_len_buffered(r, max_packet_size).await?;
+        // No data promised beyond the frame: reads as large as the pipeline receiver's.
+        self.fill_frame(r, max_packet_size, 0).await?;
         // (start, frame length, HLEN, header, end of checksums) of each whole frame of the run.
         let mut frames = Vec::new();
         let mut end = 0;
@@ -125,25 +126,6 @@ impl PacketRx {
         Ok((run, packets))
     }
 
-    /// Reads until a whole frame is buffered.
-    async fn frame_len_buffered<R: AsyncRead + Unpin>(
-        &mut self,
-        r: &mut R,
-        max_packet_size: usize,
-    ) -> Result<()> {
-        loop {
-            let missing = match self.frame_len(max_packet_size)? {
-                Some(total) if self.buf.len() >= total => return Ok(()),
-                Some(total) => total - self.buf.len(),
-                None => PKT_LENGTHS_LEN - self.buf.len(),
-            };
-            self.make_room(missing.max(self.min_read));
-            if r.read_buf(&mut *self.buf).await? == 0 {
-                return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
-            }
-        }
-    }
-
     /// The next packet and its frame's length; `data_left` is a lower bound on the data bytes
     /// the sender has still to send from the start of this packet (the requested range's rest).
     pub(crate) async fn next<R: AsyncRead + Unpin>(
@@ -163,11 +145,21 @@ impl PacketRx {
         max_packet_size: usize,
         data_left: u64,
     ) -> Result<Bytes> {
+        let total = self.fill_frame(r, max_packet_size, data_left).await?;
+        Ok(self.buf.split_to(total).freeze())
+    }
+
+    /// Reads until the next whole frame is buffered; its length. `data_left` as for
+    /// [`PacketRx::next`] (0: nothing known beyond this frame).
+    async fn fill_frame<R: AsyncRead + Unpin>(
+        &mut self,
+        r: &mut R,
+        max_packet_size: usize,
+        data_left: u64,
+    ) -> Result<usize> {
         loop {
             let missing = match self.frame_len(max_packet_size)? {
-                Some(total) if self.buf.len() >= total => {
-                    return Ok(self.buf.split_to(total).freeze());
-                }
+                Some(total) if self.buf.len() >= total => return Ok(total),
                 Some(total) => total - self.buf.len(),
                 None => PKT_LENGTHS_LEN - self.buf.len(),
             };
