@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 /// The `p`-th percentile (0–100) of `sorted` by the nearest-rank rule; zero when empty.
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -27,21 +27,28 @@ pub fn p50_p99(samples: &mut [Duration]) -> (Duration, Duration) {
 }
 
 /// The median round trip of a one-byte ping-pong over a loopback TCP connection (Nagle off,
-/// as Hadoop IPC sets TCP_NODELAY), `pings` times after a short warm-up.
+/// as Hadoop IPC sets TCP_NODELAY), `pings` times after a short warm-up. The echoing end is
+/// a thread of its own blocked in `read`, as a server in another process is: each round trip
+/// wakes it and then the caller, the two wake-ups every RPC pays. (An echo task on the
+/// caller's own runtime could run on the caller's thread with no wake-up at all, and which
+/// way it went changed the figure between runs by up to 3×.)
 pub async fn loopback_round_trip(pings: usize) -> anyhow::Result<Duration> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
-    let echo = tokio::spawn(async move {
-        let (mut s, _) = listener.accept().await?;
-        s.set_nodelay(true)?;
-        let mut b = [0u8; 1];
-        loop {
-            if s.read(&mut b).await? == 0 {
-                return Ok::<_, std::io::Error>(());
+    let echo = std::thread::Builder::new()
+        .name("bench-echo".into())
+        .spawn(move || -> std::io::Result<()> {
+            use std::io::{Read, Write};
+            let (mut s, _) = listener.accept()?;
+            s.set_nodelay(true)?;
+            let mut b = [0u8; 1];
+            loop {
+                if s.read(&mut b)? == 0 {
+                    return Ok(());
+                }
+                s.write_all(&b)?;
             }
-            s.write_all(&b).await?;
-        }
-    });
+        })?;
     let mut c = TcpStream::connect(addr).await?;
     c.set_nodelay(true)?;
     let mut b = [0u8; 1];
@@ -55,7 +62,11 @@ pub async fn loopback_round_trip(pings: usize) -> anyhow::Result<Duration> {
         }
     }
     drop(c);
-    echo.await.context("echo task")??;
+    tokio::task::spawn_blocking(move || echo.join())
+        .await
+        .context("echo join")?
+        .map_err(|_| anyhow::anyhow!("echo thread panicked"))?
+        .context("echo thread")?;
     Ok(p50_p99(&mut samples).0)
 }
 
