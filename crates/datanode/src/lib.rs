@@ -19,6 +19,7 @@ pub mod replica;
 pub mod scan;
 pub mod scanners;
 pub mod short_circuit_registry;
+pub(crate) mod vectored;
 pub mod volume;
 pub mod volume_check;
 pub mod writer;

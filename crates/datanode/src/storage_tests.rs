@@ -124,6 +124,58 @@ fn packet_crcs_stored_as_received_on_chunk_boundaries() {
     assert_eq!(w.len(), 1800);
 }
 
+/// A run of packets lands as the same packets written one by one would: data in place, CRCs
+/// as received where every packet but the last ends on a chunk boundary, and computed (over
+/// old and new bytes) where a run cannot be taken whole.
+#[test]
+fn packet_runs_write_as_their_packets_would() {
+    let d = tempfile::tempdir().unwrap();
+    let ds = Dataset::open(&[d.path().to_path_buf()], 0).unwrap();
+    let full: Vec<u8> = (0..5000u32).map(|i| (i % 239) as u8).collect();
+    let mut w = ds.create_rbw(BP, 12, 1001, spec(), 0).unwrap();
+    let info = ds.get(BP, 12).unwrap();
+    let (block, meta) = (ds.block_path(BP, &info), ds.meta_path(BP, &info));
+    // Whole chunks, the last ending mid-chunk at the replica's end: one write of each file,
+    // the received CRCs stored (wrong ones included, as a single packet's would be).
+    let wrong = [7u8; 8];
+    let sums_b = spec().compute(&full[1024..2048]);
+    let sums_c = spec().compute(&full[2048..2300]);
+    let run: [(&[u8], &[u8]); 3] = [
+        (&full[..1024], &wrong),
+        (&full[1024..2048], &sums_b),
+        (&full[2048..2300], &sums_c),
+    ];
+    w.write_packets(0, &run).unwrap();
+    assert_eq!(w.len(), 2300);
+    assert_eq!(fs::read(&block).unwrap(), &full[..2300]);
+    let crcs = meta_crcs(&meta);
+    assert_eq!(&fs::read(&meta).unwrap()[7..15], &wrong);
+    assert_eq!(crcs[2..], expected_crcs(&full[..2300])[2..]);
+    // Starting mid-chunk: packet by packet, the first chunk's CRC over old and new bytes.
+    let run: [(&[u8], &[u8]); 2] = [
+        (&full[2300..3072], &[0xff; 8]),
+        (&full[3072..5000], &spec().compute(&full[3072..5000])),
+    ];
+    w.write_packets(2300, &run).unwrap();
+    assert_eq!(w.len(), 5000);
+    // A packet in the middle ending mid-chunk: packet by packet too.
+    let run: [(&[u8], &[u8]); 2] = [
+        (&full[..1000], &spec().compute(&full[..1000])),
+        (&full[1000..2048], &spec().compute(&full[1000..2048])),
+    ];
+    w.write_packets(0, &run).unwrap();
+    // Rewriting whole chunks in the middle with the run ending inside data that follows:
+    // the last chunk's CRC is computed over the old bytes after it.
+    let run: [(&[u8], &[u8]); 2] = [
+        (&full[2048..2560], &spec().compute(&full[2048..2560])),
+        (&full[2560..2600], &[0u8; 4]),
+    ];
+    w.write_packets(2048, &run).unwrap();
+    assert_eq!(fs::read(&block).unwrap(), full);
+    assert_eq!(meta_crcs(&meta), expected_crcs(&full));
+    assert_eq!(w.len(), 5000);
+}
+
 #[test]
 fn append_moves_to_rbw_with_new_gs() {
     let d = tempfile::tempdir().unwrap();

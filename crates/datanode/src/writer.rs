@@ -180,6 +180,80 @@ impl ReplicaWriter {
         self.ds.on_volume_io(self.volume, r)
     }
 
+    /// A run of received packets that follow one another, each `(data, sums)` as for
+    /// [`ReplicaWriter::write_packet`], written with one vectored write to each file when
+    /// they can be: the run starts on a chunk boundary, every packet but the last ends on one
+    /// and carries its CRCs. Else packet by packet. One write of the run lets the kernel back
+    /// it with large page-cache folios, where a packet's 64,512 bytes at an offset that is
+    /// not a multiple of a page leave a block's pages in folios of 4–32 KiB; reading such a
+    /// replica from the page cache (short-circuit, or sendfile to a reader) runs at about
+    /// 0.6 of the rate of one written in large writes, measured on Linux 6.18 and ext4.
+    pub fn write_packets(
+        &mut self,
+        offset: u64,
+        packets: &[(&[u8], &[u8])],
+    ) -> Result<(), StorageError> {
+        match packets {
+            [] => return Ok(()),
+            [(data, sums)] => return self.write_packet(offset, data, sums),
+            _ => {}
+        }
+        if !self.whole_run(offset, packets) {
+            let mut at = offset;
+            for (data, sums) in packets {
+                self.write_packet(at, data, sums)?;
+                at += data.len() as u64;
+            }
+            return Ok(());
+        }
+        let r = self.write_run(offset, packets);
+        self.ds.on_volume_io(self.volume, r)
+    }
+
+    /// Whether the run's stored CRCs can be taken as received (see `write_packets`).
+    fn whole_run(&self, offset: u64, packets: &[(&[u8], &[u8])]) -> bool {
+        let bpc = self.spec.bpc();
+        let size = self.spec.kind.size();
+        if offset > self.len || !offset.is_multiple_of(bpc) {
+            return false;
+        }
+        let last = packets.len() - 1;
+        let mut end = offset;
+        for (i, (data, sums)) in packets.iter().enumerate() {
+            let n = data.len() as u64;
+            end += n;
+            let chunks = data
+                .len()
+                .div_ceil(self.spec.bytes_per_checksum.max(1) as usize);
+            // Every packet but the last ends on a chunk boundary; the last may end mid-chunk
+            // only at or past the replica's end (nothing after it to sum with).
+            let boundary = n.is_multiple_of(bpc) || (i == last && end >= self.len);
+            if n == 0 || !boundary || sums.len() != chunks * size {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn write_run(&mut self, offset: u64, packets: &[(&[u8], &[u8])]) -> Result<(), StorageError> {
+        let _held = self.guard.lock();
+        let first_chunk = offset / self.spec.bpc();
+        let data: Vec<&[u8]> = packets.iter().map(|(d, _)| *d).collect();
+        let len: u64 = data.iter().map(|d| d.len() as u64).sum();
+        // A writer superseded by a recovery must not touch the files any more.
+        self.ds.check_epoch(&self.bpid, self.id, self.epoch)?;
+        self.ds.volume_io_fault(self.volume)?;
+        crate::vectored::write_all_at(&self.block, &data, offset)?;
+        if self.spec.kind.size() > 0 {
+            let sums: Vec<&[u8]> = packets.iter().map(|(_, s)| *s).collect();
+            let at = meta::crc_offset(&self.spec, first_chunk);
+            crate::vectored::write_all_at(&self.meta, &sums, at)?;
+        }
+        self.len = self.len.max(offset + len);
+        self.ds
+            .update_len(&self.bpid, self.id, self.epoch, self.len)
+    }
+
     fn write_inner(
         &mut self,
         offset: u64,

@@ -155,9 +155,16 @@ impl HeldAcks<'_> {
     }
 }
 
-/// The next job: one already queued, else — the held acks handed over first — the next one
-/// to come; `None` once the receiver closed the queue.
-fn next_job(rx: &mut mpsc::Receiver<Job>, held: &mut HeldAcks<'_>) -> Option<Job> {
+/// The next job: the one a run stopped at, else one already queued, else — the held acks
+/// handed over first — the next one to come; `None` once the receiver closed the queue.
+fn next_job(
+    rx: &mut mpsc::Receiver<Job>,
+    stopped_at: &mut Option<Job>,
+    held: &mut HeldAcks<'_>,
+) -> Option<Job> {
+    if let Some(job) = stopped_at.take() {
+        return Some(job);
+    }
     match rx.try_recv() {
         Ok(job) => Some(job),
         Err(_) => {
@@ -167,7 +174,60 @@ fn next_job(rx: &mut mpsc::Receiver<Job>, held: &mut HeldAcks<'_>) -> Option<Job
     }
 }
 
-/// The thread: jobs until the receiver closes the queue or a write fails.
+/// Bytes of packets written together at most (`ReplicaWriter::write_packets`).
+const RUN_BYTES: usize = 1 << 20;
+
+/// A packet written as part of a run: its seqno, whether it is acked, its data and CRCs.
+struct RunPacket {
+    seqno: i64,
+    ack: bool,
+    data: Bytes,
+    sums: Bytes,
+}
+
+/// The packets already queued that follow `first` (at `offset`) with nothing between: no
+/// sync, their CRCs received, up to [`RUN_BYTES`]. The job it stopped at goes to
+/// `stopped_at`.
+fn gather_run(
+    rx: &mut mpsc::Receiver<Job>,
+    stopped_at: &mut Option<Job>,
+    offset: u64,
+    first: RunPacket,
+) -> Vec<RunPacket> {
+    let mut end = offset + first.data.len() as u64;
+    let mut bytes = first.data.len();
+    let mut run = vec![first];
+    while bytes < RUN_BYTES {
+        let Ok(job) = rx.try_recv() else { break };
+        match job {
+            Job::Write {
+                seqno,
+                offset,
+                data,
+                sums: Some(sums),
+                sync: false,
+                ack,
+            } if offset == end && bytes + data.len() <= RUN_BYTES => {
+                end += data.len() as u64;
+                bytes += data.len();
+                run.push(RunPacket {
+                    seqno,
+                    ack,
+                    data,
+                    sums,
+                });
+            }
+            other => {
+                *stopped_at = Some(other);
+                break;
+            }
+        }
+    }
+    run
+}
+
+/// The thread: jobs until the receiver closes the queue or a write fails. Packets already
+/// queued behind one another are written as one run (`gather_run`), their acks after it.
 fn write_jobs(
     ctx: &XceiverContext,
     mut w: ReplicaWriter,
@@ -178,7 +238,8 @@ fn write_jobs(
         acks,
         held: Vec::with_capacity(QUEUED_PACKETS),
     };
-    while let Some(job) = next_job(&mut rx, &mut held) {
+    let mut stopped_at = None;
+    while let Some(job) = next_job(&mut rx, &mut stopped_at, &mut held) {
         let (seqno, offset, data, sums, sync, ack) = match job {
             Job::Ack { seqno, status, end } => {
                 held.push(seqno, status, end);
@@ -193,30 +254,166 @@ fn write_jobs(
                 ack,
             } => (seqno, offset, data, sums, sync, ack),
         };
-        if sync {
-            // Earlier packets' acks do not wait for this one's sync.
-            held.flush();
-        }
-        let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
-        let mut r = match &sums {
-            Some(s) => w.write_packet(offset, &data, s),
-            None => w.write_at(offset, &data),
+        let run = match sums {
+            Some(sums) if !sync => {
+                let first = RunPacket {
+                    seqno,
+                    ack,
+                    data,
+                    sums,
+                };
+                gather_run(&mut rx, &mut stopped_at, offset, first)
+            }
+            sums => {
+                if sync {
+                    // Earlier packets' acks do not wait for this one's sync.
+                    held.flush();
+                }
+                let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
+                let mut r = match &sums {
+                    Some(s) => w.write_packet(offset, &data, s),
+                    None => w.write_at(offset, &data),
+                };
+                io.finish_checked(IoKind::Write, r.is_ok());
+                if r.is_ok() && sync {
+                    let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
+                    r = w.sync();
+                    io.finish_sync(r.is_ok());
+                }
+                if let Err(e) = r {
+                    held.push(seqno, Status::Error, true);
+                    return (w, Err(e));
+                }
+                Activity::add(&ctx.activity.bytes_written, data.len() as u64);
+                if ack {
+                    held.push(seqno, own_status(ctx), false);
+                }
+                continue;
+            }
         };
+        let packets: Vec<(&[u8], &[u8])> = run
+            .iter()
+            .map(|p| (p.data.as_ref(), p.sums.as_ref()))
+            .collect();
+        let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
+        let r = w.write_packets(offset, &packets);
         io.finish_checked(IoKind::Write, r.is_ok());
-        if r.is_ok() && sync {
-            let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
-            r = w.sync();
-            io.finish_sync(r.is_ok());
-        }
         if let Err(e) = r {
             held.push(seqno, Status::Error, true);
             return (w, Err(e));
         }
-        Activity::add(&ctx.activity.bytes_written, data.len() as u64);
-        if ack {
-            held.push(seqno, own_status(ctx), false);
+        for p in &run {
+            Activity::add(&ctx.activity.bytes_written, p.data.len() as u64);
+            if p.ack {
+                held.push(p.seqno, own_status(ctx), false);
+            }
         }
     }
     held.flush();
     (w, Ok(()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(seqno: i64, offset: u64, len: usize, sync: bool) -> Job {
+        Job::Write {
+            seqno,
+            offset,
+            data: Bytes::from(vec![seqno as u8; len]),
+            sums: Some(Bytes::from(vec![0u8; len.div_ceil(512) * 4])),
+            sync,
+            ack: true,
+        }
+    }
+
+    fn first(seqno: i64, len: usize) -> RunPacket {
+        RunPacket {
+            seqno,
+            ack: true,
+            data: Bytes::from(vec![0u8; len]),
+            sums: Bytes::new(),
+        }
+    }
+
+    fn seqnos(run: &[RunPacket]) -> Vec<i64> {
+        run.iter().map(|p| p.seqno).collect()
+    }
+
+    /// A run takes the queued packets that follow on and stops at a sync, a gap, a packet
+    /// without CRCs or an ack, which is kept for the next turn; nothing queued ends it too.
+    #[test]
+    fn runs_stop_where_a_packet_cannot_join() {
+        let (tx, mut rx) = mpsc::channel(16);
+        let mut stopped_at = None;
+        tx.try_send(write(1, 100, 100, false)).unwrap();
+        tx.try_send(write(2, 200, 100, false)).unwrap();
+        tx.try_send(write(3, 300, 100, true)).unwrap();
+        let run = gather_run(&mut rx, &mut stopped_at, 0, first(0, 100));
+        assert_eq!(seqnos(&run), [0, 1, 2]);
+        assert!(matches!(
+            stopped_at.take(),
+            Some(Job::Write { seqno: 3, .. })
+        ));
+
+        tx.try_send(write(5, 900, 100, false)).unwrap();
+        let run = gather_run(&mut rx, &mut stopped_at, 400, first(4, 100));
+        assert_eq!(seqnos(&run), [4]);
+        assert!(matches!(
+            stopped_at.take(),
+            Some(Job::Write { seqno: 5, .. })
+        ));
+
+        let mut no_sums = write(7, 100, 100, false);
+        if let Job::Write { sums, .. } = &mut no_sums {
+            *sums = None;
+        }
+        tx.try_send(no_sums).unwrap();
+        let run = gather_run(&mut rx, &mut stopped_at, 0, first(6, 100));
+        assert_eq!(seqnos(&run), [6]);
+        assert!(matches!(
+            stopped_at.take(),
+            Some(Job::Write { seqno: 7, .. })
+        ));
+
+        tx.try_send(Job::Ack {
+            seqno: 9,
+            status: Status::Success,
+            end: true,
+        })
+        .unwrap();
+        let run = gather_run(&mut rx, &mut stopped_at, 0, first(8, 100));
+        assert_eq!(seqnos(&run), [8]);
+        assert!(matches!(stopped_at.take(), Some(Job::Ack { seqno: 9, .. })));
+
+        let run = gather_run(&mut rx, &mut stopped_at, 0, first(10, 100));
+        assert_eq!(seqnos(&run), [10]);
+        assert!(stopped_at.is_none());
+    }
+
+    /// A run holds at most `RUN_BYTES`; a packet that would pass it waits for the next one.
+    #[test]
+    fn runs_are_bounded() {
+        let (tx, mut rx) = mpsc::channel(64);
+        let mut stopped_at = None;
+        let n = 64 * 1024;
+        for i in 1..20 {
+            tx.try_send(write(i, i as u64 * n as u64, n, false))
+                .unwrap();
+        }
+        let run = gather_run(&mut rx, &mut stopped_at, 0, first(0, n));
+        assert_eq!(run.len(), RUN_BYTES / n);
+        assert!(stopped_at.is_none());
+        assert!(matches!(rx.try_recv(), Ok(Job::Write { seqno: 16, .. })));
+        // One that would pass the bound stops the run and is kept.
+        let len = RUN_BYTES - n / 2;
+        let at = 17 * n as u64 - len as u64;
+        let run = gather_run(&mut rx, &mut stopped_at, at, first(0, len));
+        assert_eq!(seqnos(&run), [0]);
+        assert!(matches!(
+            stopped_at.take(),
+            Some(Job::Write { seqno: 17, .. })
+        ));
+    }
 }
