@@ -83,7 +83,8 @@ pub struct PermissionChecker<'a> {
 }
 
 impl PermissionChecker<'_> {
-    fn bypass(&self) -> bool {
+    /// No checks at all: permissions off, or the superuser.
+    pub(crate) fn bypass(&self) -> bool {
         !self.enabled || self.caller.superuser
     }
 
@@ -121,6 +122,27 @@ impl PermissionChecker<'_> {
             inode.perm.group,
             mode_string(inode.is_dir(), inode.perm.mode)
         ))
+    }
+
+    /// One inode of a subtree access check (Hadoop's `subAccess`): a directory must grant
+    /// `bits` (an empty one need not with `ignore_empty_dir`); files are not checked. The
+    /// caller decides on [`PermissionChecker::bypass`].
+    pub(crate) fn check_sub_dir(
+        &self,
+        id: u64,
+        inode: &Inode,
+        bits: u16,
+        ignore_empty_dir: bool,
+    ) -> FsResult<()> {
+        let Some(d) = inode.as_dir() else {
+            return Ok(());
+        };
+        let exempt = ignore_empty_dir && d.children.is_empty();
+        if exempt || self.has(inode, bits) {
+            Ok(())
+        } else {
+            Err(self.denied(bits, id, inode))
+        }
     }
 
     /// `bits` on the inode itself (no traverse check).
@@ -185,12 +207,8 @@ impl PermissionChecker<'_> {
             && let Some(last) = r.last()
         {
             for id in self.dir.subtree(last) {
-                if let Some(inode) = self.dir.get(id)
-                    && let Some(d) = inode.as_dir()
-                    && !(c.ignore_empty_dir && d.children.is_empty())
-                    && !self.has(inode, bits)
-                {
-                    return Err(self.denied(bits, id, inode));
+                if let Some(inode) = self.dir.get(id) {
+                    self.check_sub_dir(id, inode, bits, c.ignore_empty_dir)?;
                 }
             }
         }

@@ -1,6 +1,8 @@
 //! Content summaries and quota usage of a subtree.
 
-use super::{FsDirectory, InodeKind, QUOTA_UNSET, TypeQuotas};
+use std::convert::Infallible;
+
+use super::{FsDirectory, Inode, InodeKind, QUOTA_UNSET, TypeQuotas};
 
 /// What getContentSummary / getQuotaUsage report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,14 +73,29 @@ impl FsDirectory {
     /// Counts up to `limit` more inodes of `walk` (every one left when `limit` is 0); true
     /// once the subtree is done.
     pub fn summary_step(&self, walk: &mut SummaryWalk, limit: usize) -> bool {
+        match self.summary_step_checked(walk, limit, |_, _| Ok::<(), Infallible>(())) {
+            Ok(done) => done,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`FsDirectory::summary_step`] with every inode reached passed to `check` before it is
+    /// counted; the walk stops at the first error.
+    pub fn summary_step_checked<E>(
+        &self,
+        walk: &mut SummaryWalk,
+        limit: usize,
+        mut check: impl FnMut(u64, &Inode) -> Result<(), E>,
+    ) -> Result<bool, E> {
         let s = &mut walk.summary;
         let mut visited = 0;
         while limit == 0 || visited < limit {
             let Some(cur) = walk.stack.pop() else {
-                return true;
+                return Ok(true);
             };
             visited += 1;
             let Some(inode) = self.get(cur) else { continue };
+            check(cur, inode)?;
             match &inode.kind {
                 InodeKind::Dir(d) => {
                     s.directory_count += 1;
@@ -92,6 +109,6 @@ impl FsDirectory {
                 }
             }
         }
-        walk.stack.is_empty()
+        Ok(walk.stack.is_empty())
     }
 }

@@ -222,31 +222,43 @@ impl Namespace {
     /// go; the RPC counts in steps (`summary_walk`).
     pub fn content_summary(&self, caller: &Caller, src: &str) -> FsResult<ContentSummary> {
         let mut walk = self.summary_walk(caller, src)?;
-        self.dir.summary_step(&mut walk, 0);
+        self.summary_steps(caller, &mut walk, 0)?;
         Ok(walk.summary())
     }
 
-    /// Starts a content summary of `src` after its checks (READ_EXECUTE on every directory
-    /// of the subtree); [`Namespace::summary_step`] counts it.
+    /// Starts a content summary of `src` (traverse checked); [`Namespace::summary_step`]
+    /// counts it and checks READ_EXECUTE on every directory of the subtree as it goes, as
+    /// Hadoop checks the subtree before counting — here a step at a time, so that a subtree
+    /// of any size is never checked in one hold of the lock either.
     pub fn summary_walk(&self, caller: &Caller, src: &str) -> FsResult<SummaryWalk> {
         let path = FsPath::parse(src)?;
-        let r = self.resolve_checked(
-            caller,
-            &path,
-            Check {
-                sub_access: Some(READ | EXECUTE),
-                ..Check::default()
-            },
-        )?;
+        let r = self.resolve_checked(caller, &path, Check::default())?;
         let id = r.last().ok_or_else(|| FsError::not_found(path.as_str()))?;
         let mut walk = self.dir.summary_walk(id);
         walk.set_quota(self.reported_ns_quota(id, walk.summary().quota));
         Ok(walk)
     }
 
-    /// Counts `dfs.content-summary.limit` more inodes of `walk`; true once it is done.
-    pub fn summary_step(&self, walk: &mut SummaryWalk) -> bool {
-        self.dir.summary_step(walk, self.cfg.content_summary_limit)
+    /// Counts `dfs.content-summary.limit` more inodes of `walk` for `caller`; true once it is
+    /// done. AccessControlException for the first directory met that does not grant
+    /// READ_EXECUTE.
+    pub fn summary_step(&self, caller: &Caller, walk: &mut SummaryWalk) -> FsResult<bool> {
+        self.summary_steps(caller, walk, self.cfg.content_summary_limit)
+    }
+
+    fn summary_steps(
+        &self,
+        caller: &Caller,
+        walk: &mut SummaryWalk,
+        limit: usize,
+    ) -> FsResult<bool> {
+        let checker = self.checker(caller);
+        if checker.bypass() {
+            return Ok(self.dir.summary_step(walk, limit));
+        }
+        self.dir.summary_step_checked(walk, limit, |id, inode| {
+            checker.check_sub_dir(id, inode, READ | EXECUTE, false)
+        })
     }
 
     /// getPreferredBlockSize.

@@ -571,11 +571,11 @@ fn content_summary_in_steps_counts_what_one_walk_counts() {
     }
     let mut walk = n.summary_walk(&r, "/s").unwrap();
     // The first step counts /s alone and lists its children.
-    assert!(!n.summary_step(&mut walk));
+    assert!(!n.summary_step(&r, &mut walk).unwrap());
     // Between steps the namespace may change: a child removed meanwhile is skipped.
     n.delete(&r, "/s/d", true, now(2)).unwrap();
     let mut steps = 1;
-    while !n.summary_step(&mut walk) {
+    while !n.summary_step(&r, &mut walk).unwrap() {
         steps += 1;
     }
     // One inode per step: a, b, c, the removed d, f1, f2, f3.
@@ -585,12 +585,55 @@ fn content_summary_in_steps_counts_what_one_walk_counts() {
     assert_eq!(stepped, n.content_summary(&r, "/s").unwrap());
     // A file is one step; an unknown path fails before any.
     let mut file = n.summary_walk(&r, "/s/f3").unwrap();
-    assert!(n.summary_step(&mut file));
+    assert!(n.summary_step(&r, &mut file).unwrap());
     assert_eq!(
         (file.summary().file_count, file.summary().directory_count),
         (1, 0)
     );
     assert!(n.summary_walk(&r, "/zz").is_err());
+}
+
+/// The subtree's READ_EXECUTE check runs with the steps: a directory the caller may not read,
+/// met after several steps, fails the summary with Hadoop's message; the superuser and a
+/// caller who may read everything get the counts.
+#[test]
+fn content_summary_checks_each_directory_as_it_steps() {
+    let mut n = Namespace::new(
+        NamespaceConfig {
+            superuser: "root".into(),
+            content_summary_limit: 1,
+            ..NamespaceConfig::default()
+        },
+        now(0),
+    );
+    let r = root(&n);
+    for d in ["/p/a", "/p/b", "/p/z/secret/deeper"] {
+        n.mkdirs(&r, d, 0o755, true, now(1)).unwrap();
+    }
+    n.set_permission(&r, "/p/z/secret", 0o700, now(1)).unwrap();
+    let a = alice(&n);
+    let mut walk = n.summary_walk(&a, "/p").unwrap();
+    let mut steps = 0;
+    let e = loop {
+        match n.summary_step(&a, &mut walk) {
+            Ok(done) => {
+                assert!(!done, "the walk ended without meeting /p/z/secret");
+                steps += 1;
+            }
+            Err(e) => break e,
+        }
+    };
+    assert!(steps >= 2, "denied after {steps} steps");
+    assert_eq!(
+        e.to_string(),
+        "Permission denied: user=alice, access=READ_EXECUTE, \
+         inode=\"/p/z/secret\":root:supergroup:drwx------"
+    );
+    assert!(n.content_summary(&a, "/p").is_err());
+    assert!(n.content_summary(&a, "/p/a").is_ok());
+    assert_eq!(n.content_summary(&r, "/p").unwrap().directory_count, 6);
+    n.set_permission(&r, "/p/z/secret", 0o755, now(2)).unwrap();
+    assert_eq!(n.content_summary(&a, "/p").unwrap().directory_count, 6);
 }
 
 #[test]

@@ -9,11 +9,11 @@ use crate::fsdir::permission::Caller;
 use crate::fsdir::summary::ContentSummary;
 
 impl Namesystem {
-    /// The content summary of `src`: checks and the first step in one hold, then a hold
-    /// per step, other tasks let run between them.
+    /// The content summary of `src`: the path's checks in one hold, then a hold per step
+    /// (counting, and checking the subtree's directories), other tasks let run between them.
     pub async fn content_summary(&self, caller: &Caller, src: &str) -> FsResult<ContentSummary> {
         let mut walk = self.with_ns_op("content_summary", |ns| ns.summary_walk(caller, src))?;
-        while !self.with_ns_op("content_summary", |ns| ns.summary_step(&mut walk)) {
+        while !self.with_ns_op("content_summary", |ns| ns.summary_step(caller, &mut walk))? {
             tokio::task::yield_now().await;
         }
         Ok(walk.summary())
