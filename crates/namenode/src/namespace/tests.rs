@@ -552,16 +552,21 @@ fn content_summary_counts() {
     assert_eq!(n.set_replication(&r, "/none", 2, now(2)).unwrap(), None);
 }
 
-#[test]
-fn content_summary_in_steps_counts_what_one_walk_counts() {
-    let mut n = Namespace::new(
+/// A namespace whose content summaries count one inode per step.
+fn one_inode_summary_steps() -> Namespace {
+    Namespace::new(
         NamespaceConfig {
             superuser: "root".into(),
             content_summary_limit: 1,
             ..NamespaceConfig::default()
         },
         now(0),
-    );
+    )
+}
+
+#[test]
+fn content_summary_in_steps_counts_what_one_walk_counts() {
+    let mut n = one_inode_summary_steps();
     let r = root(&n);
     for d in ["/s/a", "/s/b/c", "/s/d"] {
         n.mkdirs(&r, d, 0o755, true, now(1)).unwrap();
@@ -598,14 +603,7 @@ fn content_summary_in_steps_counts_what_one_walk_counts() {
 /// caller who may read everything get the counts.
 #[test]
 fn content_summary_checks_each_directory_as_it_steps() {
-    let mut n = Namespace::new(
-        NamespaceConfig {
-            superuser: "root".into(),
-            content_summary_limit: 1,
-            ..NamespaceConfig::default()
-        },
-        now(0),
-    );
+    let mut n = one_inode_summary_steps();
     let r = root(&n);
     for d in ["/p/a", "/p/b", "/p/z/secret/deeper"] {
         n.mkdirs(&r, d, 0o755, true, now(1)).unwrap();
