@@ -297,7 +297,8 @@ fn write_jobs(
             .collect();
         let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
         let r = w.write_packets(offset, &packets);
-        io.finish_checked(IoKind::Write, r.is_ok());
+        let n = u32::try_from(packets.len()).unwrap_or(u32::MAX);
+        io.finish_run(IoKind::Write, r.is_ok(), n);
         if let Err(e) = r {
             held.push(seqno, Status::Error, true);
             return (w, Err(e));
