@@ -773,6 +773,11 @@ pub mod datanode {
     /// `dfs.datanode.synconclose`: fsync block files at finalize.
     pub const DFS_DATANODE_SYNCONCLOSE_KEY: &str = "dfs.datanode.synconclose";
     pub const DFS_DATANODE_SYNCONCLOSE_DEFAULT: bool = false;
+    /// `dfs.datanode.sync.behind.writes`: start the write-back of a replica's data as it is
+    /// written (every 8 MiB, as Hadoop's BlockReceiver), rather than when the kernel's dirty
+    /// limits or its 30 s expiry do.
+    pub const DFS_DATANODE_SYNC_BEHIND_WRITES_KEY: &str = "dfs.datanode.sync.behind.writes";
+    pub const DFS_DATANODE_SYNC_BEHIND_WRITES_DEFAULT: bool = false;
 
     /// `dfs.datanode.fsdatasetasyncdisk.max.threads.per.volume`: Async deletion threads per volume.
     pub const DFS_DATANODE_FSDATASETASYNCDISK_MAX_THREADS_PER_VOLUME_KEY: &str =

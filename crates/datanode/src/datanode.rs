@@ -176,6 +176,12 @@ impl DataNode {
                     keys::DFS_DATANODE_SYNCONCLOSE_DEFAULT,
                 )
                 .map_err(conf_err)?,
+            sync_behind_writes: conf
+                .get_bool(
+                    keys::DFS_DATANODE_SYNC_BEHIND_WRITES_KEY,
+                    keys::DFS_DATANODE_SYNC_BEHIND_WRITES_DEFAULT,
+                )
+                .map_err(conf_err)?,
             metrics: crate::metrics::DataNodeMetrics::from_conf(&conf, clock.clone())
                 .map_err(conf_err)?
                 .into_enabled(),

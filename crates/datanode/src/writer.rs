@@ -2,6 +2,7 @@
 //! touched aligned chunk recomputed over old + new bytes. Blocking I/O.
 
 use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -324,6 +325,34 @@ impl ReplicaWriter {
         truncate_files(&self.block, &self.meta, &self.spec, len)?;
         self.len = len;
         self.ds.update_len(&self.bpid, self.id, self.epoch, len)
+    }
+
+    /// Starts the write-back of the block file's bytes `[from, to)` without waiting for it
+    /// (`sync_file_range` with `SYNC_FILE_RANGE_WRITE`, as Hadoop's sync-behind-writes).
+    pub fn start_write_back(&self, from: u64, to: u64) -> Result<(), StorageError> {
+        if to <= from {
+            return Ok(());
+        }
+        let (Ok(off), Ok(len)) = (
+            libc::off64_t::try_from(from),
+            libc::off64_t::try_from(to - from),
+        ) else {
+            return Ok(());
+        };
+        // SAFETY: a plain system call on an open descriptor; it reads no memory of ours.
+        let r = unsafe {
+            libc::sync_file_range(
+                self.block.as_raw_fd(),
+                off,
+                len,
+                libc::SYNC_FILE_RANGE_WRITE,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error().into())
+        }
     }
 
     /// fsync of data and meta (syncBlock).

@@ -52,6 +52,9 @@ pub struct XceiverConfig {
     pub max_packet_size: usize,
     /// fsync a replica before finalizing it (dfs.datanode.synconclose).
     pub sync_on_close: bool,
+    /// Start each 8 MiB of a replica's write-back as soon as it is written
+    /// (dfs.datanode.sync.behind.writes).
+    pub sync_behind_writes: bool,
     /// Slow peer / slow disk statistics (None: all off).
     pub metrics: Option<Arc<crate::metrics::DataNodeMetrics>>,
     /// Send read data with sendfile (dfs.datanode.transferTo.allowed).
@@ -81,6 +84,7 @@ impl Default for XceiverConfig {
             socket_timeout: Duration::from_secs(60),
             max_packet_size: rhdfs_transfer::packet::MAX_PACKET_SIZE,
             sync_on_close: false,
+            sync_behind_writes: false,
             metrics: None,
             transfer_to: true,
             read_packet_size: block_sender::READ_PACKET_SIZE,

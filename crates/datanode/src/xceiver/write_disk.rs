@@ -226,6 +226,38 @@ fn gather_run(
     run
 }
 
+/// Bytes written between two starts of write-back with sync-behind-writes (Hadoop's
+/// BlockReceiver CACHE_DROP_LAG_BYTES).
+const WRITE_BEHIND_LAG: u64 = 8 << 20;
+
+/// dfs.datanode.sync.behind.writes: the write-back of every [`WRITE_BEHIND_LAG`] bytes is
+/// started as soon as they are written, so that a replica's data goes to the disk while it is
+/// received instead of in one burst when the kernel's dirty limits are reached.
+struct WriteBehind {
+    on: bool,
+    /// Where the next write-back to start begins.
+    from: u64,
+}
+
+impl WriteBehind {
+    fn new(on: bool, w: &ReplicaWriter) -> Self {
+        WriteBehind { on, from: w.len() }
+    }
+
+    fn after_write(&mut self, w: &ReplicaWriter) {
+        let to = w.len();
+        if !self.on || to < self.from.saturating_add(WRITE_BEHIND_LAG) {
+            return;
+        }
+        if let Err(e) = w.start_write_back(self.from, to) {
+            // As Hadoop: a warning, and the replica is written without it from here on.
+            tracing::warn!("sync-behind-writes of blk_{} failed: {e}", w.id());
+            self.on = false;
+        }
+        self.from = to;
+    }
+}
+
 /// The thread: jobs until the receiver closes the queue or a write fails. Packets already
 /// queued behind one another are written as one run (`gather_run`), their acks after it.
 fn write_jobs(
@@ -239,6 +271,7 @@ fn write_jobs(
         held: Vec::with_capacity(QUEUED_PACKETS),
     };
     let mut stopped_at = None;
+    let mut behind = WriteBehind::new(ctx.config.sync_behind_writes, &w);
     while let Some(job) = next_job(&mut rx, &mut stopped_at, &mut held) {
         let (seqno, offset, data, sums, sync, ack) = match job {
             Job::Ack { seqno, status, end } => {
@@ -288,6 +321,7 @@ fn write_jobs(
                 if ack {
                     held.push(seqno, own_status(ctx), false);
                 }
+                behind.after_write(&w);
                 continue;
             }
         };
@@ -309,6 +343,7 @@ fn write_jobs(
                 held.push(p.seqno, own_status(ctx), false);
             }
         }
+        behind.after_write(&w);
     }
     held.flush();
     (w, Ok(()))
@@ -391,6 +426,30 @@ mod tests {
         let run = gather_run(&mut rx, &mut stopped_at, 0, first(10, 100));
         assert_eq!(seqnos(&run), [10]);
         assert!(stopped_at.is_none());
+    }
+
+    /// With sync-behind-writes the write-back of each 8 MiB starts once it is written (from
+    /// where the replica stood when its writer opened it); without, never.
+    #[test]
+    fn write_back_starts_every_lag_of_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let ds = crate::dataset::Dataset::open(&[d.path().to_path_buf()], 0).unwrap();
+        let spec = crate::checksum::ChecksumSpec::new(crate::checksum::ChecksumType::Crc32c, 512);
+        let mut w = ds.create_rbw("BP-1-127.0.0.1-1", 5, 1001, spec, 0).unwrap();
+        let mut on = WriteBehind::new(true, &w);
+        let mut off = WriteBehind::new(false, &w);
+        let mib = vec![7u8; 1 << 20];
+        for i in 0..9u64 {
+            w.write_at(i << 20, &mib).unwrap();
+            on.after_write(&w);
+            off.after_write(&w);
+            let want = if i + 1 >= 8 { 8 << 20 } else { 0 };
+            assert_eq!(on.from, want, "after {} MiB", i + 1);
+            assert!(on.on);
+            assert_eq!(off.from, 0);
+        }
+        // A writer that opens a replica part written starts from its length.
+        assert_eq!(WriteBehind::new(true, &w).from, 9 << 20);
     }
 
     /// A run holds at most `RUN_BYTES`; a packet that would pass it waits for the next one.

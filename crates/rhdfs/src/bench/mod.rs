@@ -89,7 +89,9 @@ const SUBCOMMANDS: &[(&str, &str)] = &[
         K rounds of (rhdfs pass, plain pass); prints each round, medians, the median ratio
         (writes: of local / R), and CPU seconds per GiB of the client, the local DataNode
         processes and the whole machine. Reads drop the page cache before each pass (as
-        root); --warm reads every replica and the plain files once first instead.
+        root); --warm reads every replica and the plain files once first instead. A write
+        pass ends with its bytes on the disk (rhdfs: sync after the files close; plain: new
+        files, each fdatasync'd), dirty pages written back untimed before each pass.
 ",
     ),
 ];

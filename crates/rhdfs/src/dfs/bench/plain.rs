@@ -12,8 +12,11 @@ pub(super) fn file(dir: &Path, i: u64) -> PathBuf {
     dir.join(format!("f{i}"))
 }
 
-/// Writes `files × copies` files of `size` bytes, `copies` by each of `files` writers at once.
-/// No fsync: DataNodes do not sync on close either (`dfs.datanode.synconclose=false`).
+/// Writes `files × copies` new files of `size` bytes, `copies` by each of `files` writers at
+/// once, each file's data written to the disk (`fdatasync`) before its writer goes on: the
+/// disk's limit, which the rhdfs pass is measured to as well (`sync` after its files close).
+/// Files left by a previous pass must be gone first ([`remove`]): rewriting a file in place
+/// first frees its old pages and blocks, which took longer than writing it anew here.
 pub(super) async fn write(dir: &Path, files: u64, copies: u64, size: u64) -> anyhow::Result<()> {
     let mut writers = Vec::new();
     for w in 0..files {
@@ -29,6 +32,7 @@ pub(super) async fn write(dir: &Path, files: u64, copies: u64, size: u64) -> any
                         f.write_all(&buf[..k])?;
                         left -= k as u64;
                     }
+                    f.sync_data()?;
                 }
                 Ok(())
             },
@@ -36,6 +40,17 @@ pub(super) async fn write(dir: &Path, files: u64, copies: u64, size: u64) -> any
     }
     for w in writers {
         w.await??;
+    }
+    Ok(())
+}
+
+/// Removes the files a [`write`] of `files × copies` made, if they are there.
+pub(super) async fn remove(dir: &Path, files: u64, copies: u64) -> anyhow::Result<()> {
+    for i in 0..files * copies {
+        match tokio::fs::remove_file(file(dir, i)).await {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
     }
     Ok(())
 }
