@@ -206,9 +206,16 @@ impl PermissionChecker<'_> {
         if let Some(bits) = c.sub_access
             && let Some(last) = r.last()
         {
-            for id in self.dir.subtree(last) {
-                if let Some(inode) = self.dir.get(id) {
-                    self.check_sub_dir(id, inode, bits, c.ignore_empty_dir)?;
+            // Walked in `FsDirectory::subtree`'s order (the first denied directory is named)
+            // without listing every id first: a delete of millions of inodes checks them all.
+            let mut stack = vec![last];
+            while let Some(id) = stack.pop() {
+                let Some(inode) = self.dir.get(id) else {
+                    continue;
+                };
+                self.check_sub_dir(id, inode, bits, c.ignore_empty_dir)?;
+                if let Some(d) = inode.as_dir() {
+                    stack.extend(d.children.values().rev());
                 }
             }
         }

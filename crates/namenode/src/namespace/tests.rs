@@ -186,6 +186,33 @@ fn permissions_enforced() {
     );
 }
 
+/// A recursive delete needs ALL on every non-empty directory of the subtree (Hadoop's
+/// subAccess): the first one that does not grant it, in listing order, is named; an empty
+/// one is not checked.
+#[test]
+fn recursive_delete_checks_the_subtree() {
+    let mut n = ns();
+    let r = root(&n);
+    let a = alice(&n);
+    n.mkdirs(&r, "/u", 0o777, true, now(1)).unwrap();
+    n.set_permission(&r, "/u", 0o777, now(1)).unwrap();
+    n.mkdirs(&a, "/u/a/b", 0o777, true, now(1)).unwrap();
+    for d in ["/u/a/b/empty", "/u/a/b/full", "/u/a/c"] {
+        n.mkdirs(&r, d, 0o755, true, now(2)).unwrap();
+    }
+    touch(&mut n, &r, "/u/a/b/full/f");
+    touch(&mut n, &r, "/u/a/c/g");
+    let e = n.delete(&a, "/u/a", true, now(3)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Permission denied: user=alice, access=ALL, inode=\"/u/a/b/full\":root:supergroup:drwxr-xr-x"
+    );
+    n.delete(&r, "/u/a/b/full", true, now(4)).unwrap();
+    n.delete(&r, "/u/a/c", true, now(4)).unwrap();
+    // Only the empty root-owned directory is left below: not checked.
+    assert!(n.delete(&a, "/u/a", true, now(5)).unwrap().is_some());
+}
+
 #[test]
 fn permissions_can_be_disabled() {
     let mut n = Namespace::new(
