@@ -561,15 +561,32 @@ impl FsDirectory {
     /// Ids of every inode in the subtree of `id` (itself first), depth-first.
     pub fn subtree(&self, id: u64) -> Vec<u64> {
         let mut out = Vec::new();
+        let walked = self.try_for_each_in_subtree(id, |cur, _| {
+            out.push(cur);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match walked {
+            Ok(()) => out,
+            Err(never) => match never {},
+        }
+    }
+
+    /// `f` on every inode of the subtree of `id` in [`FsDirectory::subtree`]'s order, without
+    /// listing the ids first; stops at the first error.
+    pub fn try_for_each_in_subtree<E>(
+        &self,
+        id: u64,
+        mut f: impl FnMut(u64, &Inode) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut stack = vec![id];
         while let Some(cur) = stack.pop() {
             let Some(inode) = self.get(cur) else { continue };
-            out.push(cur);
+            f(cur, inode)?;
             if let Some(d) = inode.as_dir() {
                 stack.extend(d.children.values().rev());
             }
         }
-        out
+        Ok(())
     }
 }
 

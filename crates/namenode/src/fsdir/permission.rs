@@ -206,18 +206,11 @@ impl PermissionChecker<'_> {
         if let Some(bits) = c.sub_access
             && let Some(last) = r.last()
         {
-            // Walked in `FsDirectory::subtree`'s order (the first denied directory is named)
-            // without listing every id first: a delete of millions of inodes checks them all.
-            let mut stack = vec![last];
-            while let Some(id) = stack.pop() {
-                let Some(inode) = self.dir.get(id) else {
-                    continue;
-                };
-                self.check_sub_dir(id, inode, bits, c.ignore_empty_dir)?;
-                if let Some(d) = inode.as_dir() {
-                    stack.extend(d.children.values().rev());
-                }
-            }
+            // Not `subtree`, which lists every id first: a delete of millions of inodes checks
+            // them all in this hold. The first denied directory in listing order is named.
+            self.dir.try_for_each_in_subtree(last, |id, inode| {
+                self.check_sub_dir(id, inode, bits, c.ignore_empty_dir)
+            })?;
         }
         if c.owner {
             self.check_owner(r.last())?;
