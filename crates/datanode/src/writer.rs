@@ -238,18 +238,9 @@ impl ReplicaWriter {
 
     fn write_run(&mut self, offset: u64, packets: &[(&[u8], &[u8])]) -> Result<(), StorageError> {
         let _held = self.guard.lock();
-        let first_chunk = offset / self.spec.bpc();
-        let data: Vec<&[u8]> = packets.iter().map(|(d, _)| *d).collect();
+        let (data, sums): (Vec<&[u8]>, Vec<&[u8]>) = packets.iter().copied().unzip();
         let len: u64 = data.iter().map(|d| d.len() as u64).sum();
-        // A writer superseded by a recovery must not touch the files any more.
-        self.ds.check_epoch(&self.bpid, self.id, self.epoch)?;
-        self.ds.volume_io_fault(self.volume)?;
-        crate::vectored::write_all_at(&self.block, &data, offset)?;
-        if self.spec.kind.size() > 0 {
-            let sums: Vec<&[u8]> = packets.iter().map(|(_, s)| *s).collect();
-            let at = meta::crc_offset(&self.spec, first_chunk);
-            crate::vectored::write_all_at(&self.meta, &sums, at)?;
-        }
+        self.store(offset, &data, &sums, offset / self.spec.bpc())?;
         self.len = self.len.max(offset + len);
         self.ds
             .update_len(&self.bpid, self.id, self.epoch, self.len)
@@ -302,17 +293,31 @@ impl ReplicaWriter {
             computed = self.spec.compute(&buf);
             &computed
         };
-        // A writer superseded by a recovery must not touch the files any more.
-        self.ds.check_epoch(&self.bpid, self.id, self.epoch)?;
-        self.ds.volume_io_fault(self.volume)?;
-        self.block.write_all_at(data, offset)?;
-        if !sums.is_empty() {
-            self.meta
-                .write_all_at(sums, meta::crc_offset(&self.spec, first_chunk))?;
-        }
+        self.store(offset, &[data], &[sums], first_chunk)?;
         self.len = self.len.max(end);
         self.ds
             .update_len(&self.bpid, self.id, self.epoch, self.len)
+    }
+
+    /// Writes `data` one buffer after another at `offset` of the block file and `sums` as the
+    /// stored CRCs from chunk `first_chunk` on (none when empty), each file with one call,
+    /// once this writer is found to still own the replica. The caller holds its guard.
+    fn store(
+        &self,
+        offset: u64,
+        data: &[&[u8]],
+        sums: &[&[u8]],
+        first_chunk: u64,
+    ) -> Result<(), StorageError> {
+        // A writer superseded by a recovery must not touch the files any more.
+        self.ds.check_epoch(&self.bpid, self.id, self.epoch)?;
+        self.ds.volume_io_fault(self.volume)?;
+        crate::vectored::write_all_at(&self.block, data, offset)?;
+        if sums.iter().any(|s| !s.is_empty()) {
+            let at = meta::crc_offset(&self.spec, first_chunk);
+            crate::vectored::write_all_at(&self.meta, sums, at)?;
+        }
+        Ok(())
     }
 
     /// Cuts the replica to `len` bytes, recomputing the CRC of a now partial last chunk.
