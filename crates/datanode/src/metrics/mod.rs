@@ -445,12 +445,7 @@ impl IoSample {
     /// Records a sampled operation's outcome: its latency when `ok`, else a file I/O
     /// error on its volume.
     pub fn finish_checked(self, kind: IoKind, ok: bool) {
-        if ok {
-            return self.finish(kind);
-        }
-        if let Some((m, base, t)) = self.started {
-            m.volume_io.record_error(&base, t.elapsed());
-        }
+        self.finish_run(kind, ok, 1);
     }
 
     /// [`IoSample::finish_checked`] of a run of `n` packets written with one call: `n`

@@ -177,7 +177,8 @@ fn next_job(
 /// Bytes of packets written together at most (`ReplicaWriter::write_packets`).
 const RUN_BYTES: usize = 1 << 20;
 
-/// A packet written as part of a run: its seqno, whether it is acked, its data and CRCs.
+/// A packet written, in a run or alone: its seqno, whether it is acked, its data and CRCs
+/// (empty for one written alone that came without them).
 struct RunPacket {
     seqno: i64,
     ack: bool,
@@ -258,6 +259,50 @@ impl WriteBehind {
     }
 }
 
+/// Writes a run of packets with one call per file, its I/O sampled as that many writes.
+fn write_run(
+    ctx: &XceiverContext,
+    w: &mut ReplicaWriter,
+    offset: u64,
+    run: &[RunPacket],
+) -> Result<(), StorageError> {
+    let packets: Vec<(&[u8], &[u8])> = run
+        .iter()
+        .map(|p| (p.data.as_ref(), p.sums.as_ref()))
+        .collect();
+    let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
+    let r = w.write_packets(offset, &packets);
+    let n = u32::try_from(packets.len()).unwrap_or(u32::MAX);
+    io.finish_run(IoKind::Write, r.is_ok(), n);
+    r
+}
+
+/// Writes one packet (its CRCs stored as received where they can be, else computed), then
+/// syncs the replica if the packet asks for it.
+fn write_one(
+    ctx: &XceiverContext,
+    w: &mut ReplicaWriter,
+    offset: u64,
+    data: &[u8],
+    sums: Option<&[u8]>,
+    sync: bool,
+) -> Result<(), StorageError> {
+    let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
+    let r = match sums {
+        Some(s) => w.write_packet(offset, data, s),
+        None => w.write_at(offset, data),
+    };
+    io.finish_checked(IoKind::Write, r.is_ok());
+    r?;
+    if sync {
+        let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
+        let r = w.sync();
+        io.finish_sync(r.is_ok());
+        r?;
+    }
+    Ok(())
+}
+
 /// The thread: jobs until the receiver closes the queue or a write fails. Packets already
 /// queued behind one another are written as one run (`gather_run`), their acks after it.
 fn write_jobs(
@@ -287,7 +332,9 @@ fn write_jobs(
                 ack,
             } => (seqno, offset, data, sums, sync, ack),
         };
-        let run = match sums {
+        // What was written: a run of packets, or one packet that cannot join one (a sync, or
+        // CRCs to compute), written and synced on its own.
+        let (r, written) = match sums {
             Some(sums) if !sync => {
                 let first = RunPacket {
                     seqno,
@@ -295,49 +342,32 @@ fn write_jobs(
                     data,
                     sums,
                 };
-                gather_run(&mut rx, &mut stopped_at, offset, first)
+                let run = gather_run(&mut rx, &mut stopped_at, offset, first);
+                (write_run(ctx, &mut w, offset, &run), run)
             }
             sums => {
                 if sync {
                     // Earlier packets' acks do not wait for this one's sync.
                     held.flush();
                 }
-                let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
-                let mut r = match &sums {
-                    Some(s) => w.write_packet(offset, &data, s),
-                    None => w.write_at(offset, &data),
-                };
-                io.finish_checked(IoKind::Write, r.is_ok());
-                if r.is_ok() && sync {
-                    let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
-                    r = w.sync();
-                    io.finish_sync(r.is_ok());
-                }
-                if let Err(e) = r {
-                    held.push(seqno, Status::Error, true);
-                    return (w, Err(e));
-                }
-                Activity::add(&ctx.activity.bytes_written, data.len() as u64);
-                if ack {
-                    held.push(seqno, own_status(ctx), false);
-                }
-                behind.after_write(&w);
-                continue;
+                let r = write_one(ctx, &mut w, offset, &data, sums.as_deref(), sync);
+                let sums = sums.unwrap_or_default();
+                (
+                    r,
+                    vec![RunPacket {
+                        seqno,
+                        ack,
+                        data,
+                        sums,
+                    }],
+                )
             }
         };
-        let packets: Vec<(&[u8], &[u8])> = run
-            .iter()
-            .map(|p| (p.data.as_ref(), p.sums.as_ref()))
-            .collect();
-        let io = IoSample::start(&ctx.config.metrics, &ctx.dataset, w.volume());
-        let r = w.write_packets(offset, &packets);
-        let n = u32::try_from(packets.len()).unwrap_or(u32::MAX);
-        io.finish_run(IoKind::Write, r.is_ok(), n);
         if let Err(e) = r {
             held.push(seqno, Status::Error, true);
             return (w, Err(e));
         }
-        for p in &run {
+        for p in &written {
             Activity::add(&ctx.activity.bytes_written, p.data.len() as u64);
             if p.ack {
                 held.push(p.seqno, own_status(ctx), false);
