@@ -438,19 +438,24 @@ async fn dfs_pass(
     Ok(total)
 }
 
-/// Writes dirty pages back and drops the page cache (`/proc/sys/vm/drop_caches`); false when
-/// that is not allowed (not root).
 /// Writes every dirty page back (`sync`) off the async threads: before each timed write pass,
 /// so that it starts with none (else the kernel's write-back of the pages the pass before
 /// left — or its throttling once they pass `vm.dirty_ratio` — lands on whichever pass runs
 /// second), and at the end of the rhdfs pass, whose DataNodes do not sync on close.
 async fn flush_dirty_pages() {
-    let _ = tokio::task::spawn_blocking(|| std::process::Command::new("sync").status()).await;
+    let _ = tokio::task::spawn_blocking(sync_all).await;
 }
 
+/// Writes dirty pages back and drops the page cache (`/proc/sys/vm/drop_caches`); false when
+/// that is not allowed (not root).
 fn drop_page_cache() -> bool {
-    let _ = std::process::Command::new("sync").status();
+    sync_all();
     std::fs::write("/proc/sys/vm/drop_caches", "1").is_ok()
+}
+
+/// Every dirty page of the machine written back (the `sync` command). Blocking.
+fn sync_all() {
+    let _ = std::process::Command::new("sync").status();
 }
 
 #[cfg(test)]
