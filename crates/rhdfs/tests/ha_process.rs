@@ -35,7 +35,9 @@ use anyhow::{Context, ensure};
 use rhdfs_client::FileSystem;
 use rhdfs_testkit::java::JavaShell;
 
-use crate::common::ha_load::{Client, Model, Op, ROOT, Rng, Writer, native, start_writer};
+use crate::common::ha_load::{
+    Client, Model, Op, ROOT, Rng, Writer, kill_begins, kill_ends, native, start_writer,
+};
 use crate::common::ha_procs::{HaCluster, digest};
 use crate::common::procs::{read_file, with_timeout, write_file};
 
@@ -68,8 +70,9 @@ async fn wait_writers_continue(
         }
         ensure!(
             Instant::now() < deadline,
-            "writers {behind:?} acknowledged nothing begun after kill {epoch} within \
+            "writers {behind:?} acknowledged nothing begun after kill {} within \
              {LIVENESS:?}\n{}",
+            epoch / 2,
             cluster.namenode_logs()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -388,9 +391,10 @@ async fn ha_nameservice_of_processes_fails_over_under_load() -> anyhow::Result<(
             .iter()
             .map(|(_, m)| m.lock().expect("model lock").acked)
             .sum();
-        epoch.fetch_add(1, Ordering::SeqCst);
+        kill_begins(&epoch);
         let killed_at = Instant::now();
         cluster.kill_namenode(active)?;
+        kill_ends(&epoch);
         probe(&cluster, &fs, &format!("/probe/r{round}"))
             .await
             .with_context(|| {

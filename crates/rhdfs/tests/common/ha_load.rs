@@ -1,8 +1,14 @@
 //! The load of `ha_process`: writers of `hdfs://ns` (the Java FsShell, hdfs-native or
 //! rhdfs-client), each running random creates, renames, deletes and mkdirs under its own
 //! directory and keeping a model of what the nameservice acknowledged; an operation that
-//! fails while a kill happens (the kill epoch moved) is unknown until resolved, any other
-//! failure is recorded as an error.
+//! fails while a kill happens is unknown until resolved, any other failure is recorded as an
+//! error.
+//!
+//! The kill epoch counts each kill twice: odd from just before the SIGKILL until the killed
+//! process is reaped, even after ([`kill_begins`], [`kill_ends`]). An operation overlapped a
+//! kill when the epoch moved during it or it began while a kill was under way: one begun
+//! after the count was raised but sent before the process died fails from the kill though
+//! the epoch does not move again before it fails.
 
 #![allow(dead_code)]
 
@@ -175,8 +181,25 @@ impl Client {
     }
 }
 
-/// A writer: random operations under `base` until `stop`; an operation that fails while
-/// the kill epoch moved is unknown, any other failure an error.
+/// Marks a kill as under way (the epoch turns odd); call just before the SIGKILL.
+pub fn kill_begins(epoch: &AtomicU64) {
+    let was = epoch.fetch_add(1, Ordering::SeqCst);
+    debug_assert!(was.is_multiple_of(2), "a kill began during another");
+}
+
+/// Marks the kill as over (the epoch turns even); call once the killed process is reaped.
+pub fn kill_ends(epoch: &AtomicU64) {
+    let was = epoch.fetch_add(1, Ordering::SeqCst);
+    debug_assert!(!was.is_multiple_of(2), "a kill ended that had not begun");
+}
+
+/// Whether an operation that began at epoch `began` and failed at `now` overlapped a kill.
+fn overlapped_a_kill(began: u64, now: u64) -> bool {
+    now != began || !began.is_multiple_of(2)
+}
+
+/// A writer: random operations under `base` until `stop`; an operation that fails having
+/// overlapped a kill is unknown, any other failure an error.
 pub async fn writer(
     client: Arc<Client>,
     base: String,
@@ -261,7 +284,7 @@ pub async fn writer(
                     && m.last_acked_epoch < Some(began);
                 if stale {
                     m.stale_connection_failures += 1;
-                } else if epoch.load(Ordering::SeqCst) == began {
+                } else if !overlapped_a_kill(began, epoch.load(Ordering::SeqCst)) {
                     let kind = client.kind();
                     m.errors.push(format!(
                         "{kind} {op:?} failed with no kill during it: {e:#}"
