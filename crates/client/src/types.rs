@@ -171,6 +171,8 @@ pub struct FsStats {
     pub under_replicated: u64,
     pub corrupt_blocks: u64,
     pub missing_blocks: u64,
+    /// Replicas the NameNode has still to have deleted (0 when the field is absent).
+    pub pending_deletion_blocks: u64,
 }
 
 impl From<&GetFsStatsResponseProto> for FsStats {
@@ -182,6 +184,7 @@ impl From<&GetFsStatsResponseProto> for FsStats {
             under_replicated: p.under_replicated,
             corrupt_blocks: p.corrupt_blocks,
             missing_blocks: p.missing_blocks,
+            pending_deletion_blocks: p.pending_deletion_blocks.unwrap_or(0),
         }
     }
 }

@@ -413,8 +413,13 @@ async fn bench_dfsio_runs() -> anyhow::Result<()> {
     let c = cluster(3).await?;
     let tmp = tempfile::tempdir()?;
     let local = tmp.path().to_string_lossy().into_owned();
-    // A warm read first reads the files once, untimed.
-    for mode in [&["-write"][..], &["-read"], &["-read", "--warm"]] {
+    // Two write rounds: the second deletes the first's files and waits for their replicas'
+    // deletion before it is timed. A warm read first reads the files once, untimed.
+    for mode in [
+        &["-write", "--repeat", "2"][..],
+        &["-read"],
+        &["-read", "--warm"],
+    ] {
         let args: Vec<String> = ["dfsio"]
             .iter()
             .chain(mode)

@@ -91,7 +91,9 @@ const SUBCOMMANDS: &[(&str, &str)] = &[
         processes and the whole machine. Reads drop the page cache before each pass (as
         root); --warm reads every replica and the plain files once first instead. A write
         pass ends with its bytes on the disk (rhdfs: sync after the files close; plain: new
-        files, each fdatasync'd), dirty pages written back untimed before each pass.
+        files, each fdatasync'd); before each, untimed: the pass before's files deleted (rhdfs:
+        until the DataNodes removed their replicas), dirty pages written back, and as root the
+        page cache dropped.
 ",
     ),
 ];

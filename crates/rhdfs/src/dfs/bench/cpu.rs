@@ -52,7 +52,7 @@ impl CpuMark {
 }
 
 /// User + system seconds of process `pid` (0 when it is gone).
-fn process_seconds(pid: u32) -> f64 {
+pub(super) fn process_seconds(pid: u32) -> f64 {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return 0.0;
     };

@@ -4,7 +4,8 @@
 //! own limit, by as many concurrent writers/readers as there are files. Each of the K rounds
 //! times the rhdfs pass and then the plain pass in the same cache state (dropped before each pass
 //! when run as root; `--warm` reads every replica and the plain files once first, untimed; writes
-//! start each pass with no dirty pages and end it with the bytes on the disk); the
+//! start each pass with the files of the pass before deleted (`settle`), no dirty pages and,
+//! as root, the page cache dropped, and end it with the bytes on the disk); the
 //! summary gives medians, the median of the rounds' ratios, and the machine's busy CPU seconds
 //! per GiB of each pass (steadier than wall time on a shared machine).
 
@@ -20,6 +21,7 @@ use cpu::{CpuMark, CpuUsed};
 
 mod cpu;
 mod plain;
+mod settle;
 mod warm;
 
 const DIR: &str = "/benchmarks/TestDFSIO/io_data";
@@ -221,7 +223,8 @@ async fn rounds(
             drop_page_cache();
         }
         if o.write {
-            flush_dirty_pages().await;
+            settle::remove_previous(fs, o.files, &dn_pids).await?;
+            clean_slate().await;
         }
         // A write pass ends when its replicas are on the disk, as the plain pass's copies are.
         let dfs = timed(&dn_pids, async {
@@ -237,7 +240,7 @@ async fn rounds(
         }
         if o.write {
             plain::remove(dir, files, copies).await?;
-            flush_dirty_pages().await;
+            clean_slate().await;
         }
         let local = if o.write {
             timed(&[], async {
@@ -322,7 +325,7 @@ async fn rounds(
     );
     if o.write {
         println!(
-            "   Both passes end with their bytes on the disk (rhdfs: sync after the files close; plain: fdatasync of each new file); dirty pages written back untimed before each\n   rhdfs / (local ÷ {copies}) throughput ratio: {ratio:.2}{range}"
+            "   Both passes end with their bytes on the disk (rhdfs: sync after the files close; plain: fdatasync of each new file); before each, untimed: the old files deleted (rhdfs: their replicas gone from the DataNodes), dirty pages written back, the page cache dropped as root\n   rhdfs / (local ÷ {copies}) throughput ratio: {ratio:.2}{range}"
         );
         return Ok(());
     }
@@ -438,12 +441,25 @@ async fn dfs_pass(
     Ok(total)
 }
 
-/// Writes every dirty page back (`sync`) off the async threads: before each timed write pass,
-/// so that it starts with none (else the kernel's write-back of the pages the pass before
-/// left — or its throttling once they pass `vm.dirty_ratio` — lands on whichever pass runs
-/// second), and at the end of the rhdfs pass, whose DataNodes do not sync on close.
+/// Writes every dirty page back (`sync`) off the async threads: at the end of the rhdfs write
+/// pass, whose DataNodes do not sync on close.
 async fn flush_dirty_pages() {
     let _ = tokio::task::spawn_blocking(sync_all).await;
+}
+
+/// Before each timed write pass, off the async threads: every dirty page written back (else
+/// the kernel's write-back of the pages the pass before left — or its throttling once they
+/// pass `vm.dirty_ratio` — lands on whichever pass runs second) and, as root, the page cache
+/// dropped, so both passes find the same free memory: with the cache full of the passes
+/// before, whichever pass has to reclaim pages pays for it (the plain pass's CPU per GiB went
+/// from 0.25 to 0.6–1.7 s in the rounds that did, 3 × 512 MiB on a 23 GiB machine).
+async fn clean_slate() {
+    let _ = tokio::task::spawn_blocking(|| {
+        if !drop_page_cache() {
+            sync_all();
+        }
+    })
+    .await;
 }
 
 /// Writes dirty pages back and drops the page cache (`/proc/sys/vm/drop_caches`); false when
