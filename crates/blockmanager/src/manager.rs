@@ -87,6 +87,18 @@ pub struct FsStats {
     pub pending_reconstruction: u64,
 }
 
+impl FsStats {
+    /// Hadoop's PendingDeletionBlocks: replicas waiting for deletion (queued, or handed out
+    /// and not yet sent), plus the blocks whose removal from the map has not run yet. rhdfs
+    /// removes a delete's blocks in increments after the call returns, Hadoop inside it, so
+    /// without them the count could read 0 just after a delete that will delete replicas.
+    pub fn pending_deletion_blocks(&self) -> u64 {
+        self.pending_deletion
+            .saturating_add(self.pending_deletion_commands)
+            .saturating_add(self.pending_removal)
+    }
+}
+
 /// A block with its locations, as getBlockLocations needs it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlockLocations {

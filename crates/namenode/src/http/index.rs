@@ -53,7 +53,7 @@ pub fn page(fs: &Namesystem, host: &str) -> String {
         ("Missing blocks", s.missing_blocks.to_string()),
         (
             "Pending deletion blocks",
-            (s.pending_deletion + s.pending_deletion_commands).to_string(),
+            s.pending_deletion_blocks().to_string(),
         ),
         (
             "Held orphan replicas",

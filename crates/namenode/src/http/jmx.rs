@@ -188,10 +188,7 @@ fn fs_namesystem(f: &Figures) -> Bean {
         .with("LowRedundancyBlocks", s.under_replicated)
         .with("CorruptBlocks", s.corrupt_blocks)
         .with("PostponedMisreplicatedBlocks", f.postponed)
-        .with(
-            "PendingDeletionBlocks",
-            s.pending_deletion + s.pending_deletion_commands,
-        )
+        .with("PendingDeletionBlocks", s.pending_deletion_blocks())
         .with("NumLiveDataNodes", s.live_datanodes)
         .with("NumDeadDataNodes", s.dead_datanodes)
         .with("NumStaleDataNodes", s.stale_datanodes)

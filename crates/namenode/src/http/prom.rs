@@ -80,7 +80,7 @@ pub(crate) fn exposition(f: &Figures) -> String {
         (
             "rhdfs_namenode_pending_deletion_blocks",
             "Replicas waiting for deletion.",
-            s.pending_deletion + s.pending_deletion_commands,
+            s.pending_deletion_blocks(),
         ),
         (
             "rhdfs_namenode_held_orphan_replicas",

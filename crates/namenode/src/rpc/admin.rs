@@ -43,7 +43,7 @@ impl ClientProtocolService {
             blocks_in_future: Some(self.fs.future_replicas().replicas),
             rhdfs_held_orphan_replicas: Some(orphans.replicas),
             rhdfs_held_orphan_bytes: Some(orphans.bytes),
-            pending_deletion_blocks: Some(s.pending_deletion + s.pending_deletion_commands),
+            pending_deletion_blocks: Some(s.pending_deletion_blocks()),
         }))
     }
 
@@ -59,7 +59,7 @@ impl ClientProtocolService {
             missing_blocks: s.missing_blocks,
             missing_repl_one_blocks: s.missing_repl_one,
             blocks_in_future: self.fs.future_replicas().replicas,
-            pending_deletion_blocks: s.pending_deletion + s.pending_deletion_commands,
+            pending_deletion_blocks: s.pending_deletion_blocks(),
             highest_prio_low_redundancy_blocks: Some(
                 self.fs.block_manager().highest_priority_low_redundancy(),
             ),

@@ -104,7 +104,7 @@ impl Probe {
         match self {
             Probe::InProcess(c) => {
                 let s = c.namenode().block_manager().fs_stats();
-                Some(s.pending_removal + s.pending_deletion + s.pending_deletion_commands)
+                Some(s.pending_deletion_blocks())
             }
             Probe::Remote { http: Some(h) } => {
                 let body = http_get(h, "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystem")

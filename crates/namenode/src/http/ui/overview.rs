@@ -66,7 +66,7 @@ pub fn overview(fs: &Namesystem, host: &str, conf: &rhdfs_conf::Configuration) -
         ("Missing Blocks", s.missing_blocks.to_string()),
         (
             "Pending Deletion Blocks",
-            (s.pending_deletion + s.pending_deletion_commands).to_string(),
+            s.pending_deletion_blocks().to_string(),
         ),
         (
             "Last Transaction ID",
