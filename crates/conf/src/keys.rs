@@ -775,9 +775,13 @@ pub mod datanode {
     pub const DFS_DATANODE_SYNCONCLOSE_DEFAULT: bool = false;
     /// `dfs.datanode.sync.behind.writes`: start the write-back of a replica's data as it is
     /// written (every 8 MiB, as Hadoop's BlockReceiver), rather than when the kernel's dirty
-    /// limits or its 30 s expiry do.
+    /// limits or its 30 s expiry do. rhdfs's default is true, Hadoop's false: without it a
+    /// DataNode's received data sits in the page cache until the kernel's limits (10 % and
+    /// 20 % of memory by default) force it out in one burst — on a large-memory node gigabytes
+    /// at a time, stalling every writer of the node behind the throttling — and the disk
+    /// idles while the DataNode receives (README, "writes").
     pub const DFS_DATANODE_SYNC_BEHIND_WRITES_KEY: &str = "dfs.datanode.sync.behind.writes";
-    pub const DFS_DATANODE_SYNC_BEHIND_WRITES_DEFAULT: bool = false;
+    pub const DFS_DATANODE_SYNC_BEHIND_WRITES_DEFAULT: bool = true;
 
     /// `dfs.datanode.fsdatasetasyncdisk.max.threads.per.volume`: Async deletion threads per volume.
     pub const DFS_DATANODE_FSDATASETASYNCDISK_MAX_THREADS_PER_VOLUME_KEY: &str =

@@ -84,7 +84,7 @@ impl Default for XceiverConfig {
             socket_timeout: Duration::from_secs(60),
             max_packet_size: rhdfs_transfer::packet::MAX_PACKET_SIZE,
             sync_on_close: false,
-            sync_behind_writes: false,
+            sync_behind_writes: rhdfs_conf::keys::DFS_DATANODE_SYNC_BEHIND_WRITES_DEFAULT,
             metrics: None,
             transfer_to: true,
             read_packet_size: block_sender::READ_PACKET_SIZE,
