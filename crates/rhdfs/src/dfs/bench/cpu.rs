@@ -36,13 +36,13 @@ impl CpuMark {
         CpuMark {
             machine_busy: machine_busy_seconds(),
             process: rhdfs_metrics::process::read().cpu_seconds,
-            datanodes: pids.iter().map(|p| process_seconds(*p)).sum(),
+            datanodes: processes_seconds(pids),
             pids: pids.to_vec(),
         }
     }
 
     pub(super) fn used(&self) -> CpuUsed {
-        let datanodes: f64 = self.pids.iter().map(|p| process_seconds(*p)).sum();
+        let datanodes = processes_seconds(&self.pids);
         CpuUsed {
             machine: (machine_busy_seconds() - self.machine_busy).max(0.0),
             process: (rhdfs_metrics::process::read().cpu_seconds - self.process).max(0.0),
@@ -51,8 +51,13 @@ impl CpuMark {
     }
 }
 
+/// User + system seconds of the processes `pids` together (0 for one that is gone).
+pub(super) fn processes_seconds(pids: &[u32]) -> f64 {
+    pids.iter().map(|p| process_seconds(*p)).sum()
+}
+
 /// User + system seconds of process `pid` (0 when it is gone).
-pub(super) fn process_seconds(pid: u32) -> f64 {
+fn process_seconds(pid: u32) -> f64 {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return 0.0;
     };

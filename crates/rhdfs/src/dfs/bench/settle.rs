@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use rhdfs_client::FileSystem;
 
 use super::DIR;
-use super::cpu::process_seconds;
+use super::cpu::processes_seconds;
 
 /// One window of the DataNodes' CPU use.
 const WINDOW: Duration = Duration::from_millis(200);
@@ -76,12 +76,11 @@ pub(super) async fn remove_previous(
     if pids.is_empty() {
         return Ok(());
     }
-    let cpu = || pids.iter().map(|p| process_seconds(*p)).sum::<f64>();
     let mut quiet = Quiet::default();
-    let mut before = cpu();
+    let mut before = processes_seconds(pids);
     loop {
         tokio::time::sleep(WINDOW).await;
-        let now = cpu();
+        let now = processes_seconds(pids);
         if quiet.observe(now - before, WINDOW) {
             return Ok(());
         }
