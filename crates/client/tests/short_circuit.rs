@@ -341,6 +341,68 @@ async fn read_ahead_across_pieces_and_blocks() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A reader whose pieces all come from the page cache reads them on its own task with no I/O
+/// to wait for; it yields after each, so that a runtime's other tasks run between its pieces
+/// instead of after the whole block (one thread here, so that the order is certain).
+#[tokio::test(flavor = "current_thread")]
+async fn cached_pieces_let_other_tasks_run() -> anyhow::Result<()> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    let dir = tempfile::tempdir()?;
+    let path = socket_template(&dir);
+    let c = cluster(1, Some(&path)).await?;
+    let fs = sc_client(
+        &c,
+        &path,
+        &[
+            ("dfs.replication", "1"),
+            ("dfs.client.read.shortcircuit.buffer.size", PIECE),
+        ],
+    )
+    .await?;
+    let d = data(BLOCK as usize, 13);
+    write_file(&fs, "/f", &d).await?;
+    // Read once, so that every piece is in the page cache for the read below.
+    assert_eq!(&fs.open("/f").await?.read_to_end().await?[..], &d[..]);
+
+    let (turns, stop) = (
+        Arc::new(AtomicU64::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let other = tokio::spawn({
+        let (turns, stop) = (turns.clone(), stop.clone());
+        async move {
+            while !stop.load(Ordering::Relaxed) {
+                turns.fetch_add(1, Ordering::Relaxed);
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    let mut r = fs.open("/f").await?;
+    let (mut got, mut seen) = (Vec::new(), Vec::new());
+    while let Some(b) = r.read_chunk().await? {
+        got.extend_from_slice(&b);
+        seen.push(turns.load(Ordering::Relaxed));
+    }
+    stop.store(true, Ordering::Relaxed);
+    other.await?;
+    assert_eq!(got, d);
+    assert!(seen.len() >= d.len() / 100_000, "{} pieces", seen.len());
+    let still: Vec<_> = seen.windows(2).filter(|w| w[1] == w[0]).collect();
+    assert!(
+        still.is_empty(),
+        "the other task did not run between pieces {still:?} of {seen:?}"
+    );
+    assert_eq!(
+        fs.short_circuit_stats().1,
+        2 * d.len() as u64,
+        "short-circuit"
+    );
+    c.shutdown().await;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn corrupt_chunk_in_a_later_piece_is_found() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;

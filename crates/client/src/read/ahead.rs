@@ -2,8 +2,10 @@
 //! `dfs.client.read.shortcircuit.buffer.size`. A piece the page cache holds is read and verified
 //! right here (`LocalReplica::read_cached`: `RWF_NOWAIT`, never waiting for the disk), with no
 //! hand-over to another thread, into memory the previous piece used once the caller has
-//! dropped it. A piece that is not cached is read on a blocking thread, with the piece after
-//! it read ahead on another while the caller uses this one. A piece read ahead that is never
+//! dropped it; the task then yields, so that a reader whose pieces are all cached shares its
+//! worker thread piece by piece (about 0.1 ms of CPU each) instead of holding it for a whole
+//! block. A piece that is not cached is read on a blocking thread, with the piece after it
+//! read ahead on another while the caller uses this one. A piece read ahead that is never
 //! asked for (the reader moved) is dropped unverified and unreported; a corrupt or unusable
 //! piece is handled when the reader reaches it, as `local.rs` does.
 
@@ -119,6 +121,9 @@ impl FileReader {
                     match cached {
                         Ok(Some(b)) => {
                             stream.give_back(buf);
+                            // Read and verified on this async thread with no await: let
+                            // the worker's other tasks run before the next piece.
+                            tokio::task::yield_now().await;
                             Ok(b)
                         }
                         Ok(None) => {

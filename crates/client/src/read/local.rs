@@ -31,7 +31,12 @@ impl FileReader {
             let skip = sc.skip_checksum();
             // From the page cache right here when it holds the range, else on a blocking thread.
             let got = match replica.read_cached(off, n, skip, &mut self.pread_buf) {
-                Ok(Some(b)) => Ok(b),
+                Ok(Some(b)) => {
+                    // Read on this async thread with no await: the worker's other tasks
+                    // run before the caller's next read.
+                    tokio::task::yield_now().await;
+                    Ok(b)
+                }
                 Ok(None) => {
                     let buf = std::mem::take(&mut self.pread_buf);
                     let (buf, got) = piece(spawn_read(replica, off, n, skip, buf)).await;
