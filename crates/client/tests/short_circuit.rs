@@ -90,6 +90,17 @@ async fn local_replicas_are_read_short_circuit() -> anyhow::Result<()> {
     .await?;
     assert_eq!(&fs2.open("/f").await?.read_to_end().await?[..], &d[..]);
     assert_eq!(fs2.short_circuit_stats().1, d.len() as u64);
+    // The block files the reader reads, read plainly, are the file's bytes in order; without
+    // short-circuit reads there are none.
+    let files = fs.local_block_files("/f").await?.expect("local replicas");
+    assert_eq!(files.len(), 4);
+    let mut plain = Vec::new();
+    for mut f in files {
+        std::io::Read::read_to_end(&mut f, &mut plain)?;
+    }
+    assert_eq!(plain, d, "the block files hold the file");
+    let tcp = FileSystem::connect_with(Some(&c.uri()), client_conf(&[])).await?;
+    assert!(tcp.local_block_files("/f").await?.is_none());
     c.shutdown().await;
     assert!(
         std::fs::read_dir(dir.path())?.next().is_none(),

@@ -8,12 +8,15 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use rhdfs_proto::hdfs::DatanodeInfoProto;
+use rhdfs_proto::hdfs::{DatanodeInfoProto, LocatedBlockProto};
 use tracing::{debug, warn};
 
 use super::FileReader;
 use crate::datanode::{block_name, xfer_addr};
-use crate::short_circuit::{LocalReadError, LocalReplica, NoReplica, piece, spawn_read};
+use crate::short_circuit::{
+    LocalReadError, LocalReplica, NoReplica, ShortCircuit, piece, spawn_read,
+};
+use crate::{ClientError, FileSystem, Result};
 
 impl FileReader {
     /// The start of `[off, off + n)` of block `i` from a local replica, at most
@@ -69,22 +72,12 @@ impl FileReader {
         let use_host = self.fs.inner.conf.use_datanode_hostname;
         let lb = self.blocks[i].clone();
         let sc = &self.fs.inner.short_circuit;
-        let mut local: Vec<(&DatanodeInfoProto, String)> = lb
-            .locs
-            .iter()
-            .map(|dn| (dn, xfer_addr(dn, use_host)))
-            .filter(|(dn, addr)| {
-                !self.dead.contains(addr)
-                    && !self.no_local.contains(&(lb.b.block_id, addr.clone()))
-                    && sc.is_local(dn)
+        let local: Vec<(&DatanodeInfoProto, String)> = local_candidates(&lb, sc, use_host)
+            .into_iter()
+            .filter(|(_, addr)| {
+                !self.dead.contains(addr) && !self.no_local.contains(&(lb.b.block_id, addr.clone()))
             })
             .collect();
-        // Several DataNodes on this host (the NameNode picks among them at random): the same
-        // replica of a block every time, so that reads find the one already in the page cache,
-        // blocks spread over the DataNodes.
-        local.sort_by_key(|(dn, _)| {
-            std::cmp::Reverse(affinity(lb.b.block_id, &dn.id.datanode_uuid))
-        });
         for (dn, addr) in local {
             let sc = &self.fs.inner.short_circuit;
             match sc.replica(dn, &lb).await {
@@ -122,6 +115,57 @@ impl FileReader {
                 self.no_local.insert((lb.b.block_id, addr));
             }
         }
+    }
+}
+
+/// The DataNodes on this host holding a replica of `lb`, with their transfer addresses, the
+/// block's preferred one first: with several DataNodes on one host (the NameNode orders them
+/// at random), a block is read from the same replica every time, so that reads find the one
+/// already in the page cache, blocks spread over the DataNodes.
+fn local_candidates<'a>(
+    lb: &'a LocatedBlockProto,
+    sc: &ShortCircuit,
+    use_host: bool,
+) -> Vec<(&'a DatanodeInfoProto, String)> {
+    let mut local: Vec<(&DatanodeInfoProto, String)> = lb
+        .locs
+        .iter()
+        .filter(|dn| sc.is_local(dn))
+        .map(|dn| (dn, xfer_addr(dn, use_host)))
+        .collect();
+    local.sort_by_key(|(dn, _)| std::cmp::Reverse(affinity(lb.b.block_id, &dn.id.datanode_uuid)));
+    local
+}
+
+impl FileSystem {
+    /// The block files a short-circuit read of `path` reads, one per block in order (each
+    /// from the replica the reader would pick), opened as the DataNodes passed them; `None`
+    /// when short-circuit reads are off or a block has no local replica that can be had. For
+    /// measuring a short-circuit read against a plain read of the same files (`bench dfsio`).
+    pub async fn local_block_files(&self, path: &str) -> Result<Option<Vec<std::fs::File>>> {
+        let sc = &self.inner.short_circuit;
+        if !sc.enabled() {
+            return Ok(None);
+        }
+        let located = self.located_blocks(path, 0, u64::MAX >> 1).await?;
+        let use_host = self.inner.conf.use_datanode_hostname;
+        let mut files = Vec::with_capacity(located.blocks.len());
+        for lb in &located.blocks {
+            let mut file = None;
+            for (dn, _) in local_candidates(lb, sc, use_host) {
+                if let Ok(r) = sc.replica(dn, lb).await {
+                    file = Some(r.block_file().map_err(|e| {
+                        ClientError::Failed(format!("cannot open {}: {e}", block_name(&lb.b)))
+                    })?);
+                    break;
+                }
+            }
+            match file {
+                Some(f) => files.push(f),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(files))
     }
 }
 

@@ -83,6 +83,11 @@ impl LocalReplica {
         })
     }
 
+    /// Another descriptor of the block file, for reading it plainly (a benchmark's limit).
+    pub(crate) fn block_file(&self) -> std::io::Result<File> {
+        self.block.try_clone()
+    }
+
     /// The DataNode invalidated this replica (its slot is no longer VALID): do not read it.
     pub(crate) fn is_stale(&self) -> bool {
         self.slot.as_ref().is_some_and(|s| !s.is_valid())

@@ -19,6 +19,7 @@ use rhdfs_conf::Configuration;
 use super::format::human;
 use cpu::{CpuMark, CpuUsed};
 
+mod block_files;
 mod cpu;
 mod plain;
 mod settle;
@@ -210,6 +211,13 @@ async fn rounds(
             plain::read(dir, files).await?;
         }
     }
+    // Short-circuit reads are also measured against the block files they read.
+    let block_files = if o.write {
+        None
+    } else {
+        block_files::open(fs, o.files).await?
+    };
+    let mut block_passes: Vec<(Pass, Pass)> = Vec::new();
     let mut dn_pids = datanode_pids(fs, o).await;
     let opened_before = fs.datanode_connections_opened();
     let (_, sc_before) = fs.short_circuit_stats();
@@ -269,6 +277,20 @@ async fn rounds(
             l.1,
             l.0,
         );
+        if let Some(bf) = &block_files {
+            if cold {
+                drop_page_cache();
+            }
+            let blocks = timed(&[], block_files::read(bf)).await?;
+            println!(
+                "   round {}: plain read of the block files {}/s, CPU s/GiB {:.2}; rhdfs / block files ratio {:.2}",
+                round + 1,
+                human(blocks.rate() as u64),
+                blocks.cpu_per_gib().1,
+                dfs.rate() / blocks.rate(),
+            );
+            block_passes.push((dfs, blocks));
+        }
         rounds.push((dfs, local));
     }
     let med = |f: &dyn Fn(&(Pass, Pass)) -> f64| median(rounds.iter().map(f).collect());
@@ -344,16 +366,47 @@ async fn rounds(
     // straight from their block files: the ratio above is then short-circuit vs plain.
     let sc_bytes = fs.short_circuit_stats().1 - sc_before;
     let all = total * rounds.len() as u64;
+    let all_short_circuit = sc_bytes == all && all > 0;
     println!(
         "   Short-circuit bytes read: {} of {}{}",
         human(sc_bytes),
         human(all),
-        if sc_bytes == all && all > 0 {
+        if all_short_circuit {
             format!("\n   short-circuit / plain read throughput ratio: {ratio:.2}{range}")
         } else {
             String::new()
         }
     );
+    if all_short_circuit && !block_passes.is_empty() {
+        let ratios: Vec<f64> = block_passes
+            .iter()
+            .map(|(d, b)| d.rate() / b.rate())
+            .collect();
+        let (lo, hi) = ratios
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), r| (a.min(*r), b.max(*r)));
+        let rate = median(block_passes.iter().map(|(_, b)| b.rate()).collect());
+        let cpu = median(
+            block_passes
+                .iter()
+                .map(|(_, b)| b.cpu_per_gib().1)
+                .collect(),
+        );
+        println!(
+            "   Plain read of the block files the client read ({} readers): {}/s, CPU s per GiB {cpu:.2}\n   short-circuit / plain read of the block files: {:.2}{}",
+            o.files,
+            human(rate as u64),
+            median(ratios),
+            if block_passes.len() > 1 {
+                format!(
+                    " (median of {} rounds, {lo:.2}-{hi:.2})",
+                    block_passes.len()
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     Ok(())
 }
 
