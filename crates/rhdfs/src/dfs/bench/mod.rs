@@ -201,7 +201,7 @@ async fn rounds(
     let files = o.files as u64;
     let copies = if o.write { u64::from(replication) } else { 1 };
     // Reads start cold when the page cache can be dropped (as root), as the plain reads do.
-    let cold = !o.write && !o.warm && drop_page_cache();
+    let cold = !o.write && !o.warm && drop_cache().await;
     if !o.write {
         plain::write(dir, files, 1, o.size).await?;
         if o.warm {
@@ -228,7 +228,7 @@ async fn rounds(
             dn_pids = datanode_pids(fs, o).await;
         }
         if cold {
-            drop_page_cache();
+            drop_cache().await;
         }
         if o.write {
             settle::remove_previous(fs, o.files, &dn_pids).await?;
@@ -244,7 +244,7 @@ async fn rounds(
         })
         .await?;
         if cold {
-            drop_page_cache();
+            drop_cache().await;
         }
         if o.write {
             plain::remove(dir, files, copies).await?;
@@ -279,7 +279,7 @@ async fn rounds(
         );
         if let Some(bf) = &block_files {
             if cold {
-                drop_page_cache();
+                drop_cache().await;
             }
             let blocks = timed(&[], block_files::read(bf)).await?;
             println!(
@@ -508,7 +508,14 @@ async fn flush_dirty_pages() {
 /// from 0.25 to 0.6–1.7 s in the rounds that did, 3 × 512 MiB on a 23 GiB machine).
 async fn clean_slate() {
     // drop_page_cache syncs first whether or not it may drop the cache.
-    let _ = tokio::task::spawn_blocking(drop_page_cache).await;
+    drop_cache().await;
+}
+
+/// [`drop_page_cache`] off the async threads (the sync in it can take seconds).
+async fn drop_cache() -> bool {
+    tokio::task::spawn_blocking(drop_page_cache)
+        .await
+        .unwrap_or(false)
 }
 
 /// Writes dirty pages back and drops the page cache (`/proc/sys/vm/drop_caches`); false when
