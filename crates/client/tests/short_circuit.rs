@@ -252,8 +252,9 @@ async fn corrupt_replica_found_short_circuit_is_reported() -> anyhow::Result<()>
 /// 512-byte chunk, so pieces start and end inside chunks.
 const PIECE: &str = "100000";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn read_ahead_across_pieces_and_blocks() -> anyhow::Result<()> {
+/// One DataNode with a domain socket, and a client writing one replica and reading in
+/// pieces of [`PIECE`] (the directory holds the socket: keep it).
+async fn one_node_in_pieces() -> anyhow::Result<(tempfile::TempDir, MiniCluster, FileSystem)> {
     let dir = tempfile::tempdir()?;
     let path = socket_template(&dir);
     let c = cluster(1, Some(&path)).await?;
@@ -266,6 +267,12 @@ async fn read_ahead_across_pieces_and_blocks() -> anyhow::Result<()> {
         ],
     )
     .await?;
+    Ok((dir, c, fs))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_ahead_across_pieces_and_blocks() -> anyhow::Result<()> {
+    let (_dir, c, fs) = one_node_in_pieces().await?;
     let d = data(2 * BLOCK as usize + 250_001, 12);
     write_file(&fs, "/f", &d).await?;
     let tcp_before = fs.datanode_connections_opened();
@@ -360,18 +367,7 @@ async fn cached_pieces_let_other_tasks_run() -> anyhow::Result<()> {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-    let dir = tempfile::tempdir()?;
-    let path = socket_template(&dir);
-    let c = cluster(1, Some(&path)).await?;
-    let fs = sc_client(
-        &c,
-        &path,
-        &[
-            ("dfs.replication", "1"),
-            ("dfs.client.read.shortcircuit.buffer.size", PIECE),
-        ],
-    )
-    .await?;
+    let (_dir, c, fs) = one_node_in_pieces().await?;
     let d = data(BLOCK as usize, 13);
     write_file(&fs, "/f", &d).await?;
     // Read once, so that every piece is in the page cache for the read below.
