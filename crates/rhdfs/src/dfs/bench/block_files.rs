@@ -13,11 +13,11 @@ use rhdfs_client::FileSystem;
 
 use super::{BUF, DIR};
 
-/// Each benchmark file's block files in block order; `None` when short-circuit reads are off
-/// or some block has no local replica.
+/// Each benchmark file's block files in block order.
 pub(super) type BlockFiles = Arc<Vec<Vec<std::fs::File>>>;
 
-/// Opens the block files of the benchmark's `files` files.
+/// Opens the block files of the benchmark's `files` files; `None` when short-circuit reads are
+/// off or some block has no local replica.
 pub(super) async fn open(fs: &FileSystem, files: usize) -> anyhow::Result<Option<BlockFiles>> {
     let mut all = Vec::with_capacity(files);
     for i in 0..files {
