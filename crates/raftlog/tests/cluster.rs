@@ -24,7 +24,7 @@ use rhdfs_raftlog::kv::{KvApp, KvCommand, KvConfig};
 use rhdfs_raftlog::{AppStateMachine, RaftLogStore};
 use tempfile::TempDir;
 
-use crate::common::options;
+use crate::common::{START_APART, options};
 
 type Raft = openraft::Raft<KvConfig>;
 type Sm = AppStateMachine<KvConfig, KvApp>;
@@ -178,12 +178,12 @@ async fn write(members: &BTreeMap<u64, Member>, range: std::ops::Range<u64>) -> 
 }
 
 async fn all_applied(members: &BTreeMap<u64, Member>, index: u64) {
-    for m in members.values() {
+    for (id, m) in members {
         m.raft
             .wait(WAIT)
             .applied_index_at_least(Some(index), "applied")
             .await
-            .expect("member applied");
+            .unwrap_or_else(|e| panic!("member {id} did not apply {index}: {e}"));
     }
 }
 
@@ -201,6 +201,9 @@ async fn three_members_replicate_fail_over_and_catch_up() {
     let router = Router::default();
     let mut members = BTreeMap::new();
     for id in 1..=3 {
+        if id > 1 {
+            tokio::time::sleep(START_APART).await;
+        }
         members.insert(id, start(root, id, &router).await);
     }
     let nodes: BTreeMap<u64, BasicNode> = (1..=3)

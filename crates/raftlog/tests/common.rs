@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::time::Duration;
 
 use openraft::{BasicNode, CommittedLeaderId, Entry, EntryPayload, LogId, Membership};
 use rhdfs_raftlog::kv::{KvCommand, KvConfig};
@@ -82,3 +83,12 @@ pub fn segment_files(dir: &Path) -> Vec<std::path::PathBuf> {
     v.sort();
     v
 }
+
+/// How far apart in time a test starts its members. openraft checks a member's election
+/// timeout only on its ticks (every 1.5 heartbeats) and draws the timeout once per member, so
+/// members started together tick together, and when two followers' timeouts fall in the same
+/// tick slot (one draw in three or four with the tests' settings) both campaign on the same
+/// tick in every term, each refusing the other, until scheduling jitter parts them (seen: no
+/// leader for 20 s under load). Started this far apart, no two members tick within a vote's
+/// round trip of each other (ticks of 75 and 150 ms: at least 25 ms apart).
+pub const START_APART: Duration = Duration::from_millis(25);

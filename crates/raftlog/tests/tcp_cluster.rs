@@ -27,7 +27,7 @@ use rhdfs_raftlog::net::{Faults, IpcNetwork, NOT_SERVING, RAFT_PROTOCOL, RaftSer
 use rhdfs_raftlog::{AppStateMachine, RaftLogStore};
 use tempfile::TempDir;
 
-use crate::common::options;
+use crate::common::{START_APART, options};
 
 type Raft = openraft::Raft<KvConfig>;
 type Sm = AppStateMachine<KvConfig, KvApp>;
@@ -136,6 +136,9 @@ async fn cluster(root: &Path, snapshot_every: u64) -> BTreeMap<u64, Member> {
     let any: SocketAddr = "127.0.0.1:0".parse().expect("address");
     let mut members = BTreeMap::new();
     for id in 1..=3 {
+        if id > 1 {
+            tokio::time::sleep(START_APART).await;
+        }
         members.insert(id, start(root, id, any, snapshot_every).await);
     }
     let nodes: BTreeMap<u64, BasicNode> = members
@@ -165,10 +168,26 @@ async fn leader_among(members: &BTreeMap<u64, Member>, among: &[u64]) -> u64 {
         }
         assert!(
             started.elapsed() < DEADLINE,
-            "no leader among {among:?} after {DEADLINE:?}"
+            "no leader among {among:?} after {DEADLINE:?}: {}",
+            states(members)
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Each member's Raft state, term, vote, last log index and leader, for a failure message.
+fn states(members: &BTreeMap<u64, Member>) -> String {
+    members
+        .iter()
+        .map(|(id, m)| {
+            let x = m.raft.metrics().borrow().clone();
+            format!(
+                "{id}: {:?} term {} vote {} last log {:?} leader {:?}",
+                x.state, x.current_term, x.vote, x.last_log_index, x.current_leader
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Writes `key = value` through the leader among `among`, again if leadership moved
