@@ -156,6 +156,21 @@ async fn timed<F: std::future::Future<Output = anyhow::Result<u64>>>(
     })
 }
 
+/// The median of the rounds' ratios, and what to print after it: " (median of N rounds,
+/// lowest-highest)" when there were several.
+fn median_and_range(ratios: Vec<f64>) -> (f64, String) {
+    let (lo, hi) = ratios
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), r| (a.min(*r), b.max(*r)));
+    let n = ratios.len();
+    let range = if n > 1 {
+        format!(" (median of {n} rounds, {lo:.2}-{hi:.2})")
+    } else {
+        String::new()
+    };
+    (median(ratios), range)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -217,7 +232,8 @@ async fn rounds(
     } else {
         block_files::open(fs, o.files).await?
     };
-    let mut block_passes: Vec<(Pass, Pass)> = Vec::new();
+    // The block-file pass of each round, beside the round's rhdfs pass in `rounds`.
+    let mut block_passes: Vec<Pass> = Vec::new();
     let mut dn_pids = datanode_pids(fs, o).await;
     let opened_before = fs.datanode_connections_opened();
     let (_, sc_before) = fs.short_circuit_stats();
@@ -289,7 +305,7 @@ async fn rounds(
                 blocks.cpu_per_gib().1,
                 dfs.rate() / blocks.rate(),
             );
-            block_passes.push((dfs, blocks));
+            block_passes.push(blocks);
         }
         rounds.push((dfs, local));
     }
@@ -298,10 +314,7 @@ async fn rounds(
         .iter()
         .map(|(d, l)| d.rate() / (l.rate() / copies as f64))
         .collect();
-    let (lo, hi) = ratios
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), r| (a.min(*r), b.max(*r)));
-    let ratio = median(ratios);
+    let (ratio, range) = median_and_range(ratios);
     let total = rounds.first().map(|(d, _)| d.bytes).unwrap_or(0);
     let dfs_secs = med(&|(d, _)| d.secs);
     let local_secs = med(&|(_, l)| l.secs);
@@ -322,11 +335,6 @@ async fn rounds(
         o.files,
         dfs_secs / local_secs
     );
-    let range = if rounds.len() > 1 {
-        format!(" (median of {} rounds, {lo:.2}-{hi:.2})", rounds.len())
-    } else {
-        String::new()
-    };
     // Rounds whose DataNode CPU was not counted (a first write to a new cluster: no file
     // named the DataNodes yet) are left out of its median, not taken as 0.
     let counted: Vec<&(Pass, Pass)> = rounds.iter().filter(|(d, _)| d.dn_counted).collect();
@@ -378,33 +386,19 @@ async fn rounds(
         }
     );
     if all_short_circuit && !block_passes.is_empty() {
-        let ratios: Vec<f64> = block_passes
-            .iter()
-            .map(|(d, b)| d.rate() / b.rate())
-            .collect();
-        let (lo, hi) = ratios
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(a, b), r| (a.min(*r), b.max(*r)));
-        let rate = median(block_passes.iter().map(|(_, b)| b.rate()).collect());
-        let cpu = median(
-            block_passes
+        let (ratio, range) = median_and_range(
+            rounds
                 .iter()
-                .map(|(_, b)| b.cpu_per_gib().1)
+                .zip(&block_passes)
+                .map(|((d, _), b)| d.rate() / b.rate())
                 .collect(),
         );
+        let rate = median(block_passes.iter().map(Pass::rate).collect());
+        let cpu = median(block_passes.iter().map(|b| b.cpu_per_gib().1).collect());
         println!(
-            "   Plain read of the block files the client read ({} readers): {}/s, CPU s per GiB {cpu:.2}\n   short-circuit / plain read of the block files: {:.2}{}",
+            "   Plain read of the block files the client read ({} readers): {}/s, CPU s per GiB {cpu:.2}\n   short-circuit / plain read of the block files: {ratio:.2}{range}",
             o.files,
             human(rate as u64),
-            median(ratios),
-            if block_passes.len() > 1 {
-                format!(
-                    " (median of {} rounds, {lo:.2}-{hi:.2})",
-                    block_passes.len()
-                )
-            } else {
-                String::new()
-            }
         );
     }
     Ok(())
