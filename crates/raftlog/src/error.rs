@@ -35,6 +35,9 @@ pub enum RaftLogError {
     /// The writer thread is gone (the store was closed).
     #[error("raft log writer is closed")]
     Closed,
+    /// Another store (in this process or another) still holds the directory's lock file.
+    #[error("raft log directory {0} is in use by another store")]
+    Locked(PathBuf),
     /// The state machine application refused a snapshot or failed to build one.
     #[error("state machine: {0}")]
     App(String),

@@ -3,7 +3,13 @@
 //! ```text
 //! <dir>/raftlog_<first index, 19 digits>   SEGMENT_MAGIC + records (txid = log index)
 //! <dir>/raft_meta                          vote + last purged log id (replaced atomically)
+//! <dir>/in_use.lock                        held (flock) by the one store using the directory
 //! ```
+//!
+//! The lock is held from `open` until the [`SegmentLog`] is dropped, which for a store is
+//! when its writer thread has finished every command queued before the store was dropped.
+//! A store reopened in the same process (a member restarted) therefore waits for its
+//! predecessor's writes instead of reading, cutting or purging segments under them.
 //!
 //! The newest segment is written with the edit log's preallocation (zeros a megabyte
 //! ahead, so a group commit's fdatasync writes data only) and read back by the edit log's
@@ -13,8 +19,10 @@
 //!
 //! Everything here blocks: only the writer thread and `open` (on a blocking thread) call it.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rhdfs_editlog::fs::{FileSystem, SEGMENT_PREALLOCATION, WritableFile};
 use rhdfs_editlog::record::{RECORD_OVERHEAD, SEGMENT_MAGIC, ScanEnd, scan_segment};
@@ -26,6 +34,13 @@ use crate::error::{RaftLogError, Result};
 pub const META_FILE: &str = "raft_meta";
 const META_TMP: &str = "raft_meta.tmp";
 const SEGMENT_PREFIX: &str = "raftlog_";
+/// Name of the lock file.
+pub const LOCK_FILE: &str = "in_use.lock";
+/// How long `open` waits for an earlier holder of the lock (a dropped store's writer thread
+/// finishing its queue takes milliseconds; a live store elsewhere never lets go).
+pub const LOCK_WAIT: Duration = Duration::from_secs(30);
+/// How often a waiting `open` tries the lock again.
+const LOCK_RETRY: Duration = Duration::from_millis(5);
 
 /// `raftlog_<first>`.
 pub fn segment_name(first: u64) -> String {
@@ -68,10 +83,40 @@ pub struct SegmentLog {
     /// The newest segment's file, while it is being appended to.
     current: Option<Box<dyn WritableFile>>,
     roll_bytes: u64,
+    /// The directory's lock, released with the log.
+    _lock: File,
+}
+
+/// Takes the exclusive lock on `dir`'s lock file, trying again until `wait` has passed.
+pub(crate) fn lock_dir(dir: &Path, wait: Duration) -> Result<File> {
+    let path = dir.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| RaftLogError::io("open", &path, e))?;
+    let deadline = Instant::now() + wait;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(LOCK_RETRY);
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(RaftLogError::Locked(dir.to_path_buf()));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(RaftLogError::io("lock", &path, e));
+            }
+        }
+    }
 }
 
 impl SegmentLog {
-    /// Reads the meta file and every segment in `dir` (created if missing), cuts a torn
+    /// Takes the directory's lock (waiting up to [`LOCK_WAIT`] for an earlier holder), then
+    /// reads the meta file and every segment in `dir` (created if missing), cuts a torn
     /// tail, finishes an interrupted purge, and returns the records after the last purged
     /// index, checked to be contiguous.
     pub fn open(
@@ -81,6 +126,7 @@ impl SegmentLog {
     ) -> Result<(SegmentLog, Meta, Vec<StoredRecord>)> {
         fs.create_dir_all(dir)
             .map_err(|e| RaftLogError::io("create directory", dir, e))?;
+        let lock = lock_dir(dir, LOCK_WAIT)?;
         let meta_path = dir.join(META_FILE);
         let meta = if fs.exists(&meta_path) {
             let bytes = fs
@@ -102,6 +148,7 @@ impl SegmentLog {
             segments: Vec::new(),
             current: None,
             roll_bytes,
+            _lock: lock,
         };
         let mut records = Vec::new();
         let n = firsts.len();

@@ -184,10 +184,12 @@ fn write(log: &mut SegmentLog, batch: &AppendBatch) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
     use std::sync::Arc;
     use std::sync::mpsc as std_mpsc;
+    use std::time::Duration;
 
-    use rhdfs_editlog::fs::FaultInjectingFs;
+    use rhdfs_editlog::fs::{FaultInjectingFs, FileSystem, LocalFs, WritableFile};
     use rhdfs_editlog::record::encode_record;
 
     use super::*;
@@ -229,5 +231,162 @@ mod tests {
         assert!(syncs <= 2, "{syncs} syncs for one group");
         let (_, _, records) = SegmentLog::open(fs, tmp.path(), 64 << 20).expect("reopen");
         assert_eq!(records.len(), 100);
+    }
+
+    /// The local file system, with every file sync held until the gate opens.
+    #[derive(Debug, Default)]
+    struct GatedFs {
+        gate: Arc<Gate>,
+    }
+
+    #[derive(Debug, Default)]
+    struct Gate {
+        open: parking_lot::Mutex<bool>,
+        opened: parking_lot::Condvar,
+    }
+
+    impl Gate {
+        fn pass(&self) {
+            let mut open = self.open.lock();
+            while !*open {
+                self.opened.wait(&mut open);
+            }
+        }
+        fn open(&self) {
+            *self.open.lock() = true;
+            self.opened.notify_all();
+        }
+    }
+
+    #[derive(Debug)]
+    struct GatedFile {
+        inner: Box<dyn WritableFile>,
+        gate: Arc<Gate>,
+    }
+
+    impl WritableFile for GatedFile {
+        fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+            self.inner.write_all(buf)
+        }
+        fn sync(&mut self) -> std::io::Result<()> {
+            self.gate.pass();
+            self.inner.sync()
+        }
+        fn finish(&mut self) -> std::io::Result<()> {
+            self.inner.finish()
+        }
+    }
+
+    impl GatedFs {
+        fn gated(&self, f: Box<dyn WritableFile>) -> Box<dyn WritableFile> {
+            Box::new(GatedFile {
+                inner: f,
+                gate: self.gate.clone(),
+            })
+        }
+    }
+
+    impl FileSystem for GatedFs {
+        fn create(&self, path: &Path) -> std::io::Result<Box<dyn WritableFile>> {
+            LocalFs.create(path).map(|f| self.gated(f))
+        }
+        fn create_preallocated(
+            &self,
+            path: &Path,
+            chunk: u64,
+        ) -> std::io::Result<Box<dyn WritableFile>> {
+            LocalFs
+                .create_preallocated(path, chunk)
+                .map(|f| self.gated(f))
+        }
+        fn open_append(&self, path: &Path) -> std::io::Result<Box<dyn WritableFile>> {
+            LocalFs.open_append(path).map(|f| self.gated(f))
+        }
+        fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+            LocalFs.read(path)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+            LocalFs.rename(from, to)
+        }
+        fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+            LocalFs.remove_file(path)
+        }
+        fn truncate(&self, path: &Path, len: u64) -> std::io::Result<()> {
+            LocalFs.truncate(path, len)
+        }
+        fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+            LocalFs.sync_dir(dir)
+        }
+        fn list_dir(&self, dir: &Path) -> std::io::Result<Vec<String>> {
+            LocalFs.list_dir(dir)
+        }
+        fn create_dir_all(&self, dir: &Path) -> std::io::Result<()> {
+            LocalFs.create_dir_all(dir)
+        }
+        fn exists(&self, path: &Path) -> bool {
+            LocalFs.exists(path)
+        }
+    }
+
+    fn record(i: u64) -> AppendBatch {
+        let mut bytes = Vec::new();
+        encode_record(i, b"edit", &mut bytes);
+        AppendBatch {
+            first: i,
+            bytes,
+            offsets: vec![0],
+        }
+    }
+
+    /// A member restarted in the same process opens its directory while the dropped
+    /// store's writer thread may still be writing what was queued: the new open waits for
+    /// it instead of reading (and cutting as torn) a segment being written.
+    #[test]
+    fn a_reopen_waits_for_a_dropped_writers_queue() {
+        let tmp = tempfile::TempDir::new().expect("tempdir");
+        let fs = Arc::new(GatedFs::default());
+        let gate = fs.gate.clone();
+        let (log, _, _) = SegmentLog::open(fs, tmp.path(), 64 << 20).expect("open");
+        let writer = Writer::start(log).expect("start");
+        let (done_tx, done_rx) = std_mpsc::channel();
+        for i in 1..=50u64 {
+            let tx = done_tx.clone();
+            writer.append(
+                record(i),
+                Box::new(move |r| {
+                    let _ = tx.send(r.is_ok());
+                }),
+            );
+        }
+        // The thread is held in its first sync with the rest queued; the store goes away.
+        drop(writer);
+        let dir = tmp.path().to_path_buf();
+        let (open_tx, open_rx) = std_mpsc::channel();
+        std::thread::spawn(move || {
+            let res = SegmentLog::open(Arc::new(LocalFs), &dir, 64 << 20)
+                .map(|(_, _, records)| records.len());
+            let _ = open_tx.send(res);
+        });
+        // Without the lock the open returns at once, with the records not yet written
+        // missing; give it the chance to, then let the old writer go on.
+        let early = open_rx.recv_timeout(Duration::from_millis(200)).ok();
+        gate.open();
+        let res = match early {
+            Some(res) => res,
+            None => open_rx.recv().expect("open finished"),
+        };
+        assert_eq!(res.expect("reopen"), 50);
+        let done: Vec<bool> = done_rx.try_iter().collect();
+        assert_eq!(done, vec![true; 50]);
+    }
+
+    #[test]
+    fn a_directory_held_past_the_wait_is_refused() {
+        let tmp = tempfile::TempDir::new().expect("tempdir");
+        let (_log, _, _) = SegmentLog::open(Arc::new(LocalFs), tmp.path(), 64 << 20).expect("open");
+        match crate::segments::lock_dir(tmp.path(), Duration::from_millis(20)) {
+            Err(RaftLogError::Locked(dir)) => assert_eq!(dir, tmp.path()),
+            other => panic!("expected Locked, got {other:?}"),
+        }
     }
 }
