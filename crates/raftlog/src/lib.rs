@@ -7,7 +7,8 @@
 //! committed entries and builds and restores snapshots; the NameNode will be one, [`kv`]
 //! is a small one for tests. [`net`] carries openraft's RPCs over rhdfs's IPC as the
 //! protocol `org.apache.rhdfs.raft.RaftProtocol`, on the same port as a NameNode's other
-//! protocols.
+//! protocols. [`split_vote`] starts a lost candidacy's next election at a random moment,
+//! so that members whose timers tick together do not split every vote.
 //!
 //! Durability: an append is reported to openraft (its `LogFlushed` callback) only after the
 //! writer thread's fdatasync of the group it joined; a vote, a purge point and a truncation
@@ -20,6 +21,7 @@ pub mod kv;
 pub mod net;
 mod segments;
 mod snapshot_file;
+pub mod split_vote;
 mod state_machine;
 mod store;
 mod writer;

@@ -24,15 +24,19 @@ use rhdfs_raftlog::kv::{KvApp, KvCommand, KvConfig};
 use rhdfs_raftlog::{AppStateMachine, RaftLogStore};
 use tempfile::TempDir;
 
+use rhdfs_raftlog::split_vote::{SplitSeen, SplitVotes, break_split_votes};
+
 use crate::common::{START_APART, options};
 
 type Raft = openraft::Raft<KvConfig>;
 type Sm = AppStateMachine<KvConfig, KvApp>;
 
-/// Delivers each RPC straight to the target's `Raft`, or fails as unreachable.
+/// Delivers each RPC straight to the target's `Raft`, or fails as unreachable; notes the
+/// split votes of the member it was given to.
 #[derive(Clone, Default)]
 struct Router {
     nodes: Arc<Mutex<BTreeMap<u64, Raft>>>,
+    split: SplitSeen,
 }
 
 struct Conn {
@@ -97,15 +101,18 @@ impl RaftNetwork<KvConfig> for Conn {
         _option: RPCOption,
     ) -> Result<VoteResponse<u64>, RPCError<u64, BasicNode, RaftError<u64>>> {
         let raft = self.raft().map_err(|e| *e)?;
-        raft.vote(rpc).await.map_err(|e| {
+        let resp = raft.vote(rpc.clone()).await.map_err(|e| {
             RPCError::Network(NetworkError::new(&std::io::Error::other(e.to_string())))
-        })
+        })?;
+        self.router.split.note(&rpc, &resp);
+        Ok(resp)
     }
 }
 
 struct Member {
     raft: Raft,
     sm: Sm,
+    split: SplitSeen,
 }
 
 fn config() -> Arc<Config> {
@@ -127,6 +134,18 @@ fn member_dir(root: &Path, id: u64) -> PathBuf {
 }
 
 async fn start(root: &Path, id: u64, router: &Router) -> Member {
+    start_with(root, id, router, config(), None).await
+}
+
+/// Starts member `id`; with `together`, its Raft (and so its tick timer) is created only
+/// once every member waiting on the barrier has opened its files.
+async fn start_with(
+    root: &Path,
+    id: u64,
+    router: &Router,
+    config: Arc<Config>,
+    together: Option<&tokio::sync::Barrier>,
+) -> Member {
     let dir = member_dir(root, id);
     let store = RaftLogStore::open_async(&dir.join("log"), options())
         .await
@@ -137,11 +156,19 @@ async fn start(root: &Path, id: u64, router: &Router) -> Member {
             .await
             .expect("task")
             .expect("open state machine");
-    let raft = Raft::new(id, config(), router.clone(), store, sm.clone())
+    if let Some(b) = together {
+        b.wait().await;
+    }
+    let network = Router {
+        nodes: router.nodes.clone(),
+        split: SplitSeen::default(),
+    };
+    let split = network.split.clone();
+    let raft = Raft::new(id, config, network, store, sm.clone())
         .await
         .expect("raft");
     router.nodes.lock().insert(id, raft.clone());
-    Member { raft, sm }
+    Member { raft, sm, split }
 }
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(20));
@@ -252,6 +279,80 @@ async fn three_members_replicate_fail_over_and_catch_up() {
             .await
             .expect("snapshot and purge");
         assert!(member_dir(root, *id).join("sm/raft_snapshot").exists());
+    }
+    for m in members.values() {
+        m.raft.shutdown().await.expect("shutdown");
+    }
+}
+
+/// Every member draws the same election timeout and their tick timers start together, so
+/// members campaign on the same tick and their votes split, term after term (see
+/// `rhdfs_raftlog::split_vote`); with the split-vote breaker on each member, a lost candidacy
+/// is followed by one at a random moment, and a leader is elected at the start and again
+/// after each stop of the leader.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_whose_timers_coincide_still_elect_a_leader() {
+    let tmp = TempDir::new().expect("tempdir");
+    let root = tmp.path();
+    let router = Router::default();
+    let config = {
+        let c = Config {
+            heartbeat_interval: 50,
+            election_timeout_min: 300,
+            election_timeout_max: 301,
+            ..Config::default()
+        };
+        Arc::new(c.validate().expect("valid config"))
+    };
+    let together = tokio::sync::Barrier::new(3);
+    let (m1, m2, m3) = tokio::join!(
+        start_with(root, 1, &router, config.clone(), Some(&together)),
+        start_with(root, 2, &router, config.clone(), Some(&together)),
+        start_with(root, 3, &router, config.clone(), Some(&together)),
+    );
+    let mut members = BTreeMap::from([(1, m1), (2, m2), (3, m3)]);
+    let breaker = |m: &Member, seed: u64| {
+        let votes = SplitVotes::new(seed, Duration::from_millis(50), Duration::from_millis(150));
+        tokio::spawn(break_split_votes(
+            m.raft.clone(),
+            votes,
+            m.split.clone(),
+            || true,
+        ))
+    };
+    for (id, m) in &members {
+        breaker(m, *id);
+    }
+    let nodes: BTreeMap<u64, BasicNode> = (1..=3)
+        .map(|id| (id, BasicNode::new(format!("nn{id}:8020"))))
+        .collect();
+    members[&1]
+        .raft
+        .initialize(nodes)
+        .await
+        .expect("initialize");
+    write(&members, 0..5).await;
+    for round in 0..3u64 {
+        let old = leader_of(&members).await;
+        let stopped = members.remove(&old).expect("leader");
+        let stopped_term = stopped.raft.metrics().borrow().current_term;
+        router.nodes.lock().remove(&old);
+        stopped.raft.shutdown().await.expect("shutdown");
+        drop(stopped);
+        // The two left campaign together: only the breaker parts them, within a few terms
+        // (without it, splits went on for up to 35 terms in trials).
+        let new = leader_of(&members).await;
+        let term = members[&new].raft.metrics().borrow().current_term;
+        assert!(
+            term <= stopped_term + 8,
+            "round {round}: leader {new} elected in term {term}, {} terms after {stopped_term}",
+            term - stopped_term
+        );
+        let last = write(&members, 5 * round + 5..5 * round + 10).await;
+        let restarted = start_with(root, old, &router, config.clone(), None).await;
+        breaker(&restarted, old + 10 * (round + 1));
+        members.insert(old, restarted);
+        all_applied(&members, last).await;
     }
     for m in members.values() {
         m.raft.shutdown().await.expect("shutdown");

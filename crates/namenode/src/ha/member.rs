@@ -20,9 +20,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use openraft::{BasicNode, Config, ServerState, SnapshotPolicy};
+use rand::Rng;
 use rhdfs_conf::ha::Nameservice;
 use rhdfs_conf::{Configuration, keys};
 use rhdfs_raftlog::net::{Faults, IpcNetwork, RaftService};
+use rhdfs_raftlog::split_vote::{SplitSeen, SplitVotes, break_split_votes};
 use rhdfs_raftlog::{AppStateMachine, RaftLogStore, StoreOptions};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
@@ -153,8 +155,10 @@ impl RaftSettings {
             // timeout): a follower of a dead leader campaigns 2.5E–3E after its last heartbeat
             // with E's half as the spread (3E–4E with [E, 2E]). The lease must outlast the
             // active's own fencing (no majority acknowledgement for E: `watch_role`), with
-            // room for a few heartbeats; a spread of E/2 still sets two followers' campaigns
-            // further apart than a vote's round trip and fsync in most draws.
+            // room for a few heartbeats. The spread of E/2 does not by itself part two
+            // followers' campaigns: openraft checks the timeout only on its ticks (1.5
+            // heartbeats), so members whose ticks meet campaign together whenever both draws
+            // fall in one tick slot, every term; `split_votes` breaks such a split.
             election_timeout_min: ms(self.election),
             election_timeout_max: ms(self.election).saturating_add(ms(self.election) / 2),
             // Snapshots are taken when the member saves an image (`spawn_snapshots`), not
@@ -259,7 +263,10 @@ impl HaMember {
         let sm = settings
             .open_state_machine(NamespaceApp::new(fs.clone(), log, shipper.clone()), true)
             .await?;
-        let network = IpcNetwork::new(id).with_faults(faults.clone());
+        let split = SplitSeen::default();
+        let network = IpcNetwork::new(id)
+            .with_faults(faults.clone())
+            .with_split_seen(split.clone());
         let raft = NnRaft::new(id, settings.raft_config(&ns.id)?, network, store, sm)
             .await
             .map_err(|e| HaError::Raft(e.to_string()))?;
@@ -294,6 +301,13 @@ impl HaMember {
             tokio::spawn(snapshot_at_each_image(raft.clone(), images).in_current_span()),
             tokio::spawn(shipper.clone().run(raft.clone()).in_current_span()),
             tokio::spawn(
+                break_split_votes(raft.clone(), split_votes(id, &settings), split, {
+                    let fs = fs.clone();
+                    move || may_campaign(fs.ha_role())
+                })
+                .in_current_span(),
+            ),
+            tokio::spawn(
                 watch_role(fs, raft.clone(), shipper, id, settings.clone(), stop).in_current_span(),
             ),
         ];
@@ -316,6 +330,26 @@ impl HaMember {
             tracing::warn!("Raft shutdown: {e}");
         }
     }
+}
+
+/// The split-vote breaker of member `id` (`rhdfs_raftlog::split_vote`): a candidacy still
+/// undecided a heartbeat after it began, refused by another candidate of its term, has split;
+/// the member campaigns again within the next E/2, before its tick-based timer (E to 1.5E
+/// after its vote). Each member's seed
+/// mixes its id into the process's seed, so members of one process draw apart even with
+/// `RHDFS_SEED` set.
+fn split_votes(id: u64, settings: &RaftSettings) -> SplitVotes {
+    let seed =
+        rhdfs_conf::rng::seeded_rng(None).random::<u64>() ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    tracing::debug!(member = id, seed, "split-vote breaker seeded");
+    SplitVotes::new(seed, settings.heartbeat, settings.election / 2)
+}
+
+/// Whether this member may start an election of its own: as a standby (not an observer, nor
+/// one whose namespace diverged), and not while it holds its elections for another member's
+/// hand-over or hands its own role over.
+fn may_campaign(role: &crate::ha::RoleCell) -> bool {
+    role.get() == Role::Standby && !role.holding() && !role.yielding()
 }
 
 /// Takes a Raft snapshot each time the member saves an image (`ha::snapshot`), so its Raft

@@ -22,6 +22,7 @@ use crate::codec::EntryData;
 use crate::net::error::NetError;
 use crate::net::fault::Faults;
 use crate::net::wire::{self, APPEND_ENTRIES, INSTALL_SNAPSHOT, REQUEST_VOTE};
+use crate::split_vote::SplitSeen;
 use crate::store::LogTypeConfig;
 
 /// The user Raft calls are made as (the connection context's effective user).
@@ -43,6 +44,7 @@ pub struct IpcNetwork {
     faults: Faults,
     backoff: Duration,
     clients: Arc<Mutex<HashMap<u64, RpcClient>>>,
+    split: SplitSeen,
 }
 
 impl IpcNetwork {
@@ -55,6 +57,7 @@ impl IpcNetwork {
             faults: Faults::default(),
             backoff: DEFAULT_BACKOFF,
             clients: Arc::default(),
+            split: SplitSeen::default(),
         }
     }
 
@@ -74,6 +77,12 @@ impl IpcNetwork {
     /// Calls to the peers `faults` cuts fail as unreachable.
     pub fn with_faults(mut self, faults: Faults) -> Self {
         self.faults = faults;
+        self
+    }
+
+    /// Notes split votes in `split` (see [`crate::split_vote`]).
+    pub fn with_split_seen(mut self, split: SplitSeen) -> Self {
+        self.split = split;
         self
     }
 
@@ -118,6 +127,7 @@ where
             client: self.client(target, &node.addr),
             faults: self.faults.clone(),
             backoff: self.backoff,
+            split: self.split.clone(),
         }
     }
 }
@@ -130,6 +140,7 @@ pub struct IpcConnection {
     client: RpcClient,
     faults: Faults,
     backoff: Duration,
+    split: SplitSeen,
 }
 
 impl IpcConnection {
@@ -220,7 +231,9 @@ where
             .call(REQUEST_VOTE, &req, option.hard_ttl())
             .await
             .map_err(self.rpc_err(RPCTypes::Vote))?;
-        Ok(wire::vote_response_from(&resp))
+        let resp = wire::vote_response_from(&resp);
+        self.split.note(&rpc, &resp);
+        Ok(resp)
     }
 
     fn backoff(&self) -> Backoff {
