@@ -308,3 +308,71 @@ fn short_circuit_slots_follow_the_replica() {
     // Invalidated slots stay registered until released.
     assert_eq!(reg.counts(), (1, 4));
 }
+
+/// Bytes the file system holds for `path` (its allocated blocks).
+fn allocated(path: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).unwrap().blocks() * 512
+}
+
+#[test]
+fn block_file_space_is_reserved_ahead_and_given_back() {
+    use crate::writer::PREALLOCATION;
+    let d = tempfile::tempdir().unwrap();
+    // Whether this file system reserves space past a file's end at all.
+    let probe = d.path().join("probe");
+    let f = fs::File::create(&probe).unwrap();
+    // SAFETY: a plain system call on an open descriptor.
+    let supported = unsafe {
+        libc::fallocate64(
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            libc::FALLOC_FL_KEEP_SIZE,
+            0,
+            1 << 20,
+        )
+    } == 0;
+    drop(f);
+    fs::remove_file(&probe).unwrap();
+
+    let ds = Dataset::open(&[d.path().to_path_buf()], 0).unwrap();
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i * 13) as u8).collect();
+    let mut w = ds.create_rbw(BP, 21, 1001, spec(), 0).unwrap();
+    w.write_at(0, &data).unwrap();
+    let rbw = ds.block_path(BP, &ds.get(BP, 21).unwrap());
+    // The length is the data's; the space ahead is reserved where the file system can.
+    assert_eq!(fs::metadata(&rbw).unwrap().len(), 300_000);
+    if supported {
+        assert!(allocated(&rbw) >= PREALLOCATION, "{}", allocated(&rbw));
+    }
+    // A write past the first step reserves the next one.
+    let more = vec![7u8; PREALLOCATION as usize];
+    w.write_at(300_000, &more).unwrap();
+    let end = 300_000 + PREALLOCATION;
+    assert_eq!(fs::metadata(&rbw).unwrap().len(), end);
+    if supported {
+        assert!(allocated(&rbw) >= 2 * PREALLOCATION);
+    }
+    // Truncating gives the reservation back; writing again reserves again.
+    w.truncate(200_000).unwrap();
+    assert!(allocated(&rbw) < 1 << 20, "{}", allocated(&rbw));
+    w.write_at(200_000, &data[200_000..]).unwrap();
+    let info = w.finalize().unwrap();
+    assert_eq!(info.num_bytes, 300_000);
+    let fin = ds.block_path(BP, &info);
+    assert_eq!(fs::read(&fin).unwrap(), data);
+    assert_eq!(meta_crcs(&ds.meta_path(BP, &info)), expected_crcs(&data));
+    // Finalized: nothing held past the data.
+    assert!(allocated(&fin) < 1 << 20, "{}", allocated(&fin));
+
+    // An append reserves from the file's end and gives it back at its end too.
+    let mut w = ds.append(BP, 21, 1001, 1002, 300_000).unwrap();
+    w.write_at(300_000, &[5u8; 1000]).unwrap();
+    let rbw = ds.block_path(BP, &ds.get(BP, 21).unwrap());
+    assert_eq!(fs::metadata(&rbw).unwrap().len(), 301_000);
+    if supported {
+        assert!(allocated(&rbw) >= PREALLOCATION);
+    }
+    let info = w.finalize().unwrap();
+    assert_eq!(info.num_bytes, 301_000);
+    assert!(allocated(&ds.block_path(BP, &info)) < 1 << 20);
+}
