@@ -16,6 +16,7 @@
 //! is touched by the writer thread, and by `open` on a blocking thread.
 
 mod codec;
+mod dir_lock;
 mod error;
 pub mod kv;
 pub mod net;

@@ -3,7 +3,7 @@
 //! ```text
 //! <dir>/raftlog_<first index, 19 digits>   SEGMENT_MAGIC + records (txid = log index)
 //! <dir>/raft_meta                          vote + last purged log id (replaced atomically)
-//! <dir>/in_use.lock                        held (flock) by the one store using the directory
+//! <dir>/in_use.lock                        held by the one store using the directory (`dir_lock`)
 //! ```
 //!
 //! The lock is held from `open` until the [`SegmentLog`] is dropped, which for a store is
@@ -22,25 +22,18 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use rhdfs_editlog::fs::{FileSystem, SEGMENT_PREALLOCATION, WritableFile};
 use rhdfs_editlog::record::{RECORD_OVERHEAD, SEGMENT_MAGIC, ScanEnd, scan_segment};
 
 use crate::codec::Meta;
+use crate::dir_lock::{LOCK_WAIT, lock_dir};
 use crate::error::{RaftLogError, Result};
 
 /// Name of the meta file.
 pub const META_FILE: &str = "raft_meta";
 const META_TMP: &str = "raft_meta.tmp";
 const SEGMENT_PREFIX: &str = "raftlog_";
-/// Name of the lock file.
-pub const LOCK_FILE: &str = "in_use.lock";
-/// How long `open` waits for an earlier holder of the lock (a dropped store's writer thread
-/// finishing its queue takes milliseconds; a live store elsewhere never lets go).
-pub const LOCK_WAIT: Duration = Duration::from_secs(30);
-/// How often a waiting `open` tries the lock again.
-const LOCK_RETRY: Duration = Duration::from_millis(5);
 
 /// `raftlog_<first>`.
 pub fn segment_name(first: u64) -> String {
@@ -85,33 +78,6 @@ pub struct SegmentLog {
     roll_bytes: u64,
     /// The directory's lock, released with the log.
     _lock: File,
-}
-
-/// Takes the exclusive lock on `dir`'s lock file, trying again until `wait` has passed.
-pub(crate) fn lock_dir(dir: &Path, wait: Duration) -> Result<File> {
-    let path = dir.join(LOCK_FILE);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| RaftLogError::io("open", &path, e))?;
-    let deadline = Instant::now() + wait;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(LOCK_RETRY);
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(RaftLogError::Locked(dir.to_path_buf()));
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(RaftLogError::io("lock", &path, e));
-            }
-        }
-    }
 }
 
 impl SegmentLog {

@@ -34,6 +34,7 @@ use parking_lot::Mutex;
 use rhdfs_editlog::fs::{FileSystem, LocalFs};
 
 use crate::codec::EntryData;
+use crate::dir_lock::{LOCK_WAIT, lock_dir};
 use crate::error::{RaftLogError, Result};
 use crate::snapshot_file;
 use crate::store::LogTypeConfig;
@@ -127,6 +128,9 @@ enum Keep {
 struct Persist {
     keep: Keep,
     fs: Arc<dyn FileSystem>,
+    /// The snapshot directory's lock (`dir_lock`), released when the last clone is dropped:
+    /// by then no build or install of this adapter can still save into the directory.
+    _lock: Option<Arc<std::fs::File>>,
 }
 
 impl Persist {
@@ -196,10 +200,10 @@ where
 {
     /// An adapter whose snapshots live in memory only (tests, log-only members).
     pub fn new(app: A) -> Self {
-        Self::with(app, Keep::Memory, Arc::new(LocalFs))
+        Self::with(app, Keep::Memory, Arc::new(LocalFs), None)
     }
 
-    fn with(app: A, keep: Keep, fs: Arc<dyn FileSystem>) -> Self {
+    fn with(app: A, keep: Keep, fs: Arc<dyn FileSystem>, lock: Option<Arc<std::fs::File>>) -> Self {
         AppStateMachine {
             state: Arc::new(Mutex::new(State {
                 app,
@@ -209,7 +213,11 @@ where
                 current: None,
                 builds: 0,
             })),
-            persist: Persist { keep, fs },
+            persist: Persist {
+                keep,
+                fs,
+                _lock: lock,
+            },
             _c: std::marker::PhantomData,
         }
     }
@@ -230,10 +238,14 @@ where
     fn open_kept(app: A, keep: Keep, fs: Arc<dyn FileSystem>) -> Result<Self> {
         let dir = match &keep {
             Keep::File(d) | Keep::App(d) => d.clone(),
-            Keep::Memory => return Ok(Self::with(app, keep, fs)),
+            Keep::Memory => return Ok(Self::with(app, keep, fs, None)),
         };
+        fs.create_dir_all(&dir)
+            .map_err(|e| RaftLogError::io("create directory", &dir, e))?;
+        // A predecessor in this process (a member restarted) may still be saving here.
+        let lock = lock_dir(&dir, LOCK_WAIT)?;
         let found = snapshot_file::load(fs.as_ref(), &dir)?;
-        let sm = Self::with(app, keep, fs);
+        let sm = Self::with(app, keep, fs, Some(Arc::new(lock)));
         if let Some((meta, data)) = found {
             let mut st = sm.state.lock();
             if matches!(sm.persist.keep, Keep::File(_)) {

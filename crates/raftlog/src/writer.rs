@@ -384,7 +384,7 @@ mod tests {
     fn a_directory_held_past_the_wait_is_refused() {
         let tmp = tempfile::TempDir::new().expect("tempdir");
         let (_log, _, _) = SegmentLog::open(Arc::new(LocalFs), tmp.path(), 64 << 20).expect("open");
-        match crate::segments::lock_dir(tmp.path(), Duration::from_millis(20)) {
+        match crate::dir_lock::lock_dir(tmp.path(), Duration::from_millis(20)) {
             Err(RaftLogError::Locked(dir)) => assert_eq!(dir, tmp.path()),
             other => panic!("expected Locked, got {other:?}"),
         }

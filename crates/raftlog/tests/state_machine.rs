@@ -171,3 +171,32 @@ async fn an_application_durable_snapshot_covers_its_own_point_and_keeps_only_the
     assert_eq!(sm.applied_state().await?.0, Some(log_id(5, 3)));
     Ok(())
 }
+
+/// A member restarted in the same process opens its snapshot directory while a snapshot
+/// of its predecessor may still be being built (on a blocking thread, saving when done):
+/// the open waits until nothing of the old adapter can save there, and then sees that save.
+#[tokio::test]
+async fn a_reopen_waits_for_the_old_adapters_builds() -> Result<(), Box<StorageError<u64>>> {
+    let tmp = TempDir::new().expect("tempdir");
+    let dir = tmp.path().join("sm");
+    let fs = Arc::new(LocalFs);
+    let mut sm = Sm::open(KvApp::default(), &dir, fs.clone()).expect("open");
+    sm.apply(entries(1, 0..=6)).await?;
+    let mut building = sm.get_snapshot_builder().await;
+    drop(sm);
+    let reopen = {
+        let (dir, fs) = (dir.clone(), fs.clone());
+        tokio::task::spawn_blocking(move || Sm::open(KvApp::default(), &dir, fs))
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(
+        !reopen.is_finished(),
+        "opened while a build could still save"
+    );
+    let snap = building.build_snapshot().await?;
+    drop(building);
+    let mut sm = reopen.await.expect("task").expect("reopen");
+    assert_eq!(sm.applied_state().await?.0, snap.meta.last_log_id);
+    assert_eq!(sm.with_app(|app| app.map.len()), 6);
+    Ok(())
+}
