@@ -173,6 +173,18 @@ async fn start_with(
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(20));
 
+/// Member 1 proposes the membership of members 1 to 3.
+async fn initialize(members: &BTreeMap<u64, Member>) {
+    let nodes: BTreeMap<u64, BasicNode> = (1..=3)
+        .map(|id| (id, BasicNode::new(format!("nn{id}:8020"))))
+        .collect();
+    members[&1]
+        .raft
+        .initialize(nodes)
+        .await
+        .expect("initialize");
+}
+
 async fn leader_of(members: &BTreeMap<u64, Member>) -> u64 {
     let any = members.values().next().expect("a member");
     let m = any
@@ -233,14 +245,7 @@ async fn three_members_replicate_fail_over_and_catch_up() {
         }
         members.insert(id, start(root, id, &router).await);
     }
-    let nodes: BTreeMap<u64, BasicNode> = (1..=3)
-        .map(|id| (id, BasicNode::new(format!("nn{id}:8020"))))
-        .collect();
-    members[&1]
-        .raft
-        .initialize(nodes)
-        .await
-        .expect("initialize");
+    initialize(&members).await;
 
     let last = write(&members, 0..60).await;
     all_applied(&members, last).await;
@@ -323,14 +328,7 @@ async fn members_whose_timers_coincide_still_elect_a_leader() {
     for (id, m) in &members {
         breaker(m, *id);
     }
-    let nodes: BTreeMap<u64, BasicNode> = (1..=3)
-        .map(|id| (id, BasicNode::new(format!("nn{id}:8020"))))
-        .collect();
-    members[&1]
-        .raft
-        .initialize(nodes)
-        .await
-        .expect("initialize");
+    initialize(&members).await;
     write(&members, 0..5).await;
     for round in 0..3u64 {
         let old = leader_of(&members).await;
