@@ -261,7 +261,8 @@ impl Bench {
             bail!("rename: the files are renamed already");
         }
         let before = self.fsyncs();
-        let cpu_before = rhdfs_metrics::process::read().cpu_seconds;
+        // The NameNode's interval lies inside the process's: read after, and before, it.
+        let cpu_before = nn_cpu::own_process_cpu();
         let nn_before = self.nn_cpu.read();
         let start = Instant::now();
         let (samples, failures, ops, replicas) = match op {
@@ -299,10 +300,12 @@ impl Bench {
             }
         };
         let elapsed = start.elapsed();
-        let cpu = rhdfs_metrics::process::read().cpu_seconds - cpu_before;
         let nn_cpu = nn_before
             .zip(self.nn_cpu.read())
             .map(|(b, a)| a.saturating_sub(b));
+        let cpu = nn_cpu::own_process_cpu()
+            .saturating_sub(cpu_before)
+            .as_secs_f64();
         match op {
             Op::Create => self.state.files_exist = true,
             Op::Rename => self.state.renamed = true,
