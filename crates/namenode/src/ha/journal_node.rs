@@ -23,10 +23,11 @@ use std::sync::Arc;
 use rhdfs_conf::{Configuration, keys};
 use rhdfs_ipc::{ProtocolRouter, RpcServer, ServerConfig};
 use rhdfs_raftlog::net::{Faults, IpcNetwork, RaftService};
+use rhdfs_raftlog::split_vote::{SplitSeen, break_split_votes};
 
 use crate::ha::batch::EditRaft;
 use crate::ha::journal_snapshots::{self, LogOnly};
-use crate::ha::member::{HaError, NnRaft, RaftSettings};
+use crate::ha::member::{HaError, NnRaft, RaftSettings, split_votes};
 use crate::ha::peer_image;
 use crate::ha::transition::{followers_caught_up, leads};
 
@@ -38,6 +39,7 @@ pub struct JournalNode {
     rpc: RpcServer,
     yielding: tokio::task::JoinHandle<()>,
     compacting: tokio::task::JoinHandle<()>,
+    splitting: tokio::task::JoinHandle<()>,
 }
 
 impl JournalNode {
@@ -102,10 +104,11 @@ impl JournalNode {
             .collect();
         let store = settings.open_log().await?;
         let (log_only, journal_state) = LogOnly::new();
+        let split = SplitSeen::default();
         let raft = NnRaft::new(
             id,
             settings.raft_config(&ns.id)?,
-            IpcNetwork::new(id),
+            IpcNetwork::new(id).with_split_seen(split.clone()),
             store,
             settings.open_state_machine(log_only, false).await?,
         )
@@ -125,6 +128,18 @@ impl JournalNode {
             .await
             .map_err(|e| HaError::Raft(format!("binding {addr}: {e}")))?;
         let yielding = tokio::spawn(yield_leadership(raft.clone(), id, lead_for));
+        // JournalNodes whose ticks meet split their votes as NameNodes' do (when no NameNode
+        // can win: both down, or behind the JournalNodes' logs). The breaker re-campaigns
+        // within half the JournalNode's own (doubled) timeout, that is within E, where a
+        // NameNode's breaker draws within E/2, so after a split with a NameNode the NameNode
+        // most often campaigns first; a refusal by a member whose log is ahead is not a split
+        // and leaves the late timer alone.
+        let splitting = tokio::spawn(break_split_votes(
+            raft.clone(),
+            split_votes(id, &settings),
+            split,
+            || true,
+        ));
         let compacting = tokio::spawn(journal_snapshots::compact(
             raft.clone(),
             journal_state,
@@ -147,6 +162,7 @@ impl JournalNode {
             rpc,
             yielding,
             compacting,
+            splitting,
         })
     }
 
@@ -173,6 +189,7 @@ impl JournalNode {
     pub async fn shutdown(self) {
         self.yielding.abort();
         self.compacting.abort();
+        self.splitting.abort();
         self.service.detach();
         self.rpc.shutdown().await;
         if let Err(e) = self.raft.shutdown().await {

@@ -337,7 +337,7 @@ impl HaMember {
 /// the member campaigns again within the next E/2, before its tick-based timer (E to 1.5E
 /// after its vote). Each member's seed mixes its id into the process's seed, so members of
 /// one process draw apart even with `RHDFS_SEED` set.
-fn split_votes(id: u64, settings: &RaftSettings) -> SplitVotes {
+pub(crate) fn split_votes(id: u64, settings: &RaftSettings) -> SplitVotes {
     let seed =
         rhdfs_conf::rng::seeded_rng(None).random::<u64>() ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     tracing::debug!(member = id, seed, "split-vote breaker seeded");
