@@ -332,11 +332,12 @@ impl HaMember {
     }
 }
 
-/// The split-vote breaker of member `id` (`rhdfs_raftlog::split_vote`): a candidacy still
-/// undecided a heartbeat after it began, refused by another candidate of its term, has split;
-/// the member campaigns again within the next E/2, before its tick-based timer (E to 1.5E
-/// after its vote). Each member's seed mixes its id into the process's seed, so members of
-/// one process draw apart even with `RHDFS_SEED` set.
+/// The split-vote breaker of member `id` (`rhdfs_raftlog::split_vote`), NameNode or
+/// JournalNode: a candidacy still undecided a heartbeat after it began, refused by another
+/// candidate of its term, has split; the member campaigns again within the next half of its
+/// election timeout E, before its tick-based timer (E to 1.5E after its vote; a JournalNode's
+/// E is twice the NameNodes'). Each member's seed mixes its id into the process's seed, so
+/// members of one process draw apart even with `RHDFS_SEED` set.
 pub(crate) fn split_votes(id: u64, settings: &RaftSettings) -> SplitVotes {
     let seed =
         rhdfs_conf::rng::seeded_rng(None).random::<u64>() ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
