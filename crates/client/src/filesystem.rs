@@ -5,7 +5,7 @@ use std::sync::Arc;
 use futures::Stream;
 use rhdfs_conf::clock::{SharedClock, system_clock};
 use rhdfs_conf::{Configuration, addr};
-use rhdfs_ipc::{ClientConfig, LocalConnector, RpcClient};
+use rhdfs_ipc::{ClientConfig, ConnectRetry, LocalConnector, RpcClient};
 use rhdfs_proto::hdfs::*;
 use rhdfs_proto::protocols::CLIENT_PROTOCOL;
 use tokio::sync::OnceCell;
@@ -176,8 +176,11 @@ impl FileSystem {
                 let sleep = crate::failover::tokio_sleep();
                 // A NameNode that stops answering is failed over from once the call times
                 // out (`ipc.client.rpc-timeout.ms`).
+                // Connects to one NameNode are retried as the failover keys say (none by
+                // default): the next NameNode is tried instead.
                 let ipc = ClientConfig {
                     in_process: ipc.in_process,
+                    connect_retry: crate::failover::connect_retry(&conf)?,
                     ..ClientConfig::from_conf(&conf)?
                 };
                 let observer =
@@ -196,6 +199,14 @@ impl FileSystem {
                     }
                 };
                 debug!(%target, %user, "connecting to the NameNode");
+                // The one NameNode: its call timeout and limits from the configuration, and
+                // a connect refused retried (`ipc.client.connect.max.retries`, ...) so that a
+                // client started while it restarts waits for it, as Hadoop's does.
+                let ipc = ClientConfig {
+                    in_process: ipc.in_process,
+                    connect_retry: ConnectRetry::from_conf(&conf)?,
+                    ..ClientConfig::from_conf(&conf)?
+                };
                 let client = RpcClient::connect_with(&target, CLIENT_PROTOCOL, &user, ipc).await?;
                 NameNodeProxy::single(client)
             }

@@ -9,6 +9,7 @@ mod common {
 
 mod cluster_io;
 mod lease_recovery;
+mod namenode_restart;
 mod read_paths;
 mod safe_mode;
 mod short_circuit;

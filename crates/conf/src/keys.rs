@@ -168,6 +168,12 @@ pub mod ipc {
     pub const IPC_CLIENT_CONNECT_MAX_RETRIES_KEY: &str = "ipc.client.connect.max.retries";
     pub const IPC_CLIENT_CONNECT_MAX_RETRIES_DEFAULT: u64 = 10;
 
+    /// `ipc.client.connect.max.retries.on.timeouts`: Connect retries after a connect that
+    /// timed out (`ipc.client.connect.timeout` each; no sleep between them).
+    pub const IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_KEY: &str =
+        "ipc.client.connect.max.retries.on.timeouts";
+    pub const IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_DEFAULT: u64 = 45;
+
     /// `ipc.client.connect.retry.interval`: Sleep between connect retries.
     pub const IPC_CLIENT_CONNECT_RETRY_INTERVAL_KEY: &str = "ipc.client.connect.retry.interval";
     pub const IPC_CLIENT_CONNECT_RETRY_INTERVAL_DEFAULT: Duration = Duration::from_millis(1000);
@@ -1075,6 +1081,19 @@ pub mod client {
     /// Unit of a bare number in `dfs.client.failover.namenode.ha-state.probe.timeout`.
     pub const DFS_CLIENT_FAILOVER_NAMENODE_HA_STATE_PROBE_TIMEOUT_UNIT: TimeUnit =
         TimeUnit::Milliseconds;
+
+    /// `dfs.client.failover.connection.retries`: connect retries (after a failure other than
+    /// a timeout) to one NameNode of an HA nameservice before failing over to the next; it
+    /// replaces `ipc.client.connect.max.retries` there.
+    pub const DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_KEY: &str =
+        "dfs.client.failover.connection.retries";
+    pub const DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_DEFAULT: u64 = 0;
+
+    /// `dfs.client.failover.connection.retries.on.timeouts`: the same after connects that timed
+    /// out; replaces `ipc.client.connect.max.retries.on.timeouts` for an HA nameservice.
+    pub const DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_ON_TIMEOUTS_KEY: &str =
+        "dfs.client.failover.connection.retries.on.timeouts";
+    pub const DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_ON_TIMEOUTS_DEFAULT: u64 = 0;
 
     /// `dfs.client.failover.max.attempts`: Failover attempts.
     pub const DFS_CLIENT_FAILOVER_MAX_ATTEMPTS_KEY: &str = "dfs.client.failover.max.attempts";

@@ -12,7 +12,6 @@ use parking_lot::Mutex;
 use prost::Message;
 use rhdfs_proto::common::RpcResponseHeaderProto;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tracing::{debug, trace};
@@ -25,6 +24,9 @@ use crate::frame::{
 };
 use crate::headers::{CallExtras, call_frame_for, context_frame};
 use crate::local::LocalConnector;
+
+mod connect;
+pub use connect::ConnectRetry;
 
 /// Default of `ipc.maximum.response.length` (128 MiB).
 pub const MAX_RESPONSE_LENGTH_DEFAULT: usize = 128 * 1024 * 1024;
@@ -51,6 +53,10 @@ pub struct ClientConfig {
     pub max_response_length: usize,
     /// Limit on establishing the TCP connection.
     pub connect_timeout: Duration,
+    /// How often a failed TCP connect is tried again: none unless the caller asks
+    /// ([`ConnectRetry::from_conf`] for Hadoop's `ipc.client.connect.*` keys); a failover
+    /// layer or a component with a retry loop of its own moves on instead.
+    pub connect_retry: ConnectRetry,
     /// With no call pending for this long the client closes its connection (the server may
     /// close one idle for twice as long, once `ipc.client.idlethreshold` connections are
     /// open, and that could race a new call); the next call reconnects.
@@ -70,6 +76,7 @@ impl Default for ClientConfig {
             call_timeout: None,
             max_response_length: MAX_RESPONSE_LENGTH_DEFAULT,
             connect_timeout: CONNECT_TIMEOUT_DEFAULT,
+            connect_retry: ConnectRetry::NONE,
             max_idle: CLIENT_MAX_IDLE_DEFAULT,
             in_process: None,
             alignment: None,
@@ -80,7 +87,8 @@ impl Default for ClientConfig {
 impl ClientConfig {
     /// Reads `ipc.client.rpc-timeout.ms` (0 disables the call timeout),
     /// `ipc.maximum.response.length`, `ipc.client.connect.timeout` and
-    /// `ipc.client.connection.maxidletime`.
+    /// `ipc.client.connection.maxidletime`; connects are not retried
+    /// ([`ClientConfig::connect_retry`]).
     pub fn from_conf(conf: &rhdfs_conf::Configuration) -> Result<Self, rhdfs_conf::ConfError> {
         use rhdfs_conf::TimeUnit::Milliseconds;
         let call_timeout = conf.get_duration(RPC_TIMEOUT_KEY, RPC_TIMEOUT_DEFAULT, Milliseconds)?;
@@ -94,6 +102,7 @@ impl ClientConfig {
                 CONNECT_TIMEOUT_DEFAULT,
                 Milliseconds,
             )?,
+            connect_retry: ConnectRetry::NONE,
             max_idle: conf.get_duration(
                 crate::config::CONNECTION_MAX_IDLE_KEY,
                 CLIENT_MAX_IDLE_DEFAULT,
@@ -486,18 +495,12 @@ impl Conn {
             let (rd, wr) = tokio::io::split(local.connect()?);
             return Self::start(shared, rd, wr).await;
         }
-        let stream =
-            tokio::time::timeout(shared.cfg.connect_timeout, TcpStream::connect(&shared.addr))
-                .await
-                .map_err(|_| {
-                    io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!(
-                            "connect to {} timed out after {:?}",
-                            shared.addr, shared.cfg.connect_timeout
-                        ),
-                    )
-                })??;
+        let stream = connect::connect_tcp(
+            &shared.addr,
+            shared.cfg.connect_timeout,
+            &shared.cfg.connect_retry,
+        )
+        .await?;
         stream.set_nodelay(true)?;
         let (rd, wr) = stream.into_split();
         Self::start(shared, rd, wr).await

@@ -295,11 +295,11 @@ impl MiniCluster {
     /// The running NameNode.
     ///
     /// # Panics
-    /// Only after [`MiniCluster::shutdown`], which consumes the cluster, so never in practice.
+    /// While the NameNode is stopped ([`MiniCluster::stop_namenode`]).
     pub fn namenode(&self) -> &NameNodeHandle {
         match &self.namenode {
             Some(nn) => nn,
-            None => unreachable!("the NameNode is only taken by shutdown"),
+            None => panic!("the NameNode is stopped (MiniCluster::stop_namenode)"),
         }
     }
 
@@ -446,9 +446,21 @@ impl MiniCluster {
     /// port and name directories, as after a crash or an operator restart. `extra` keys apply
     /// to the new NameNode only (for example a start-up deletion delay).
     pub async fn restart_namenode(&mut self, extra: &[(&str, &str)]) -> Result<(), ClusterError> {
+        self.stop_namenode().await;
+        self.start_namenode(extra).await
+    }
+
+    /// Stops the NameNode (DataNodes keep running and retry); [`MiniCluster::start_namenode`]
+    /// brings it back. Until then [`MiniCluster::namenode`] must not be called.
+    pub async fn stop_namenode(&mut self) {
         if let Some(nn) = self.namenode.take() {
             nn.shutdown().await;
         }
+    }
+
+    /// Starts the NameNode again after [`MiniCluster::stop_namenode`], on the same port and
+    /// name directories; `extra` keys apply to the new NameNode only.
+    pub async fn start_namenode(&mut self, extra: &[(&str, &str)]) -> Result<(), ClusterError> {
         let mut conf = self.nn_conf.clone();
         for (k, v) in extra {
             conf.set(k, v.to_string());

@@ -20,11 +20,32 @@ mod proxy;
 use std::time::Duration;
 
 use rhdfs_conf::{ConfError, Configuration, keys};
-use rhdfs_ipc::{IpcError, exceptions};
+use rhdfs_ipc::{ConnectRetry, IpcError, exceptions};
 use rhdfs_proto::client_methods::retry_class;
 
 pub use observer::{AfterFailure, ObserverSettings, Seen, after_observer_failure};
 pub use proxy::{NameNodeProxy, SleepFn, tokio_sleep};
+
+/// How a connect to one NameNode of an HA nameservice is retried before the call moves to
+/// the next: `dfs.client.failover.connection.retries` and `...retries.on.timeouts` (0 and 0)
+/// in place of `ipc.client.connect.max.retries` and `...on.timeouts`, as Hadoop's failover
+/// proxy provider sets them; `ipc.client.connect.retry.interval` between retries.
+pub fn connect_retry(conf: &Configuration) -> Result<ConnectRetry, ConfError> {
+    let count = |key: &str, default: u64| -> Result<u32, ConfError> {
+        Ok(u32::try_from(conf.get_u64(key, default)?).unwrap_or(u32::MAX))
+    };
+    Ok(ConnectRetry {
+        retries: count(
+            keys::DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_KEY,
+            keys::DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_DEFAULT,
+        )?,
+        retries_on_timeouts: count(
+            keys::DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_ON_TIMEOUTS_KEY,
+            keys::DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_ON_TIMEOUTS_DEFAULT,
+        )?,
+        ..ConnectRetry::from_conf(conf)?
+    })
+}
 
 /// The `dfs.client.failover.*` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,6 +152,26 @@ pub fn should_fail_over(err: &IpcError, sent: bool, method: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connects_to_one_namenode_of_a_nameservice_are_not_retried_by_default() {
+        let mut c = Configuration::new();
+        let r = connect_retry(&c).unwrap();
+        assert_eq!((r.retries, r.retries_on_timeouts), (0, 0));
+        // The IPC keys do not apply to a nameservice's NameNodes; the failover ones do.
+        c.set("ipc.client.connect.max.retries", "7");
+        c.set("ipc.client.connect.retry.interval", "20");
+        c.set("dfs.client.failover.connection.retries", "2");
+        c.set("dfs.client.failover.connection.retries.on.timeouts", "1");
+        assert_eq!(
+            connect_retry(&c).unwrap(),
+            ConnectRetry {
+                retries: 2,
+                interval: Duration::from_millis(20),
+                retries_on_timeouts: 1,
+            }
+        );
+    }
 
     #[test]
     fn settings_from_conf() {
