@@ -54,7 +54,11 @@ impl ReplicaReader {
         let err = last_err
             .map(StorageError::Io)
             .unwrap_or(StorageError::ReplicaNotFound(id));
-        if let (StorageError::Io(_), Some(info)) = (&err, ds.get(bpid, id)) {
+        if let (StorageError::Io(e), Some(info)) = (&err, ds.get(bpid, id)) {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                // The map holds a replica the disk lost: drop it and tell the NameNode.
+                ds.recheck_unreadable(bpid, &info);
+            }
             ds.suspect_volume(info.volume);
         }
         Err(err)

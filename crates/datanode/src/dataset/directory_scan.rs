@@ -80,7 +80,12 @@ impl Dataset {
             }
             let (block, meta) = (self.block_path(bpid, &r), self.meta_path(bpid, &r));
             if files_of(&block, &meta, r.num_bytes) != Files::Fine {
-                self.reconcile(bpid, &r, &mut summary);
+                match self.reconcile(bpid, &r, "directory scan") {
+                    Some(Files::NoBlock) => summary.missing_block_files += 1,
+                    Some(Files::NoMeta) => summary.missing_meta_files += 1,
+                    Some(Files::Length(_)) => summary.mismatched_lengths += 1,
+                    Some(Files::Fine) | None => {}
+                }
             }
         }
         if summary.missing_block_files + summary.missing_meta_files + summary.mismatched_lengths > 0
@@ -103,54 +108,52 @@ impl Dataset {
         summary
     }
 
+    /// A FINALIZED replica a reader could not open because a file was not found (Hadoop's
+    /// DataNode does the same, `invalidateMissingBlock`): checked and acted on as the
+    /// directory scan does, so the NameNode hears at once that the replica is gone and
+    /// copies the block again, instead of at the next scan (hours) while readers keep being
+    /// sent to it. A replica that was moved or renamed meanwhile is left alone. Blocking.
+    pub(crate) fn recheck_unreadable(&self, bpid: &str, seen: &ReplicaInfo) {
+        if seen.state == ReplicaState::Finalized {
+            self.reconcile(bpid, seen, "read");
+        }
+    }
+
     /// Re-checks one suspicious replica under its guard and the lock and acts on what its
-    /// files say. The guard matters: a state change (append, recovery, a generation stamp
-    /// bump) renames the files under the replica's guard before it updates the map, so
-    /// without it the scan could see the map's old names already gone.
-    fn reconcile(&self, bpid: &str, seen: &ReplicaInfo, summary: &mut ScanSummary) {
+    /// files say; what it acted on, if anything (`by` names who asked, in the log). The
+    /// guard matters: a state change (append, recovery, a generation stamp bump) renames
+    /// the files under the replica's guard before it updates the map, so without it the
+    /// check could see the map's old names already gone.
+    fn reconcile(&self, bpid: &str, seen: &ReplicaInfo, by: &str) -> Option<Files> {
         let (block, meta) = (self.block_path(bpid, seen), self.meta_path(bpid, seen));
-        let Ok((now, guard)) = self.guard_for(bpid, seen.id) else {
-            return;
-        };
+        let (now, guard) = self.guard_for(bpid, seen.id).ok()?;
         if now.writer_epoch != seen.writer_epoch {
-            return;
+            return None;
         }
         let _held = guard.lock();
-        let (status, info) = {
+        let (found, status, info) = {
             let mut inner = self.inner.lock();
-            let Some(m) = inner.pools.get_mut(bpid) else {
-                return;
-            };
+            let m = inner.pools.get_mut(bpid)?;
             let same = m
                 .get(&seen.id)
                 .is_some_and(|cur| cur.is_same_finalized(seen));
             if !same {
-                return;
+                return None;
             }
-            // Two stats under the lock, for the few replicas the unlocked pass flagged: no
-            // writer can finalize, move or delete this replica between the check and the act.
+            // Two stats under the lock, for the few replicas found suspicious: no writer can
+            // finalize, move or delete this replica between the check and the act.
             match files_of(&block, &meta, seen.num_bytes) {
-                Files::Fine => return,
+                Files::Fine => return None,
                 found @ (Files::NoBlock | Files::NoMeta) => {
-                    let Some(info) = m.remove(&seen.id) else {
-                        return;
-                    };
+                    let info = m.remove(&seen.id)?;
                     inner.guards.remove(&info.writer_epoch);
                     self.invalidate_slots(bpid, seen.id);
-                    if found == Files::NoBlock {
-                        summary.missing_block_files += 1;
-                    } else {
-                        summary.missing_meta_files += 1;
-                    }
-                    (BlockStatus::Deleted, info)
+                    (found, BlockStatus::Deleted, info)
                 }
-                Files::Length(len) => {
-                    let Some(cur) = m.get_mut(&seen.id) else {
-                        return;
-                    };
+                found @ Files::Length(len) => {
+                    let cur = m.get_mut(&seen.id)?;
                     cur.num_bytes = len;
-                    summary.mismatched_lengths += 1;
-                    (BlockStatus::Received, cur.clone())
+                    (found, BlockStatus::Received, cur.clone())
                 }
             }
         };
@@ -159,13 +162,14 @@ impl Dataset {
             block = info.id,
             gs = info.gs,
             path = %block.display(),
-            "directory scan: {}",
+            "{by}: {}",
             match status {
                 BlockStatus::Deleted => "replica removed from memory: its block or meta file is missing on the disk",
                 _ => "replica's block file has another length than recorded; reported with the length found",
             }
         );
         self.notify(bpid, &info, status);
+        Some(found)
     }
 }
 
@@ -247,7 +251,21 @@ mod tests {
                 (3, BlockStatus::Received, 5)
             ]
         );
-        // A second scan finds nothing more to do.
+        // A reader that finds a file gone drops the replica at once, without a scan.
+        let r4 = get(4)?;
+        fs::remove_file(ds.block_path(bpid, &r4))?;
+        events.0.lock().clear();
+        let read = crate::reader::ReplicaReader::open(&ds, bpid, 4, 0);
+        assert!(read.is_err());
+        assert!(ds.get(bpid, 4).is_none(), "replica 4 left the map");
+        let seen: Vec<(u64, BlockStatus)> = events
+            .0
+            .lock()
+            .iter()
+            .map(|e| (e.block_id, e.status))
+            .collect();
+        assert_eq!(seen, vec![(4, BlockStatus::Deleted)]);
+        // A scan afterwards finds nothing more to do.
         let again = ds.scan_directories(bpid);
         assert_eq!(
             (
@@ -256,7 +274,7 @@ mod tests {
                 again.missing_meta_files,
                 again.mismatched_lengths
             ),
-            (2, 0, 0, 0)
+            (1, 0, 0, 0)
         );
         Ok(())
     }

@@ -131,8 +131,13 @@ mod tests {
         let failed = ops(&rec);
         assert!(!failed.is_empty(), "failed opens are told");
         assert!(failed.iter().all(|(b, ok)| *b == base && !ok), "{failed:?}");
-        // Deleting.
-        let d = ds.remove_for_delete(BP, 1, 1001).unwrap();
+        // The replica whose file is gone left the map; deleting another.
+        assert!(ds.get(BP, 1).is_none());
+        let mut w = ds.create_rbw(BP, 3, 1001, spec(), 0).unwrap();
+        w.write_at(0, b"abc").unwrap();
+        w.finalize().unwrap();
+        ops(&rec);
+        let d = ds.remove_for_delete(BP, 3, 1001).unwrap();
         ds.delete_replica_files(&d).unwrap();
         assert_eq!(ops(&rec), vec![(base.clone(), true)], "the delete");
 
