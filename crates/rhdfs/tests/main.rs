@@ -8,6 +8,7 @@ mod acl_shell;
 mod admin_cli;
 mod bench_nn;
 mod daemon_logs;
+mod datanode_chaos;
 mod datanode_volume_failure;
 mod dfs_shell;
 mod dfs_stdout;
