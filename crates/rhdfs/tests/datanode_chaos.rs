@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use anyhow::{Context, ensure};
 
+use crate::common::ha_load::Rng;
 use crate::common::procs::{
     Cluster, ClusterOptions, jmx_number, read_file, signal, wait_for, write_file,
 };
@@ -26,26 +27,6 @@ const WRITERS: u64 = 2;
 /// Faults injected, one after another.
 const FAULTS: usize = 10;
 const STATE_BEAN: &str = "Hadoop:service=NameNode,name=FSNamesystem";
-
-/// A small deterministic RNG (xorshift64*), so a failing seed replays.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.max(1))
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 /// The bytes of file `(writer, n)`: regenerated to check a read instead of kept.
 fn contents(writer: u64, n: u64, len: usize) -> Vec<u8> {

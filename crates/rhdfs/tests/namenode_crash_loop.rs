@@ -20,33 +20,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use rhdfs_client::FileSystem;
 
+use crate::common::ha_load::Rng;
 use crate::common::procs::{Cluster, jmx_number, read_file, with_timeout, write_file};
 
 const WORKERS: usize = 4;
 const ROOT: &str = "/crash";
-
-/// A small deterministic RNG (xorshift64*), so a failing seed replays.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.max(1))
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
 
 /// An operation whose answer the client has not seen yet.
 #[derive(Debug, Clone)]
