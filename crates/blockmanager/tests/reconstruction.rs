@@ -56,6 +56,49 @@ fn dead_node_replicas_are_copied_elsewhere() {
     assert_eq!(bm.compute_reconstruction_work(), 0);
 }
 
+/// The copies a DataNode was receiving or sending when its process restarts (it registers
+/// again before it could be declared dead) are lost with the process, so their blocks are
+/// scheduled again at once rather than after the pending timeout; the others stay pending.
+#[test]
+fn a_restarted_node_has_its_pending_copies_scheduled_again() {
+    let (bm, _clock) = manager(config());
+    add_nodes(&bm, 4, GB);
+    // Two blocks a replica short.
+    complete_block(&bm, 1, &[1, 2]);
+    complete_block(&bm, 2, &[3, 4]);
+    assert_eq!(bm.fs_stats().under_replicated, 2);
+    assert_eq!(bm.compute_reconstruction_work(), 2);
+    assert_eq!(bm.compute_reconstruction_work(), 0, "both pending");
+    let mut sent = Vec::new();
+    for i in 1..=4 {
+        for (block, targets) in bm
+            .heartbeat(&uuid(i), vec![report(i, GB)], 0, 0, false)
+            .transfers
+        {
+            sent.push((uuid(i), block.id, targets[0].info.id.uuid.to_string()));
+        }
+    }
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    // The first copy's target restarts.
+    let restarted: u32 = sent[0]
+        .2
+        .trim_start_matches("dn-uuid-")
+        .parse()
+        .expect("uuid");
+    let involved = sent
+        .iter()
+        .filter(|(src, _, dst)| **src == *uuid(restarted) || *dst == *uuid(restarted))
+        .count();
+    bm.register_datanode(dn_id(restarted), "3.5.0")
+        .expect("register again");
+    assert_eq!(
+        bm.compute_reconstruction_work(),
+        involved,
+        "the copies node {restarted} took part in are scheduled again at once: {sent:?}"
+    );
+    assert_eq!(bm.compute_reconstruction_work(), 0);
+}
+
 #[test]
 fn pipeline_replicas_count_as_pending_until_timeout() {
     let (bm, clock) = manager(config());

@@ -57,7 +57,11 @@ impl BlockManager {
     /// Records a registration on the node's resolved rack (`ops::topology`; refused when the
     /// rack is unresolved and such nodes are rejected, or does not fit the topology). A
     /// DataNode coming back from the dead starts with no replicas until its next full
-    /// report; a node replaced at the same address loses its replicas.
+    /// report; a node replaced at the same address loses its replicas. A live node that
+    /// registers again (its process restarted faster than it could be declared dead) has
+    /// lost the copies it was sending or receiving: they are scheduled again now, not
+    /// after `dfs.namenode.reconstruction.pending.timeout-sec` (Hadoop waits those 5
+    /// minutes).
     pub fn register_datanode(
         &self,
         id: DatanodeId,
@@ -68,6 +72,20 @@ impl BlockManager {
         if let Some(old) = &outcome.replaced {
             tracing::info!(uuid = %old, "DataNode replaced by a new uuid at the same address");
             self.forget_node(old);
+        }
+        if !outcome.new_node && !outcome.was_dead {
+            let mut st = self.blocks.lock("register");
+            let again = st.recon.remove_node(&uuid);
+            if !again.is_empty() {
+                tracing::info!(
+                    uuid = %uuid,
+                    blocks = again.len(),
+                    "DataNode registered again: its pending copies are scheduled anew"
+                );
+            }
+            for id in again {
+                st.check_redundancy(id);
+            }
         }
         self.admin_on_register(&uuid);
         Ok(outcome)
