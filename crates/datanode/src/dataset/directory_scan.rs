@@ -265,6 +265,23 @@ mod tests {
             .map(|e| (e.block_id, e.status))
             .collect();
         assert_eq!(seen, vec![(4, BlockStatus::Deleted)]);
+        // A copy sent to a node that holds the same replica finalized (the NameNode did not
+        // count it) is refused, and the replica announced again.
+        let r3 = get(3)?;
+        events.0.lock().clear();
+        let refused = ds.create_temporary(bpid, 3, r3.gs, spec, r3.num_bytes);
+        assert!(refused.is_err());
+        let seen: Vec<(u64, BlockStatus, u64)> = events
+            .0
+            .lock()
+            .iter()
+            .map(|e| (e.block_id, e.status, e.num_bytes))
+            .collect();
+        assert_eq!(seen, vec![(3, BlockStatus::Received, 5)]);
+        // Not for another length or generation stamp.
+        events.0.lock().clear();
+        assert!(ds.create_temporary(bpid, 3, r3.gs, spec, 10).is_err());
+        assert!(events.0.lock().is_empty());
         // A scan afterwards finds nothing more to do.
         let again = ds.scan_directories(bpid);
         assert_eq!(

@@ -39,6 +39,16 @@ impl Dataset {
                 || old.state == ReplicaState::Temporary
                 || old.state == ReplicaState::Rwr;
             if !stale {
+                if old.state == ReplicaState::Finalized
+                    && old.gs == gs
+                    && old.num_bytes == expected_len
+                {
+                    // The NameNode sent a copy here because it does not count this replica
+                    // (a RECEIVED lost with a killed process, say): tell it again, so it
+                    // counts the replica and drops the pending copy now rather than after
+                    // the pending timeout or the next full report.
+                    self.notify(bpid, &old, crate::notify::BlockStatus::Received);
+                }
                 return Err(StorageError::ReplicaExists {
                     id,
                     state: old.state.to_string(),
