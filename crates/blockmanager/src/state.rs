@@ -314,6 +314,17 @@ impl BlockState {
         n
     }
 
+    /// Drops the copies node `dn` was to send or receive (it died, or restarted and lost
+    /// them) and re-checks their blocks, so they are scheduled again now rather than after
+    /// the pending timeout; how many blocks that was.
+    pub fn reschedule_copies_of(&mut self, dn: &str) -> usize {
+        let ids = self.recon.remove_node(dn);
+        for &id in &ids {
+            self.check_redundancy(id);
+        }
+        ids.len()
+    }
+
     /// Puts a COMPLETE block with fewer live replicas than expected, or with enough but on
     /// too few racks (`redundancy::racks`), in its low-redundancy queue (Hadoop's
     /// priorities; no usable replica at all goes to the corrupt queue), or takes it off.

@@ -74,17 +74,13 @@ impl BlockManager {
             self.forget_node(old);
         }
         if !outcome.new_node && !outcome.was_dead {
-            let mut st = self.blocks.lock("register");
-            let again = st.recon.remove_node(&uuid);
-            if !again.is_empty() {
+            let again = self.blocks.lock("register").reschedule_copies_of(&uuid);
+            if again > 0 {
                 tracing::info!(
                     uuid = %uuid,
-                    blocks = again.len(),
+                    blocks = again,
                     "DataNode registered again: its pending copies are scheduled anew"
                 );
-            }
-            for id in again {
-                st.check_redundancy(id);
             }
         }
         self.admin_on_register(&uuid);
@@ -495,9 +491,7 @@ impl BlockManager {
         st.invalidate.remove_node(uuid);
         st.orphans.remove_node(uuid);
         st.pending.remove_node(uuid);
-        for id in st.recon.remove_node(uuid) {
-            st.check_redundancy(id);
-        }
+        st.reschedule_copies_of(uuid);
         drop(st);
         self.leases.lock().release(uuid);
     }
