@@ -31,20 +31,17 @@ pub use proxy::{NameNodeProxy, SleepFn, tokio_sleep};
 /// in place of `ipc.client.connect.max.retries` and `...on.timeouts`, as Hadoop's failover
 /// proxy provider sets them; `ipc.client.connect.retry.interval` between retries.
 pub fn connect_retry(conf: &Configuration) -> Result<ConnectRetry, ConfError> {
-    let count = |key: &str, default: u64| -> Result<u32, ConfError> {
-        Ok(u32::try_from(conf.get_u64(key, default)?).unwrap_or(u32::MAX))
-    };
-    Ok(ConnectRetry {
-        retries: count(
+    ConnectRetry::from_keys(
+        conf,
+        (
             keys::DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_KEY,
             keys::DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_DEFAULT,
-        )?,
-        retries_on_timeouts: count(
+        ),
+        (
             keys::DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_ON_TIMEOUTS_KEY,
             keys::DFS_CLIENT_FAILOVER_CONNECTION_RETRIES_ON_TIMEOUTS_DEFAULT,
-        )?,
-        ..ConnectRetry::from_conf(conf)?
-    })
+        ),
+    )
 }
 
 /// The `dfs.client.failover.*` settings.

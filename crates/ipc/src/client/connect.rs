@@ -38,23 +38,38 @@ impl ConnectRetry {
     /// `ipc.client.connect.max.retries` (10), `ipc.client.connect.retry.interval` (1 s) and
     /// `ipc.client.connect.max.retries.on.timeouts` (45).
     pub fn from_conf(conf: &Configuration) -> Result<Self, ConfError> {
-        let count = |key: &str, default: u64| -> Result<u32, ConfError> {
+        Self::from_keys(
+            conf,
+            (
+                keys::IPC_CLIENT_CONNECT_MAX_RETRIES_KEY,
+                keys::IPC_CLIENT_CONNECT_MAX_RETRIES_DEFAULT,
+            ),
+            (
+                keys::IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_KEY,
+                keys::IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_DEFAULT,
+            ),
+        )
+    }
+
+    /// The retry counts from the keys (and defaults) given — a caller with keys of its own
+    /// for them, as a failover layer has — and the interval from
+    /// `ipc.client.connect.retry.interval`. A count above `u32::MAX` is `u32::MAX`.
+    pub fn from_keys(
+        conf: &Configuration,
+        retries: (&str, u64),
+        retries_on_timeouts: (&str, u64),
+    ) -> Result<Self, ConfError> {
+        let count = |(key, default): (&str, u64)| -> Result<u32, ConfError> {
             Ok(u32::try_from(conf.get_u64(key, default)?).unwrap_or(u32::MAX))
         };
         Ok(ConnectRetry {
-            retries: count(
-                keys::IPC_CLIENT_CONNECT_MAX_RETRIES_KEY,
-                keys::IPC_CLIENT_CONNECT_MAX_RETRIES_DEFAULT,
-            )?,
+            retries: count(retries)?,
             interval: conf.get_duration(
                 keys::IPC_CLIENT_CONNECT_RETRY_INTERVAL_KEY,
                 keys::IPC_CLIENT_CONNECT_RETRY_INTERVAL_DEFAULT,
                 keys::IPC_CLIENT_CONNECT_RETRY_INTERVAL_UNIT,
             )?,
-            retries_on_timeouts: count(
-                keys::IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_KEY,
-                keys::IPC_CLIENT_CONNECT_MAX_RETRIES_ON_TIMEOUTS_DEFAULT,
-            )?,
+            retries_on_timeouts: count(retries_on_timeouts)?,
         })
     }
 }
