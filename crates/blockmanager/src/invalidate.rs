@@ -25,10 +25,14 @@ impl InvalidateBlocks {
         self.num_blocks
     }
 
-    pub fn contains(&self, dn_uuid: &str, id: u64) -> bool {
+    /// Whether this replica — the block's id and generation stamp — waits to be deleted on
+    /// the node. A replica of the same block with another generation stamp is not it (the
+    /// node's replica moved on, a pipeline recovery say), as in Hadoop's InvalidateBlocks.
+    pub fn contains(&self, dn_uuid: &str, block: Block) -> bool {
         self.per_node
             .get(dn_uuid)
-            .is_some_and(|s| s.contains_key(&id))
+            .and_then(|s| s.get(&block.id))
+            .is_some_and(|b| b.gs == block.gs)
     }
 
     /// Drops every waiting replica; returns how many there were.
@@ -39,14 +43,17 @@ impl InvalidateBlocks {
         n
     }
 
-    /// Adds a replica; false if it was already there.
+    /// Adds a replica; false if the block was already there for the node (its entry then
+    /// takes this generation stamp: the node holds this replica now, and a deletion of
+    /// another generation stamp it would refuse).
     pub fn add(&mut self, dn_uuid: &Arc<str>, block: Block) -> bool {
         let set = self.per_node.entry(dn_uuid.clone()).or_default();
-        if set.insert(block.id, block).is_none() {
-            self.num_blocks += 1;
-            true
-        } else {
-            false
+        match set.insert(block.id, block) {
+            None => {
+                self.num_blocks += 1;
+                true
+            }
+            Some(_) => false,
         }
     }
 
@@ -186,6 +193,24 @@ mod tests {
         assert_eq!(nodes_to_process(10, 0.32), 4);
         assert_eq!(nodes_to_process(10, 1.0), 10);
         assert_eq!(nodes_to_process(0, 0.32), 0);
+    }
+
+    #[test]
+    fn a_replica_is_its_generation_stamp() {
+        let mut inv = InvalidateBlocks::new();
+        let dn: Arc<str> = Arc::from("dn1");
+        assert!(inv.add(&dn, Block::new(7, 1001, 5)));
+        assert!(inv.contains("dn1", Block::new(7, 1001, 5)));
+        assert!(
+            !inv.contains("dn1", Block::new(7, 1004, 5)),
+            "a newer replica"
+        );
+        assert!(!inv.contains("dn2", Block::new(7, 1001, 5)));
+        // The same block again with another generation stamp: one entry, the latest.
+        assert!(!inv.add(&dn, Block::new(7, 1004, 5)));
+        assert_eq!(inv.num_blocks(), 1);
+        assert!(inv.contains("dn1", Block::new(7, 1004, 5)));
+        assert_eq!(inv.poll("dn1", 10), vec![Block::new(7, 1004, 5)]);
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub mod config;
 pub mod datanode_id;
 pub mod datanode_info;
 pub mod datanodes;
+pub mod deleting;
 pub mod error;
 pub mod heartbeat_scan;
 pub mod id_hash;

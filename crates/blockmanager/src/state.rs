@@ -11,6 +11,7 @@ use crate::block::{
     StorageIdx,
 };
 use crate::blocks_map::BlocksMap;
+use crate::deleting::DeletingReplicas;
 use crate::error::BlockManagerError;
 use crate::invalidate::{InvalidateBlocks, PendingCommands};
 use crate::orphans::{OrphanClass, Orphans};
@@ -54,6 +55,9 @@ pub struct BlockState {
     pub map: BlocksMap,
     pub invalidate: InvalidateBlocks,
     pub pending: PendingCommands,
+    /// Surplus and corrupt replicas of existing blocks queued for deletion, which their
+    /// nodes may still hold (no copy target for those blocks).
+    pub deleting: DeletingReplicas,
     pub recon: Reconstruction,
     /// Admin states (decommissioning) of the nodes, and the host lists.
     pub admin: AdminTracker,
@@ -78,6 +82,7 @@ impl BlockState {
             map: BlocksMap::with_min_replication(min_replication.max(1)),
             invalidate: InvalidateBlocks::new(),
             pending: PendingCommands::default(),
+            deleting: DeletingReplicas::default(),
             recon: Reconstruction::default(),
             admin: AdminTracker::default(),
             orphans: Orphans::default(),
@@ -403,8 +408,7 @@ impl BlockState {
         let mut n = 0;
         for (dn, storage, b) in corrupt {
             tracing::info!(block = id, dn = %dn, "BLOCK* invalidateCorruptReplicas: enough live replicas; deleting the corrupt one");
-            self.map.remove_replica(id, &storage);
-            if self.invalidate.add(&dn, b) {
+            if self.delete_replica(&dn, &storage, b) == Some(true) {
                 n += 1;
             }
         }
@@ -424,9 +428,8 @@ impl BlockState {
         let live = self.live_replicas(id, info);
         let mut n = 0;
         for (dn, storage, b) in live.into_iter().skip(keep) {
-            self.map.remove_replica(id, &storage);
             tracing::info!(block = id, dn = %dn, "BLOCK* chooseExcessRedundancies: deleting surplus replica");
-            if self.invalidate.add(&dn, b) {
+            if self.delete_replica(&dn, &storage, b) == Some(true) {
                 n += 1;
             }
         }
@@ -454,6 +457,15 @@ impl BlockState {
                 )
             })
             .collect()
+    }
+
+    /// Takes a replica of an existing block (surplus or corrupt) off the map and queues its
+    /// deletion; the node counts as holding it until it reports it gone (`deleting`). True
+    /// if the deletion was newly queued; None (nothing done) if the map has no such replica.
+    pub fn delete_replica(&mut self, dn: &Arc<str>, storage: &Arc<str>, b: Block) -> Option<bool> {
+        self.map.remove_replica(b.id, storage)?;
+        self.deleting.add(b.id, dn, storage);
+        Some(self.invalidate.add(dn, b))
     }
 
     /// Removes one replica (unreported in a full report, or its node died).
@@ -518,6 +530,7 @@ impl BlockState {
     /// never reported one) is queued for deletion. Returns the number queued.
     pub fn remove_block(&mut self, id: u64) -> usize {
         self.recon.remove_block(id);
+        self.deleting.forget_block(id);
         let Some(info) = self.map.remove(id) else {
             return 0;
         };
@@ -567,7 +580,7 @@ impl BlockState {
         now: Duration,
     ) -> ReplicaOutcome {
         let id = reported.block.id;
-        let scheduled = self.invalidate.contains(dn, id);
+        let scheduled = self.invalidate.contains(dn, reported.block);
         let action = classify(reported, self.map.get(id), &self.map.on_node(dn), scheduled);
         let mut out = ReplicaOutcome::default();
         match action {
@@ -622,6 +635,9 @@ impl BlockState {
                 out.finalized_added = reported.state == ReplicaState::Finalized;
             }
             ReportAction::Add => {
+                // A replica told to be deleted but still held (the command was lost with a
+                // restart, say) counts again.
+                self.deleting.remove(id, dn);
                 self.map
                     .add_replica(dn, storage, reported.block, ReplicaState::Finalized);
                 out.finalized_added = true;
@@ -673,6 +689,7 @@ impl BlockState {
     /// A DataNode deleted its replica (DELETED_BLOCK).
     pub fn replica_deleted(&mut self, dn: &str, storage: &str, id: u64) -> bool {
         self.orphans.remove(id, dn);
+        self.deleting.remove(id, dn);
         let removed = self.map.remove_replica(id, storage).is_some()
             || self.map.remove_replica_of_node(id, dn).is_some();
         if removed {
@@ -712,8 +729,7 @@ impl BlockState {
         drop(info);
         let invalidated =
             if live >= expected.max(1) || (min_ok && (live + corrupt > expected || older_write)) {
-                self.map.remove_replica(id, storage);
-                self.invalidate.add(dn, reported);
+                self.delete_replica(dn, storage, reported);
                 true
             } else {
                 false

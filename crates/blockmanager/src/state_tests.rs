@@ -55,8 +55,32 @@ fn unknown_block_is_invalidated() {
         &rep(77, 1001, 5, ReplicaState::Finalized),
     );
     assert!(o.invalidated);
-    assert!(st.invalidate.contains("dn1", 77));
+    assert!(st.invalidate.contains("dn1", Block::new(77, 1001, 5)));
     assert!(!st.map.contains(77));
+}
+
+/// A node's replica of an older generation stamp was found corrupt and queued for
+/// deletion; the node then reports its replica at the block's generation stamp (it was in
+/// the recovered pipeline): that replica is counted, not ignored as the one to delete.
+#[test]
+fn a_newer_replica_than_the_one_queued_for_deletion_counts() {
+    let mut st = complete_block(3);
+    let old = rep(1, 1000, 100, ReplicaState::Finalized);
+    let o = st.process_replica(&a("dn4"), &a("DS-4"), &old);
+    assert!(o.corrupt && o.invalidated);
+    // The same replica again is the one being deleted: ignored.
+    let o = st.process_replica(&a("dn4"), &a("DS-4"), &old);
+    assert_eq!(o, ReplicaOutcome::default());
+    assert_eq!(st.map.get(1).map(|i| i.good_finalized()), Some(3));
+    let new = rep(1, 1001, 100, ReplicaState::Finalized);
+    let o = st.process_replica(&a("dn4"), &a("DS-4"), &new);
+    assert!(o.finalized_added, "{o:?}");
+    assert_eq!(st.map.get(1).map(|i| i.good_finalized()), Some(4));
+    assert_eq!(
+        st.deleting.nodes_of(1).count(),
+        0,
+        "dn4 holds a counted replica"
+    );
 }
 
 #[test]
@@ -73,7 +97,7 @@ fn smaller_generation_stamp_is_corrupt() {
     // three good replicas = replication: the corrupt one is deleted at once
     let o = st.process_replica(&a("dn4"), &a("DS-4"), &r);
     assert!(o.corrupt && o.invalidated);
-    assert!(st.invalidate.contains("dn4", 1));
+    assert!(st.invalidate.contains("dn4", Block::new(1, 1000, 100)));
     assert_eq!(st.map.get(1).map(|i| i.replicas.len()), Some(3));
 }
 

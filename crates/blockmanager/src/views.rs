@@ -177,7 +177,9 @@ impl BlockManager {
                     } else {
                         for r in &info.replicas {
                             let dn = st.map.dn_of(r);
-                            let excess = st.invalidate.contains(dn, *id);
+                            let excess = st
+                                .invalidate
+                                .contains(dn, Block::new(*id, info.replica_gs(r), 0));
                             reps.push((
                                 dn.clone(),
                                 st.map.storage_id_of(r).clone(),

@@ -235,6 +235,126 @@ fn returning_node_surplus_is_deleted() {
     assert_eq!(bm.fs_stats().pending_deletion, 1);
 }
 
+/// Four nodes, a block on three, a surplus replica reported by the fourth: one replica is
+/// taken off the map for deletion. Returns the node deleting it and another holder.
+fn surplus_being_deleted(bm: &rhdfs_blockmanager::BlockManager) -> (u32, u32) {
+    add_nodes(bm, 4, GB);
+    first_reports(bm, 4);
+    complete_block(bm, 1, &[1, 2, 3]);
+    received(bm, 4, Block::new(1, 1001, 64));
+    assert_eq!(
+        bm.fs_stats().pending_deletion,
+        1,
+        "the fourth replica is surplus"
+    );
+    let holders: Vec<String> = bm
+        .locations(1)
+        .iter()
+        .map(|l| l.info.id.uuid.to_string())
+        .collect();
+    let deleting = (1..=4)
+        .find(|i| !holders.contains(&uuid(*i)))
+        .expect("one node lost the surplus replica");
+    let other = (1..=4).find(|i| *i != deleting).expect("a holder");
+    (deleting, other)
+}
+
+/// The copy targets of the transfers the next heartbeats carry.
+fn copy_targets(bm: &rhdfs_blockmanager::BlockManager, nodes: u32) -> Vec<String> {
+    let mut targets = Vec::new();
+    for i in 1..=nodes {
+        for (_, t) in bm
+            .heartbeat(&uuid(i), vec![report(i, GB)], 0, 0, false)
+            .transfers
+        {
+            targets.extend(t.iter().map(|t| t.info.id.uuid.to_string()));
+        }
+    }
+    targets
+}
+
+/// A node whose surplus replica of a block is being deleted still holds it until it has
+/// carried out the deletion, so it is no copy target for that block (it would refuse the
+/// copy, leaving the block a replica short until the pending timeout) — whether the
+/// deletion waits in the queue or has been handed out — until it reports the replica
+/// deleted, as Hadoop keeps such a replica in its blocks map as excess until then.
+#[test]
+fn a_node_deleting_a_surplus_replica_is_no_copy_target_for_it() {
+    for handed_out in [false, true] {
+        let (bm, _clock) = manager(config());
+        let (deleting, other) = surplus_being_deleted(&bm);
+        let b = Block::new(1, 1001, 64);
+        if handed_out {
+            assert_eq!(bm.compute_invalidate_work(), 1);
+            let hb = bm.heartbeat(&uuid(deleting), vec![report(deleting, GB)], 0, 0, false);
+            assert_eq!(hb.invalidate, vec![b]);
+        }
+        // Another holder's replica is found corrupt: the block is a replica short, and the
+        // only node that does not hold it is the one deleting it.
+        bm.report_bad_block(b, &uuid(other), Some(&storage(other)));
+        assert_eq!(bm.fs_stats().under_replicated, 1);
+        assert_eq!(
+            bm.compute_reconstruction_work(),
+            0,
+            "node {deleting} still holds the replica (handed out: {handed_out})"
+        );
+        assert_eq!(copy_targets(&bm, 4), Vec::<String>::new());
+        // It carries out the deletion: now it may receive a copy.
+        bm.incremental_report(
+            &uuid(deleting),
+            &storage(deleting),
+            1,
+            &[IncrementalItem::Deleted(b)],
+        )
+        .expect("ibr");
+        assert_eq!(bm.compute_reconstruction_work(), 1);
+        assert_eq!(copy_targets(&bm, 4), vec![uuid(deleting)]);
+    }
+}
+
+/// The node is a copy target again once it cannot be holding the replica any more: it
+/// restarted (its next full report says what it holds) or its full report leaves the
+/// replica out; a full report that still lists the replica after the deletion was handed
+/// out (the command lost with a restart) counts it again.
+#[test]
+fn a_deleting_node_is_a_target_again_once_its_report_leaves_the_replica_out() {
+    for still_listed in [false, true] {
+        let (bm, _clock) = manager(config());
+        let (deleting, other) = surplus_being_deleted(&bm);
+        let b = Block::new(1, 1001, 64);
+        assert_eq!(bm.compute_invalidate_work(), 1);
+        assert_eq!(
+            bm.heartbeat(&uuid(deleting), vec![report(deleting, GB)], 0, 0, false)
+                .invalidate,
+            vec![b]
+        );
+        bm.report_bad_block(b, &uuid(other), Some(&storage(other)));
+        assert_eq!(bm.compute_reconstruction_work(), 0);
+        let listed = match still_listed {
+            true => vec![ReportedReplica {
+                block: b,
+                state: ReplicaState::Finalized,
+            }],
+            false => Vec::new(),
+        };
+        bm.full_report(&uuid(deleting), &storage(deleting), 1, &listed)
+            .expect("report");
+        if still_listed {
+            // Counted again: three live replicas, nothing to copy.
+            assert!(
+                bm.locations(1)
+                    .iter()
+                    .any(|l| *l.info.id.uuid == *uuid(deleting))
+            );
+            assert_eq!(bm.fs_stats().under_replicated, 0);
+            assert_eq!(bm.compute_reconstruction_work(), 0);
+        } else {
+            assert_eq!(bm.compute_reconstruction_work(), 1);
+            assert_eq!(copy_targets(&bm, 4), vec![uuid(deleting)]);
+        }
+    }
+}
+
 #[test]
 fn nothing_to_copy_from_is_missing_not_scheduled() {
     let (bm, _clock) = manager(config());

@@ -41,6 +41,7 @@ impl BlockManager {
     pub fn become_active(&self) -> FailoverSummary {
         let mut st = self.blocks.lock("become_active");
         let dropped = st.invalidate.clear() + st.pending.clear();
+        st.deleting.clear();
         st.recon.freshness = Default::default();
         FailoverSummary {
             dropped_deletions: dropped,

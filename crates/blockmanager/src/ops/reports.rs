@@ -282,10 +282,10 @@ impl BlockManager {
         // (or since its node came back) deletes no replica of an unknown block (`orphans`).
         // A storage that held nothing when the report began (its first report after a
         // start) has nothing the report could remove (`begin_full_report` gives None).
-        let (start_seq, first_report, orphans_held) = {
+        let (start_seq, first_report, held_or_deleting) = {
             let mut st = self.blocks.lock("full_report");
             let stale = st.recon.freshness.is_stale(storage_id);
-            let held = st.orphans.counts().replicas > 0;
+            let held = st.orphans.counts().replicas > 0 || st.deleting.on_storage(storage_id);
             (st.map.begin_full_report(&storage, &dn), stale, held)
         };
         let now = self.now_mono();
@@ -293,7 +293,7 @@ impl BlockManager {
         // The reported ids, sorted once the report is applied, for the unreported filters
         // below (a hash set cost a SipHash per replica); not collected when no filter needs
         // them.
-        let need_seen = start_seq.is_some() || orphans_held;
+        let need_seen = start_seq.is_some() || held_or_deleting;
         let mut seen: Vec<u64> = Vec::with_capacity(if need_seen { replicas.len() } else { 0 });
         let mut wake = false;
         let mut i = 0;
@@ -367,6 +367,8 @@ impl BlockManager {
             st.recon.freshness.report_processed(storage_id);
             if need_seen {
                 st.orphans.remove_unreported(storage_id, reported);
+                // Replicas being deleted that the storage no longer holds are gone.
+                st.deleting.retain_on_storage(storage_id, reported);
             }
         }
         if wake {
@@ -463,6 +465,7 @@ impl BlockManager {
         }
         let mut st = self.blocks.lock("remove_node");
         st.map.forget_storage_if_empty(storage);
+        st.deleting.retain_on_storage(storage, |_| false);
         // Whatever it holds is unknown until its next full report.
         st.recon.freshness.forget(storage);
     }

@@ -135,11 +135,9 @@ impl BlockManager {
                     info.is_complete()
                         && st.live_replicas(id, info).len() > usize::from(info.replication).max(1)
                 });
-                if still && st.map.remove_replica(id, &storage).is_some() {
+                if still && let Some(newly) = st.delete_replica(&dn, &storage, b) {
                     tracing::info!(block = id, dn = %dn, "BLOCK* chooseExcessRedundancies: deleting surplus replica");
-                    if st.invalidate.add(&dn, b) {
-                        queued += 1;
-                    }
+                    queued += usize::from(newly);
                 }
             }
         }

@@ -14,6 +14,7 @@ pub mod low_redundancy;
 pub mod postponed;
 pub mod racks;
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -35,6 +36,8 @@ struct Candidate {
     /// Nodes with a usable replica, with their admin state.
     sources: Vec<(Arc<str>, AdminState)>,
     holders: Vec<String>,
+    /// Nodes deleting a replica of it (`deleting`): excluded as targets.
+    deleting: Vec<ExcludedNode>,
     /// A badly distributed block: the copy must go to a rack other than these (its
     /// replicas' racks); every live node on them is excluded from the choice.
     crowded: Option<(HashSet<Arc<str>>, Vec<ExcludedNode>)>,
@@ -177,12 +180,23 @@ impl BlockManager {
                     .map(|r| st.map.dn_of(r).to_string())
                     .collect();
                 holders.extend(st.recon.pending_targets(id).iter().map(|t| t.to_string()));
+                // Nodes still deleting a surplus or corrupt replica of it hold it until they
+                // have: no target (they would refuse the copy), nor a replica for placement.
+                let deleting: Vec<ExcludedNode> = st
+                    .deleting
+                    .nodes_of(id)
+                    .map(|d| ExcludedNode {
+                        uuid: d.to_string(),
+                        ..ExcludedNode::default()
+                    })
+                    .collect();
                 out.push(Candidate {
                     block: info.block(id),
                     priority,
                     missing,
                     sources,
                     holders,
+                    deleting,
                     crowded,
                 });
             }
@@ -224,10 +238,15 @@ impl BlockManager {
                 )
             };
             let Some(source) = source else { continue };
+            let excluded: Cow<'_, [ExcludedNode]> = match &c.crowded {
+                None => Cow::Borrowed(&c.deleting),
+                Some((_, ex)) if c.deleting.is_empty() => Cow::Borrowed(ex),
+                Some((_, ex)) => ex.iter().chain(&c.deleting).cloned().collect(),
+            };
             let req = PlacementRequest {
                 count: c.missing,
                 writer_host: None,
-                excluded: c.crowded.as_ref().map_or(&[], |(_, ex)| ex.as_slice()),
+                excluded: &excluded,
                 favored: &[],
                 existing: &c.holders,
                 block_size: c.block.num_bytes,

@@ -1,0 +1,124 @@
+//! Replicas taken off the blocks map to be deleted — surplus or corrupt replicas of blocks
+//! that still exist — which their DataNodes may still hold. Such a node is no copy target
+//! for the block: it would refuse the copy (it holds the replica finalized) and the block
+//! would stay a replica short until the pending timeout. Hadoop keeps these replicas in its
+//! blocks map as excess until the DataNode reports them deleted; here the map forgets them
+//! at once (they are neither live nor counted anywhere) and this small index remembers
+//! where they may still be.
+//!
+//! An entry ends when the node reports the replica deleted, when a full report of its
+//! storage leaves the replica out or lists it again (then it is counted again), when the
+//! storage is forgotten (dead node, failed volume) or the block is removed, and when a
+//! NameNode becomes active (its deletions are dropped; the reports say what is held).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A DataNode uuid and the storage id its replica is on.
+type Holder = (Arc<str>, Arc<str>);
+
+/// Per block: the nodes still deleting a replica of it.
+#[derive(Debug, Default)]
+pub struct DeletingReplicas {
+    by_block: HashMap<u64, Vec<Holder>>,
+}
+
+impl DeletingReplicas {
+    /// Records that `dn`'s replica of block `id` on `storage` is being deleted.
+    pub fn add(&mut self, id: u64, dn: &Arc<str>, storage: &Arc<str>) {
+        let list = self.by_block.entry(id).or_default();
+        if !list.iter().any(|(d, _)| d == dn) {
+            list.push((dn.clone(), storage.clone()));
+        }
+    }
+
+    /// The node's replica is gone or counted again; true if it was recorded.
+    pub fn remove(&mut self, id: u64, dn: &str) -> bool {
+        let Some(list) = self.by_block.get_mut(&id) else {
+            return false;
+        };
+        let before = list.len();
+        list.retain(|(d, _)| &**d != dn);
+        let removed = list.len() < before;
+        if list.is_empty() {
+            self.by_block.remove(&id);
+        }
+        removed
+    }
+
+    /// Nodes that may still hold a replica of block `id` they were told to delete.
+    pub fn nodes_of(&self, id: u64) -> impl Iterator<Item = &Arc<str>> {
+        self.by_block.get(&id).into_iter().flatten().map(|(d, _)| d)
+    }
+
+    /// The block left the namespace: its replicas go with it.
+    pub fn forget_block(&mut self, id: u64) {
+        self.by_block.remove(&id);
+    }
+
+    /// Drops the entries on `storage` for which `keep` is false (a full report of the
+    /// storage: `keep` false for a replica the report left out). The index is small (the
+    /// surplus and corrupt replicas of the last few heartbeats), so it is walked whole.
+    pub fn retain_on_storage(&mut self, storage: &str, mut keep: impl FnMut(u64) -> bool) {
+        self.by_block.retain(|id, list| {
+            list.retain(|(_, s)| &**s != storage || keep(*id));
+            !list.is_empty()
+        });
+    }
+
+    /// Whether any entry is on `storage`.
+    pub fn on_storage(&self, storage: &str) -> bool {
+        self.by_block
+            .values()
+            .any(|l| l.iter().any(|(_, s)| &**s == storage))
+    }
+
+    /// Forgets everything (a NameNode becoming active drops its deletions).
+    pub fn clear(&mut self) {
+        self.by_block.clear();
+    }
+
+    /// Number of replicas recorded.
+    pub fn len(&self) -> usize {
+        self.by_block.values().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_block.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(s: &str) -> Arc<str> {
+        Arc::from(s)
+    }
+
+    #[test]
+    fn entries_end_by_node_block_and_storage() {
+        let mut d = DeletingReplicas::default();
+        d.add(1, &a("dn1"), &a("s1"));
+        d.add(1, &a("dn1"), &a("s1"));
+        d.add(1, &a("dn2"), &a("s2"));
+        d.add(2, &a("dn1"), &a("s1"));
+        d.add(3, &a("dn1"), &a("s1b"));
+        assert_eq!(d.len(), 4, "one entry per node and block");
+        let of1: Vec<&str> = d.nodes_of(1).map(|n| &**n).collect();
+        assert_eq!(of1, vec!["dn1", "dn2"]);
+        assert!(d.remove(1, "dn2"));
+        assert!(!d.remove(1, "dn2"));
+        // A report of s1 that lists block 2 but not block 1: only block 1's entry ends;
+        // the node's other storage is untouched.
+        d.retain_on_storage("s1", |id| id == 2);
+        assert_eq!(d.nodes_of(1).count(), 0);
+        assert_eq!(d.nodes_of(2).count(), 1);
+        assert!(d.on_storage("s1b"));
+        d.forget_block(2);
+        assert!(!d.on_storage("s1"));
+        assert_eq!(d.len(), 1);
+        d.clear();
+        assert!(d.is_empty());
+    }
+}
