@@ -113,7 +113,10 @@ fn block_command(
                         deleter.submit(DeleteTask::for_command(d, b.num_bytes));
                         queued += 1;
                     }
-                    None => tracing::warn!(
+                    // Deleted earlier, never created (a pipeline node the block was abandoned
+                    // on), or kept for a newer generation stamp (warned of above): Hadoop
+                    // logs a missing replica at INFO too.
+                    None => tracing::info!(
                         id = b.block_id,
                         gs = b.gen_stamp,
                         "invalidate: no such replica"

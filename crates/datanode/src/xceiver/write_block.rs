@@ -228,7 +228,14 @@ pub(crate) async fn write_block(
         };
         write_delimited(wr, &resp).await?;
     }
-    Ok(Next::Continue)
+    // A pipeline that broke (a mirror that stopped answering, or acks that could not be
+    // sent) is being recovered by the client on new connections; what it still sends here
+    // (a heartbeat packet while it waited for the last ack, say) is no op header. Close
+    // rather than read it as one.
+    match responded.is_ok() && !mirror_dead.load(Ordering::Relaxed) {
+        true => Ok(Next::Continue),
+        false => Ok(Next::Close),
+    }
 }
 
 enum Opened {

@@ -128,3 +128,80 @@ async fn unverified_damaged_packet_is_stored_with_the_crcs_it_came_with() {
         "{err}"
     );
 }
+
+/// A mirror that stops acking breaks the pipeline: the first node acks the mirror as ERROR
+/// and, once the block's last packet is in, closes the connection instead of waiting on it
+/// for another op (what a client still sends there — a heartbeat packet while it waited
+/// for the last ack — is no op header; the client recovers the pipeline on new
+/// connections).
+#[tokio::test]
+async fn a_connection_whose_mirror_stopped_acking_is_closed_after_the_block() {
+    use rhdfs_proto::hdfs::OpWriteBlockProto;
+    use rhdfs_transfer::{read_op, write_delimited};
+    use tokio::io::AsyncReadExt;
+
+    let config = super::XceiverConfig {
+        socket_timeout: std::time::Duration::from_secs(2),
+        // Far longer than the test waits: a connection still open after the block waits
+        // this long for an op.
+        keepalive: std::time::Duration::from_secs(120),
+        ..Default::default()
+    };
+    let dn = Node::start_with(config).await;
+    // The mirror accepts the block and then reads on without ever acking.
+    let mirror = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mirror_addr = mirror.local_addr().unwrap();
+    let silent = tokio::spawn(async move {
+        let (mut m, _) = mirror.accept().await.unwrap();
+        assert_eq!(read_op(&mut m).await.unwrap(), Some(Op::WriteBlock));
+        let _: OpWriteBlockProto = read_delimited(&mut m, MAX).await.unwrap();
+        let ok = BlockOpResponseProto {
+            status: Status::Success as i32,
+            ..Default::default()
+        };
+        write_delimited(&mut m, &ok).await.unwrap();
+        // Reads what comes (the node's write side ends after the last packet) and keeps
+        // the connection open.
+        let mut sink = Vec::new();
+        let _ = m.read_to_end(&mut sink).await;
+        std::future::pending::<()>().await;
+    });
+    let mut s = TcpStream::connect(dn.addr()).await.unwrap();
+    write_op(
+        &mut s,
+        Op::WriteBlock,
+        &write_req(
+            41,
+            1001,
+            vec![super::tests::dn_info(mirror_addr)],
+            Stage::PipelineSetupCreate,
+        ),
+    )
+    .await
+    .unwrap();
+    let resp: BlockOpResponseProto = read_delimited(&mut s, MAX).await.unwrap();
+    assert_eq!(resp.status, Status::Success as i32);
+    // The whole block at once: the node's wait for packets is as long as its wait for the
+    // mirror's ack (the socket timeout).
+    let body = data(1000);
+    s.write_all(&data_packet(0, 0, &body, false)).await.unwrap();
+    s.write_all(&Packet::empty(1000, 1, true).to_bytes())
+        .await
+        .unwrap();
+    let a = ack(&mut s).await;
+    assert_eq!((a.seqno, a.reply), (0, vec![0, Status::Error as i32]));
+    let a = ack(&mut s).await;
+    assert_eq!((a.seqno, a.reply), (1, vec![0, Status::Error as i32]));
+    // The connection ends (well before the keepalive) with nothing more on it.
+    let mut rest = Vec::new();
+    let n = tokio::time::timeout(std::time::Duration::from_secs(60), s.read_to_end(&mut rest))
+        .await
+        .expect("the connection is closed after the block")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "{rest:?}");
+    assert!(
+        !silent.is_finished(),
+        "the mirror stayed connected and silent"
+    );
+    silent.abort();
+}
