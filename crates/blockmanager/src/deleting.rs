@@ -14,8 +14,17 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A DataNode uuid and the storage id its replica is on.
-type Holder = (Arc<str>, Arc<str>);
+/// Why a replica is being deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeletionCause {
+    /// Beyond the block's replication (shown as EXCESS by fsck, as in Hadoop).
+    Surplus,
+    /// Corrupt, and enough good replicas exist.
+    Corrupt,
+}
+
+/// A DataNode uuid, the storage id its replica is on, and why it goes.
+type Holder = (Arc<str>, Arc<str>, DeletionCause);
 
 /// Per block: the nodes still deleting a replica of it.
 #[derive(Debug, Default)]
@@ -25,10 +34,10 @@ pub struct DeletingReplicas {
 
 impl DeletingReplicas {
     /// Records that `dn`'s replica of block `id` on `storage` is being deleted.
-    pub fn add(&mut self, id: u64, dn: &Arc<str>, storage: &Arc<str>) {
+    pub fn add(&mut self, id: u64, dn: &Arc<str>, storage: &Arc<str>, cause: DeletionCause) {
         let list = self.by_block.entry(id).or_default();
-        if !list.iter().any(|(d, _)| d == dn) {
-            list.push((dn.clone(), storage.clone()));
+        if !list.iter().any(|(d, _, _)| d == dn) {
+            list.push((dn.clone(), storage.clone(), cause));
         }
     }
 
@@ -38,7 +47,7 @@ impl DeletingReplicas {
             return false;
         };
         let before = list.len();
-        list.retain(|(d, _)| &**d != dn);
+        list.retain(|(d, _, _)| &**d != dn);
         let removed = list.len() < before;
         if list.is_empty() {
             self.by_block.remove(&id);
@@ -48,7 +57,21 @@ impl DeletingReplicas {
 
     /// Nodes that may still hold a replica of block `id` they were told to delete.
     pub fn nodes_of(&self, id: u64) -> impl Iterator<Item = &Arc<str>> {
-        self.by_block.get(&id).into_iter().flatten().map(|(d, _)| d)
+        self.by_block
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .map(|(d, _, _)| d)
+    }
+
+    /// The (node, storage) of each surplus replica of block `id` still being deleted.
+    pub fn surplus_of(&self, id: u64) -> impl Iterator<Item = (&Arc<str>, &Arc<str>)> {
+        self.by_block
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter(|(_, _, c)| *c == DeletionCause::Surplus)
+            .map(|(d, s, _)| (d, s))
     }
 
     /// The block left the namespace: its replicas go with it.
@@ -61,7 +84,7 @@ impl DeletingReplicas {
     /// surplus and corrupt replicas of the last few heartbeats), so it is walked whole.
     pub fn retain_on_storage(&mut self, storage: &str, mut keep: impl FnMut(u64) -> bool) {
         self.by_block.retain(|id, list| {
-            list.retain(|(_, s)| &**s != storage || keep(*id));
+            list.retain(|(_, s, _)| &**s != storage || keep(*id));
             !list.is_empty()
         });
     }
@@ -70,7 +93,7 @@ impl DeletingReplicas {
     pub fn on_storage(&self, storage: &str) -> bool {
         self.by_block
             .values()
-            .any(|l| l.iter().any(|(_, s)| &**s == storage))
+            .any(|l| l.iter().any(|(_, s, _)| &**s == storage))
     }
 
     /// Forgets everything (a NameNode becoming active drops its deletions).
@@ -98,15 +121,18 @@ mod tests {
 
     #[test]
     fn entries_end_by_node_block_and_storage() {
+        use DeletionCause::{Corrupt, Surplus};
         let mut d = DeletingReplicas::default();
-        d.add(1, &a("dn1"), &a("s1"));
-        d.add(1, &a("dn1"), &a("s1"));
-        d.add(1, &a("dn2"), &a("s2"));
-        d.add(2, &a("dn1"), &a("s1"));
-        d.add(3, &a("dn1"), &a("s1b"));
+        d.add(1, &a("dn1"), &a("s1"), Surplus);
+        d.add(1, &a("dn1"), &a("s1"), Surplus);
+        d.add(1, &a("dn2"), &a("s2"), Corrupt);
+        d.add(2, &a("dn1"), &a("s1"), Surplus);
+        d.add(3, &a("dn1"), &a("s1b"), Corrupt);
         assert_eq!(d.len(), 4, "one entry per node and block");
         let of1: Vec<&str> = d.nodes_of(1).map(|n| &**n).collect();
         assert_eq!(of1, vec!["dn1", "dn2"]);
+        let surplus: Vec<(&str, &str)> = d.surplus_of(1).map(|(n, s)| (&**n, &**s)).collect();
+        assert_eq!(surplus, vec![("dn1", "s1")]);
         assert!(d.remove(1, "dn2"));
         assert!(!d.remove(1, "dn2"));
         // A report of s1 that lists block 2 but not block 1: only block 1's entry ends;

@@ -11,7 +11,7 @@ use crate::block::{
     StorageIdx,
 };
 use crate::blocks_map::BlocksMap;
-use crate::deleting::DeletingReplicas;
+use crate::deleting::{DeletingReplicas, DeletionCause};
 use crate::error::BlockManagerError;
 use crate::invalidate::{InvalidateBlocks, PendingCommands};
 use crate::orphans::{OrphanClass, Orphans};
@@ -408,7 +408,7 @@ impl BlockState {
         let mut n = 0;
         for (dn, storage, b) in corrupt {
             tracing::info!(block = id, dn = %dn, "BLOCK* invalidateCorruptReplicas: enough live replicas; deleting the corrupt one");
-            if self.delete_replica(&dn, &storage, b) == Some(true) {
+            if self.delete_replica(&dn, &storage, b, DeletionCause::Corrupt) == Some(true) {
                 n += 1;
             }
         }
@@ -429,7 +429,7 @@ impl BlockState {
         let mut n = 0;
         for (dn, storage, b) in live.into_iter().skip(keep) {
             tracing::info!(block = id, dn = %dn, "BLOCK* chooseExcessRedundancies: deleting surplus replica");
-            if self.delete_replica(&dn, &storage, b) == Some(true) {
+            if self.delete_replica(&dn, &storage, b, DeletionCause::Surplus) == Some(true) {
                 n += 1;
             }
         }
@@ -462,9 +462,15 @@ impl BlockState {
     /// Takes a replica of an existing block (surplus or corrupt) off the map and queues its
     /// deletion; the node counts as holding it until it reports it gone (`deleting`). True
     /// if the deletion was newly queued; None (nothing done) if the map has no such replica.
-    pub fn delete_replica(&mut self, dn: &Arc<str>, storage: &Arc<str>, b: Block) -> Option<bool> {
+    pub fn delete_replica(
+        &mut self,
+        dn: &Arc<str>,
+        storage: &Arc<str>,
+        b: Block,
+        cause: DeletionCause,
+    ) -> Option<bool> {
         self.map.remove_replica(b.id, storage)?;
-        self.deleting.add(b.id, dn, storage);
+        self.deleting.add(b.id, dn, storage, cause);
         Some(self.invalidate.add(dn, b))
     }
 
@@ -729,7 +735,7 @@ impl BlockState {
         drop(info);
         let invalidated =
             if live >= expected.max(1) || (min_ok && (live + corrupt > expected || older_write)) {
-                self.delete_replica(dn, storage, reported);
+                self.delete_replica(dn, storage, reported, DeletionCause::Corrupt);
                 true
             } else {
                 false

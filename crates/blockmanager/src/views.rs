@@ -189,6 +189,20 @@ impl BlockManager {
                                 excess,
                             ));
                         }
+                        // Surplus replicas taken off the map are held until their nodes
+                        // delete them: EXCESS, as Hadoop's fsck shows them.
+                        for (dn, storage) in st.deleting.surplus_of(*id) {
+                            if !reps.iter().any(|r| r.0 == *dn) {
+                                reps.push((
+                                    dn.clone(),
+                                    storage.clone(),
+                                    ReplicaState::Finalized,
+                                    info.gs(),
+                                    None,
+                                    true,
+                                ));
+                            }
+                        }
                     }
                     Some(Raw {
                         block: info.block(*id),
@@ -283,7 +297,10 @@ impl BlockManager {
                 let mut racks: Vec<&str> = v
                     .replicas
                     .iter()
-                    .filter(|r| v.is_corrupt || r.status != ReplicaStatus::Corrupt)
+                    .filter(|r| {
+                        r.status != ReplicaStatus::Excess
+                            && (v.is_corrupt || r.status != ReplicaStatus::Corrupt)
+                    })
                     .map(|r| r.rack.as_str())
                     .collect();
                 racks.sort_unstable();

@@ -96,3 +96,40 @@ fn replica_states_and_counts() {
         "{meta}"
     );
 }
+
+/// A surplus replica is shown as EXCESS (and counted apart from the live ones) until its
+/// node reports it deleted, as Hadoop's fsck shows it; a corrupt replica being deleted is
+/// not shown (Hadoop removes it from the blocks map at once too).
+#[test]
+fn a_surplus_replica_being_deleted_is_excess() {
+    use rhdfs_blockmanager::IncrementalItem;
+    let (bm, _clock) = manager(config());
+    add_nodes(&bm, 4, GB);
+    first_reports(&bm, 4);
+    complete_block(&bm, 1, &[1, 2, 3]);
+    let b = Block::new(1, 1001, 64);
+    bm.incremental_report(&uuid(4), &storage(4), 1, &[IncrementalItem::Received(b)])
+        .expect("ibr");
+    let v = bm.block_views(&[1]).pop().flatten().expect("block 1");
+    assert_eq!((v.live, v.excess), (3, 1));
+    let excess: Vec<String> = statuses(&bm, 1)
+        .into_iter()
+        .filter(|(_, s)| *s == ReplicaStatus::Excess)
+        .map(|(addr, _)| addr)
+        .collect();
+    assert_eq!(excess.len(), 1, "{excess:?}");
+    let node: u32 = excess[0]
+        .trim_start_matches("10.0.0.")
+        .trim_end_matches(":9866")
+        .parse()
+        .expect("address");
+    bm.incremental_report(
+        &uuid(node),
+        &storage(node),
+        1,
+        &[IncrementalItem::Deleted(b)],
+    )
+    .expect("ibr");
+    let v = bm.block_views(&[1]).pop().flatten().expect("block 1");
+    assert_eq!((v.live, v.excess, v.replicas.len()), (3, 0, 3));
+}

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::block::Block;
+use crate::deleting::DeletionCause;
 use crate::manager::BlockManager;
 use crate::placement::NodeView;
 
@@ -135,7 +136,9 @@ impl BlockManager {
                     info.is_complete()
                         && st.live_replicas(id, info).len() > usize::from(info.replication).max(1)
                 });
-                if still && let Some(newly) = st.delete_replica(&dn, &storage, b) {
+                if still
+                    && let Some(newly) = st.delete_replica(&dn, &storage, b, DeletionCause::Surplus)
+                {
                     tracing::info!(block = id, dn = %dn, "BLOCK* chooseExcessRedundancies: deleting surplus replica");
                     queued += usize::from(newly);
                 }
