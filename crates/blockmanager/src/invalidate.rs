@@ -57,6 +57,18 @@ impl InvalidateBlocks {
         }
     }
 
+    /// Drops a queued deletion of an older generation stamp of the node's replica of this
+    /// block: the replica moved on (a pipeline recovery) and the DataNode would refuse it.
+    /// True if one was dropped.
+    pub fn remove_older(&mut self, dn_uuid: &str, block: Block) -> bool {
+        let older = self
+            .per_node
+            .get(dn_uuid)
+            .and_then(|s| s.get(&block.id))
+            .is_some_and(|b| b.gs < block.gs);
+        older && self.remove(dn_uuid, block.id)
+    }
+
     /// Drops a replica (the DataNode reported it deleted or the block was re-added).
     pub fn remove(&mut self, dn_uuid: &str, id: u64) -> bool {
         let Some(set) = self.per_node.get_mut(dn_uuid) else {
@@ -211,6 +223,12 @@ mod tests {
         assert_eq!(inv.num_blocks(), 1);
         assert!(inv.contains("dn1", Block::new(7, 1004, 5)));
         assert_eq!(inv.poll("dn1", 10), vec![Block::new(7, 1004, 5)]);
+        // A deletion of an older stamp goes once a newer replica is known; not otherwise.
+        assert!(inv.add(&dn, Block::new(8, 1001, 5)));
+        assert!(!inv.remove_older("dn1", Block::new(8, 1001, 5)));
+        assert!(!inv.remove_older("dn1", Block::new(8, 1000, 5)));
+        assert!(inv.remove_older("dn1", Block::new(8, 1002, 5)));
+        assert_eq!(inv.num_blocks(), 0);
     }
 
     #[test]

@@ -642,8 +642,10 @@ impl BlockState {
             }
             ReportAction::Add => {
                 // A replica told to be deleted but still held (the command was lost with a
-                // restart, say) counts again.
+                // restart, say) counts again; a deletion queued for an older generation stamp
+                // of it could only be refused.
                 self.deleting.remove(id, dn);
+                self.invalidate.remove_older(dn, reported.block);
                 self.map
                     .add_replica(dn, storage, reported.block, ReplicaState::Finalized);
                 out.finalized_added = true;

@@ -81,6 +81,11 @@ fn a_newer_replica_than_the_one_queued_for_deletion_counts() {
         0,
         "dn4 holds a counted replica"
     );
+    assert_eq!(
+        st.invalidate.num_blocks(),
+        0,
+        "the older stamp's deletion is dropped: dn4 would refuse it"
+    );
 }
 
 #[test]
