@@ -29,10 +29,13 @@ impl InvalidateBlocks {
     /// the node. A replica of the same block with another generation stamp is not it (the
     /// node's replica moved on, a pipeline recovery say), as in Hadoop's InvalidateBlocks.
     pub fn contains(&self, dn_uuid: &str, block: Block) -> bool {
-        self.per_node
-            .get(dn_uuid)
-            .and_then(|s| s.get(&block.id))
+        self.queued(dn_uuid, block.id)
             .is_some_and(|b| b.gs == block.gs)
+    }
+
+    /// The deletion queued for the node's replica of block `id`, if any.
+    fn queued(&self, dn_uuid: &str, id: u64) -> Option<&Block> {
+        self.per_node.get(dn_uuid).and_then(|s| s.get(&id))
     }
 
     /// Drops every waiting replica; returns how many there were.
@@ -48,12 +51,11 @@ impl InvalidateBlocks {
     /// another generation stamp it would refuse).
     pub fn add(&mut self, dn_uuid: &Arc<str>, block: Block) -> bool {
         let set = self.per_node.entry(dn_uuid.clone()).or_default();
-        match set.insert(block.id, block) {
-            None => {
-                self.num_blocks += 1;
-                true
-            }
-            Some(_) => false,
+        if set.insert(block.id, block).is_none() {
+            self.num_blocks += 1;
+            true
+        } else {
+            false
         }
     }
 
@@ -62,9 +64,7 @@ impl InvalidateBlocks {
     /// True if one was dropped.
     pub fn remove_older(&mut self, dn_uuid: &str, block: Block) -> bool {
         let older = self
-            .per_node
-            .get(dn_uuid)
-            .and_then(|s| s.get(&block.id))
+            .queued(dn_uuid, block.id)
             .is_some_and(|b| b.gs < block.gs);
         older && self.remove(dn_uuid, block.id)
     }

@@ -232,9 +232,10 @@ pub(crate) async fn write_block(
     // sent) is being recovered by the client on new connections; what it still sends here
     // (a heartbeat packet while it waited for the last ack, say) is no op header. Close
     // rather than read it as one.
-    match responded.is_ok() && !mirror_dead.load(Ordering::Relaxed) {
-        true => Ok(Next::Continue),
-        false => Ok(Next::Close),
+    if responded.is_ok() && !mirror_dead.load(Ordering::Relaxed) {
+        Ok(Next::Continue)
+    } else {
+        Ok(Next::Close)
     }
 }
 
