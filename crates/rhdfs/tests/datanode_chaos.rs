@@ -1,21 +1,27 @@
-//! DataNode processes killed (SIGKILL) and paused (SIGSTOP) one at a time, and the NameNode
-//! killed once, while clients write and read: every file whose close was acknowledged reads
-//! back byte for byte, during the faults and after; a write that fails fails with an error
-//! within its time limit, never a hang; and once every process is back the namespace is
-//! HEALTHY with no block under-replicated. A read during the faults may fail (a file whose
-//! pipeline lost a node has fewer copies until they are restored) but never returns wrong
-//! bytes.
+//! DataNode processes killed (SIGKILL) and paused (SIGSTOP) one at a time, finalized
+//! replicas corrupted on a DataNode's disk (a byte of the block file flipped under it), and
+//! the NameNode killed once, while clients write and read: every file whose close was
+//! acknowledged reads back byte for byte, during the faults and after; a write that fails
+//! fails with an error within its time limit, never a hang; and once every process is back
+//! the namespace is HEALTHY with no block under-replicated or corrupt, and every corrupted
+//! replica is gone from its disk or replaced by a good copy (found by a reader or by the
+//! block scanner, whose period the test shortens). A read during the faults may fail (a file
+//! whose pipeline lost a node has fewer copies until they are restored) but never returns
+//! wrong bytes.
 //!
 //! Real processes (`common::procs`): `rhdfs namenode` and five `rhdfs datanode`s, replication
 //! 3, 1 MiB blocks; clients in this process. `RHDFS_CHAOS_SEED` sets the seed (printed on
 //! failure) so a failing schedule replays; `RHDFS_CHAOS_LOG` the daemons' RUST_LOG.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, ensure};
+
+use rhdfs_datanode::meta;
 
 use crate::common::ha_load::Rng;
 use crate::common::procs::{
@@ -37,6 +43,100 @@ fn contents(writer: u64, n: u64, len: usize) -> Vec<u8> {
     }
     v.truncate(len);
     v
+}
+
+/// The finalized block files (`blk_<id>`, not their meta files) under `dir`.
+fn finalized_block_files(dir: &Path) -> anyhow::Result<Vec<(u64, PathBuf)>> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), false)];
+    while let Some((d, finalized)) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            // Removed while walking (an emptied subdir, a replica deleted).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", d.display())),
+        };
+        for e in entries {
+            let Ok(e) = e else { continue };
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push((e.path(), finalized || name == "finalized"));
+            } else if finalized && let Some(id) = meta::parse_block_file_name(&name) {
+                out.push((id, e.path()));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Flips one byte of a finalized replica of DataNode directory `dir`, chosen by `pick`
+/// among those not yet corrupted and not empty; its block id, or `None` when there is none.
+fn corrupt_a_replica(
+    dir: &Path,
+    corrupted: &BTreeSet<u64>,
+    pick: &mut Rng,
+) -> anyhow::Result<Option<u64>> {
+    use std::os::unix::fs::FileExt;
+    let files: Vec<(u64, PathBuf, u64)> = finalized_block_files(dir)?
+        .into_iter()
+        .filter(|(id, _)| !corrupted.contains(id))
+        .filter_map(|(id, p)| {
+            let len = std::fs::metadata(&p).ok()?.len();
+            (len > 0).then_some((id, p, len))
+        })
+        .collect();
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let (id, path, len) = &files[pick.below(files.len() as u64) as usize];
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+    {
+        Ok(f) => f,
+        // Deleted since the walk.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+    };
+    let at = pick.below(*len);
+    let mut b = [0u8; 1];
+    file.read_exact_at(&mut b, at)?;
+    file.write_all_at(&[!b[0]], at)?;
+    Ok(Some(*id))
+}
+
+/// Whether block `id`'s finalized replica under DataNode directory `dir`, if there is one,
+/// agrees with the CRCs of its meta file.
+fn replica_is_good_or_gone(dir: &Path, id: u64) -> anyhow::Result<bool> {
+    let Some((_, path)) = finalized_block_files(dir)?
+        .into_iter()
+        .find(|(i, _)| *i == id)
+    else {
+        return Ok(true);
+    };
+    let parent = path.parent().context("a block file without a directory")?;
+    let prefix = format!("{}_", meta::block_file_name(id));
+    let meta_path = std::fs::read_dir(parent)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".meta"))
+        });
+    let (Some(meta_path), Ok(data)) = (meta_path, std::fs::read(&path)) else {
+        // Gone between the walk and the read.
+        return Ok(!path.exists());
+    };
+    let Ok(sums) = std::fs::read(&meta_path) else {
+        return Ok(!path.exists());
+    };
+    let spec = meta::decode_header(&sums).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(spec
+        .verify(&data, &sums[meta::META_HEADER_LEN as usize..])
+        .is_ok())
 }
 
 /// The list, whether or not a task panicked holding it (the test fails then anyway).
@@ -90,6 +190,10 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
                 // 5 minutes. The other lost copies this test found are fixed (README); with
                 // those fixes 15 runs in a row passed without this setting.
                 "dfs.namenode.reconstruction.pending.timeout-sec=30",
+                // Every finalized replica is checked against its CRCs every 20 s, so a
+                // corrupted one no reader happens on is found before the end.
+                "dfs.datanode.scan.period.hours=20s",
+                "dfs.block.scanner.volume.bytes.per.second=64m",
                 // Clients wait out the NameNode's restart.
                 "ipc.client.connect.max.retries=100",
                 "ipc.client.connect.retry.interval=100",
@@ -187,6 +291,8 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
     // The faults, one at a time; the NameNode's kill comes at a random turn.
     let mut r = Rng::new(seed);
     let nn_turn = r.below(FAULTS as u64) as usize;
+    // Replicas corrupted: (DataNode, block id).
+    let mut corrupted: Vec<(usize, u64)> = Vec::new();
     let ms = |r: &mut Rng, lo: u64, hi: u64| Duration::from_millis(lo + r.below(hi - lo));
     for turn in 0..FAULTS {
         let before = lock(&acked).len();
@@ -199,14 +305,30 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
             let pid = cluster
                 .datanode_pid(dn)
                 .with_context(|| format!("DataNode {dn} is not running"))?;
-            if r.below(2) == 0 {
-                cluster.kill_datanode(dn)?;
-                tokio::time::sleep(ms(&mut r, 200, 2000)).await;
-                cluster.start_datanode(dn)?;
-            } else {
-                signal(pid, "STOP")?;
-                tokio::time::sleep(ms(&mut r, 1000, 7000)).await;
-                signal(pid, "CONT")?;
+            match r.below(3) {
+                0 => {
+                    cluster.kill_datanode(dn)?;
+                    tokio::time::sleep(ms(&mut r, 200, 2000)).await;
+                    cluster.start_datanode(dn)?;
+                }
+                1 => {
+                    signal(pid, "STOP")?;
+                    tokio::time::sleep(ms(&mut r, 1000, 7000)).await;
+                    signal(pid, "CONT")?;
+                }
+                _ => {
+                    let dir = cluster.data_dir(dn);
+                    let seen: BTreeSet<u64> = corrupted.iter().map(|(_, id)| *id).collect();
+                    let mut pick = Rng::new(r.next());
+                    let hit = tokio::task::spawn_blocking(move || {
+                        corrupt_a_replica(&dir, &seen, &mut pick)
+                    })
+                    .await??;
+                    if let Some(id) = hit {
+                        corrupted.push((dn, id));
+                    }
+                    tokio::time::sleep(ms(&mut r, 200, 2000)).await;
+                }
             }
         }
         // Writes go on between faults: at least one more file is acknowledged.
@@ -228,19 +350,30 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
     let acked = lock(&acked).clone();
     ensure!(good_reads.load(Ordering::Relaxed) > 0, "no read succeeded");
 
-    // Every process back: the NameNode restores full replication and fsck finds it healthy.
+    // Every process back: the NameNode restores full replication, every corrupted replica
+    // is found and replaced, and fsck finds the namespace healthy.
     cluster.wait_datanodes_live().await?;
     let state = std::cell::RefCell::new(String::new());
     let restored = wait_for(
-        "no block under-replicated",
+        "no block under-replicated or corrupt, no corrupted replica left on a disk",
         Duration::from_secs(120),
         || async {
             let fsn = cluster.jmx(STATE_BEAN).await?;
             let under = jmx_number(&fsn, "UnderReplicatedBlocks").context("no count")?;
             let missing = jmx_number(&fsn, "MissingBlocks").context("no count")?;
+            let corrupt = jmx_number(&fsn, "CorruptBlocks").context("no count")?;
             ensure!(missing == 0, "{missing} blocks missing\n{fsn}");
-            *state.borrow_mut() = fsn;
-            Ok(under == 0)
+            let mut left = Vec::new();
+            for &(dn, id) in &corrupted {
+                let dir = cluster.data_dir(dn);
+                if !tokio::task::spawn_blocking(move || replica_is_good_or_gone(&dir, id)).await?? {
+                    left.push(format!("blk_{id} on DataNode {dn}"));
+                }
+            }
+            *state.borrow_mut() = format!(
+                "{fsn}\ncorrupted replicas still on their disks: {left:?} (of {corrupted:?})"
+            );
+            Ok(under == 0 && corrupt == 0 && left.is_empty())
         },
     )
     .await;
@@ -277,10 +410,50 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
         );
     }
     eprintln!(
-        "datanode_chaos: seed {seed}, {} files acknowledged and read back, {} reads during the faults; failed writes: {:?}",
+        "datanode_chaos: seed {seed}, {} files acknowledged and read back, {} reads during the faults, replicas corrupted and replaced: {corrupted:?}; failed writes: {:?}",
         acked.len(),
         good_reads.load(Ordering::Relaxed),
         lock(&failed_writes)
     );
+    Ok(())
+}
+
+/// The helpers the end check rests on: a flipped byte is seen as corrupt, a good or absent
+/// replica is not, and a replica outside `finalized` is never picked.
+#[test]
+fn a_corrupted_replica_is_told_from_a_good_one() -> anyhow::Result<()> {
+    use rhdfs_datanode::ChecksumSpec;
+    let dn = tempfile::tempdir()?;
+    let dir = dn
+        .path()
+        .join("current/BP-1/current/finalized/subdir0/subdir0");
+    let rbw = dn.path().join("current/BP-1/current/rbw");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&rbw)?;
+    let data: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+    let spec = ChecksumSpec::default();
+    let mut sums = meta::encode_header(&spec).to_vec();
+    sums.extend(spec.compute(&data));
+    std::fs::write(dir.join(meta::block_file_name(7)), &data)?;
+    std::fs::write(dir.join(meta::meta_file_name(7, 1001)), &sums)?;
+    std::fs::write(rbw.join(meta::block_file_name(8)), &data)?;
+    assert!(replica_is_good_or_gone(dn.path(), 7)?);
+    assert!(
+        replica_is_good_or_gone(dn.path(), 9)?,
+        "no replica: nothing left"
+    );
+    // Block 8 is not finalized: only 7 can be picked; once picked, none is left.
+    let mut rng = Rng::new(5);
+    assert_eq!(
+        corrupt_a_replica(dn.path(), &BTreeSet::new(), &mut rng)?,
+        Some(7)
+    );
+    assert!(!replica_is_good_or_gone(dn.path(), 7)?);
+    assert_eq!(
+        corrupt_a_replica(dn.path(), &BTreeSet::from([7]), &mut rng)?,
+        None
+    );
+    std::fs::remove_file(dir.join(meta::block_file_name(7)))?;
+    assert!(replica_is_good_or_gone(dn.path(), 7)?);
     Ok(())
 }
