@@ -1,13 +1,16 @@
 //! DataNode processes killed (SIGKILL) and paused (SIGSTOP) one at a time, finalized
-//! replicas corrupted on a DataNode's disk (a byte of the block file flipped under it), and
-//! the NameNode killed once, while clients write and read: every file whose close was
-//! acknowledged reads back byte for byte, during the faults and after; a write that fails
-//! fails with an error within its time limit, never a hang; and once every process is back
-//! the namespace is HEALTHY with no block under-replicated or corrupt, and every corrupted
-//! replica is gone from its disk or replaced by a good copy (found by a reader or by the
-//! block scanner, whose period the test shortens). A read during the faults may fail (a file
-//! whose pipeline lost a node has fewer copies until they are restored) but never returns
-//! wrong bytes.
+//! replicas corrupted on a DataNode's disk (a byte of the block file flipped under it) or
+//! lost from it (block and meta file removed), and the NameNode killed once, while clients
+//! write and read: every file whose close was acknowledged reads back byte for byte, during
+//! the faults and after; a write that fails fails with an error within its time limit, never
+//! a hang; and once every process is back the namespace is HEALTHY with no block
+//! under-replicated or corrupt, every corrupted replica is gone from its disk or replaced by
+//! a good copy (found by a reader or by the block scanner, whose period the test shortens),
+//! and the disks hold what the NameNode counts: each block of an acknowledged file has
+//! exactly three finalized replicas on the DataNodes' disks, at its generation stamp (a lost
+//! replica is found by a reader or by the directory scan, also shortened). A read during the
+//! faults may fail (a file whose pipeline lost a node has fewer copies until they are
+//! restored) but never returns wrong bytes.
 //!
 //! Real processes (`common::procs`): `rhdfs namenode` and five `rhdfs datanode`s, replication
 //! 3, 1 MiB blocks; clients in this process. `RHDFS_CHAOS_SEED` sets the seed (printed on
@@ -107,6 +110,33 @@ fn corrupt_a_replica(
     Ok(Some(*id))
 }
 
+/// Removes the block and meta file of a finalized replica of DataNode directory `dir`, chosen
+/// by `pick` among blocks not hit yet (a disk that lost them); its block id, or `None` when
+/// there is none.
+fn lose_a_replica(dir: &Path, hit: &BTreeSet<u64>, pick: &mut Rng) -> anyhow::Result<Option<u64>> {
+    let files: Vec<(u64, PathBuf)> = finalized_block_files(dir)?
+        .into_iter()
+        .filter(|(id, _)| !hit.contains(id))
+        .collect();
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let (id, path) = &files[pick.below(files.len() as u64) as usize];
+    let parent = path.parent().context("a block file without a directory")?;
+    let prefix = format!("{}_", meta::block_file_name(*id));
+    for e in std::fs::read_dir(parent)?.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&prefix) && name.ends_with(".meta") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(Some(*id)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
+    }
+}
+
 /// Whether block `id`'s finalized replica under DataNode directory `dir`, if there is one,
 /// agrees with the CRCs of its meta file.
 fn replica_is_good_or_gone(dir: &Path, id: u64) -> anyhow::Result<bool> {
@@ -137,6 +167,12 @@ fn replica_is_good_or_gone(dir: &Path, id: u64) -> anyhow::Result<bool> {
     Ok(spec
         .verify(&data, &sums[meta::META_HEADER_LEN as usize..])
         .is_ok())
+}
+
+/// The blocks a fault has hit already (no block is hit twice, so it always keeps good
+/// replicas).
+fn hit_ids(corrupted: &[(usize, u64)], lost: &[(usize, u64)]) -> BTreeSet<u64> {
+    corrupted.iter().chain(lost).map(|(_, id)| *id).collect()
 }
 
 /// The list, whether or not a task panicked holding it (the test fails then anyway).
@@ -194,6 +230,8 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
                 // corrupted one no reader happens on is found before the end.
                 "dfs.datanode.scan.period.hours=20s",
                 "dfs.block.scanner.volume.bytes.per.second=64m",
+                // A replica lost from a disk nobody reads is found within 10 s.
+                "dfs.datanode.directoryscan.interval=10s",
                 // Clients wait out the NameNode's restart.
                 "ipc.client.connect.max.retries=100",
                 "ipc.client.connect.retry.interval=100",
@@ -293,6 +331,8 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
     let nn_turn = r.below(FAULTS as u64) as usize;
     // Replicas corrupted: (DataNode, block id).
     let mut corrupted: Vec<(usize, u64)> = Vec::new();
+    // Replicas removed from a disk: (DataNode, block id).
+    let mut lost: Vec<(usize, u64)> = Vec::new();
     let ms = |r: &mut Rng, lo: u64, hi: u64| Duration::from_millis(lo + r.below(hi - lo));
     for turn in 0..FAULTS {
         let before = lock(&acked).len();
@@ -305,7 +345,7 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
             let pid = cluster
                 .datanode_pid(dn)
                 .with_context(|| format!("DataNode {dn} is not running"))?;
-            match r.below(3) {
+            match r.below(4) {
                 0 => {
                     cluster.kill_datanode(dn)?;
                     tokio::time::sleep(ms(&mut r, 200, 2000)).await;
@@ -316,9 +356,21 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
                     tokio::time::sleep(ms(&mut r, 1000, 7000)).await;
                     signal(pid, "CONT")?;
                 }
+                2 => {
+                    let dir = cluster.data_dir(dn);
+                    let seen = hit_ids(&corrupted, &lost);
+                    let mut pick = Rng::new(r.next());
+                    let hit =
+                        tokio::task::spawn_blocking(move || lose_a_replica(&dir, &seen, &mut pick))
+                            .await??;
+                    if let Some(id) = hit {
+                        lost.push((dn, id));
+                    }
+                    tokio::time::sleep(ms(&mut r, 200, 2000)).await;
+                }
                 _ => {
                     let dir = cluster.data_dir(dn);
-                    let seen: BTreeSet<u64> = corrupted.iter().map(|(_, id)| *id).collect();
+                    let seen = hit_ids(&corrupted, &lost);
                     let mut pick = Rng::new(r.next());
                     let hit = tokio::task::spawn_blocking(move || {
                         corrupt_a_replica(&dir, &seen, &mut pick)
@@ -401,6 +453,40 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
         )));
     }
     cluster.fsck().await?;
+    // The disks hold what the NameNode counts: three finalized replicas of each block of an
+    // acknowledged file, at its generation stamp (a surplus one may still be going).
+    let mut want: BTreeMap<u64, u64> = BTreeMap::new();
+    for f in &acked {
+        for b in fs.block_locations(&f.path).await? {
+            want.insert(b.block_id, b.generation_stamp);
+        }
+    }
+    let odd = std::cell::RefCell::new(Vec::new());
+    let on_disk = wait_for(
+        "three finalized replicas of every block on the disks",
+        Duration::from_secs(60),
+        || async {
+            let disk = cluster.disk_replicas().await?;
+            let mut o = Vec::new();
+            for (id, gs) in &want {
+                let reps = disk.get(id).map_or(&[][..], Vec::as_slice);
+                if reps.len() != 3 || reps.iter().any(|g| g != gs) {
+                    o.push(format!("blk_{id}_{gs}: {reps:?}"));
+                }
+            }
+            let done = o.is_empty();
+            *odd.borrow_mut() = o;
+            Ok(done)
+        },
+    )
+    .await;
+    on_disk.with_context(|| {
+        format!(
+            "blocks whose finalized replicas on disk are not three at the NameNode's stamp: \
+             {:?}; replicas lost {lost:?}, corrupted {corrupted:?}",
+            odd.borrow()
+        )
+    })?;
     for f in &acked {
         let bytes = read_file(&fs, &f.path).await?;
         ensure!(
@@ -410,7 +496,7 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
         );
     }
     eprintln!(
-        "datanode_chaos: seed {seed}, {} files acknowledged and read back, {} reads during the faults, replicas corrupted and replaced: {corrupted:?}; failed writes: {:?}",
+        "datanode_chaos: seed {seed}, {} files acknowledged and read back, {} reads during the faults, replicas corrupted and replaced: {corrupted:?}, lost and restored: {lost:?}; failed writes: {:?}",
         acked.len(),
         good_reads.load(Ordering::Relaxed),
         lock(&failed_writes)
@@ -418,8 +504,9 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The helpers the end check rests on: a flipped byte is seen as corrupt, a good or absent
-/// replica is not, and a replica outside `finalized` is never picked.
+/// The helpers the faults and the end check rest on: a flipped byte is seen as corrupt, a
+/// good or absent replica is not, a replica outside `finalized` is never picked, and a lost
+/// replica loses its meta file too.
 #[test]
 fn a_corrupted_replica_is_told_from_a_good_one() -> anyhow::Result<()> {
     use rhdfs_datanode::ChecksumSpec;
@@ -453,7 +540,16 @@ fn a_corrupted_replica_is_told_from_a_good_one() -> anyhow::Result<()> {
         corrupt_a_replica(dn.path(), &BTreeSet::from([7]), &mut rng)?,
         None
     );
-    std::fs::remove_file(dir.join(meta::block_file_name(7)))?;
+    // A lost replica takes its meta file with it; one already hit is not picked again.
+    assert_eq!(
+        lose_a_replica(dn.path(), &BTreeSet::from([7]), &mut rng)?,
+        None
+    );
+    assert_eq!(
+        lose_a_replica(dn.path(), &BTreeSet::new(), &mut rng)?,
+        Some(7)
+    );
+    assert_eq!(std::fs::read_dir(&dir)?.count(), 0);
     assert!(replica_is_good_or_gone(dn.path(), 7)?);
     Ok(())
 }
