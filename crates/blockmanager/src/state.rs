@@ -294,6 +294,10 @@ impl BlockState {
                     info.clear_expected();
                 }
                 self.recon.add_pending(id, coming);
+                if self.populating {
+                    // Replicas of an older stamp left by a pipeline recovery.
+                    self.invalidate_corrupt_if_replaced(id);
+                }
                 self.check_redundancy(id);
                 true
             }
@@ -507,28 +511,61 @@ impl BlockState {
     }
 
     /// Records a pipeline change: new generation stamp and length, new expected locations;
-    /// replicas of older generation stamps no longer count.
+    /// replicas of older generation stamps no longer count. A stale replica on a node of the
+    /// new pipeline leaves the map (the node reports its replica at the new stamp). One on a
+    /// node the new pipeline left out (`expected` names it) is what the node's next full
+    /// report would show as corrupt: it is recorded so now (GENSTAMP_MISMATCH), which keeps
+    /// that node from being chosen to receive a copy of the block (it holds a replica and
+    /// would refuse one) and deletes the replica once the block has its replication of
+    /// live ones, instead of leaving it on the node until that report (Hadoop's removes it
+    /// from the map only, so it stays on the disk, uncounted, until the next full report).
     pub fn update_pipeline(&mut self, new: Block, expected: Vec<ExpectedLocation>) {
         let Some(mut info) = self.map.get_mut(new.id) else {
             return;
         };
         info.set_block(new);
-        if !expected.is_empty() {
+        let names_pipeline = !expected.is_empty();
+        if names_pipeline {
             info.set_expected(expected);
         }
-        let stale: Vec<StorageIdx> = info
+        drop(info);
+        let Some(info) = self.map.get(new.id) else {
+            return;
+        };
+        let stale: Vec<(StorageIdx, bool)> = info
             .replicas
             .iter()
             .filter(|r| info.replica_gs(r) != new.gs)
-            .map(|r| r.storage())
+            .map(|r| {
+                let in_pipeline = info
+                    .uc()
+                    .expected()
+                    .iter()
+                    .any(|e| e.dn_uuid == *self.map.dn_of(r));
+                (r.storage(), in_pipeline)
+            })
             .collect();
-        drop(info);
-        let stale: Vec<Arc<str>> = stale
-            .into_iter()
-            .filter_map(|i| self.map.storage(i).map(|s| s.storage_id.clone()))
-            .collect();
-        for s in stale {
-            self.map.remove_replica(new.id, &s);
+        for (idx, in_pipeline) in stale {
+            let Some(storage) = self.map.storage(idx).map(|s| s.storage_id.clone()) else {
+                continue;
+            };
+            if in_pipeline || !names_pipeline {
+                self.map.remove_replica(new.id, &storage);
+                continue;
+            }
+            let Some(info) = self.map.get(new.id) else {
+                return;
+            };
+            let Some(r) = info.replica_on(idx) else {
+                continue;
+            };
+            let (old, state) = (info.replica_block(new.id, r), r.state());
+            let dn = self.map.dn_of(r).clone();
+            tracing::info!(
+                block = %old, dn = %dn, gs = new.gs,
+                "BLOCK* markBlockAsCorrupt: a node the pipeline left out holds a replica of an older generation stamp"
+            );
+            self.mark_corrupt(&dn, &storage, old, state, CorruptReason::GenstampMismatch);
         }
     }
 

@@ -249,16 +249,80 @@ fn pipeline_update_drops_stale_replicas() {
     st.add_under_construction(Block::new(5, 1001, 0), 3, vec![]);
     st.process_replica(&a("dn1"), &a("DS-1"), &rep(5, 1001, 10, ReplicaState::Rbw));
     st.process_replica(&a("dn2"), &a("DS-2"), &rep(5, 1002, 10, ReplicaState::Rbw));
-    let exp = vec![ExpectedLocation {
-        dn_uuid: a("dn2"),
-        storage_id: a("DS-2"),
-    }];
+    st.process_replica(&a("dn3"), &a("DS-3"), &rep(5, 1001, 10, ReplicaState::Rbw));
+    let exp = ["dn2", "dn3"]
+        .map(|d| ExpectedLocation {
+            dn_uuid: a(d),
+            storage_id: a(&d.replace("dn", "DS-")),
+        })
+        .to_vec();
     st.update_pipeline(Block::new(5, 1002, 10), exp);
     let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.gs(), 1002);
-    assert_eq!(info.replicas.len(), 1);
-    assert_eq!(&**st.map.dn_of(&info.replicas[0]), "dn2");
-    assert_eq!(st.map.storage_block_count("DS-1"), 0);
+    // dn3 is in the new pipeline: its old replica leaves the map (it reports the new one).
+    assert_eq!(st.map.storage_block_count("DS-3"), 0);
+    // dn1 was left out: its replica of the old stamp is corrupt, as its next full report
+    // would show it, not gone.
+    let on = |dn: &str| {
+        info.replicas
+            .iter()
+            .find(|r| &**st.map.dn_of(r) == dn)
+            .map(|r| r.corrupt())
+    };
+    assert_eq!(on("dn1"), Some(Some(CorruptReason::GenstampMismatch)));
+    assert_eq!(on("dn2"), Some(None));
+    assert_eq!(info.replicas.len(), 2);
+    // Not deleted while the block has no finalized replica of its stamp.
+    assert!(!st.invalidate.contains("dn1", Block::new(5, 1001, 10)));
+    // Without the new pipeline named (a standby's replay) stale replicas just leave.
+    st.update_pipeline(Block::new(5, 1003, 10), Vec::new());
+    assert_eq!(st.map.get(5).map(|i| i.replicas.len()), Some(0));
+}
+
+/// A pipeline node that finalized its replica before the pipeline was recovered without it
+/// holds a replica of the old stamp. It is no copy target for the block, and its replica is
+/// deleted once the block has its replication of live replicas again.
+#[test]
+fn a_replica_the_pipeline_left_out_is_deleted_once_replaced() {
+    let mut st = BlockState::new(1);
+    let pipeline = |dns: &[&str]| -> Vec<ExpectedLocation> {
+        dns.iter()
+            .map(|d| ExpectedLocation {
+                dn_uuid: a(d),
+                storage_id: a(&d.replace("dn", "DS-")),
+            })
+            .collect()
+    };
+    st.add_under_construction(Block::new(5, 1001, 0), 3, pipeline(&["dn1", "dn2", "dn3"]));
+    st.process_replica(
+        &a("dn3"),
+        &a("DS-3"),
+        &rep(5, 1001, 100, ReplicaState::Finalized),
+    );
+    st.update_pipeline(Block::new(5, 1004, 100), pipeline(&["dn1", "dn2"]));
+    for dn in ["dn1", "dn2"] {
+        st.process_replica(
+            &a(dn),
+            &a(&dn.replace("dn", "DS-")),
+            &rep(5, 1004, 100, ReplicaState::Finalized),
+        );
+    }
+    assert_eq!(st.commit(Block::new(5, 1004, 100)), Ok(true));
+    let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(st.count_replicas(&info).live, 2);
+    assert_eq!(info.corrupt_replicas(), 1);
+    // Two live of three: the stale replica stays until a third live one exists.
+    assert!(!st.invalidate.contains("dn3", Block::new(5, 1004, 100)));
+    assert!(!st.invalidate.contains("dn3", Block::new(5, 1001, 100)));
+    st.process_replica(
+        &a("dn4"),
+        &a("DS-4"),
+        &rep(5, 1004, 100, ReplicaState::Finalized),
+    );
+    assert!(st.invalidate.contains("dn3", Block::new(5, 1001, 100)));
+    let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
+    assert_eq!(info.corrupt_replicas(), 0);
+    assert_eq!(st.count_replicas(&info).live, 3);
 }
 
 #[test]
