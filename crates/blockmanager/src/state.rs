@@ -295,7 +295,7 @@ impl BlockState {
                 }
                 self.recon.add_pending(id, coming);
                 if self.populating {
-                    // Replicas of an older stamp left by a pipeline recovery.
+                    // Replicas of an older stamp left by a pipeline recovery go now.
                     self.invalidate_corrupt_if_replaced(id);
                 }
                 self.check_redundancy(id);
@@ -385,22 +385,23 @@ impl BlockState {
     }
 
     /// Once a COMPLETE block has its full replication of live replicas again, its corrupt
-    /// replicas are removed and queued for deletion (Hadoop's invalidateCorruptReplicas).
+    /// replicas are removed and queued for deletion (Hadoop's invalidateCorruptReplicas);
+    /// corrupt replicas of an older generation stamp (left by a write) already once it has
+    /// minReplication live ones, as `mark_corrupt` deletes such a replica reported then.
     /// Returns the number queued.
     pub fn invalidate_corrupt_if_replaced(&mut self, id: u64) -> usize {
         let Some(info) = self.map.get(id) else {
             return 0;
         };
-        if !info.is_complete()
-            || info.corrupt_replicas() == 0
-            || self.count_replicas(info).live < usize::from(info.replication).max(1)
-        {
+        let live = self.count_replicas(info).live;
+        if !info.is_complete() || info.corrupt_replicas() == 0 || live < self.min_replication {
             return 0;
         }
+        let whole = live >= usize::from(info.replication).max(1);
         let corrupt: Vec<(Arc<str>, Arc<str>, Block)> = info
             .replicas
             .iter()
-            .filter(|r| r.corrupt().is_some())
+            .filter(|r| r.corrupt().is_some() && (whole || info.replica_gs(r) < info.gs()))
             .map(|r| {
                 (
                     self.map.dn_of(r).clone(),
@@ -516,9 +517,10 @@ impl BlockState {
     /// node the new pipeline left out (`expected` names it) is what the node's next full
     /// report would show as corrupt: it is recorded so now (GENSTAMP_MISMATCH), which keeps
     /// that node from being chosen to receive a copy of the block (it holds a replica and
-    /// would refuse one) and deletes the replica once the block has its replication of
-    /// live ones, instead of leaving it on the node until that report (Hadoop's removes it
-    /// from the map only, so it stays on the disk, uncounted, until the next full report).
+    /// would refuse one) and deletes the replica once the block is COMPLETE with
+    /// minReplication live replicas, instead of leaving it on the node until that report
+    /// (Hadoop's removes it from the map only, so it stays on the disk, uncounted, until
+    /// the next full report).
     pub fn update_pipeline(&mut self, new: Block, expected: Vec<ExpectedLocation>) {
         let Some(mut info) = self.map.get_mut(new.id) else {
             return;

@@ -280,10 +280,10 @@ fn pipeline_update_drops_stale_replicas() {
 }
 
 /// A pipeline node that finalized its replica before the pipeline was recovered without it
-/// holds a replica of the old stamp. It is no copy target for the block, and its replica is
-/// deleted once the block has its replication of live replicas again.
+/// holds a replica of the old stamp: recorded corrupt, deleted once the block is COMPLETE
+/// with minReplication live replicas.
 #[test]
-fn a_replica_the_pipeline_left_out_is_deleted_once_replaced() {
+fn a_replica_the_pipeline_left_out_is_deleted_once_the_block_is_complete() {
     let mut st = BlockState::new(1);
     let pipeline = |dns: &[&str]| -> Vec<ExpectedLocation> {
         dns.iter()
@@ -307,22 +307,39 @@ fn a_replica_the_pipeline_left_out_is_deleted_once_replaced() {
             &rep(5, 1004, 100, ReplicaState::Finalized),
         );
     }
-    assert_eq!(st.commit(Block::new(5, 1004, 100)), Ok(true));
-    let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
-    assert_eq!(st.count_replicas(&info).live, 2);
-    assert_eq!(info.corrupt_replicas(), 1);
-    // Two live of three: the stale replica stays until a third live one exists.
-    assert!(!st.invalidate.contains("dn3", Block::new(5, 1004, 100)));
+    // Not deleted before the block is COMPLETE.
     assert!(!st.invalidate.contains("dn3", Block::new(5, 1001, 100)));
-    st.process_replica(
-        &a("dn4"),
-        &a("DS-4"),
-        &rep(5, 1004, 100, ReplicaState::Finalized),
-    );
+    assert_eq!(st.map.get(5).map(|i| i.corrupt_replicas()), Some(1));
+    // COMPLETE with two live replicas (minReplication 1): the stale one goes at once, as a
+    // corrupt replica of an older write reported then would.
+    assert_eq!(st.commit(Block::new(5, 1004, 100)), Ok(true));
     assert!(st.invalidate.contains("dn3", Block::new(5, 1001, 100)));
     let info = st.map.get(5).cloned().unwrap_or_else(|| panic!("block"));
     assert_eq!(info.corrupt_replicas(), 0);
-    assert_eq!(st.count_replicas(&info).live, 3);
+    assert_eq!(st.count_replicas(&info).live, 2);
+}
+
+/// A replica found corrupt for another reason waits for the block's full replication.
+#[test]
+fn a_corrupt_replica_of_the_current_stamp_waits_for_full_replication() {
+    let mut st = complete_block(2);
+    st.mark_corrupt(
+        &a("dn2"),
+        &a("DS-2"),
+        Block::new(1, 1001, 100),
+        ReplicaState::Finalized,
+        CorruptReason::CorruptionReported,
+    );
+    assert_eq!(st.invalidate_corrupt_if_replaced(1), 0);
+    assert!(!st.invalidate.contains("dn2", Block::new(1, 1001, 100)));
+    for i in [3, 4] {
+        st.process_replica(
+            &a(&format!("dn{i}")),
+            &a(&format!("DS-{i}")),
+            &rep(1, 1001, 100, ReplicaState::Finalized),
+        );
+    }
+    assert!(st.invalidate.contains("dn2", Block::new(1, 1001, 100)));
 }
 
 #[test]
