@@ -1,6 +1,7 @@
 //! DataNode processes killed (SIGKILL) and paused (SIGSTOP) one at a time, finalized
-//! replicas corrupted on a DataNode's disk (a byte of the block file flipped under it) or
-//! lost from it (block and meta file removed), and the NameNode killed once, while clients
+//! replicas of acknowledged files corrupted on a DataNode's disk (a byte of the block file
+//! flipped under it) or lost from it (block and meta file removed), and the NameNode killed
+//! once, while clients
 //! write and read: every file whose close was acknowledged reads back byte for byte, during
 //! the faults and after; a write that fails fails with an error within its time limit, never
 //! a hang; and once every process is back the namespace is HEALTHY with no block
@@ -8,7 +9,8 @@
 //! a good copy (found by a reader or by the block scanner, whose period the test shortens),
 //! and the disks hold what the NameNode counts: each block of an acknowledged file has
 //! exactly three finalized replicas on the DataNodes' disks, at its generation stamp (a lost
-//! replica is found by a reader or by the directory scan, also shortened). A read during the
+//! replica is found by a reader or by the directory scan, also shortened), and no finalized
+//! replica is left of a block no file has. A read during the
 //! faults may fail (a file whose pipeline lost a node has fewer copies until they are
 //! restored) but never returns wrong bytes.
 //!
@@ -24,6 +26,7 @@ use std::time::Duration;
 
 use anyhow::{Context, ensure};
 
+use rhdfs_client::FileSystem;
 use rhdfs_datanode::meta;
 
 use crate::common::ha_load::Rng;
@@ -74,16 +77,16 @@ fn finalized_block_files(dir: &Path) -> anyhow::Result<Vec<(u64, PathBuf)>> {
 }
 
 /// Flips one byte of a finalized replica of DataNode directory `dir`, chosen by `pick`
-/// among those not yet corrupted and not empty; its block id, or `None` when there is none.
+/// among the non-empty ones of `eligible` blocks; its block id, or `None` when there is none.
 fn corrupt_a_replica(
     dir: &Path,
-    corrupted: &BTreeSet<u64>,
+    eligible: &BTreeSet<u64>,
     pick: &mut Rng,
 ) -> anyhow::Result<Option<u64>> {
     use std::os::unix::fs::FileExt;
     let files: Vec<(u64, PathBuf, u64)> = finalized_block_files(dir)?
         .into_iter()
-        .filter(|(id, _)| !corrupted.contains(id))
+        .filter(|(id, _)| eligible.contains(id))
         .filter_map(|(id, p)| {
             let len = std::fs::metadata(&p).ok()?.len();
             (len > 0).then_some((id, p, len))
@@ -111,12 +114,16 @@ fn corrupt_a_replica(
 }
 
 /// Removes the block and meta file of a finalized replica of DataNode directory `dir`, chosen
-/// by `pick` among blocks not hit yet (a disk that lost them); its block id, or `None` when
-/// there is none.
-fn lose_a_replica(dir: &Path, hit: &BTreeSet<u64>, pick: &mut Rng) -> anyhow::Result<Option<u64>> {
+/// by `pick` among those of `eligible` blocks (a disk that lost them); its block id, or
+/// `None` when there is none.
+fn lose_a_replica(
+    dir: &Path,
+    eligible: &BTreeSet<u64>,
+    pick: &mut Rng,
+) -> anyhow::Result<Option<u64>> {
     let files: Vec<(u64, PathBuf)> = finalized_block_files(dir)?
         .into_iter()
-        .filter(|(id, _)| !hit.contains(id))
+        .filter(|(id, _)| eligible.contains(id))
         .collect();
     if files.is_empty() {
         return Ok(None);
@@ -169,10 +176,29 @@ fn replica_is_good_or_gone(dir: &Path, id: u64) -> anyhow::Result<bool> {
         .is_ok())
 }
 
-/// The blocks a fault has hit already (no block is hit twice, so it always keeps good
-/// replicas).
-fn hit_ids(corrupted: &[(usize, u64)], lost: &[(usize, u64)]) -> BTreeSet<u64> {
-    corrupted.iter().chain(lost).map(|(_, id)| *id).collect()
+/// The blocks a disk fault may hit: those of files whose close was acknowledged (a block of
+/// a file left open by a failed write is not COMPLETE, so the NameNode replaces none of its
+/// replicas until the file is recovered, as Hadoop's does), none hit already (so every block
+/// keeps good replicas).
+async fn eligible_blocks(
+    fs: &FileSystem,
+    acked: &Mutex<Vec<Acked>>,
+    corrupted: &[(usize, u64)],
+    lost: &[(usize, u64)],
+) -> anyhow::Result<BTreeSet<u64>> {
+    let files = lock(acked).clone();
+    let mut ids = BTreeSet::new();
+    for f in &files {
+        // A NameNode still starting after its kill answers with an error: no fault then.
+        match fs.block_locations(&f.path).await {
+            Ok(bs) => ids.extend(bs.iter().map(|b| b.block_id)),
+            Err(_) => return Ok(BTreeSet::new()),
+        }
+    }
+    for (_, id) in corrupted.iter().chain(lost) {
+        ids.remove(id);
+    }
+    Ok(ids)
 }
 
 /// The list, whether or not a task panicked holding it (the test fails then anyway).
@@ -358,11 +384,12 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
                 }
                 2 => {
                     let dir = cluster.data_dir(dn);
-                    let seen = hit_ids(&corrupted, &lost);
+                    let eligible = eligible_blocks(&fs, &acked, &corrupted, &lost).await?;
                     let mut pick = Rng::new(r.next());
-                    let hit =
-                        tokio::task::spawn_blocking(move || lose_a_replica(&dir, &seen, &mut pick))
-                            .await??;
+                    let hit = tokio::task::spawn_blocking(move || {
+                        lose_a_replica(&dir, &eligible, &mut pick)
+                    })
+                    .await??;
                     if let Some(id) = hit {
                         lost.push((dn, id));
                     }
@@ -370,10 +397,10 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
                 }
                 _ => {
                     let dir = cluster.data_dir(dn);
-                    let seen = hit_ids(&corrupted, &lost);
+                    let eligible = eligible_blocks(&fs, &acked, &corrupted, &lost).await?;
                     let mut pick = Rng::new(r.next());
                     let hit = tokio::task::spawn_blocking(move || {
-                        corrupt_a_replica(&dir, &seen, &mut pick)
+                        corrupt_a_replica(&dir, &eligible, &mut pick)
                     })
                     .await??;
                     if let Some(id) = hit {
@@ -461,9 +488,22 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
             want.insert(b.block_id, b.generation_stamp);
         }
     }
+    // And no finalized replica is left of a block no file has (an abandoned block, a
+    // deleted one): the blocks of every file, those still open after a failed write too.
+    let mut known: BTreeSet<u64> = want.keys().copied().collect();
+    for st in fs.list_status("/chaos").await? {
+        // An open file's last block is the located blocks' `last_block`.
+        let lbs = fs.located_blocks(&st.path, 0, i64::MAX as u64).await?;
+        known.extend(
+            lbs.blocks
+                .iter()
+                .chain(&lbs.last_block)
+                .map(|b| b.b.block_id),
+        );
+    }
     let odd = std::cell::RefCell::new(Vec::new());
     let on_disk = wait_for(
-        "three finalized replicas of every block on the disks",
+        "three finalized replicas of every block on the disks, none of a block no file has",
         Duration::from_secs(60),
         || async {
             let disk = cluster.disk_replicas().await?;
@@ -474,6 +514,11 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
                     o.push(format!("blk_{id}_{gs}: {reps:?}"));
                 }
             }
+            for (id, reps) in &disk {
+                if !known.contains(id) {
+                    o.push(format!("blk_{id} of no file: {reps:?}"));
+                }
+            }
             let done = o.is_empty();
             *odd.borrow_mut() = o;
             Ok(done)
@@ -482,8 +527,8 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
     .await;
     on_disk.with_context(|| {
         format!(
-            "blocks whose finalized replicas on disk are not three at the NameNode's stamp: \
-             {:?}; replicas lost {lost:?}, corrupted {corrupted:?}",
+            "finalized replicas on disk that are not three at the NameNode's stamp, or of no \
+             file: {:?}; replicas lost {lost:?}, corrupted {corrupted:?}",
             odd.borrow()
         )
     })?;
@@ -505,8 +550,8 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
 }
 
 /// The helpers the faults and the end check rest on: a flipped byte is seen as corrupt, a
-/// good or absent replica is not, a replica outside `finalized` is never picked, and a lost
-/// replica loses its meta file too.
+/// good or absent replica is not, only finalized replicas of eligible blocks are picked, and
+/// a lost replica loses its meta file too.
 #[test]
 fn a_corrupted_replica_is_told_from_a_good_one() -> anyhow::Result<()> {
     use rhdfs_datanode::ChecksumSpec;
@@ -529,24 +574,21 @@ fn a_corrupted_replica_is_told_from_a_good_one() -> anyhow::Result<()> {
         replica_is_good_or_gone(dn.path(), 9)?,
         "no replica: nothing left"
     );
-    // Block 8 is not finalized: only 7 can be picked; once picked, none is left.
+    // Block 8 is not finalized: only 7 can be picked, and only while it is eligible.
     let mut rng = Rng::new(5);
     assert_eq!(
-        corrupt_a_replica(dn.path(), &BTreeSet::new(), &mut rng)?,
+        corrupt_a_replica(dn.path(), &BTreeSet::from([7, 8]), &mut rng)?,
         Some(7)
     );
     assert!(!replica_is_good_or_gone(dn.path(), 7)?);
     assert_eq!(
-        corrupt_a_replica(dn.path(), &BTreeSet::from([7]), &mut rng)?,
+        corrupt_a_replica(dn.path(), &BTreeSet::from([8]), &mut rng)?,
         None
     );
-    // A lost replica takes its meta file with it; one already hit is not picked again.
+    // A lost replica takes its meta file with it; one not eligible is not picked.
+    assert_eq!(lose_a_replica(dn.path(), &BTreeSet::new(), &mut rng)?, None);
     assert_eq!(
         lose_a_replica(dn.path(), &BTreeSet::from([7]), &mut rng)?,
-        None
-    );
-    assert_eq!(
-        lose_a_replica(dn.path(), &BTreeSet::new(), &mut rng)?,
         Some(7)
     );
     assert_eq!(std::fs::read_dir(&dir)?.count(), 0);
