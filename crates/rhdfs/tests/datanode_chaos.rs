@@ -1,18 +1,17 @@
 //! DataNode processes killed (SIGKILL) and paused (SIGSTOP) one at a time, finalized
 //! replicas of acknowledged files corrupted on a DataNode's disk (a byte of the block file
 //! flipped under it) or lost from it (block and meta file removed), and the NameNode killed
-//! once, while clients
-//! write and read: every file whose close was acknowledged reads back byte for byte, during
-//! the faults and after; a write that fails fails with an error within its time limit, never
-//! a hang; and once every process is back the namespace is HEALTHY with no block
-//! under-replicated or corrupt, every corrupted replica is gone from its disk or replaced by
-//! a good copy (found by a reader or by the block scanner, whose period the test shortens),
-//! and the disks hold what the NameNode counts: each block of an acknowledged file has
-//! exactly three finalized replicas on the DataNodes' disks, at its generation stamp (a lost
-//! replica is found by a reader or by the directory scan, also shortened), and no finalized
-//! replica is left of a block no file has. A read during the
-//! faults may fail (a file whose pipeline lost a node has fewer copies until they are
-//! restored) but never returns wrong bytes.
+//! once, while clients write and read: every file whose close was acknowledged reads back
+//! byte for byte, during the faults and after; a write that fails fails with an error within
+//! its time limit, never a hang; and once every process is back the namespace is HEALTHY with
+//! no block under-replicated or corrupt, every corrupted replica is gone from its disk or
+//! replaced by a good copy (found by a reader or by the block scanner, whose period the test
+//! shortens), and the disks hold what the NameNode counts: each block of an acknowledged file
+//! has exactly three finalized replicas on the DataNodes' disks, at its generation stamp (a
+//! lost replica is found by a reader or by the directory scan, also shortened), and no
+//! finalized replica is left of a block no file has. A read during the faults may fail (a
+//! file whose pipeline lost a node has fewer copies until they are restored) but never
+//! returns wrong bytes.
 //!
 //! Real processes (`common::procs`): `rhdfs namenode` and five `rhdfs datanode`s, replication
 //! 3, 1 MiB blocks; clients in this process. `RHDFS_CHAOS_SEED` sets the seed (printed on
