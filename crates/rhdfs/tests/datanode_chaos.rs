@@ -18,7 +18,7 @@
 //! failure) so a failing schedule replays; `RHDFS_CHAOS_LOG` the daemons' RUST_LOG.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,7 +30,8 @@ use rhdfs_datanode::meta;
 
 use crate::common::ha_load::Rng;
 use crate::common::procs::{
-    Cluster, ClusterOptions, jmx_number, read_file, signal, wait_for, write_file,
+    Cluster, ClusterOptions, ReplicaFiles, finalized_replica_files, jmx_number, read_file, signal,
+    wait_for, write_file,
 };
 
 const DATANODES: usize = 5;
@@ -50,124 +51,84 @@ fn contents(writer: u64, n: u64, len: usize) -> Vec<u8> {
     v
 }
 
-/// The finalized block files (`blk_<id>`, not their meta files) under `dir`.
-fn finalized_block_files(dir: &Path) -> anyhow::Result<Vec<(u64, PathBuf)>> {
-    let mut out = Vec::new();
-    let mut stack = vec![(dir.to_path_buf(), false)];
-    while let Some((d, finalized)) = stack.pop() {
-        let entries = match std::fs::read_dir(&d) {
-            Ok(e) => e,
-            // Removed while walking (an emptied subdir, a replica deleted).
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e).with_context(|| format!("reading {}", d.display())),
-        };
-        for e in entries {
-            let Ok(e) = e else { continue };
-            let name = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push((e.path(), finalized || name == "finalized"));
-            } else if finalized && let Some(id) = meta::parse_block_file_name(&name) {
-                out.push((id, e.path()));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+/// The finalized replicas under DataNode directory `dir` of `eligible` blocks.
+fn eligible_replicas(dir: &Path, eligible: &BTreeSet<u64>) -> anyhow::Result<Vec<ReplicaFiles>> {
+    let mut all = finalized_replica_files(&[dir.to_path_buf()])?;
+    all.retain(|r| eligible.contains(&r.id));
+    Ok(all)
 }
 
-/// Flips one byte of a finalized replica of DataNode directory `dir`, chosen by `pick`
-/// among the non-empty ones of `eligible` blocks; its block id, or `None` when there is none.
+/// A disk fault: damages a finalized replica of DataNode directory `dir`, chosen by `pick`
+/// among those of `eligible` blocks; its block id, or `None` when there is none (or it went
+/// before the fault reached it).
+type DiskFault = fn(&Path, &BTreeSet<u64>, &mut Rng) -> anyhow::Result<Option<u64>>;
+
+/// The corrupt fault: flips one byte of a non-empty replica's block file.
 fn corrupt_a_replica(
     dir: &Path,
     eligible: &BTreeSet<u64>,
     pick: &mut Rng,
 ) -> anyhow::Result<Option<u64>> {
     use std::os::unix::fs::FileExt;
-    let files: Vec<(u64, PathBuf, u64)> = finalized_block_files(dir)?
+    let files: Vec<(ReplicaFiles, u64)> = eligible_replicas(dir, eligible)?
         .into_iter()
-        .filter(|(id, _)| eligible.contains(id))
-        .filter_map(|(id, p)| {
-            let len = std::fs::metadata(&p).ok()?.len();
-            (len > 0).then_some((id, p, len))
+        .filter_map(|r| {
+            let len = std::fs::metadata(&r.block).ok()?.len();
+            (len > 0).then_some((r, len))
         })
         .collect();
     if files.is_empty() {
         return Ok(None);
     }
-    let (id, path, len) = &files[pick.below(files.len() as u64) as usize];
+    let (r, len) = &files[pick.below(files.len() as u64) as usize];
     let file = match std::fs::OpenOptions::new()
         .read(true)
         .write(true)
-        .open(path)
+        .open(&r.block)
     {
         Ok(f) => f,
         // Deleted since the walk.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+        Err(e) => return Err(e).with_context(|| format!("opening {}", r.block.display())),
     };
     let at = pick.below(*len);
     let mut b = [0u8; 1];
     file.read_exact_at(&mut b, at)?;
     file.write_all_at(&[!b[0]], at)?;
-    Ok(Some(*id))
+    Ok(Some(r.id))
 }
 
-/// Removes the block and meta file of a finalized replica of DataNode directory `dir`, chosen
-/// by `pick` among those of `eligible` blocks (a disk that lost them); its block id, or
-/// `None` when there is none.
+/// The lose fault: removes a replica's block and meta file (a disk that lost them).
 fn lose_a_replica(
     dir: &Path,
     eligible: &BTreeSet<u64>,
     pick: &mut Rng,
 ) -> anyhow::Result<Option<u64>> {
-    let files: Vec<(u64, PathBuf)> = finalized_block_files(dir)?
-        .into_iter()
-        .filter(|(id, _)| eligible.contains(id))
-        .collect();
+    let files = eligible_replicas(dir, eligible)?;
     if files.is_empty() {
         return Ok(None);
     }
-    let (id, path) = &files[pick.below(files.len() as u64) as usize];
-    let parent = path.parent().context("a block file without a directory")?;
-    let prefix = format!("{}_", meta::block_file_name(*id));
-    for e in std::fs::read_dir(parent)?.filter_map(Result::ok) {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(&prefix) && name.ends_with(".meta") {
-            let _ = std::fs::remove_file(e.path());
-        }
+    let r = &files[pick.below(files.len() as u64) as usize];
+    if let Some(meta) = &r.meta {
+        let _ = std::fs::remove_file(meta);
     }
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(Some(*id)),
+    match std::fs::remove_file(&r.block) {
+        Ok(()) => Ok(Some(r.id)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
+        Err(e) => Err(e).with_context(|| format!("removing {}", r.block.display())),
     }
 }
 
 /// Whether block `id`'s finalized replica under DataNode directory `dir`, if there is one,
 /// agrees with the CRCs of its meta file.
 fn replica_is_good_or_gone(dir: &Path, id: u64) -> anyhow::Result<bool> {
-    let Some((_, path)) = finalized_block_files(dir)?
-        .into_iter()
-        .find(|(i, _)| *i == id)
-    else {
+    let Some(r) = eligible_replicas(dir, &BTreeSet::from([id]))?.pop() else {
         return Ok(true);
     };
-    let parent = path.parent().context("a block file without a directory")?;
-    let prefix = format!("{}_", meta::block_file_name(id));
-    let meta_path = std::fs::read_dir(parent)?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".meta"))
-        });
-    let (Some(meta_path), Ok(data)) = (meta_path, std::fs::read(&path)) else {
+    let (Ok(data), Some(Ok(sums))) = (std::fs::read(&r.block), r.meta.as_ref().map(std::fs::read))
+    else {
         // Gone between the walk and the read.
-        return Ok(!path.exists());
-    };
-    let Ok(sums) = std::fs::read(&meta_path) else {
-        return Ok(!path.exists());
+        return Ok(!r.block.exists());
     };
     let spec = meta::decode_header(&sums).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(spec
@@ -381,29 +342,20 @@ async fn run(seed: u64, dir: &std::path::Path) -> anyhow::Result<()> {
                     tokio::time::sleep(ms(&mut r, 1000, 7000)).await;
                     signal(pid, "CONT")?;
                 }
-                2 => {
+                k => {
+                    let fault: DiskFault = if k == 2 {
+                        lose_a_replica
+                    } else {
+                        corrupt_a_replica
+                    };
                     let dir = cluster.data_dir(dn);
                     let eligible = eligible_blocks(&fs, &acked, &corrupted, &lost).await?;
                     let mut pick = Rng::new(r.next());
-                    let hit = tokio::task::spawn_blocking(move || {
-                        lose_a_replica(&dir, &eligible, &mut pick)
-                    })
-                    .await??;
+                    let hit =
+                        tokio::task::spawn_blocking(move || fault(&dir, &eligible, &mut pick))
+                            .await??;
                     if let Some(id) = hit {
-                        lost.push((dn, id));
-                    }
-                    tokio::time::sleep(ms(&mut r, 200, 2000)).await;
-                }
-                _ => {
-                    let dir = cluster.data_dir(dn);
-                    let eligible = eligible_blocks(&fs, &acked, &corrupted, &lost).await?;
-                    let mut pick = Rng::new(r.next());
-                    let hit = tokio::task::spawn_blocking(move || {
-                        corrupt_a_replica(&dir, &eligible, &mut pick)
-                    })
-                    .await??;
-                    if let Some(id) = hit {
-                        corrupted.push((dn, id));
+                        if k == 2 { &mut lost } else { &mut corrupted }.push((dn, id));
                     }
                     tokio::time::sleep(ms(&mut r, 200, 2000)).await;
                 }

@@ -509,26 +509,37 @@ pub fn jmx_number(jmx: &str, attr: &str) -> Option<u64> {
     rest[..end].parse().ok()
 }
 
-/// Finalized replicas under the DataNode data directories `dirs`
+/// A finalized replica found on a DataNode's disk.
+#[derive(Clone, Debug)]
+pub struct ReplicaFiles {
+    pub id: u64,
+    /// The generation stamp its meta file names (0 when it has none).
+    pub gs: u64,
+    /// `blk_<id>`.
+    pub block: PathBuf,
+    /// `blk_<id>_<gs>.meta`, when there is one.
+    pub meta: Option<PathBuf>,
+}
+
+/// The finalized replicas under the DataNode data directories `dirs`
 /// (`.../current/<bpid>/current/finalized/subdir*/subdir*/blk_<id>` with its
-/// `blk_<id>_<gs>.meta`): block id -> the generation stamp of each replica (0 for a data
-/// file without its meta file).
-pub fn finalized_replicas(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<u64, Vec<u64>>> {
-    let mut out: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+/// `blk_<id>_<gs>.meta`), sorted by block id. A meta file without its block file is no
+/// replica; a directory or file removed while walking (the DataNode deleting a replica) is
+/// passed over.
+pub fn finalized_replica_files(dirs: &[PathBuf]) -> anyhow::Result<Vec<ReplicaFiles>> {
+    let mut out = Vec::new();
     let mut stack: Vec<(PathBuf, bool)> = dirs.iter().map(|d| (d.clone(), false)).collect();
     while let Some((dir, finalized)) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
-            // A directory removed while walking (an emptied subdir).
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
         };
-        let mut data = Vec::new();
-        let mut meta = BTreeMap::new();
-        for e in entries {
-            let e = e?;
+        let mut blocks = Vec::new();
+        let mut metas = BTreeMap::new();
+        for e in entries.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
-            if e.file_type()?.is_dir() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
                 stack.push((e.path(), finalized || name == "finalized"));
                 continue;
             }
@@ -536,22 +547,40 @@ pub fn finalized_replicas(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<u64, Vec<
                 continue;
             };
             if let Ok(id) = rest.parse::<u64>() {
-                data.push(id);
+                blocks.push((id, e.path()));
             } else if let Some((id, gs)) = rest
                 .strip_suffix(".meta")
                 .and_then(|r| r.split_once('_'))
                 .and_then(|(id, gs)| Some((id.parse::<u64>().ok()?, gs.parse::<u64>().ok()?)))
             {
-                meta.insert(id, gs);
+                metas.insert(id, (gs, e.path()));
             }
         }
         if finalized {
-            for id in data {
-                out.entry(id)
-                    .or_default()
-                    .push(meta.get(&id).copied().unwrap_or(0));
+            for (id, block) in blocks {
+                let (gs, meta) = match metas.remove(&id) {
+                    Some((gs, meta)) => (gs, Some(meta)),
+                    None => (0, None),
+                };
+                out.push(ReplicaFiles {
+                    id,
+                    gs,
+                    block,
+                    meta,
+                });
             }
         }
+    }
+    out.sort_by(|a, b| (a.id, &a.block).cmp(&(b.id, &b.block)));
+    Ok(out)
+}
+
+/// Finalized replicas under the DataNode data directories `dirs`: block id -> the
+/// generation stamp of each replica (0 for a block file without its meta file).
+pub fn finalized_replicas(dirs: &[PathBuf]) -> anyhow::Result<BTreeMap<u64, Vec<u64>>> {
+    let mut out: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for r in finalized_replica_files(dirs)? {
+        out.entry(r.id).or_default().push(r.gs);
     }
     Ok(out)
 }
@@ -625,6 +654,17 @@ fn finalized_replicas_reads_the_datanode_layout() -> anyhow::Result<()> {
     assert_eq!(
         got,
         BTreeMap::from([(1_073_741_825, vec![1001, 1002]), (1_073_741_828, vec![0])])
+    );
+    let files = finalized_replica_files(&dirs[..1])?;
+    assert_eq!(files.len(), 2);
+    let dir = tmp
+        .path()
+        .join(format!("data0/{bp}/finalized/subdir0/subdir0"));
+    assert_eq!(files[0].block, dir.join("blk_1073741825"));
+    assert_eq!(files[0].meta, Some(dir.join("blk_1073741825_1001.meta")));
+    assert_eq!(
+        (files[1].id, files[1].gs, &files[1].meta),
+        (1_073_741_828, 0, &None)
     );
     Ok(())
 }
