@@ -95,6 +95,8 @@ pub struct ClientConf {
     pub trash_interval_minutes: f64,
     /// dfs.client.use.datanode.hostname.
     pub use_datanode_hostname: bool,
+    /// dfs.client.write.recover.lease.on.close.exception (`write::lease_recovery`).
+    pub recover_lease_on_close_exception: bool,
     /// dfs.client.mark.slownode.as.badnode.threshold: consecutive SLOW acks after which a
     /// pipeline node is treated as bad (0 = never).
     pub mark_slownode_as_badnode_threshold: u32,
@@ -199,6 +201,10 @@ impl ClientConf {
             use_datanode_hostname: conf.get_bool(
                 keys::DFS_CLIENT_USE_DN_HOSTNAME_KEY,
                 keys::DFS_CLIENT_USE_DN_HOSTNAME_DEFAULT,
+            )?,
+            recover_lease_on_close_exception: conf.get_bool(
+                keys::DFS_CLIENT_WRITE_RECOVER_LEASE_ON_CLOSE_EXCEPTION_KEY,
+                keys::DFS_CLIENT_WRITE_RECOVER_LEASE_ON_CLOSE_EXCEPTION_DEFAULT,
             )?,
             mark_slownode_as_badnode_threshold: conf.get_u32(
                 keys::DFS_CLIENT_MARK_SLOWNODE_AS_BADNODE_THRESHOLD_KEY,

@@ -108,3 +108,117 @@ async fn hard_limit_recovers_a_dead_writers_file_by_itself() -> anyhow::Result<(
     c.shutdown().await;
     Ok(())
 }
+
+/// Waits until `path` is closed on the NameNode.
+async fn wait_closed(fs: &rhdfs_client::FileSystem, path: &str) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !fs.is_file_closed(path).await? {
+        anyhow::ensure!(Instant::now() < deadline, "{path} was never closed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+/// Starts a write of `path` whose pipeline then fails for good: 100,000 bytes hflushed,
+/// then the third node of the pipeline acks ERROR and no fourth node can replace it (three
+/// DataNodes, replication 3, DEFAULT replacement policy).
+async fn write_then_fail(
+    c: &rhdfs_minicluster::MiniCluster,
+    fs: &rhdfs_client::FileSystem,
+    path: &str,
+    d: &[u8],
+) -> anyhow::Result<rhdfs_client::FileWriter> {
+    let mut w = fs.create(path, CreateOptions::default()).await?;
+    w.write(&d[..100_000]).await?;
+    w.hflush().await?;
+    let pipeline = w.pipeline();
+    for (_, dn) in c.running_datanodes() {
+        dn.faults()
+            .set_ack_error(dn.xfer_addr().to_string() == pipeline[2]);
+    }
+    Ok(w)
+}
+
+fn clear_ack_errors(c: &rhdfs_minicluster::MiniCluster) {
+    for (_, dn) in c.running_datanodes() {
+        dn.faults().set_ack_error(false);
+    }
+}
+
+/// A write that fails on its DataNodes leaves no file open behind it while its client
+/// lives (`dfs.client.write.recover.lease.on.close.exception`, on by default): closing the
+/// failed writer, or dropping it, has the NameNode recover the lease, and the file closes
+/// with every hflushed byte. With the key off the file stays open, as in Hadoop by default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_failed_by_its_datanodes_is_closed_by_lease_recovery() -> anyhow::Result<()> {
+    let c = common::cluster(3).await?;
+    let fs = fs(&c, &[]).await?;
+    // Another file open for write: the client's lease is renewed all along, so nothing but
+    // the recovery closes the failed file.
+    let mut keep = fs.create("/keep", CreateOptions::default()).await?;
+    keep.write(b"open").await?;
+    keep.hflush().await?;
+    let d = data(300_000, 11);
+
+    // A close that fails.
+    let mut w = write_then_fail(&c, &fs, "/closed", &d).await?;
+    let r = async {
+        w.write(&d[100_000..]).await?;
+        w.close().await
+    }
+    .await;
+    let e = r.expect_err("no node can replace the failed one");
+    assert!(
+        e.to_string().contains("Failed to replace a bad datanode"),
+        "{e}"
+    );
+    clear_ack_errors(&c);
+    wait_closed(&fs, "/closed").await?;
+    let got = read_file(&fs, "/closed").await?;
+    assert!(got.len() >= 100_000, "closed at {}", got.len());
+    assert_eq!(&got[..], &d[..got.len()]);
+
+    // A writer dropped after its write failed.
+    let mut w = write_then_fail(&c, &fs, "/dropped", &d).await?;
+    let r = async {
+        w.write(&d[100_000..]).await?;
+        w.hflush().await
+    }
+    .await;
+    assert!(r.is_err(), "the pipeline failure reaches hflush");
+    clear_ack_errors(&c);
+    drop(w);
+    wait_closed(&fs, "/dropped").await?;
+    let got = read_file(&fs, "/dropped").await?;
+    assert!(got.len() >= 100_000, "closed at {}", got.len());
+    assert_eq!(&got[..], &d[..got.len()]);
+
+    // The key off: the failed file stays open under the (renewed) lease.
+    let off = fs_off(&c).await?;
+    let mut keep_off = off.create("/keep-off", CreateOptions::default()).await?;
+    keep_off.write(b"open").await?;
+    keep_off.hflush().await?;
+    let mut w = write_then_fail(&c, &off, "/left-open", &d).await?;
+    let r = async {
+        w.write(&d[100_000..]).await?;
+        w.close().await
+    }
+    .await;
+    assert!(r.is_err());
+    clear_ack_errors(&c);
+    drop(w);
+    assert!(!off.is_file_closed("/left-open").await?);
+
+    keep.close().await?;
+    keep_off.close().await?;
+    c.shutdown().await;
+    Ok(())
+}
+
+async fn fs_off(c: &rhdfs_minicluster::MiniCluster) -> anyhow::Result<rhdfs_client::FileSystem> {
+    fs(
+        c,
+        &[("dfs.client.write.recover.lease.on.close.exception", "false")],
+    )
+    .await
+}

@@ -1024,6 +1024,15 @@ pub mod client {
         "dfs.client.block.write.replace-datanode-on-failure.min-replication";
     pub const DFS_CLIENT_WRITE_REPLACE_DATANODE_ON_FAILURE_MIN_REPLICATION_DEFAULT: u64 = 0;
 
+    /// `dfs.client.write.recover.lease.on.close.exception`: when a write fails on its
+    /// DataNodes, closing (or dropping) the writer asks the NameNode to recover the file's
+    /// lease, so the file is closed at the length its replicas hold rather than left open
+    /// while the client lives. Hadoop's default is false (its known failure mode: a
+    /// long-lived client's failed file stays open); rhdfs's is true.
+    pub const DFS_CLIENT_WRITE_RECOVER_LEASE_ON_CLOSE_EXCEPTION_KEY: &str =
+        "dfs.client.write.recover.lease.on.close.exception";
+    pub const DFS_CLIENT_WRITE_RECOVER_LEASE_ON_CLOSE_EXCEPTION_DEFAULT: bool = true;
+
     /// `dfs.client.pipeline.recovery.max-retries`: Pipeline recoveries per packet.
     pub const DFS_CLIENT_PIPELINE_RECOVERY_MAX_RETRIES_KEY: &str =
         "dfs.client.pipeline.recovery.max-retries";

@@ -6,6 +6,7 @@
 //! (`recovery.rs`); a full block is closed with an empty last packet and the next one is
 //! allocated with addBlock.
 
+mod lease_recovery;
 mod packet_buf;
 mod packetizer;
 mod pipeline;
@@ -65,7 +66,8 @@ struct BlockState {
 }
 
 /// An open file being written. Call [`FileWriter::close`]; dropping it leaves the file open
-/// until its lease expires on the NameNode.
+/// until its lease expires on the NameNode, unless a write failed on its DataNodes (then the
+/// file goes to lease recovery, `lease_recovery`).
 pub struct FileWriter {
     fs: FileSystem,
     src: String,
@@ -88,6 +90,10 @@ pub struct FileWriter {
     written: u64,
     closed: bool,
     error: Option<String>,
+    /// The failure was the DataNodes' (`lease_recovery`).
+    failed_on_datanodes: bool,
+    /// recoverLease was asked for after the failure.
+    lease_recovery_asked: bool,
     _lease: Option<LeaseGuard>,
 }
 
@@ -252,6 +258,8 @@ impl FileWriter {
             written: start_len,
             closed: false,
             error: None,
+            failed_on_datanodes: false,
+            lease_recovery_asked: false,
             _lease: Some(lease),
         }
     }
@@ -287,6 +295,7 @@ impl FileWriter {
 
     fn fail<T>(&mut self, e: ClientError) -> Result<T> {
         self.error = Some(e.to_string());
+        self.failed_on_datanodes = lease_recovery::failed_on_datanodes(&e);
         if let Some(c) = self.cur.as_mut() {
             c.pipe = None;
         }
@@ -552,7 +561,11 @@ impl FileWriter {
         if self.closed {
             return Ok(());
         }
-        self.check_open()?;
+        if let Err(e) = self.check_open() {
+            // An earlier write failed: the file is finished by lease recovery, if at all.
+            self.recover_lease_after_failure().await;
+            return Err(e);
+        }
         let r = async {
             if self.cur.is_some() {
                 self.finish_block().await?;
@@ -568,7 +581,9 @@ impl FileWriter {
             }
             Err(e) => {
                 self._lease = None;
-                self.fail(e)
+                let r = self.fail(e);
+                self.recover_lease_after_failure().await;
+                r
             }
         }
     }
