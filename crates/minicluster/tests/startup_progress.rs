@@ -75,11 +75,20 @@ async fn restarted_namenode_reports_what_it_loaded() -> anyhow::Result<()> {
     client.rename("/edits/f0", "/edits/g0", false).await?;
     client.delete("/img/d2/f3", false).await?;
     let last_txid = fs.with_ns(|ns| ns.last_txid());
-    let complete_blocks = cluster
-        .namenode()
-        .block_manager()
-        .fs_stats()
-        .complete_blocks;
+    // The delete's block leaves the blocks map in the background after the delete is
+    // answered (Hadoop's incremental removal): counted once it has.
+    let bm = cluster.namenode().block_manager();
+    let complete_blocks = common::poll_until("the deleted block's removal", T, || {
+        let s = bm.fs_stats();
+        async move {
+            match s.pending_removal {
+                0 => Ok(s.complete_blocks),
+                n => Err(format!("{n} blocks still to remove")),
+            }
+        }
+    })
+    .await?;
+    drop(bm);
     drop(fs);
     anyhow::ensure!(last_txid > image_txid, "no edits after image {image_txid}");
 
