@@ -274,17 +274,10 @@ async fn error_ack_with_two_of_three_failing_adds_a_node() -> anyhow::Result<()>
     w.write(&d[..100_000]).await?;
     w.hflush().await?;
     let pipeline = w.pipeline();
-    for (_, dn) in c.running_datanodes() {
-        let a = dn.xfer_addr().to_string();
-        if a == pipeline[1] || a == pipeline[2] {
-            dn.faults().set_ack_error(true);
-        }
-    }
+    common::set_ack_errors(&c, &[&pipeline[1], &pipeline[2]]);
     w.write(&d[100_000..]).await?;
     w.close().await?;
-    for (_, dn) in c.running_datanodes() {
-        dn.faults().set_ack_error(false);
-    }
+    common::set_ack_errors(&c, &[]);
     assert_eq!(read_file(&fs, "/e").await?, d);
     c.shutdown().await;
     Ok(())
@@ -295,28 +288,9 @@ async fn no_replacement_on_three_nodes_names_the_policy() -> anyhow::Result<()> 
     let c = cluster(3).await?;
     let fs = fs(&c, &[]).await?;
     let d = data(300_000, 8);
-    let mut w = fs.create("/n", CreateOptions::default()).await?;
-    w.write(&d[..100_000]).await?;
-    w.hflush().await?;
-    let pipeline = w.pipeline();
-    for (_, dn) in c.running_datanodes() {
-        if dn.xfer_addr().to_string() == pipeline[2] {
-            dn.faults().set_ack_error(true);
-        }
-    }
-    let r = async {
-        w.write(&d[100_000..]).await?;
-        w.close().await
-    }
-    .await;
-    let e = r.expect_err("no node can replace the failed one");
-    assert!(
-        e.to_string().contains("Failed to replace a bad datanode"),
-        "{e}"
-    );
-    for (_, dn) in c.running_datanodes() {
-        dn.faults().set_ack_error(false);
-    }
+    let mut w = crate::lease_recovery::write_then_fail(&c, &fs, "/n", &d).await?;
+    crate::lease_recovery::close_fails_for_want_of_a_replacement(&mut w, &d).await?;
+    common::set_ack_errors(&c, &[]);
     // best-effort lets the same write finish on the remaining nodes
     let fs2 = common::fs(
         &c,
@@ -331,15 +305,10 @@ async fn no_replacement_on_three_nodes_names_the_policy() -> anyhow::Result<()> 
     w.hflush().await?;
     let pipeline = w.pipeline();
     assert_eq!(pipeline.len(), 3);
-    for (_, dn) in c.running_datanodes() {
-        dn.faults()
-            .set_ack_error(dn.xfer_addr().to_string() == pipeline[2]);
-    }
+    common::set_ack_errors(&c, &[&pipeline[2]]);
     w.write(&d[100_000..]).await?;
     w.close().await?;
-    for (_, dn) in c.running_datanodes() {
-        dn.faults().set_ack_error(false);
-    }
+    common::set_ack_errors(&c, &[]);
     assert_eq!(read_file(&fs2, "/n2").await?, d);
     // min-replication: with two nodes left (>= 2) the write goes on without a replacement.
     let fs3 = common::fs(
@@ -354,15 +323,10 @@ async fn no_replacement_on_three_nodes_names_the_policy() -> anyhow::Result<()> 
     w.write(&d[..100_000]).await?;
     w.hflush().await?;
     let pipeline = w.pipeline();
-    for (_, dn) in c.running_datanodes() {
-        dn.faults()
-            .set_ack_error(dn.xfer_addr().to_string() == pipeline[2]);
-    }
+    common::set_ack_errors(&c, &[&pipeline[2]]);
     w.write(&d[100_000..]).await?;
     w.close().await?;
-    for (_, dn) in c.running_datanodes() {
-        dn.faults().set_ack_error(false);
-    }
+    common::set_ack_errors(&c, &[]);
     assert_eq!(read_file(&fs3, "/n3").await?, d);
     c.shutdown().await;
     Ok(())

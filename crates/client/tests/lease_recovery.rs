@@ -122,7 +122,7 @@ async fn wait_closed(fs: &rhdfs_client::FileSystem, path: &str) -> anyhow::Resul
 /// Starts a write of `path` whose pipeline then fails for good: 100,000 bytes hflushed,
 /// then the third node of the pipeline acks ERROR and no fourth node can replace it (three
 /// DataNodes, replication 3, DEFAULT replacement policy).
-async fn write_then_fail(
+pub(crate) async fn write_then_fail(
     c: &rhdfs_minicluster::MiniCluster,
     fs: &rhdfs_client::FileSystem,
     path: &str,
@@ -131,18 +131,27 @@ async fn write_then_fail(
     let mut w = fs.create(path, CreateOptions::default()).await?;
     w.write(&d[..100_000]).await?;
     w.hflush().await?;
-    let pipeline = w.pipeline();
-    for (_, dn) in c.running_datanodes() {
-        dn.faults()
-            .set_ack_error(dn.xfer_addr().to_string() == pipeline[2]);
-    }
+    common::set_ack_errors(c, &[&w.pipeline()[2]]);
     Ok(w)
 }
 
-fn clear_ack_errors(c: &rhdfs_minicluster::MiniCluster) {
-    for (_, dn) in c.running_datanodes() {
-        dn.faults().set_ack_error(false);
+/// Writes the rest of `d` to a writer from `write_then_fail` and closes it: the close fails,
+/// naming the replacement policy.
+pub(crate) async fn close_fails_for_want_of_a_replacement(
+    w: &mut rhdfs_client::FileWriter,
+    d: &[u8],
+) -> anyhow::Result<()> {
+    let r = async {
+        w.write(&d[100_000..]).await?;
+        w.close().await
     }
+    .await;
+    let e = r.expect_err("no node can replace the failed one");
+    anyhow::ensure!(
+        e.to_string().contains("Failed to replace a bad datanode"),
+        "{e}"
+    );
+    Ok(())
 }
 
 /// A write that fails on its DataNodes leaves no file open behind it while its client
@@ -162,17 +171,8 @@ async fn a_write_failed_by_its_datanodes_is_closed_by_lease_recovery() -> anyhow
 
     // A close that fails.
     let mut w = write_then_fail(&c, &fs, "/closed", &d).await?;
-    let r = async {
-        w.write(&d[100_000..]).await?;
-        w.close().await
-    }
-    .await;
-    let e = r.expect_err("no node can replace the failed one");
-    assert!(
-        e.to_string().contains("Failed to replace a bad datanode"),
-        "{e}"
-    );
-    clear_ack_errors(&c);
+    close_fails_for_want_of_a_replacement(&mut w, &d).await?;
+    common::set_ack_errors(&c, &[]);
     wait_closed(&fs, "/closed").await?;
     let got = read_file(&fs, "/closed").await?;
     assert!(got.len() >= 100_000, "closed at {}", got.len());
@@ -186,7 +186,7 @@ async fn a_write_failed_by_its_datanodes_is_closed_by_lease_recovery() -> anyhow
     }
     .await;
     assert!(r.is_err(), "the pipeline failure reaches hflush");
-    clear_ack_errors(&c);
+    common::set_ack_errors(&c, &[]);
     drop(w);
     wait_closed(&fs, "/dropped").await?;
     let got = read_file(&fs, "/dropped").await?;
@@ -199,13 +199,8 @@ async fn a_write_failed_by_its_datanodes_is_closed_by_lease_recovery() -> anyhow
     keep_off.write(b"open").await?;
     keep_off.hflush().await?;
     let mut w = write_then_fail(&c, &off, "/left-open", &d).await?;
-    let r = async {
-        w.write(&d[100_000..]).await?;
-        w.close().await
-    }
-    .await;
-    assert!(r.is_err());
-    clear_ack_errors(&c);
+    close_fails_for_want_of_a_replacement(&mut w, &d).await?;
+    common::set_ack_errors(&c, &[]);
     drop(w);
     assert!(!off.is_file_closed("/left-open").await?);
 

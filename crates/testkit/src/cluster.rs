@@ -88,3 +88,13 @@ pub async fn wait_hosts(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Makes the DataNodes whose transfer address ("ip:port", as a writer's pipeline names them)
+/// is in `addrs` report ERROR for themselves in every pipeline ack, and the others not; an
+/// empty list clears the fault everywhere.
+pub fn set_ack_errors(c: &MiniCluster, addrs: &[&str]) {
+    for (_, dn) in c.running_datanodes() {
+        let a = dn.xfer_addr().to_string();
+        dn.faults().set_ack_error(addrs.contains(&a.as_str()));
+    }
+}
