@@ -6,6 +6,7 @@ mod args;
 mod bench;
 mod cluster;
 mod daemons;
+mod debug;
 mod logs;
 
 use rhdfs::dfs;
@@ -35,6 +36,9 @@ Commands:
              -saveNamespace | -metasave FILE | -refreshNodes | -triggerBlockReport ...
   haadmin    -getServiceState NN | -getAllServiceState | -checkHealth NN |
              -transitionToActive NN | -transitionToStandby NN  (HA nameservice NameNode ids)
+  debug      verifyMeta -meta <metadata-file> [-block <block-file>] |
+             computeMeta -block <block-file> -out <output-metadata-file> |
+             recoverLease -path <path> [-retries <num-retries>]   (as `hdfs debug`)
   bench      dfsio -write|-read --files N --size SIZE [--replication R]
              delete-under-load [--blocks N] [--writers W] [--datanodes D]
              nn [-op OP|all] [-threads T] [-files N] [-datanodes D] (`rhdfs bench help`)
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
             "fsck" => admin::fsck(argv).await,
             "dfsadmin" => admin::dfsadmin(argv).await,
             "haadmin" => rhdfs::haadmin::run(argv).await,
+            "debug" => debug::run(argv).await,
             "bench" => bench::run(argv).await,
             "version" | "--version" | "-version" => {
                 print!("{}", version_text());

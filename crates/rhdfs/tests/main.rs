@@ -10,6 +10,7 @@ mod bench_nn;
 mod daemon_logs;
 mod datanode_chaos;
 mod datanode_volume_failure;
+mod debug_cli;
 mod dfs_shell;
 mod dfs_stdout;
 mod fsshell_vs_java;
