@@ -1,20 +1,21 @@
 //! `rhdfs debug verifyMeta` and `computeMeta`: a replica's files on a DataNode's disk checked
 //! against each other, or a metadata file written anew for a block file. Both read the files
-//! in steps of 1,024 chunks on a blocking thread, never the whole replica at once.
+//! in steps of 512 KiB (1,024 chunks of 512 bytes) on a blocking thread, never the whole
+//! replica at once.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use rhdfs_conf::{Configuration, keys};
 use rhdfs_datanode::meta::{META_HEADER_LEN, decode_header, encode_header};
 use rhdfs_datanode::{ChecksumSpec, ChecksumType};
 
 use crate::args::take_value;
 
-/// Chunks read and checked per step.
-const CHUNKS_PER_STEP: usize = 1024;
+/// Bytes of a block file read and checked per step (at least one chunk).
+const STEP_BYTES: usize = 512 << 10;
 
 /// `verifyMeta -meta M [-block B]`.
 pub(super) async fn verify_command(mut rest: Vec<String>) -> Result<i32> {
@@ -35,8 +36,13 @@ pub(super) async fn verify_command(mut rest: Vec<String>) -> Result<i32> {
     .context("verifyMeta")
 }
 
-/// `computeMeta -block B -out O` with the configured checksum.
-pub(super) async fn compute_command(conf: &Configuration, mut rest: Vec<String>) -> Result<i32> {
+/// `computeMeta -block B -out O` with the configured checksum (on a blocking thread: it
+/// looks at the files before writing one).
+pub(super) async fn compute_command(conf: Configuration, rest: Vec<String>) -> Result<i32> {
+    tokio::task::spawn_blocking(move || compute_checked(&conf, rest)).await?
+}
+
+fn compute_checked(conf: &Configuration, mut rest: Vec<String>) -> Result<i32> {
     let Some(block) = take_value(&mut rest, &["-block"])? else {
         eprintln!("You must specify a block file with -block");
         return Ok(2);
@@ -54,9 +60,7 @@ pub(super) async fn compute_command(conf: &Configuration, mut rest: Vec<String>)
         return Ok(5);
     }
     let spec = configured_checksum(conf)?;
-    let (b, o) = (block.clone(), out.clone());
-    tokio::task::spawn_blocking(move || compute(spec, Path::new(&b), Path::new(&o)))
-        .await?
+    compute(spec, Path::new(&block), Path::new(&out))
         .with_context(|| format!("computing the metadata of {block} into {out}"))?;
     println!(
         "Checksum calculation succeeded on block file {block} saved metadata to meta file {out}"
@@ -78,13 +82,24 @@ fn configured_checksum(conf: &Configuration) -> Result<ChecksumSpec> {
         keys::DFS_BYTES_PER_CHECKSUM_DEFAULT,
     )?;
     match u32::try_from(bpc) {
-        Ok(b) if b > 0 => Ok(ChecksumSpec::new(kind, b)),
+        Ok(b) if b > 0 && u64::from(b) <= MAX_CHUNK => Ok(ChecksumSpec::new(kind, b)),
         _ => bail!(
-            "{} must be between 1 and {}, not {bpc}",
+            "{} must be between 1 and {MAX_CHUNK}, not {bpc}",
             keys::DFS_BYTES_PER_CHECKSUM_KEY,
-            u32::MAX
         ),
     }
+}
+
+/// The largest chunk these commands handle (a metadata header is read from disk: a damaged
+/// one must not make them allocate gigabytes).
+const MAX_CHUNK: u64 = 16 << 20;
+
+/// Chunks per step and the step's size in bytes for `spec`: `STEP_BYTES`, or one chunk when
+/// chunks are larger.
+fn step(spec: &ChecksumSpec) -> (usize, usize) {
+    let bpc = spec.bpc().min(MAX_CHUNK) as usize;
+    let chunks = (STEP_BYTES / bpc).max(1);
+    (chunks, chunks * bpc)
 }
 
 /// As Hadoop's DataChecksum prints itself.
@@ -141,6 +156,15 @@ fn verify(
     let Some(block) = block else {
         return Ok(0);
     };
+    if spec.bpc() > MAX_CHUNK {
+        writeln!(
+            err,
+            "Chunk size {} of {} is larger than {MAX_CHUNK}: not checked",
+            spec.bpc(),
+            meta.display()
+        )?;
+        return Ok(1);
+    }
     let mut data = match File::open(block) {
         Ok(f) => f,
         Err(e) => {
@@ -152,10 +176,11 @@ fn verify(
             return Ok(1);
         }
     };
-    let bpc = usize::try_from(spec.bpc()).unwrap_or(usize::MAX);
+    let bpc = spec.bpc() as usize;
     let sum_len = spec.kind.size();
-    let mut buf = vec![0u8; bpc.saturating_mul(CHUNKS_PER_STEP)];
-    let mut sums = vec![0u8; sum_len * CHUNKS_PER_STEP];
+    let (chunks, bytes) = step(&spec);
+    let mut buf = vec![0u8; bytes];
+    let mut sums = vec![0u8; sum_len * chunks];
     let mut offset = 0u64;
     loop {
         let n = match read_full(&mut data, &mut buf) {
@@ -226,8 +251,7 @@ fn compute(spec: ChecksumSpec, block: &Path, out: &Path) -> Result<()> {
             .open(out)?,
     );
     w.write_all(&encode_header(&spec))?;
-    let bpc = usize::try_from(spec.bpc()).map_err(|_| anyhow!("chunk size too large"))?;
-    let mut buf = vec![0u8; bpc.saturating_mul(CHUNKS_PER_STEP)];
+    let mut buf = vec![0u8; step(&spec).1];
     loop {
         let n = read_full(&mut data, &mut buf)?;
         if n == 0 {
@@ -259,7 +283,7 @@ mod tests {
         let block = dir.path().join("blk_1");
         let meta = dir.path().join("blk_1_1001.meta");
         // Three steps of chunks and a short last chunk.
-        let data: Vec<u8> = (0..(3 * CHUNKS_PER_STEP * 512 + 100))
+        let data: Vec<u8> = (0..(3 * STEP_BYTES + 100))
             .map(|i| (i * 31 % 251) as u8)
             .collect();
         std::fs::write(&block, &data)?;
@@ -289,7 +313,7 @@ mod tests {
         )));
 
         let mut bad = data.clone();
-        let at = 2 * CHUNKS_PER_STEP * 512 + 700;
+        let at = 2 * STEP_BYTES + 700;
         bad[at] ^= 0x40;
         std::fs::write(&block, &bad)?;
         let (code, out, _) = run_verify(&meta, Some(&block));
@@ -320,6 +344,11 @@ mod tests {
             err.starts_with("Failed to read HDFS metadata file header for "),
             "{err}"
         );
+        // A header naming a 1 GiB chunk: refused, nothing that size allocated.
+        std::fs::write(&meta, [0u8, 1, 2, 0x40, 0, 0, 0])?;
+        let (code, out, err) = run_verify(&meta, Some(&block));
+        assert_eq!(code, 1, "{out}");
+        assert!(err.starts_with("Chunk size 1073741824 of "), "{err}");
         let (code, _, err) = run_verify(&dir.path().join("none.meta"), None);
         assert_eq!(code, 1);
         assert!(
@@ -342,8 +371,10 @@ mod tests {
         conf.set(keys::DFS_CHECKSUM_TYPE_KEY, "MD5");
         assert!(configured_checksum(&conf).is_err());
         conf.set(keys::DFS_CHECKSUM_TYPE_KEY, "CRC32C");
-        conf.set(keys::DFS_BYTES_PER_CHECKSUM_KEY, "0");
-        assert!(configured_checksum(&conf).is_err());
+        for bad in ["0", "1073741824"] {
+            conf.set(keys::DFS_BYTES_PER_CHECKSUM_KEY, bad);
+            assert!(configured_checksum(&conf).is_err(), "{bad}");
+        }
         Ok(())
     }
 }

@@ -70,7 +70,7 @@ pub async fn run(args: Vec<String>) -> Result<i32> {
             Ok(1)
         }
         "verifyMeta" => meta::verify_command(rest).await,
-        "computeMeta" => meta::compute_command(&common.configuration()?, rest).await,
+        "computeMeta" => meta::compute_command(common.configuration()?, rest).await,
         "recoverLease" if rest.is_empty() => {
             print_usage(&RECOVER_LEASE);
             Ok(1)
