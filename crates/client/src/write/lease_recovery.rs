@@ -14,7 +14,7 @@
 //! would cut off the writer that now holds the file. A NameNode that could not be reached
 //! would not answer recoverLease either, and the close is not made to wait for it.
 
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::FileWriter;
 use crate::error::ClientError;
@@ -53,6 +53,10 @@ fn log_outcome(src: &str, r: crate::error::Result<bool>) {
             path = src,
             closed, "write failed on its DataNodes: lease recovery asked for"
         ),
+        // Deleted meanwhile (a shell's temporary copy, say): nothing left to recover.
+        Err(e) if e.class_name() == crate::error::class::FILE_NOT_FOUND => {
+            debug!(path = src, "write failed; the file is gone: {e}")
+        }
         Err(e) => warn!(path = src, "write failed; recoverLease failed too: {e}"),
     }
 }
