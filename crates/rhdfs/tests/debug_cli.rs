@@ -35,6 +35,29 @@ async fn debug_commands_check_replicas_and_recover_leases() -> anyhow::Result<()
         ..CreateOptions::default()
     };
 
+    // Usage: no command (or an unknown one) exits 0, as Hadoop's; a command without
+    // arguments prints its usage and exits 1.
+    for args in [&[][..], &["nonsense"][..]] {
+        let (code, out, _) = debug(conf, args).await?;
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.starts_with("Usage: rhdfs debug <command> [arguments]\n"),
+            "{out}"
+        );
+    }
+    let (code, out, _) = debug(conf, &["verifyMeta"]).await?;
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("verifyMeta -meta <metadata-file> [-block <block-file>]\n"),
+        "{out}"
+    );
+    let (code, out, _) = debug(conf, &["help", "computeMeta"]).await?;
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("computeMeta -block <block-file> -out <output-metadata-file>\n"),
+        "{out}"
+    );
+
     // A closed file: its replica's block and meta file on the DataNode's disk.
     let data: Vec<u8> = (0..70_000u32).map(|i| (i * 7 % 251) as u8).collect();
     let mut w = fs.create("/d/closed", one()).await?;
@@ -129,7 +152,8 @@ async fn debug_commands_check_replicas_and_recover_leases() -> anyhow::Result<()
     assert_eq!(out, "recoverLease SUCCEEDED on /d/open\n");
     assert!(fs.is_file_closed("/d/open").await?);
     let uri = format!("{}/d/open", cluster.uri());
-    let (code, out, _) = debug(conf, &["recoverLease", "-path", &uri]).await?;
+    // A leading '-' names the command too.
+    let (code, out, _) = debug(conf, &["-recoverLease", "-path", &uri]).await?;
     assert_eq!(
         (code, out),
         (0, format!("recoverLease SUCCEEDED on {uri}\n"))

@@ -52,44 +52,47 @@ fn print_all_usage() {
     println!("help [command-name]\n");
 }
 
-/// `rhdfs debug ARGS`: the exit status.
+/// The command `arg` names (`verifyMeta` or `-verifyMeta`, as Hadoop accepts both).
+fn command_named(arg: &str) -> Option<&'static str> {
+    let name = arg.strip_prefix('-').unwrap_or(arg);
+    COMMANDS
+        .iter()
+        .map(|c| c.name)
+        .chain(["help"])
+        .find(|n| *n == name)
+}
+
+/// `rhdfs debug ARGS`: the exit status. No command, or one it does not know, prints the
+/// usage and exits 0, as Hadoop's DebugAdmin does; a command without arguments prints its
+/// own usage and help and exits 1.
 pub async fn run(args: Vec<String>) -> Result<i32> {
     let (common, mut rest) = CommonArgs::extract(args)?;
-    if rest.is_empty() {
+    let Some(name) = rest.first().and_then(|a| command_named(a)) else {
         print_all_usage();
+        return Ok(0);
+    };
+    rest.remove(0);
+    if let Some(c) = COMMANDS.iter().find(|c| c.name == name)
+        && rest.is_empty()
+    {
+        print_usage(c);
         return Ok(1);
     }
-    let cmd = rest.remove(0);
-    match cmd.as_str() {
-        "verifyMeta" | "computeMeta" if rest.is_empty() => {
-            print_usage(if cmd == "verifyMeta" {
-                &VERIFY_META
-            } else {
-                &COMPUTE_META
-            });
-            Ok(1)
-        }
+    match name {
         "verifyMeta" => meta::verify_command(rest).await,
         "computeMeta" => meta::compute_command(common.configuration()?, rest).await,
-        "recoverLease" if rest.is_empty() => {
-            print_usage(&RECOVER_LEASE);
-            Ok(1)
-        }
         "recoverLease" => recover_lease::run(common.configuration()?, rest).await,
-        "help" | "-help" => {
+        _ => {
+            // help [command]
             match rest
                 .first()
-                .and_then(|n| COMMANDS.iter().find(|c| c.name == n.as_str()))
+                .and_then(|a| command_named(a))
+                .and_then(|n| COMMANDS.iter().find(|c| c.name == n))
             {
                 Some(c) => print_usage(c),
                 None => print_all_usage(),
             }
             Ok(0)
-        }
-        other => {
-            eprintln!("Unknown command: {other}");
-            print_all_usage();
-            Ok(1)
         }
     }
 }
