@@ -4,10 +4,11 @@
 //! be closed) the stream is dead, but the file stays open on the NameNode under this
 //! client's lease. Hadoop leaves it there until the lease expires, and a client that keeps
 //! other files open renews that lease, so the file can stay open — its last block never
-//! re-replicated — as long as the process lives. With `dfs.client.write.recover.lease.on.close.exception` (Hadoop's key,
-//! default false there, true here) closing such a writer, or dropping it without a close,
-//! asks the NameNode to recover the lease: block recovery brings the replicas to a common
-//! length and the file closes with it (every acknowledged byte kept).
+//! re-replicated — as long as the process lives. With
+//! `dfs.client.write.recover.lease.on.close.exception` (Hadoop's key, default false there,
+//! true here) closing such a writer, or dropping it without a close, asks the NameNode to
+//! recover the lease: block recovery brings the replicas to a common length and the file
+//! closes with it (every acknowledged byte kept).
 //!
 //! Only failures on the DataNodes qualify. A NameNode that refused the file (the lease is
 //! another client's, the file is gone, permission) is left alone: recoverLease is forced and

@@ -34,7 +34,13 @@ const RECOVER_LEASE: Command = Command {
     help: "  Asks the NameNode to recover the lease of a file left open (block recovery, then\n  the file is closed); tries -retries times (1 by default), 5 seconds apart. The path\n  must be on HDFS.",
 };
 
-const COMMANDS: [&Command; 3] = [&VERIFY_META, &COMPUTE_META, &RECOVER_LEASE];
+const HELP: Command = Command {
+    name: "help",
+    usage: "help [command-name]",
+    help: "  Prints a command's usage and help, or every command's usage.",
+};
+
+const COMMANDS: [&Command; 4] = [&VERIFY_META, &COMPUTE_META, &RECOVER_LEASE, &HELP];
 
 /// A command's usage and help, printed (to stdout) when it is run without arguments.
 fn print_usage(c: &Command) {
@@ -49,17 +55,13 @@ fn print_all_usage() {
     for c in COMMANDS {
         println!("{}", c.usage);
     }
-    println!("help [command-name]\n");
+    println!();
 }
 
 /// The command `arg` names (`verifyMeta` or `-verifyMeta`, as Hadoop accepts both).
-fn command_named(arg: &str) -> Option<&'static str> {
+fn command_named(arg: &str) -> Option<&'static Command> {
     let name = arg.strip_prefix('-').unwrap_or(arg);
-    COMMANDS
-        .iter()
-        .map(|c| c.name)
-        .chain(["help"])
-        .find(|n| *n == name)
+    COMMANDS.iter().copied().find(|c| c.name == name)
 }
 
 /// `rhdfs debug ARGS`: the exit status. No command, or one it does not know, prints the
@@ -67,28 +69,21 @@ fn command_named(arg: &str) -> Option<&'static str> {
 /// own usage and help and exits 1.
 pub async fn run(args: Vec<String>) -> Result<i32> {
     let (common, mut rest) = CommonArgs::extract(args)?;
-    let Some(name) = rest.first().and_then(|a| command_named(a)) else {
+    let Some(cmd) = rest.first().and_then(|a| command_named(a)) else {
         print_all_usage();
         return Ok(0);
     };
     rest.remove(0);
-    if let Some(c) = COMMANDS.iter().find(|c| c.name == name)
-        && rest.is_empty()
-    {
-        print_usage(c);
+    if rest.is_empty() && cmd.name != HELP.name {
+        print_usage(cmd);
         return Ok(1);
     }
-    match name {
+    match cmd.name {
         "verifyMeta" => meta::verify_command(rest).await,
         "computeMeta" => meta::compute_command(common.configuration()?, rest).await,
         "recoverLease" => recover_lease::run(common.configuration()?, rest).await,
         _ => {
-            // help [command]
-            match rest
-                .first()
-                .and_then(|a| command_named(a))
-                .and_then(|n| COMMANDS.iter().find(|c| c.name == n))
-            {
+            match rest.first().and_then(|a| command_named(a)) {
                 Some(c) => print_usage(c),
                 None => print_all_usage(),
             }
