@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use rhdfs_client::{CreateOptions, FileSystem};
 use rhdfs_conf::Configuration;
+use rhdfs_datanode::meta;
 use rhdfs_testkit::ports::{self, ReservedPort};
 
 /// What to start, and the test's own keys.
@@ -543,16 +544,9 @@ pub fn finalized_replica_files(dirs: &[PathBuf]) -> anyhow::Result<Vec<ReplicaFi
                 stack.push((e.path(), finalized || name == "finalized"));
                 continue;
             }
-            let Some(rest) = name.strip_prefix("blk_") else {
-                continue;
-            };
-            if let Ok(id) = rest.parse::<u64>() {
+            if let Some(id) = meta::parse_block_file_name(&name) {
                 blocks.push((id, e.path()));
-            } else if let Some((id, gs)) = rest
-                .strip_suffix(".meta")
-                .and_then(|r| r.split_once('_'))
-                .and_then(|(id, gs)| Some((id.parse::<u64>().ok()?, gs.parse::<u64>().ok()?)))
-            {
+            } else if let Some((id, gs)) = meta::parse_meta_file_name(&name) {
                 metas.insert(id, (gs, e.path()));
             }
         }
